@@ -1,0 +1,1 @@
+"""Source loaders: turn files into validated documents."""

@@ -88,10 +88,16 @@ def sha256_hex(text: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class FactAnnotation:
-    """A named fact and the verbatim quote in the document body that states it."""
+    """A named fact and the verbatim quote in the document body that states it.
+
+    ``stance`` is ``supports`` for a quote that states the fact and
+    ``contradicts`` for one that asserts the opposite (an old rule, a wrong
+    community answer); contradicting quotes are how conflicts are detected.
+    """
 
     fact_id: str
     quote: str
+    stance: str = "supports"
 
 
 @dataclass(frozen=True, slots=True)

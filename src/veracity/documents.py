@@ -26,6 +26,7 @@ from .errors import ConfigError, EmptyContentError, ValidationError
 from .text import identity_text, normalize_body
 from .versions import check_range
 
+STANCES = ("supports", "contradicts")
 REQUIRED_FIELDS = ("id", "revision", "title", "tenant", "valid_from", "status", "visibility", "trust")
 
 
@@ -73,7 +74,7 @@ def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ..
     if not isinstance(raw, list):
         raise ValidationError("facts must be a list of {id, quote}", document=document, field="facts")
     facts: list[FactAnnotation] = []
-    seen: set[str] = set()
+    seen: set[tuple[str, str]] = set()
     for item in raw:
         if not isinstance(item, Mapping) or "id" not in item or "quote" not in item:
             raise ValidationError(f"fact {item!r} needs 'id' and 'quote'", document=document, field="facts")
@@ -86,10 +87,17 @@ def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ..
                 document=document,
                 field="facts",
             )
-        if fact_id in seen:
+        stance = str(item.get("stance") or "supports")
+        if stance not in STANCES:
+            raise ValidationError(
+                f"fact {fact_id!r} has unknown stance {stance!r}; valid values: {', '.join(STANCES)}",
+                document=document,
+                field="facts",
+            )
+        if (fact_id, stance) in seen:
             raise ValidationError(f"fact {fact_id!r} is annotated twice", document=document, field="facts")
-        seen.add(fact_id)
-        facts.append(FactAnnotation(fact_id=fact_id, quote=quote))
+        seen.add((fact_id, stance))
+        facts.append(FactAnnotation(fact_id=fact_id, quote=quote, stance=stance))
     return tuple(facts)
 
 
@@ -187,7 +195,9 @@ def metadata_of(document: Document) -> dict[str, Any]:
         "visibility": document.visibility.value,
         "allowed_roles": list(document.allowed_roles),
         "trust": document.trust.value,
-        "facts": [{"id": f.fact_id, "quote": f.quote} for f in document.facts],
+        "facts": [
+            {"id": f.fact_id, "quote": f.quote, "stance": f.stance} for f in document.facts
+        ],
         "content_digest": document.content_digest,
         "language": document.language,
     }

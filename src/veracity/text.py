@@ -73,7 +73,7 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
     return tokens
 
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n")
+_SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:

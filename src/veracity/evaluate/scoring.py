@@ -1,0 +1,110 @@
+"""Per-answer scores: retrieval metrics on the evidence order, citation metrics, governance.
+
+Pure functions over an ``Answer`` and the knowledge base's records.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..contracts import AnswerStatus, Chunk, Citation, Claim, Document
+from ..injection import must_quarantine
+from .metrics import (
+    citation_precision,
+    ndcg_at_k,
+    precision_at_k,
+    recall_at_k,
+    reciprocal_rank,
+)
+
+
+def evidence_ranking(final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]) -> list[str]:
+    """Source ids of the evidence, best first, each once."""
+    seen: dict[str, None] = {}
+    for chunk_id in final_chunk_ids:
+        seen.setdefault(documents[chunks[chunk_id].document_id].source_id, None)
+    return list(seen)
+
+
+def retrieval_metrics(ranking: Sequence[str], relevant: Sequence[str]) -> dict[str, float | None]:
+    """P@3, P@5, R@3, R@5, RR, nDCG@5 over unique source ids (null when nothing is relevant)."""
+    rel = set(relevant)
+    return {
+        "precision@3": precision_at_k(ranking, rel, 3),
+        "precision@5": precision_at_k(ranking, rel, 5),
+        "recall@3": recall_at_k(ranking, rel, 3),
+        "recall@5": recall_at_k(ranking, rel, 5),
+        "rr": reciprocal_rank(ranking, rel),
+        "ndcg@5": ndcg_at_k(ranking, rel, 5),
+    }
+
+
+def claim_supported_by(claim: Claim, citation: Citation, chunks: Mapping[str, Chunk]) -> bool:
+    """A citation supports a claim when its chunk carries every fact the claim states,
+    or, for a claim naming no fact, when the claim's text occurs in the chunk."""
+    chunk = chunks.get(citation.chunk_id)
+    if chunk is None:
+        return False
+    if claim.fact_ids:
+        return all(fact in chunk.fact_ids for fact in claim.fact_ids)
+    return claim.text in chunk.text
+
+
+def citation_scores(
+    claims: Sequence[Claim],
+    citations: Sequence[Citation],
+    chunks: Mapping[str, Chunk],
+    required_fact_ids: Sequence[str],
+) -> dict[str, Any]:
+    """Citation precision / recall, supported-claim and supported-fact ratios, unsupported claims."""
+    by_id = {c.citation_id: c for c in citations}
+    pairs = [(claim, by_id.get(cid)) for claim in claims for cid in claim.citation_ids]
+    valid = sum(1 for claim, cit in pairs if cit is not None and claim_supported_by(claim, cit, chunks))
+    supported_claims = [
+        claim
+        for claim in claims
+        if any(
+            by_id.get(cid) is not None and claim_supported_by(claim, by_id[cid], chunks)
+            for cid in claim.citation_ids
+        )
+    ]
+    required = list(dict.fromkeys(required_fact_ids))
+    cited_facts = {
+        fact
+        for claim in claims
+        for cid in claim.citation_ids
+        if cid in by_id and by_id[cid].chunk_id in chunks
+        for fact in chunks[by_id[cid].chunk_id].fact_ids
+    }
+    stated_facts = {fact for claim in supported_claims for fact in claim.fact_ids}
+    return {
+        "citation_precision": citation_precision(len(pairs), valid),
+        "citation_recall": (sum(f in cited_facts and f in stated_facts for f in required) / len(required))
+        if required
+        else None,
+        "supported_claim_ratio": (len(supported_claims) / len(claims)) if claims else None,
+        "supported_fact_ratio": (sum(f in stated_facts for f in required) / len(required)) if required else None,
+        "unsupported_claims": len(claims) - len(supported_claims),
+        "claims": len(claims),
+        "citations": len(pairs),
+    }
+
+
+def status_outcome(status: AnswerStatus, expected: AnswerStatus | None) -> tuple[bool, bool]:
+    """``(false_answer, false_abstain)``: said more than warranted / said nothing when it could."""
+    if expected is None:
+        return False, False
+    order = {AnswerStatus.ABSTAIN: 0, AnswerStatus.PARTIAL: 1, AnswerStatus.ANSWER: 2}
+    false_answer = order[status] > order[expected]
+    false_abstain = status is AnswerStatus.ABSTAIN and expected is not AnswerStatus.ABSTAIN
+    return false_answer, false_abstain
+
+
+def untrusted_in_context(final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]) -> int:
+    """Evidence chunks that a not-official source uses to give orders (must be 0)."""
+    return sum(
+        1
+        for cid in final_chunk_ids
+        if must_quarantine(chunks[cid].text, documents[chunks[cid].document_id].trust)
+    )

@@ -1,0 +1,1 @@
+"""Derived, rebuildable search indexes: lexical BM25 (and, later, dense vectors)."""

@@ -1,0 +1,203 @@
+"""Opening the SQLite catalog, and its named, recorded schema migrations.
+
+:func:`connect` opens a database the way every part of veracity expects it.
+
+Each migration has a name (``0001_documents``) and SQL. :func:`migrate` applies
+the ones a database lacks, in order, each in the same transaction as the row
+that records it in ``_migrations (name, applied_at)``. Applying twice is a
+no-op. A database that records a migration this code does not know was written
+by other (newer) code and is refused with :class:`~veracity.errors.MigrationError`.
+
+To change the schema, append a migration; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import apsw
+import sqlite_vec
+
+from ..errors import CatalogError, MigrationError
+
+__all__ = ["MIGRATIONS", "Migration", "applied_migrations", "connect", "migrate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: a unique, ordered name and the SQL that performs it."""
+
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "0001_documents",
+        """
+        CREATE TABLE documents (
+            seq              INTEGER PRIMARY KEY AUTOINCREMENT,  -- order revisions were stored
+            document_id      TEXT NOT NULL UNIQUE,
+            source_id        TEXT NOT NULL,
+            revision         TEXT NOT NULL,
+            content_digest   TEXT NOT NULL,
+            title            TEXT NOT NULL,
+            source_type      TEXT NOT NULL,
+            tenant           TEXT NOT NULL,
+            version_min      TEXT,
+            version_max      TEXT,
+            valid_from       TEXT NOT NULL,                       -- ISO-8601 UTC
+            valid_until      TEXT,                                -- ISO-8601 UTC
+            status           TEXT NOT NULL CHECK (status IN ('active', 'retired', 'withdrawn')),
+            visibility       TEXT NOT NULL,
+            trust            TEXT NOT NULL,
+            language         TEXT NOT NULL,
+            body             TEXT NOT NULL,
+            catalog_revision INTEGER NOT NULL DEFAULT 1 CHECK (catalog_revision >= 1),
+            stored_at        TEXT NOT NULL,
+            updated_at       TEXT NOT NULL
+        );
+        CREATE INDEX documents_by_source ON documents (source_id, seq);
+        CREATE INDEX documents_by_tenant ON documents (tenant, status);
+        CREATE TABLE document_roles (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            role        TEXT NOT NULL,
+            PRIMARY KEY (document_id, ordinal)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_roles_by_role ON document_roles (role);
+        CREATE TABLE document_facts (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            fact_id     TEXT NOT NULL,
+            quote       TEXT NOT NULL,
+            stance      TEXT NOT NULL DEFAULT 'supports',
+            PRIMARY KEY (document_id, ordinal)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_facts_by_fact ON document_facts (fact_id);
+        """,
+    ),
+    Migration(
+        "0002_chunks",
+        """
+        CREATE TABLE chunks (
+            seq             INTEGER PRIMARY KEY,   -- stable integer key for derived indexes
+            chunk_id        TEXT NOT NULL UNIQUE,
+            document_id     TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            document_digest TEXT NOT NULL,
+            ordinal         INTEGER NOT NULL,
+            heading_path    TEXT NOT NULL,         -- JSON array of strings
+            kind            TEXT NOT NULL,
+            "start"         INTEGER NOT NULL,
+            "end"           INTEGER NOT NULL,
+            text            TEXT NOT NULL,
+            context_prefix  TEXT NOT NULL DEFAULT '',
+            fact_ids        TEXT NOT NULL DEFAULT '[]',  -- JSON array of strings
+            UNIQUE (document_id, ordinal)
+        );
+        """,
+    ),
+    Migration(
+        "0003_roles",
+        """
+        CREATE TABLE tenant_roles (
+            tenant TEXT NOT NULL,
+            role   TEXT NOT NULL,
+            PRIMARY KEY (tenant, role)
+        ) WITHOUT ROWID;
+        """,
+    ),
+)
+
+_LEDGER = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    name       TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+_MEMORY = (":memory:", "")
+
+
+def connect(path: str | os.PathLike[str]) -> apsw.Connection:
+    """Open ``path`` with apsw: WAL for files, foreign keys on, sqlite-vec loaded.
+
+    ``":memory:"`` opens a private in-memory database.
+    """
+    name = os.fspath(path)
+    connection = apsw.Connection(name)
+    connection.set_busy_timeout(5000)
+    try:
+        connection.enable_load_extension(True)
+        connection.load_extension(sqlite_vec.loadable_path())
+    except apsw.Error as exc:
+        raise CatalogError(
+            f"cannot load sqlite-vec from {sqlite_vec.loadable_path()!r}: {exc}; "
+            "reinstall it with 'pip install sqlite-vec'"
+        ) from exc
+    finally:
+        connection.enable_load_extension(False)
+    connection.execute("PRAGMA foreign_keys = ON")
+    if name not in _MEMORY and "mode=memory" not in name:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+    return connection
+
+
+def applied_migrations(connection: apsw.Connection) -> list[str]:
+    """Names recorded in ``_migrations``, oldest first; empty for a fresh database."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    rows = connection.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply the migrations the database lacks, in order; return the names applied now.
+
+    Runs under one immediate (write-locked) transaction so two processes opening
+    the same file cannot both apply a step. Raises ``MigrationError`` when the
+    database records a migration not in ``migrations``, or when a step fails
+    (the database is then left as it was).
+    """
+    names = [migration.name for migration in migrations]
+    if len(set(names)) != len(names):
+        raise MigrationError(f"migration names must be unique, got {names}")
+    if connection.in_transaction:
+        raise MigrationError("migrate() must run outside a transaction")
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(_LEDGER)
+        recorded = applied_migrations(connection)
+        unknown = [name for name in recorded if name not in names]
+        if unknown:
+            raise MigrationError(
+                f"the database records migrations this code does not know: {unknown}; "
+                "it was written by a newer veracity; upgrade veracity to open it"
+            )
+        done: list[str] = []
+        for migration in migrations:
+            if migration.name in recorded:
+                continue
+            try:
+                connection.execute(migration.sql)
+            except apsw.Error as exc:
+                raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
+            connection.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+            )
+            done.append(migration.name)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:  # SQLite may have rolled back already
+            connection.execute("ROLLBACK")
+        raise
+    return done

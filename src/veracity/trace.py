@@ -1,0 +1,86 @@
+"""The trace: every decision of one question, as ids, digests, counts and timings.
+
+It never holds document text (no chunk text, title or heading). Documents a
+principal may not see (excluded for ``role``) are only counted, never named;
+documents of other tenants are out of scope and not even counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+ScoredIds = tuple[tuple[str, float], ...]
+
+
+def _rounded(pairs: ScoredIds, places: int = 6) -> list[list[Any]]:
+    return [[chunk_id, round(score, places)] for chunk_id, score in pairs]
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """What the pipeline did for one question; see the module docstring."""
+
+    query_digest: str
+    tenant: str
+    roles: tuple[str, ...]
+    target_version: str
+    as_of: str
+    eligible_documents: int = 0
+    eligible_chunks: int = 0
+    excluded: tuple[tuple[str, str, str], ...] = ()
+    excluded_hidden: int = 0
+    channels: tuple[tuple[str, ScoredIds], ...] = ()
+    fused: ScoredIds = ()
+    reranked: tuple[tuple[str, float, tuple[tuple[str, float], ...]], ...] = ()
+    gate_rejections: tuple[tuple[str, str], ...] = ()
+    gate_hidden: int = 0
+    removed_by_caller: tuple[str, ...] = ()
+    quarantined: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    duplicates: tuple[str, ...] = ()
+    final: tuple[str, ...] = ()
+    conflicts: tuple[tuple[str, bool], ...] = ()
+    present_fact_ids: tuple[str, ...] = ()
+    missing_fact_ids: tuple[str, ...] = ()
+    packet_digest: str = ""
+    status: str = ""
+    reasons: tuple[str, ...] = ()
+    timings_ms: tuple[tuple[str, float], ...] = field(default=())
+
+    @property
+    def filtered_before_score(self) -> int:
+        """Documents of the tenant excluded before any scoring (named or hidden)."""
+        return len(self.excluded) + self.excluded_hidden
+
+    @property
+    def excluded_counts(self) -> dict[str, int]:
+        """Exclusions per reason; hidden ones are counted under ``role``."""
+        counts: dict[str, int] = {}
+        for _, _, reason in self.excluded:
+            counts[reason] = counts.get(reason, 0) + 1
+        if self.excluded_hidden:
+            counts["role"] = counts.get("role", 0) + self.excluded_hidden
+        return dict(sorted(counts.items()))
+
+    def to_dict(self, *, timings: bool = True) -> dict[str, Any]:
+        """Plain JSON-able form. ``timings=False`` for byte-identical reports."""
+        data = asdict(self)
+        data["channels"] = {name: _rounded(pairs) for name, pairs in self.channels}
+        data["fused"] = _rounded(self.fused)
+        data["reranked"] = [
+            {"chunk_id": cid, "score": round(score, 6), "parts": {k: round(v, 6) for k, v in parts}}
+            for cid, score, parts in self.reranked
+        ]
+        data["excluded"] = [
+            {"source_id": sid, "document_id": did, "reason": reason} for sid, did, reason in self.excluded
+        ]
+        data["excluded_counts"] = self.excluded_counts
+        data["filtered_before_score"] = self.filtered_before_score
+        data["gate_rejections"] = [{"chunk_id": c, "reason": r} for c, r in self.gate_rejections]
+        data["quarantined"] = [{"chunk_id": c, "signals": list(s)} for c, s in self.quarantined]
+        data["conflicts"] = [{"fact_id": f, "resolved_by_trust": r} for f, r in self.conflicts]
+        if timings:
+            data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.timings_ms}
+        else:
+            del data["timings_ms"]
+        return data

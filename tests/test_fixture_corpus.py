@@ -132,13 +132,16 @@ def test_members_preserved_is_annotated_only_in_the_migration_guide(
     holders = {
         doc.source_id
         for doc in documents.values()
-        if any(fact.fact_id == "members-preserved-32" for fact in doc.facts)
+        if any(
+                fact.fact_id == "members-preserved-32" and fact.stance == "supports"
+                for fact in doc.facts
+            )
     }
     assert holders == {"migration-2x-to-3.2"}
     sso_holders = {
         doc.source_id
         for doc in documents.values()
-        if any(fact.fact_id == "sso-team-32" for fact in doc.facts)
+        if any(fact.fact_id == "sso-team-32" and fact.stance == "supports" for fact in doc.facts)
     }
     assert sso_holders == {"plans-3.2", "faq-3.2-sso", "migration-2x-to-3.2"}
 

@@ -14,6 +14,7 @@ cites, so a claim can never say more than its evidence.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -25,6 +26,7 @@ from .rerank import TRUST_VALUE, chunk_terms
 from .text import split_sentences, tokenize
 
 SUBQUESTION_COVERAGE = 0.5
+_QUESTION = re.compile(r"[？?]\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +65,7 @@ def _claim_for_fact(fact_id: str, hit: Hit, documents: Mapping[str, Document]) -
     return _sentence_around(hit.chunk.text, position, position + len(quote))
 
 
-def _best_sentence(sub: SubQuestion, hit: Hit, documents: Mapping[str, Document]) -> str:
+def _best_sentence(sub: SubQuestion, hit: Hit, documents: Mapping[str, Document]) -> str | None:
     text = hit.chunk.text
     document = documents[hit.chunk.document_id]
     quote_spans = [
@@ -73,14 +75,15 @@ def _best_sentence(sub: SubQuestion, hit: Hit, documents: Mapping[str, Document]
     ]
     best: tuple[float, int, str] | None = None
     for start, end in split_sentences(text):
+        if _QUESTION.search(text[start:end]):
+            continue  # a question asserts nothing; it can never be a claim
         tokens = set(tokenize(text[start:end]))
         score = sum(term in tokens for term in sub.terms) / len(sub.terms)
         if any(qs < end and start < qe for qs, qe in quote_spans):
             score += 0.5
         if best is None or score > best[0]:
             best = (score, start, text[start:end])
-    assert best is not None
-    return best[2]
+    return best[2] if best is not None and best[0] > 0 else None
 
 
 def _covering_hit(
@@ -146,6 +149,9 @@ def compose(
                 uncovered.append(sub.text)
                 continue
             text = _best_sentence(sub, hit, documents)
+            if text is None:
+                uncovered.append(sub.text)
+                continue
             citation = packet.citation_for(hit.chunk.chunk_id)
             _add_claim(claims, text, citation.citation_id, _facts_in(text, hit, documents))
         wanted, got = len(subquestions), len(subquestions) - len(uncovered)

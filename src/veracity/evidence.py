@@ -4,8 +4,9 @@ From the gated hits it builds the answer context:
 
 - duplicates dropped: a chunk whose text digest equals a kept one, or that
   overlaps a kept chunk of the same document, is not independent evidence;
-- quarantine: instruction-bearing chunks from sources that are not official
-  never enter the answer context (``injection.must_quarantine``);
+- quarantine: no chunk of a source that is not official and whose text gives
+  orders enters the answer context (``injection.must_quarantine`` on the whole
+  document: the bait chunk that repeats the question is caught with the payload);
 - facts: which required facts the context holds and which it lacks;
 - conflicts: a fact supported by one source and contradicted by another. A
   conflict is resolved only when every supporter is more trusted than every
@@ -143,8 +144,14 @@ def build_packet(
     """
     clean: list[Hit] = []
     quarantined: list[tuple[str, tuple[str, ...]]] = []
+    tainted: dict[str, tuple[str, ...]] = {}
     for hit in hits:
-        signals = must_quarantine(hit.chunk.text, documents[hit.chunk.document_id].trust)
+        document = documents[hit.chunk.document_id]
+        if document.document_id not in tainted:
+            # A source that gives orders anywhere is not evidence anywhere: its other
+            # chunks often repeat the question to get retrieved, then carry the payload.
+            tainted[document.document_id] = must_quarantine(document.body, document.trust)
+        signals = tainted[document.document_id]
         if signals:
             quarantined.append((hit.chunk.chunk_id, signals))
         else:

@@ -38,7 +38,7 @@ INSTRUCTION_PATTERNS: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "exfiltrate": re.compile(
-        r"(输出|打印|显示|公开|透露|泄露|附上|列出|贴出)"
+        r"(?<![不勿别禁])(输出|打印|显示|公开|透露|泄露|附上|列出|贴出)"
         r".{0,10}(内部|机密|保密|隐藏|系统)"
         r"|(reveal|print|output|show|dump|leak)\s+(the\s+)?(internal|hidden|secret|confidential|system)",
         re.IGNORECASE,

@@ -13,7 +13,7 @@ from ..chunking import Strategy, block_spans, chunk_document, fact_chunk_map
 from ..contracts import ChunkKind, Citation, Claim, Document, Visibility
 from ..documents import make_document, metadata_of
 from ..governance import eligibility
-from ..injection import instruction_signals
+from ..injection import must_quarantine
 from .scoring import citation_scores
 
 if TYPE_CHECKING:
@@ -56,7 +56,7 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
     contradicting = sorted(
         d.source_id for d in documents if any(f.stance == "contradicts" and f.fact_id in required for f in d.facts)
     )
-    instructing = sorted(d.source_id for d in documents if instruction_signals(d.body))
+    instructing = sorted(d.source_id for d in documents if must_quarantine(d.body, d.trust))
     counts = {
         "context_documents": len(documents),
         "internal_documents": sum(d.visibility is Visibility.INTERNAL for d in documents),

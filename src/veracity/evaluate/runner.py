@@ -15,8 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog import Catalog
-from ..contracts import AnswerStatus, Query
-from ..engine import Answer, KnowledgeBase, answer_from
+from ..engine import Answer, KnowledgeBase
 from ..fixtures import fixture_cases_text, tenant_config
 from ..governance import eligibility
 from ..render import answer_dict
@@ -101,7 +100,10 @@ def score_answer(kb: KnowledgeBase, case: Case, answer: Answer) -> dict[str, Any
         "filtered_before_score": trace.filtered_before_score,
         "excluded_by_reason": trace.excluded_counts,
         "policy_violation": _policy_violations(kb, case, answer),
-        "catalog_recheck_rejected": len({cid for cid, _ in trace.gate_rejections}) + trace.gate_hidden,
+        "catalog_recheck_rejected": len(
+            {snapshot.chunks[cid].document_id for cid, _ in trace.gate_rejections}
+        )
+        + trace.gate_hidden,
         "untrusted_instruction_in_answer_context": untrusted_in_context(
             trace.final, snapshot.chunks, snapshot.documents
         ),
@@ -146,7 +148,12 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
         if source_id not in result["cited"]:
             failures.append(f"{source_id} not cited")
     if params.get("forbid_ids") or params.get("forbid_strings"):
-        exposed = json.dumps(answer_dict(answer, explain=True), ensure_ascii=False)
+        visible = answer_dict(answer, explain=True)
+        expected_named = set(params["expect_excluded"]) if isinstance(params.get("expect_excluded"), dict) else set()
+        visible["trace"]["excluded"] = [
+            e for e in visible["trace"]["excluded"] if e["source_id"] not in expected_named
+        ]
+        exposed = json.dumps(visible, ensure_ascii=False)
         forbidden = list(params.get("forbid_strings", []))
         for source_id in params.get("forbid_ids", []):
             forbidden.append(source_id)
@@ -158,7 +165,7 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
         if leaked:
             failures.append(f"{len(leaked)} forbidden ids or strings exposed")
         result["governance"]["forbidden_exposed"] = len(leaked)
-    if "expect_excluded" in params:
+    if isinstance(params.get("expect_excluded"), dict):
         named = {sid: reason for sid, _, reason in answer.trace.excluded}
         for source_id, reason in params["expect_excluded"].items():
             if named.get(source_id) != reason:
@@ -338,5 +345,3 @@ def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir
             traces.append({"case_id": case.case_id, "trace": trace})
     return write_reports(kb, cases, results, traces, out_dir)
 
-
-__all__ = ["CHECKS", "Context", "Query", "AnswerStatus", "answer_from", "run_case", "run_evaluation"]

@@ -60,7 +60,11 @@ def citation_scores(
     """Citation precision / recall, supported-claim and supported-fact ratios, unsupported claims."""
     by_id = {c.citation_id: c for c in citations}
     pairs = [(claim, by_id.get(cid)) for claim in claims for cid in claim.citation_ids]
-    valid = sum(1 for claim, cit in pairs if cit is not None and claim_supported_by(claim, cit, chunks))
+    valid = {
+        index
+        for index, (claim, cit) in enumerate(pairs)
+        if cit is not None and claim_supported_by(claim, cit, chunks)
+    }
     supported_claims = [
         claim
         for claim in claims
@@ -79,7 +83,7 @@ def citation_scores(
     }
     stated_facts = {fact for claim in supported_claims for fact in claim.fact_ids}
     return {
-        "citation_precision": citation_precision(len(pairs), valid),
+        "citation_precision": citation_precision(list(range(len(pairs))), valid),
         "citation_recall": (sum(f in cited_facts and f in stated_facts for f in required) / len(required))
         if required
         else None,

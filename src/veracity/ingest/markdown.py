@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,3 +48,23 @@ def load_markdown_text(text: str, *, source: str = "<text>", defaults: dict[str,
 def load_markdown_file(path: Path, *, defaults: dict[str, Any] | None = None) -> Document:
     """Read and parse one Markdown file."""
     return load_markdown_text(path.read_text(encoding="utf-8"), source=str(path), defaults=defaults)
+
+
+@dataclass(frozen=True, slots=True)
+class LoadReport:
+    """Documents that loaded, and each rejected source with its reason."""
+
+    documents: tuple[Document, ...]
+    rejected: tuple[tuple[str, str], ...]
+
+
+def load_markdown_batch(sources: Iterable[tuple[str, str]]) -> LoadReport:
+    """Load ``(source name, text)`` pairs; a bad document is rejected whole, the rest load."""
+    documents: list[Document] = []
+    rejected: list[tuple[str, str]] = []
+    for source, text in sources:
+        try:
+            documents.append(load_markdown_text(text, source=source))
+        except ValidationError as exc:
+            rejected.append((source, str(exc)))
+    return LoadReport(documents=tuple(documents), rejected=tuple(rejected))

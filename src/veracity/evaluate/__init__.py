@@ -1,0 +1,1 @@
+"""Evaluation: pure metric functions (``metrics``); cases, runner and reports come later."""

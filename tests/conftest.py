@@ -1,0 +1,34 @@
+"""Shared fixtures: the demo knowledge base on the real default embedder and on the fake."""
+
+from __future__ import annotations
+
+import pytest
+
+from veracity.contracts import Principal
+from veracity.embedders import FakeEmbedder, make_embedder
+from veracity.engine import DEFAULT_EMBEDDER, KnowledgeBase
+from veracity.fixtures import TenantConfig, tenant_config
+
+
+@pytest.fixture(scope="session")
+def config() -> TenantConfig:
+    """The demo tenant's roles, defaults and running question."""
+    return tenant_config()
+
+
+@pytest.fixture(scope="session")
+def demo_kb() -> KnowledgeBase:
+    """The demo on the real default embedder (read-only: never mutate its catalog)."""
+    return KnowledgeBase.demo(make_embedder(DEFAULT_EMBEDDER))
+
+
+@pytest.fixture
+def fake_kb() -> KnowledgeBase:
+    """A private demo knowledge base on the fake embedder, free to mutate."""
+    return KnowledgeBase.demo(FakeEmbedder())
+
+
+@pytest.fixture(scope="session")
+def public(config: TenantConfig) -> Principal:
+    """A customer of the demo tenant."""
+    return Principal.of(config.tenant, "public")

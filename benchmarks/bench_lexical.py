@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import time
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
@@ -39,6 +40,16 @@ def make_queries(corpus: Sequence[Sequence[str]], n: int, seed: int) -> list[lis
         size = min(len(terms), int(rng.integers(2, 6)))
         queries.append([terms[i] for i in rng.choice(len(terms), size=size, replace=False)])
     return queries
+
+
+class Row(NamedTuple):
+    """One engine's measurements."""
+
+    name: str
+    build_s: float | None
+    qps: float | None
+    filtered_qps: float
+    queries: int
 
 
 def rate(run: Callable[[list[str]], object], queries: list[list[str]]) -> float:
@@ -76,19 +87,36 @@ def main() -> None:
     subset_ids = {ids[i] for i in subset}
     few = queries[: args.rank_bm25_queries]
     k = args.k
-    print(f"corpus: {args.docs} docs, {sum(map(len, corpus))} tokens, vocab {args.vocab}; "
-          f"{len(queries)} queries, k={k}; filtered = random 10% subset")
+    print(
+        f"corpus: {args.docs} docs, {sum(map(len, corpus))} tokens, vocab {args.vocab}; "
+        f"{len(queries)} queries, k={k}; filtered = random 10% subset"
+    )
 
-    rows: list[tuple[str, float, float, float, int]] = []  # name, build s, q/s, filtered q/s, n
+    rows: list[Row] = []
 
     ours, build_s = timed(lambda: BM25Index.build(zip(ids, corpus, strict=True), k1=1.5))
     assert isinstance(ours, BM25Index)
     mask = ours.mask(subset_ids)
-    rows.append(("veracity BM25Index (mask)", build_s,
-                 rate(lambda q: ours.search(q, k=k, allowed=ALL), queries),
-                 rate(lambda q: ours.search(q, k=k, allowed=mask), queries), len(queries)))
-    rows.append(("veracity BM25Index (id set)", float("nan"), float("nan"),
-                 rate(lambda q: ours.search(q, k=k, allowed=subset_ids), queries), len(queries)))
+
+    def ours_all(q: list[str]) -> object:
+        return ours.search(q, k=k, allowed=ALL)
+
+    def ours_mask(q: list[str]) -> object:
+        return ours.search(q, k=k, allowed=mask)
+
+    def ours_ids(q: list[str]) -> object:
+        return ours.search(q, k=k, allowed=subset_ids)
+
+    rows.append(
+        Row(
+            "veracity (allowed=mask)",
+            build_s,
+            rate(ours_all, queries),
+            rate(ours_mask, queries),
+            len(queries),
+        )
+    )
+    rows.append(Row("veracity (allowed=id set)", None, None, rate(ours_ids, queries), len(queries)))
 
     try:
         import rank_bm25
@@ -99,12 +127,21 @@ def main() -> None:
         assert isinstance(ref, rank_bm25.BM25Okapi)
         sub = subset.tolist()
 
-        def ref_top(query: list[str]) -> object:
-            scores = ref.get_scores(query)
-            return np.argpartition(-scores, k)[:k]
+        def ref_all(q: list[str]) -> object:
+            return np.argpartition(-ref.get_scores(q), k)[:k]
 
-        rows.append(("rank_bm25 BM25Okapi", ref_build, rate(ref_top, few),
-                     rate(lambda q: ref.get_batch_scores(q, sub), few), len(few)))
+        def ref_subset(q: list[str]) -> object:
+            return np.argpartition(-np.asarray(ref.get_batch_scores(q, sub)), k)[:k]
+
+        rows.append(
+            Row(
+                "rank_bm25 BM25Okapi",
+                ref_build,
+                rate(ref_all, few),
+                rate(ref_subset, few),
+                len(few),
+            )
+        )
 
     try:
         import bm25s
@@ -114,28 +151,45 @@ def main() -> None:
         weight = np.zeros(args.docs, dtype=np.float32)
         weight[subset] = 1.0
         for backend in ("numpy", "numba"):
-            try:
-                fast = bm25s.BM25(method="lucene", k1=1.5, backend=backend)
-                _, fast_build = timed(lambda fast=fast: fast.index(corpus, show_progress=False))
-            except ImportError as exc:
-                print(f"bm25s backend {backend} unavailable: {exc}")
-                continue
+            engine = bm25s.BM25(method="lucene", k1=1.5, backend=backend)
+            start = time.perf_counter()
+            engine.index(corpus, show_progress=False)
+            engine_build = time.perf_counter() - start
 
-            def fast_top(query: list[str], mask: np.ndarray | None = None, fast=fast) -> object:
-                return fast.retrieve([query], k=k, show_progress=False, n_threads=1,
-                                     weight_mask=mask)
+            def fast(
+                q: list[str], mask: np.ndarray | None = None, e: bm25s.BM25 = engine
+            ) -> object:
+                return e.retrieve([q], k=k, show_progress=False, n_threads=1, weight_mask=mask)
 
-            rows.append((f"bm25s {bm25s.__version__} ({backend})", fast_build,
-                         rate(fast_top, queries),
-                         rate(lambda q, f=fast_top: f(q, weight), queries), len(queries)))
+            def fast_filtered(q: list[str], f: Callable[..., object] = fast) -> object:
+                return f(q, weight)
 
-    print(f"\n{'engine':30} {'build s':>8} {'q/s':>10} {'filtered q/s':>13} {'queries':>8}")
-    for name, build, qps, fqps, n in rows:
-        print(f"{name:30} {build:8.2f} {qps:10.1f} {fqps:13.1f} {n:8d}")
-    ours_qps, ours_f = rows[0][2], rows[0][3]
+            rows.append(
+                Row(
+                    f"bm25s {bm25s.__version__} ({backend})",
+                    engine_build,
+                    rate(fast, queries),
+                    rate(fast_filtered, queries),
+                    len(queries),
+                )
+            )
+
+    def show(value: float | None, width: int, places: int) -> str:
+        return f"{'-':>{width}}" if value is None else f"{value:{width}.{places}f}"
+
+    print(f"\n{'engine':28} {'build s':>8} {'q/s':>9} {'filtered q/s':>13} {'queries':>8}")
+    for row in rows:
+        print(
+            f"{row.name:28} {show(row.build_s, 8, 2)} {show(row.qps, 9, 1)} "
+            f"{show(row.filtered_qps, 13, 1)} {row.queries:8d}"
+        )
     print()
-    for name, _, qps, fqps, _ in rows[2:]:
-        print(f"ours / {name}: {ours_qps / qps:7.1f}x unfiltered, {ours_f / fqps:7.1f}x filtered")
+    ours_qps, ours_filtered = rows[0].qps or 0.0, rows[0].filtered_qps
+    for row in rows[2:]:
+        print(
+            f"ours / {row.name}: {ours_qps / (row.qps or 1.0):6.1f}x unfiltered, "
+            f"{ours_filtered / row.filtered_qps:6.1f}x filtered"
+        )
 
 
 if __name__ == "__main__":

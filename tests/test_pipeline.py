@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
-
 import pytest
 
 from veracity.contracts import AnswerStatus, Principal
@@ -145,39 +143,48 @@ def test_unknown_role_and_missing_identity_fail_closed(demo_kb, config) -> None:
 
 def test_ineligible_chunks_are_never_scored(fake_kb, config) -> None:
     snapshot = fake_kb.snapshot
-    seen_allowed: list[set[str]] = []
+    seen: list[set[str]] = []
 
-    class SpyLexical:
-        def __init__(self, inner):
-            self.inner = inner
+    class SpyBackend:
+        """Records what each channel is allowed to score, then delegates."""
 
-        def search(self, tokens, *, k, allowed):
-            seen_allowed.append(set(allowed))
-            return self.inner.search(tokens, k=k, allowed=allowed)
+        def __getattr__(self, name):
+            return getattr(snapshot, name)
 
-    class SpyDense:
-        def __init__(self, inner):
-            self.inner = inner
+        def lexical_search(self, tenant, tokens, *, k, eligible_document_ids):
+            seen.append(set(eligible_document_ids))
+            return snapshot.lexical_search(tenant, tokens, k=k, eligible_document_ids=eligible_document_ids)
 
-        def search(self, vector, *, k, allowed, model_id=None):
-            seen_allowed.append(set(allowed))
-            return self.inner.search(vector, k=k, allowed=allowed, model_id=model_id)
+        def dense_search(self, tenant, vector, *, k, eligible_document_ids, model_id):
+            seen.append(set(eligible_document_ids))
+            return snapshot.dense_search(
+                tenant, vector, k=k, eligible_document_ids=eligible_document_ids, model_id=model_id
+            )
 
-    fake_kb.snapshot = replace(
-        snapshot,
-        lexical={t: SpyLexical(i) for t, i in snapshot.lexical.items()},
-        dense=SpyDense(snapshot.dense),
-    )
+    fake_kb.snapshot = SpyBackend()
     answer = ask(fake_kb, config)
     eligible_docs = {
-        did for did, d in snapshot.documents.items()
+        did
+        for did, d in snapshot.documents.items()
         if d.source_id not in {"plans-2.8", "faq-2.8-sso", "preview-3.3", "draft-member-removal"}
         and d.visibility.value == "public"
     }
     eligible_chunks = {cid for did in eligible_docs for cid in snapshot.chunks_by_document[did]}
-    assert len(seen_allowed) == 2 and all(s == eligible_chunks for s in seen_allowed)
+    assert len(seen) == 2 and all(s == eligible_docs for s in seen)
     scored = {cid for _, pairs in answer.trace.channels for cid, _ in pairs}
     assert scored and scored <= eligible_chunks
+
+
+def test_snapshot_search_scores_only_eligible_chunks(fake_kb) -> None:
+    snapshot = fake_kb.snapshot
+    one = next(d for d in snapshot.documents.values() if d.source_id == "plans-3.2")
+    hits = snapshot.lexical_search("starship", ["saml", "team"], k=50, eligible_document_ids={one.document_id})
+    assert hits and {cid for cid, _ in hits} <= set(snapshot.chunks_by_document[one.document_id])
+    assert snapshot.lexical_search("starship", ["saml"], k=5, eligible_document_ids=set()) == []
+    vector = fake_kb.embedder.embed_batch(["SAML"], kind="query")[0]
+    assert snapshot.dense_search(
+        "starship", vector, k=5, eligible_document_ids=set(), model_id=fake_kb.embedder.model_id
+    ) == []
 
 
 def test_withdrawn_after_indexing_is_rejected_at_the_return_gate(fake_kb, config) -> None:

@@ -44,7 +44,9 @@ def _table(rows: list[dict[str, Any]], title: str | None = None) -> None:
         table.add_column(column)
     for row in rows:
         table.add_row(*(str(value) for value in row.values()))
-    Console(width=max(120, click.get_terminal_size()[0])).print(table)
+    import shutil
+
+    Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
 
 
 @click.group()

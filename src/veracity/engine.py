@@ -20,7 +20,7 @@ from .fixtures import STARSHIP, fixture_documents, tenant_config
 from .index.dense import Embedder
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
-from .snapshot import IndexSnapshot
+from .snapshot import IndexSnapshot, SearchBackend
 from .store.sqlite import SQLiteStore
 from .trace import Trace
 
@@ -81,7 +81,7 @@ class KnowledgeBase:
         self.embedder = embedder
         self.reranker = reranker or ExplainableReranker()
         self.settings = settings or RetrievalSettings()
-        self.snapshot: IndexSnapshot | None = None
+        self.snapshot: SearchBackend | None = None
 
     @classmethod
     def from_documents(
@@ -110,7 +110,7 @@ class KnowledgeBase:
         kb.reindex()
         return kb
 
-    def reindex(self) -> IndexSnapshot:
+    def reindex(self) -> SearchBackend:
         """Rebuild the derived index from every document in the catalog (any status)."""
         items = [(d, tuple(self.catalog.chunks(d.document_id))) for d in self.catalog.documents()]
         self.snapshot = IndexSnapshot.build(items, self.embedder)

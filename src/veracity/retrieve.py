@@ -20,7 +20,7 @@ from .fusion import reciprocal_rank_fusion
 from .governance import eligibility, require_aware
 from .index.dense import Embedder
 from .rerank import Reranker
-from .snapshot import IndexSnapshot
+from .snapshot import SearchBackend
 from .text import tokenize
 from .trace import Trace
 
@@ -74,7 +74,7 @@ class _Clock:
 
 
 def eligible_set(
-    query: Query, snapshot: IndexSnapshot, known_roles: Collection[str]
+    query: Query, snapshot: SearchBackend, known_roles: Collection[str]
 ) -> tuple[set[str], list[tuple[str, str, str]], int]:
     """Eligible document ids, named exclusions, and the count of hidden ones.
 
@@ -100,7 +100,7 @@ def eligible_set(
 
 def run(
     query: Query,
-    snapshot: IndexSnapshot,
+    snapshot: SearchBackend,
     catalog: Catalog,
     embedder: Embedder,
     reranker: Reranker,
@@ -117,24 +117,25 @@ def run(
     with clock.stage("eligibility"):
         known_roles = catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
-        allowed = sorted(
-            chunk_id for document_id in eligible_docs for chunk_id in snapshot.chunks_by_document[document_id]
-        )
+        eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
     channel_results: dict[str, list[tuple[str, float]]] = {}
-    lexical = snapshot.lexical.get(query.principal.tenant)
-    if allowed and "bm25" in settings.channels and lexical is not None:
+    tenant = query.principal.tenant
+    if eligible_docs and "bm25" in settings.channels:
         with clock.stage("bm25"):
-            channel_results["bm25"] = lexical.search(
-                tokenize(query.text), k=settings.candidate_k, allowed=allowed
+            channel_results["bm25"] = snapshot.lexical_search(
+                tenant, tokenize(query.text), k=settings.candidate_k, eligible_document_ids=eligible_docs
             )
-    if allowed and "dense" in settings.channels:
+    if eligible_docs and "dense" in settings.channels:
         with clock.stage("embed_query"):
             vector = embedder.embed_batch([query.text], kind="query")[0]
         with clock.stage("dense"):
-            found = snapshot.dense.search(
-                vector, k=settings.candidate_k, allowed=allowed, model_id=embedder.model_id
+            channel_results["dense"] = snapshot.dense_search(
+                tenant,
+                vector,
+                k=settings.candidate_k,
+                eligible_document_ids=eligible_docs,
+                model_id=embedder.model_id,
             )
-            channel_results["dense"] = [(hit.id, hit.score) for hit in found]
     with clock.stage("fusion"):
         rankings = {name: [cid for cid, _ in pairs] for name, pairs in channel_results.items()}
         fused = reciprocal_rank_fusion(rankings, k=settings.rrf_k) if rankings else []
@@ -173,7 +174,7 @@ def run(
         target_version=query.target_version,
         as_of=query.as_of.isoformat(),
         eligible_documents=len(eligible_docs),
-        eligible_chunks=len(allowed),
+        eligible_chunks=eligible_chunks,
         excluded=tuple(excluded),
         excluded_hidden=hidden,
         channels=tuple((name, tuple(pairs)) for name, pairs in sorted(channel_results.items())),

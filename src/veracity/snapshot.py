@@ -8,10 +8,12 @@ runs on this snapshot; the return gate then asks the live catalog again.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
+import numpy.typing as npt
 
 from .contracts import Chunk, Document
 from .index.dense import DenseIndex, Embedder
@@ -22,6 +24,42 @@ from .text import tokenize
 def index_text(chunk: Chunk) -> str:
     """What the channels see of a chunk: its context prefix, then its text."""
     return f"{chunk.context_prefix}\n{chunk.text}" if chunk.context_prefix else chunk.text
+
+
+class SearchBackend(Protocol):
+    """The derived index as the pipeline sees it.
+
+    ``documents`` is the governance metadata of every indexed document as of
+    the build (the eligibility filter runs on it); ``chunks`` and
+    ``chunks_by_document`` give the indexed chunks. Both searches score only
+    chunks of ``eligible_document_ids`` (an empty collection scores nothing:
+    there is no "everything" value), return at most ``k`` ``(chunk_id, score)``
+    pairs, best first, ties by chunk id, and only chunks with a lexical score
+    above 0. Lexical term statistics are per tenant.
+    """
+
+    embedder_id: str
+    documents: Mapping[str, Document]
+    chunks: Mapping[str, Chunk]
+    chunks_by_document: Mapping[str, tuple[str, ...]]
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 top ``k`` among the eligible documents' chunks of ``tenant``."""
+        ...
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``."""
+        ...
 
 
 @dataclass(frozen=True)
@@ -77,3 +115,34 @@ class IndexSnapshot:
             dense=dense,
             embedder_id=embedder.model_id,
         )
+
+    def _allowed(self, eligible_document_ids: Collection[str]) -> list[str]:
+        return sorted(
+            chunk_id for document_id in eligible_document_ids for chunk_id in self.chunks_by_document[document_id]
+        )
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 over the tenant's index, scoring only the eligible documents' chunks."""
+        index = self.lexical.get(tenant)
+        allowed = self._allowed(eligible_document_ids)
+        if index is None or not allowed:
+            return []
+        return index.search(query_tokens, k=k, allowed=allowed)
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Exact cosine search, scoring only the eligible documents' chunks."""
+        allowed = self._allowed(eligible_document_ids)
+        if not allowed:
+            return []
+        found = self.dense.search(query_vector, k=k, allowed=allowed, model_id=model_id)
+        return [(hit.id, hit.score) for hit in found]

@@ -190,7 +190,7 @@ class ReadLog(np.ndarray):
     def _positions(self) -> np.ndarray:
         return self.offset + np.arange(self.size)
 
-    def __getitem__(self, key):  # type: ignore[no-untyped-def]
+    def __getitem__(self, key):
         out = np.ndarray.__getitem__(self, key)
         if isinstance(key, slice):  # a view: nothing read yet
             out = out.view(ReadLog)
@@ -199,14 +199,14 @@ class ReadLog(np.ndarray):
         self.log.update(self._positions()[key].tolist())
         return np.asarray(out)
 
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):  # type: ignore[no-untyped-def]
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         return getattr(ufunc, method)(*map(_read_all, inputs), **kwargs)
 
-    def __array_function__(self, func, types, args, kwargs):  # type: ignore[no-untyped-def]
+    def __array_function__(self, func, types, args, kwargs):
         return func(*map(_read_all, args), **kwargs)
 
 
-def _read_all(item):  # type: ignore[no-untyped-def]
+def _read_all(item):
     """Unwrap ``ReadLog`` arrays (also inside lists), logging every posting they cover."""
     if isinstance(item, ReadLog):
         item.log.update(item._positions().tolist())

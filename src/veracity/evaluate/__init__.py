@@ -1,1 +1,1 @@
-"""Evaluation: pure metric functions (``metrics``); cases, runner and reports come later."""
+"""Evaluation: pure metrics, evaluation cases, the runner and report writers."""

@@ -15,10 +15,14 @@ def run(*args: str):
 
 def test_docs_list_table_and_json() -> None:
     result = run("docs", "list")
-    assert result.exit_code == 0 and "plans-3.2" in result.output and "18 documents" in result.output
+    assert (
+        result.exit_code == 0 and "plans-3.2" in result.output and "18 documents" in result.output
+    )
     rows = json.loads(run("docs", "list", "--json").output)
     assert len(rows) == 18
-    assert {"id", "revision", "status", "versions", "valid_from", "visibility", "trust"} <= set(rows[0])
+    assert {"id", "revision", "status", "versions", "valid_from", "visibility", "trust"} <= set(
+        rows[0]
+    )
     assert run("docs", "list", "--tenant", "nobody").output.startswith("no documents")
 
 
@@ -33,16 +37,26 @@ def test_docs_show() -> None:
 
 def test_docs_show_unknown_is_a_clean_error() -> None:
     result = CliRunner().invoke(main, ["docs", "show", "no-such-doc"])
-    assert result.exit_code == 1 and "no-such-doc" in result.output and "Traceback" not in result.output
+    assert (
+        result.exit_code == 1
+        and "no-such-doc" in result.output
+        and "Traceback" not in result.output
+    )
 
 
 def test_chunk_strategies() -> None:
-    fixed = json.loads(run("chunk", "migration-2x-to-3.2", "--strategy", "fixed", "--size", "90", "--json").output)
+    fixed = json.loads(
+        run("chunk", "migration-2x-to-3.2", "--strategy", "fixed", "--size", "90", "--json").output
+    )
     structural = json.loads(run("chunk", "migration-2x-to-3.2", "--json").output)
-    contextual = json.loads(run("chunk", "migration-2x-to-3.2", "--strategy", "contextual", "--json").output)
+    contextual = json.loads(
+        run("chunk", "migration-2x-to-3.2", "--strategy", "contextual", "--json").output
+    )
     assert len(fixed) > len(structural) == len(contextual)
     assert all(c["context_prefix"] for c in contextual)
-    bad = CliRunner().invoke(main, ["chunk", "plans-3.2", "--strategy", "fixed", "--size", "50", "--overlap", "50"])
+    bad = CliRunner().invoke(
+        main, ["chunk", "plans-3.2", "--strategy", "fixed", "--size", "50", "--overlap", "50"]
+    )
     assert bad.exit_code == 1 and "overlap" in bad.output
 
 

@@ -41,7 +41,7 @@ def test_changed_content_gets_new_id() -> None:
 
 @pytest.mark.parametrize("body", ["", "   ", "\n\n\t \n"])
 def test_empty_content_is_rejected(body: str) -> None:
-    with pytest.raises(EmptyContentError, match="'guide'.*'body'.*empty"):
+    with pytest.raises(EmptyContentError, match=r"'guide'.*'body'.*empty"):
         doc(body)
     with pytest.raises(EmptyContentError):
         document_identity("x", "1", body)
@@ -82,7 +82,10 @@ def test_fact_quote_found_and_kept() -> None:
 
 
 def test_batch_rejects_bad_document_whole_and_loads_the_rest() -> None:
-    good = "---\nid: a\nrevision: '1'\ntitle: A\ntenant: t\nvalid_from: 2026-01-01\nstatus: active\nvisibility: public\ntrust: official\n---\n正文。"
+    good = (
+        "---\nid: a\nrevision: '1'\ntitle: A\ntenant: t\nvalid_from: 2026-01-01\n"
+        "status: active\nvisibility: public\ntrust: official\n---\n正文。"
+    )
     bad = good.replace("id: a", "id: b").replace("status: active", "status: gone")
     report = load_markdown_batch([("a.md", good), ("b.md", bad), ("c.md", "no front matter")])
     assert [d.source_id for d in report.documents] == ["a"]

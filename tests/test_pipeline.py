@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 import pytest
 
 from veracity.contracts import AnswerStatus, Principal
@@ -14,7 +15,9 @@ from veracity.render import answer_dict
 REQUIRED = ("sso-team-32", "members-preserved-32")
 
 
-def ask(kb: KnowledgeBase, config: TenantConfig, question: str | None = None, role: str = "public", **kw):
+def ask(
+    kb: KnowledgeBase, config: TenantConfig, question: str | None = None, role: str = "public", **kw
+):
     return kb.ask(
         question or config.running_question,
         Principal.of(config.tenant, role),
@@ -26,7 +29,9 @@ def ask(kb: KnowledgeBase, config: TenantConfig, question: str | None = None, ro
 
 def chunk_holding(kb: KnowledgeBase, source_id: str, heading: str) -> str:
     document = kb.catalog.document(source_id)
-    return next(c.chunk_id for c in kb.catalog.chunks(document.document_id) if heading in c.heading_path)
+    return next(
+        c.chunk_id for c in kb.catalog.chunks(document.document_id) if heading in c.heading_path
+    )
 
 
 def cited_fact_chunks(answer) -> dict[str, set[str]]:
@@ -39,7 +44,9 @@ def cited_fact_chunks(answer) -> dict[str, set[str]]:
 
 
 @pytest.mark.parametrize("required", [None, REQUIRED])
-def test_running_question_answers_with_both_facts_cited_to_their_chunks(demo_kb, config, required) -> None:
+def test_running_question_answers_with_both_facts_cited_to_their_chunks(
+    demo_kb, config, required
+) -> None:
     answer = ask(demo_kb, config, required_fact_ids=required)
     assert answer.status is AnswerStatus.ANSWER
     cited = cited_fact_chunks(answer)
@@ -47,9 +54,15 @@ def test_running_question_answers_with_both_facts_cited_to_their_chunks(demo_kb,
     snapshot = demo_kb.snapshot
     for fact, chunk_ids in cited.items():
         assert all(fact in snapshot.chunks[cid].fact_ids for cid in chunk_ids)
-    assert cited["members-preserved-32"] == {chunk_holding(demo_kb, "migration-2x-to-3.2", "成员处理")}
+    assert cited["members-preserved-32"] == {
+        chunk_holding(demo_kb, "migration-2x-to-3.2", "成员处理")
+    }
     for claim in answer.claims:  # extractive: every claim is text of a chunk it cites
-        texts = [snapshot.chunks[c.chunk_id].text for c in answer.citations if c.citation_id in claim.citation_ids]
+        texts = [
+            snapshot.chunks[c.chunk_id].text
+            for c in answer.citations
+            if c.citation_id in claim.citation_ids
+        ]
         assert any(claim.text in text for text in texts)
 
 
@@ -94,7 +107,12 @@ def test_colloquial_login_question_answers_citing_sso_fact(demo_kb, config) -> N
 def _incident_markers(kb: KnowledgeBase) -> list[str]:
     snapshot = kb.snapshot
     doc = next(d for d in snapshot.documents.values() if d.source_id == "incident-2026-08-sso")
-    return ["incident-2026-08-sso", "INC-7731", doc.document_id, *snapshot.chunks_by_document[doc.document_id]]
+    return [
+        "incident-2026-08-sso",
+        "INC-7731",
+        doc.document_id,
+        *snapshot.chunks_by_document[doc.document_id],
+    ]
 
 
 def test_public_user_never_sees_the_incident(demo_kb, config) -> None:
@@ -121,7 +139,9 @@ def test_injection_page_is_a_candidate_but_never_context(demo_kb, config) -> Non
         for cid in cids
     }
     assert injected & {cid for cid, _ in answer.trace.fused}
-    assert injected <= {cid for cid, _ in answer.trace.quarantined} | (injected - {cid for cid, _ in answer.trace.fused})
+    assert injected <= {cid for cid, _ in answer.trace.quarantined} | (
+        injected - {cid for cid, _ in answer.trace.fused}
+    )
     assert not injected & set(answer.trace.final)
     assert answer.trace.roles == ("public",) and answer.trace.tenant == "starship"
 
@@ -153,7 +173,9 @@ def test_ineligible_chunks_are_never_scored(fake_kb, config) -> None:
 
         def lexical_search(self, tenant, tokens, *, k, eligible_document_ids):
             seen.append(set(eligible_document_ids))
-            return snapshot.lexical_search(tenant, tokens, k=k, eligible_document_ids=eligible_document_ids)
+            return snapshot.lexical_search(
+                tenant, tokens, k=k, eligible_document_ids=eligible_document_ids
+            )
 
         def dense_search(self, tenant, vector, *, k, eligible_document_ids, model_id):
             seen.append(set(eligible_document_ids))
@@ -178,13 +200,18 @@ def test_ineligible_chunks_are_never_scored(fake_kb, config) -> None:
 def test_snapshot_search_scores_only_eligible_chunks(fake_kb) -> None:
     snapshot = fake_kb.snapshot
     one = next(d for d in snapshot.documents.values() if d.source_id == "plans-3.2")
-    hits = snapshot.lexical_search("starship", ["saml", "team"], k=50, eligible_document_ids={one.document_id})
+    hits = snapshot.lexical_search(
+        "starship", ["saml", "team"], k=50, eligible_document_ids={one.document_id}
+    )
     assert hits and {cid for cid, _ in hits} <= set(snapshot.chunks_by_document[one.document_id])
     assert snapshot.lexical_search("starship", ["saml"], k=5, eligible_document_ids=set()) == []
     vector = fake_kb.embedder.embed_batch(["SAML"], kind="query")[0]
-    assert snapshot.dense_search(
-        "starship", vector, k=5, eligible_document_ids=set(), model_id=fake_kb.embedder.model_id
-    ) == []
+    assert (
+        snapshot.dense_search(
+            "starship", vector, k=5, eligible_document_ids=set(), model_id=fake_kb.embedder.model_id
+        )
+        == []
+    )
 
 
 def test_withdrawn_after_indexing_is_rejected_at_the_return_gate(fake_kb, config) -> None:

@@ -24,7 +24,13 @@ def test_latin_is_lowercased_and_chinese_is_segmented_like_jieba() -> None:
 
 
 def test_cli_command_tokens() -> None:
-    assert tokenize("starship migrate sso --to oidc") == ["starship", "migrate", "sso", "--to", "oidc"]
+    assert tokenize("starship migrate sso --to oidc") == [
+        "starship",
+        "migrate",
+        "sso",
+        "--to",
+        "oidc",
+    ]
 
 
 def test_stopwords_dropped_only_when_asked() -> None:
@@ -42,4 +48,10 @@ def test_identity_text_collapses_all_whitespace() -> None:
 
 def test_sentences_cover_text_without_outer_spaces() -> None:
     text = "第一句。第二句！ Third one. Fourth\n第五"
-    assert [text[a:b] for a, b in split_sentences(text)] == ["第一句。", "第二句！", "Third one.", "Fourth", "第五"]
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "第一句。",
+        "第二句！",
+        "Third one.",
+        "Fourth",
+        "第五",
+    ]

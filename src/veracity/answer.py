@@ -54,7 +54,9 @@ def _facts_in(text: str, hit: Hit, documents: Mapping[str, Document]) -> tuple[s
     return tuple(
         f.fact_id
         for f in document.facts
-        if f.stance == "supports" and f.fact_id in hit.chunk.fact_ids and (f.quote in text or text in f.quote)
+        if f.stance == "supports"
+        and f.fact_id in hit.chunk.fact_ids
+        and (f.quote in text or text in f.quote)
     )
 
 
@@ -87,7 +89,10 @@ def _best_sentence(sub: SubQuestion, hit: Hit, documents: Mapping[str, Document]
 
 
 def _covering_hit(
-    sub: SubQuestion, hits: Sequence[Hit], documents: Mapping[str, Document], evidence_terms: frozenset[str]
+    sub: SubQuestion,
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    evidence_terms: frozenset[str],
 ) -> Hit | None:
     if any(noun not in evidence_terms for noun in sub.focus_nouns):
         return None
@@ -148,14 +153,16 @@ def compose(
             if hit is None:
                 uncovered.append(sub.text)
                 continue
-            text = _best_sentence(sub, hit, documents)
-            if text is None:
+            sentence = _best_sentence(sub, hit, documents)
+            if sentence is None:
                 uncovered.append(sub.text)
                 continue
             citation = packet.citation_for(hit.chunk.chunk_id)
-            _add_claim(claims, text, citation.citation_id, _facts_in(text, hit, documents))
+            _add_claim(claims, sentence, citation.citation_id, _facts_in(sentence, hit, documents))
         wanted, got = len(subquestions), len(subquestions) - len(uncovered)
-        reasons = tuple(f"uncovered:{index}" for index, sub in enumerate(subquestions) if sub.text in uncovered)
+        reasons = tuple(
+            f"uncovered:{index}" for index, sub in enumerate(subquestions) if sub.text in uncovered
+        )
     if wanted == 0 or got == 0:
         status = AnswerStatus.ABSTAIN
         claims = []
@@ -180,9 +187,13 @@ def verify_claims(claims: Sequence[Claim], citations: Sequence[Citation]) -> Non
     known = {c.citation_id for c in citations}
     for index, claim in enumerate(claims, start=1):
         if not claim.citation_ids:
-            raise CitationError(f"claim {index} cites nothing; every claim needs at least one citation")
+            raise CitationError(
+                f"claim {index} cites nothing; every claim needs at least one citation"
+            )
         if len(set(claim.citation_ids)) != len(claim.citation_ids):
-            raise CitationError(f"claim {index} cites the same id twice: {list(claim.citation_ids)}")
+            raise CitationError(
+                f"claim {index} cites the same id twice: {list(claim.citation_ids)}"
+            )
         unknown = [cid for cid in claim.citation_ids if cid not in known]
         if unknown:
             raise CitationError(
@@ -190,12 +201,16 @@ def verify_claims(claims: Sequence[Claim], citations: Sequence[Citation]) -> Non
             )
 
 
-def unsupported_claims(claims: Sequence[Claim], citations: Sequence[Citation], chunk_texts: Mapping[str, str]) -> int:
+def unsupported_claims(
+    claims: Sequence[Claim], citations: Sequence[Citation], chunk_texts: Mapping[str, str]
+) -> int:
     """Claims whose text is not found in any chunk they cite."""
     by_id = {c.citation_id: c for c in citations}
     count = 0
     for claim in claims:
-        texts = [chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id]
+        texts = [
+            chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id
+        ]
         if not any(claim.text in text for text in texts):
             count += 1
     return count

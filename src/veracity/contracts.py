@@ -14,7 +14,6 @@ from typing import TypeVar
 
 from .errors import ConfigError
 
-
 E = TypeVar("E", bound=StrEnum)
 
 

@@ -9,7 +9,6 @@ the document and the field.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from typing import Any
 
@@ -27,14 +26,25 @@ from .text import identity_text, normalize_body
 from .versions import check_range
 
 STANCES = ("supports", "contradicts")
-REQUIRED_FIELDS = ("id", "revision", "title", "tenant", "valid_from", "status", "visibility", "trust")
+REQUIRED_FIELDS = (
+    "id",
+    "revision",
+    "title",
+    "tenant",
+    "valid_from",
+    "status",
+    "visibility",
+    "trust",
+)
 
 
 def document_identity(source_id: str, revision: str, body: str) -> tuple[str, str]:
     """Return ``(document_id, content_digest)`` for a body (any whitespace form)."""
     collapsed = identity_text(body)
     if not collapsed:
-        raise EmptyContentError("content is empty or whitespace only", document=source_id, field="body")
+        raise EmptyContentError(
+            "content is empty or whitespace only", document=source_id, field="body"
+        )
     content_digest = sha256_hex(collapsed)
     document_id = sha256_hex("\x1f".join((source_id, revision, content_digest)))
     return document_id, content_digest
@@ -72,15 +82,21 @@ def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ..
     if raw in (None, []):
         return ()
     if not isinstance(raw, list):
-        raise ValidationError("facts must be a list of {id, quote}", document=document, field="facts")
+        raise ValidationError(
+            "facts must be a list of {id, quote}", document=document, field="facts"
+        )
     facts: list[FactAnnotation] = []
     seen: set[tuple[str, str]] = set()
     for item in raw:
         if not isinstance(item, Mapping) or "id" not in item or "quote" not in item:
-            raise ValidationError(f"fact {item!r} needs 'id' and 'quote'", document=document, field="facts")
+            raise ValidationError(
+                f"fact {item!r} needs 'id' and 'quote'", document=document, field="facts"
+            )
         fact_id, quote = str(item["id"]), normalize_body(str(item["quote"]))
         if not quote:
-            raise ValidationError(f"fact {fact_id!r} has an empty quote", document=document, field="facts")
+            raise ValidationError(
+                f"fact {fact_id!r} has an empty quote", document=document, field="facts"
+            )
         if quote not in body:
             raise ValidationError(
                 f"quote of fact {fact_id!r} does not occur in the content: {quote[:40]!r}",
@@ -95,7 +111,9 @@ def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ..
                 field="facts",
             )
         if (fact_id, stance) in seen:
-            raise ValidationError(f"fact {fact_id!r} is annotated twice", document=document, field="facts")
+            raise ValidationError(
+                f"fact {fact_id!r} is annotated twice", document=document, field="facts"
+            )
         seen.add((fact_id, stance))
         facts.append(FactAnnotation(fact_id=fact_id, quote=quote, stance=stance))
     return tuple(facts)
@@ -134,12 +152,16 @@ def make_document(metadata: Mapping[str, Any], body: str) -> Document:
     check_range(version_min, version_max, document=source_id)
 
     status = _enum_field(Status, metadata["status"], document=source_id, field="status")
-    visibility = _enum_field(Visibility, metadata["visibility"], document=source_id, field="visibility")
+    visibility = _enum_field(
+        Visibility, metadata["visibility"], document=source_id, field="visibility"
+    )
     trust = _enum_field(Trust, metadata["trust"], document=source_id, field="trust")
     roles = _roles(metadata.get("allowed_roles"), document=source_id)
     if visibility is Visibility.INTERNAL and not roles:
         raise ValidationError(
-            "internal visibility needs at least one allowed role", document=source_id, field="allowed_roles"
+            "internal visibility needs at least one allowed role",
+            document=source_id,
+            field="allowed_roles",
         )
     return Document(
         document_id=document_id,
@@ -174,7 +196,9 @@ def _roles(raw: object, *, document: str) -> tuple[str, ...]:
         return ()
     items: Iterable[object] = [raw] if isinstance(raw, str) else raw  # type: ignore[assignment]
     if not isinstance(items, list | tuple | set | frozenset | str) and not isinstance(raw, str):
-        raise ValidationError("allowed_roles must be a list of role names", document=document, field="allowed_roles")
+        raise ValidationError(
+            "allowed_roles must be a list of role names", document=document, field="allowed_roles"
+        )
     return tuple(sorted({str(role).strip() for role in items if str(role).strip()}))
 
 
@@ -195,9 +219,7 @@ def metadata_of(document: Document) -> dict[str, Any]:
         "visibility": document.visibility.value,
         "allowed_roles": list(document.allowed_roles),
         "trust": document.trust.value,
-        "facts": [
-            {"id": f.fact_id, "quote": f.quote, "stance": f.stance} for f in document.facts
-        ],
+        "facts": [{"id": f.fact_id, "quote": f.quote, "stance": f.stance} for f in document.facts],
         "content_digest": document.content_digest,
         "language": document.language,
     }

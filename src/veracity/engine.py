@@ -113,8 +113,9 @@ class KnowledgeBase:
     def reindex(self) -> SearchBackend:
         """Rebuild the derived index from every document in the catalog (any status)."""
         items = [(d, tuple(self.catalog.chunks(d.document_id))) for d in self.catalog.documents()]
-        self.snapshot = IndexSnapshot.build(items, self.embedder)
-        return self.snapshot
+        snapshot = IndexSnapshot.build(items, self.embedder)
+        self.snapshot = snapshot
+        return snapshot
 
     def retrieve(self, query: Query, *, remove_chunk_ids: Collection[str] = ()) -> Retrieval:
         """Run the pipeline up to the evidence packet."""

@@ -64,7 +64,9 @@ class EvidencePacket:
 def contradicted_fact_ids(chunk: Chunk, document: Document) -> tuple[str, ...]:
     """Facts that ``chunk`` asserts the opposite of (``stance: contradicts`` quotes it holds)."""
     return tuple(
-        fact.fact_id for fact in document.facts if fact.stance == "contradicts" and fact.quote in chunk.text
+        fact.fact_id
+        for fact in document.facts
+        if fact.stance == "contradicts" and fact.quote in chunk.text
     )
 
 

@@ -18,7 +18,9 @@ from .versions import in_range
 def require_aware(moment: datetime, *, field: str = "as_of") -> datetime:
     """Refuse naive datetimes: a moment without a zone is ambiguous for validity windows."""
     if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(f"{moment.isoformat()} has no time zone; give one, e.g. 'Z'", field=field)
+        raise ValidationError(
+            f"{moment.isoformat()} has no time zone; give one, e.g. 'Z'", field=field
+        )
     return moment
 
 

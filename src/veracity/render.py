@@ -32,7 +32,11 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
 
 def claim_dict(claim: Claim) -> dict[str, Any]:
     """A claim as plain data."""
-    return {"text": claim.text, "citations": list(claim.citation_ids), "fact_ids": list(claim.fact_ids)}
+    return {
+        "text": claim.text,
+        "citations": list(claim.citation_ids),
+        "fact_ids": list(claim.fact_ids),
+    }
 
 
 def answer_dict(answer: Answer, *, explain: bool = False, timings: bool = True) -> dict[str, Any]:
@@ -61,7 +65,9 @@ def answer_text(answer: Answer) -> str:
             lines.append(f"- {claim.text} {marks}")
     if answer.missing_fact_ids:
         lines.append("")
-        lines.append("missing facts (nothing is said about them): " + ", ".join(answer.missing_fact_ids))
+        lines.append(
+            "missing facts (nothing is said about them): " + ", ".join(answer.missing_fact_ids)
+        )
     if answer.uncovered_subquestions:
         lines.append("")
         lines.append("not covered by the evidence:")

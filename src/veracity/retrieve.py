@@ -12,10 +12,11 @@ import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
+
 from .catalog import Catalog
 from .contracts import Document, ExclusionReason, Hit, Query, Scores, sha256_hex
-from .evidence import EvidencePacket, build_packet
 from .errors import NotFoundError
+from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
 from .governance import eligibility, require_aware
 from .index.dense import Embedder
@@ -87,7 +88,9 @@ def eligible_set(
         document = snapshot.documents[document_id]
         if document.tenant != query.principal.tenant:
             continue
-        verdict = eligibility(document, query.principal, query.target_version, query.as_of, known_roles)
+        verdict = eligibility(
+            document, query.principal, query.target_version, query.as_of, known_roles
+        )
         if verdict.eligible:
             eligible.add(document_id)
         elif verdict.primary_reason in HIDDEN_REASONS:
@@ -115,7 +118,9 @@ def run(
     clock = _Clock()
     digest = query_digest(query)
     with clock.stage("eligibility"):
-        known_roles = catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
+        known_roles = (
+            catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
+        )
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
         eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
     channel_results: dict[str, list[tuple[str, float]]] = {}
@@ -123,7 +128,10 @@ def run(
     if eligible_docs and "bm25" in settings.channels:
         with clock.stage("bm25"):
             channel_results["bm25"] = snapshot.lexical_search(
-                tenant, tokenize(query.text), k=settings.candidate_k, eligible_document_ids=eligible_docs
+                tenant,
+                tokenize(query.text),
+                k=settings.candidate_k,
+                eligible_document_ids=eligible_docs,
             )
     if eligible_docs and "dense" in settings.channels:
         with clock.stage("embed_query"):
@@ -179,7 +187,9 @@ def run(
         excluded_hidden=hidden,
         channels=tuple((name, tuple(pairs)) for name, pairs in sorted(channel_results.items())),
         fused=tuple(fused),
-        reranked=tuple((h.chunk.chunk_id, h.scores.rerank or 0.0, h.scores.rerank_parts) for h in reranked),
+        reranked=tuple(
+            (h.chunk.chunk_id, h.scores.rerank or 0.0, h.scores.rerank_parts) for h in reranked
+        ),
         gate_rejections=tuple(rejections),
         gate_hidden=gate_hidden,
         removed_by_caller=removed,
@@ -205,7 +215,9 @@ def _return_gate(
     for hit in hits:
         chunk = hit.chunk
         if chunk.document_id not in verdicts:
-            live = catalog.resolve(chunk.document_id, query.principal, query.target_version, query.as_of)
+            live = catalog.resolve(
+                chunk.document_id, query.principal, query.target_version, query.as_of
+            )
             verdicts[chunk.document_id] = (
                 None if live.eligible else str(live.primary_reason),
                 live.content_digest,

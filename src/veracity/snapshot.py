@@ -38,10 +38,25 @@ class SearchBackend(Protocol):
     above 0. Lexical term statistics are per tenant.
     """
 
-    embedder_id: str
-    documents: Mapping[str, Document]
-    chunks: Mapping[str, Chunk]
-    chunks_by_document: Mapping[str, tuple[str, ...]]
+    @property
+    def embedder_id(self) -> str:
+        """Model id of the vectors."""
+        ...
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Governance metadata of every indexed document, as of the build."""
+        ...
+
+    @property
+    def chunks(self) -> Mapping[str, Chunk]:
+        """Indexed chunks by id."""
+        ...
+
+    @property
+    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
+        """Indexed chunk ids of each document, in order."""
+        ...
 
     def lexical_search(
         self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
@@ -118,7 +133,9 @@ class IndexSnapshot:
 
     def _allowed(self, eligible_document_ids: Collection[str]) -> list[str]:
         return sorted(
-            chunk_id for document_id in eligible_document_ids for chunk_id in self.chunks_by_document[document_id]
+            chunk_id
+            for document_id in eligible_document_ids
+            for chunk_id in self.chunks_by_document[document_id]
         )
 
     def lexical_search(

@@ -72,7 +72,8 @@ class Trace:
             for cid, score, parts in self.reranked
         ]
         data["excluded"] = [
-            {"source_id": sid, "document_id": did, "reason": reason} for sid, did, reason in self.excluded
+            {"source_id": sid, "document_id": did, "reason": reason}
+            for sid, did, reason in self.excluded
         ]
         data["excluded_counts"] = self.excluded_counts
         data["filtered_before_score"] = self.filtered_before_score

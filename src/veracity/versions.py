@@ -9,7 +9,9 @@ from .errors import VersionRangeError
 _VERSION = re.compile(r"^\d+(?:\.\d+)*$")
 
 
-def parse_version(text: str, *, document: str | None = None, field: str = "version") -> tuple[int, ...]:
+def parse_version(
+    text: str, *, document: str | None = None, field: str = "version"
+) -> tuple[int, ...]:
     """Parse a dotted numeric version; raise ``VersionRangeError`` naming the field otherwise."""
     value = str(text).strip()
     if not _VERSION.match(value):
@@ -21,10 +23,16 @@ def parse_version(text: str, *, document: str | None = None, field: str = "versi
     return tuple(int(part) for part in value.split("."))
 
 
-def check_range(version_min: str | None, version_max: str | None, *, document: str | None = None) -> None:
+def check_range(
+    version_min: str | None, version_max: str | None, *, document: str | None = None
+) -> None:
     """Raise ``VersionRangeError`` if either bound is malformed or ``min > max``."""
-    low = parse_version(version_min, document=document, field="version_min") if version_min else None
-    high = parse_version(version_max, document=document, field="version_max") if version_max else None
+    low = (
+        parse_version(version_min, document=document, field="version_min") if version_min else None
+    )
+    high = (
+        parse_version(version_max, document=document, field="version_max") if version_max else None
+    )
     if low is not None and high is not None and low[: len(high)] > high:
         raise VersionRangeError(
             f"version range is reversed: {version_min!r} > {version_max!r}",

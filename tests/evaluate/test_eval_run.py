@@ -40,7 +40,10 @@ def test_every_conformance_case_passes(two_runs) -> None:
 def test_reports_are_byte_identical(two_runs) -> None:
     _, a, b = two_runs
     for name in FILES:
-        assert hashlib.sha256((a / name).read_bytes()).hexdigest() == hashlib.sha256((b / name).read_bytes()).hexdigest()
+        assert (
+            hashlib.sha256((a / name).read_bytes()).hexdigest()
+            == hashlib.sha256((b / name).read_bytes()).hexdigest()
+        )
 
 
 def test_headline_numbers(two_runs) -> None:
@@ -50,7 +53,11 @@ def test_headline_numbers(two_runs) -> None:
     assert stale["variants"]["withdraw"]["catalog_recheck_rejected"] == 1
     assert stale["variants"]["new_revision"]["catalog_recheck_rejected"] == 1
     mapping = case(report, "citation-mapping-scorer")["metrics"]
-    assert (mapping["citation_precision"], mapping["citation_recall"], mapping["supported_claim_ratio"]) == (0.5, 0.5, 0.5)
+    assert (
+        mapping["citation_precision"],
+        mapping["citation_recall"],
+        mapping["supported_claim_ratio"],
+    ) == (0.5, 0.5, 0.5)
     assert case(report, "evidence-injection")["injection_candidate"] is True
     assert case(report, "evidence-missing-members")["missing_fact_ids"] == ["members-preserved-32"]
     v0 = report["baselines"]["v0_no_retrieval"]
@@ -88,9 +95,20 @@ def _questions() -> str:
 def test_user_cases_on_the_current_catalog(demo_kb, tmp_path) -> None:
     cases = tmp_path / "mine.jsonl"
     cases.write_text(
-        json.dumps({"id": "q1", "question": "3.2 的 Team 能用 SAML 吗", "expected_status": "answer"}, ensure_ascii=False)
+        json.dumps(
+            {"id": "q1", "question": "3.2 的 Team 能用 SAML 吗", "expected_status": "answer"},
+            ensure_ascii=False,
+        )
         + "\n"
-        + json.dumps({"id": "q2", "question": "3.2 支持量子加密登录吗？", "expected_status": "answer", "mode": "failure_probe"}, ensure_ascii=False)
+        + json.dumps(
+            {
+                "id": "q2",
+                "question": "3.2 支持量子加密登录吗？",
+                "expected_status": "answer",
+                "mode": "failure_probe",
+            },
+            ensure_ascii=False,
+        )
         + "\n",
         encoding="utf-8",
     )

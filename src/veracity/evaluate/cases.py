@@ -62,14 +62,22 @@ def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Ca
     if question is not None and not isinstance(question, str):
         raise ValidationError("question must be a string", document=case_id, field="question")
     if question is None and not check.startswith("chunk"):
-        raise ValidationError("question is required for this check", document=case_id, field="question")
+        raise ValidationError(
+            "question is required for this check", document=case_id, field="question"
+        )
     actor = raw.get("actor") or {}
     mode = str(raw.get("mode") or "conformance")
     if mode not in MODES:
-        raise ValidationError(f"unknown mode {mode!r}; valid values: {', '.join(MODES)}", document=case_id, field="mode")
+        raise ValidationError(
+            f"unknown mode {mode!r}; valid values: {', '.join(MODES)}",
+            document=case_id,
+            field="mode",
+        )
     expected = raw.get("expected_status")
     try:
-        expected_status = parse_enum(AnswerStatus, expected, what="expected_status") if expected else None
+        expected_status = (
+            parse_enum(AnswerStatus, expected, what="expected_status") if expected else None
+        )
     except ConfigError as exc:
         raise ValidationError(str(exc), document=case_id, field="expected_status") from None
     return Case(
@@ -79,7 +87,9 @@ def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Ca
         tenant=str(actor.get("tenant") or defaults.tenant),
         role=str(actor.get("role") or defaults.role),
         target_version=str(raw.get("target_version") or defaults.target_version),
-        as_of=parse_moment(raw["as_of"], document=case_id, field="as_of") if raw.get("as_of") else defaults.as_of,
+        as_of=parse_moment(raw["as_of"], document=case_id, field="as_of")
+        if raw.get("as_of")
+        else defaults.as_of,
         required_fact_ids=tuple(raw.get("required_fact_ids") or ()),
         relevant_document_ids=tuple(raw.get("relevant_document_ids") or ()),
         expected_status=expected_status,

@@ -51,10 +51,14 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
     roles = catalog.roles(case.tenant)
     required = set(case.required_fact_ids)
     ineligible = [
-        d for d in documents if not eligibility(d, case.principal, case.target_version, case.as_of, roles).eligible
+        d
+        for d in documents
+        if not eligibility(d, case.principal, case.target_version, case.as_of, roles).eligible
     ]
     contradicting = sorted(
-        d.source_id for d in documents if any(f.stance == "contradicts" and f.fact_id in required for f in d.facts)
+        d.source_id
+        for d in documents
+        if any(f.stance == "contradicts" and f.fact_id in required for f in d.facts)
     )
     instructing = sorted(d.source_id for d in documents if must_quarantine(d.body, d.trust))
     counts = {
@@ -69,16 +73,21 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
     params = case.params
     if counts["context_documents"] != params.get("expect_context_documents", len(documents)):
         failures.append(f"{counts['context_documents']} documents in context")
-    if "expect_internal_documents" in params and counts["internal_documents"] != params["expect_internal_documents"]:
-        failures.append(f"{counts['internal_documents']} internal documents")
-    if "conflicting_documents" in params and sorted(set(contradicting) | set(instructing)) != sorted(
-        params["conflicting_documents"]
+    if (
+        "expect_internal_documents" in params
+        and counts["internal_documents"] != params["expect_internal_documents"]
     ):
+        failures.append(f"{counts['internal_documents']} internal documents")
+    if "conflicting_documents" in params and sorted(
+        set(contradicting) | set(instructing)
+    ) != sorted(params["conflicting_documents"]):
         failures.append("conflicting documents differ from the case")
     return {"status": None, "metrics": counts, "failures": failures}, None
 
 
-def _chunk_document(ctx: Context, case: Case, strategy: Strategy, size: int, overlap: int = 0) -> tuple[Document, Any]:
+def _chunk_document(
+    ctx: Context, case: Case, strategy: Strategy, size: int, overlap: int = 0
+) -> tuple[Document, Any]:
     document = ctx.kb.catalog.document(case.params["document"])
     return document, chunk_document(document, strategy, size=size, overlap=overlap)
 
@@ -99,22 +108,40 @@ def _cut(blocks: list[tuple[ChunkKind, int, int]], chunks: Any) -> dict[str, int
 def check_chunk_fixed(ctx: Context, case: Case) -> CaseOutput:
     """Fixed windows cut at least one table or code block."""
     document, chunks = _chunk_document(
-        ctx, case, Strategy.FIXED, int(case.params.get("size", 90)), int(case.params.get("overlap", 0))
+        ctx,
+        case,
+        Strategy.FIXED,
+        int(case.params.get("size", 90)),
+        int(case.params.get("overlap", 0)),
     )
     cut = _cut(_whole_blocks(document, {ChunkKind.TABLE, ChunkKind.CODE}), chunks)
     expected = case.params.get("expect_cut_any", ["table", "code"])
-    failures = [] if any(cut.get(kind, 0) for kind in expected) else ["no table or code block was cut"]
-    return {"status": None, "metrics": {"chunks": len(chunks), "blocks_cut": cut}, "failures": failures}, None
+    failures = (
+        [] if any(cut.get(kind, 0) for kind in expected) else ["no table or code block was cut"]
+    )
+    return {
+        "status": None,
+        "metrics": {"chunks": len(chunks), "blocks_cut": cut},
+        "failures": failures,
+    }, None
 
 
 def check_chunk_structural(ctx: Context, case: Case) -> CaseOutput:
     """Structural chunks keep tables and code whole and keep heading paths."""
-    document, chunks = _chunk_document(ctx, case, Strategy.STRUCTURAL, int(case.params.get("budget", 400)))
+    document, chunks = _chunk_document(
+        ctx, case, Strategy.STRUCTURAL, int(case.params.get("budget", 400))
+    )
     cut = _cut(_whole_blocks(document, {ChunkKind.TABLE, ChunkKind.CODE}), chunks)
     failures = [f"{n} {kind} block(s) cut" for kind, n in sorted(cut.items()) if n]
     headings = {h for c in chunks for h in c.heading_path}
-    failures += [f"heading {h!r} lost" for h in case.params.get("expect_headings", []) if h not in headings]
-    return {"status": None, "metrics": {"chunks": len(chunks), "blocks_cut": cut}, "failures": failures}, None
+    failures += [
+        f"heading {h!r} lost" for h in case.params.get("expect_headings", []) if h not in headings
+    ]
+    return {
+        "status": None,
+        "metrics": {"chunks": len(chunks), "blocks_cut": cut},
+        "failures": failures,
+    }, None
 
 
 def check_chunk_contextual(ctx: Context, case: Case) -> CaseOutput:
@@ -130,16 +157,31 @@ def check_chunk_contextual(ctx: Context, case: Case) -> CaseOutput:
         failures.append("chunk text or ids changed")
     if any(c.document_digest != document.content_digest for c in contextual):
         failures.append("document digest changed")
-    return {"status": None, "metrics": {"chunks": len(contextual), "prefixes": prefixes}, "failures": failures}, None
+    return {
+        "status": None,
+        "metrics": {"chunks": len(contextual), "prefixes": prefixes},
+        "failures": failures,
+    }, None
 
 
 def check_citation_mapping(ctx: Context, case: Case) -> CaseOutput:
     """Score hand-made claim→citation maps; the metrics must give the known values."""
-    document, chunks = _chunk_document(ctx, case, Strategy(case.params.get("chunker", "structural")), 400)
+    document, chunks = _chunk_document(
+        ctx, case, Strategy(case.params.get("chunker", "structural")), 400
+    )
     by_fact = fact_chunk_map(chunks)
     citations = [
-        Citation(i, document.document_id, document.source_id, document.revision, c.chunk_id, c.heading_path,
-                 c.start, c.end, c.content_digest)
+        Citation(
+            i,
+            document.document_id,
+            document.source_id,
+            document.revision,
+            c.chunk_id,
+            c.heading_path,
+            c.start,
+            c.end,
+            c.content_digest,
+        )
         for i, c in enumerate(chunks, start=1)
     ]
     citation_of = {c.chunk_id: c.citation_id for c in citations}
@@ -148,19 +190,27 @@ def check_citation_mapping(ctx: Context, case: Case) -> CaseOutput:
     per_map = {}
     for mapping in case.params["maps"]:
         claims = [
-            Claim(text=quotes[item["fact"]], citation_ids=(citation_of[by_fact[item["cite_fact"]][0]],),
-                  fact_ids=(item["fact"],))
+            Claim(
+                text=quotes[item["fact"]],
+                citation_ids=(citation_of[by_fact[item["cite_fact"]][0]],),
+                fact_ids=(item["fact"],),
+            )
             for item in mapping["claims"]
         ]
-        per_map[mapping["name"]] = citation_scores(claims, citations, chunk_map, case.required_fact_ids)
+        per_map[mapping["name"]] = citation_scores(
+            claims, citations, chunk_map, case.required_fact_ids
+        )
     names = ("citation_precision", "citation_recall", "supported_claim_ratio")
     metrics: dict[str, Any] = {
         name: sum(m[name] for m in per_map.values()) / len(per_map) for name in names
     }
     metrics["maps"] = per_map
     failures = []
-    for name, key in (("citation_precision", "expect_precision"), ("citation_recall", "expect_recall"),
-                      ("supported_claim_ratio", "expect_supported_ratio")):
+    for name, key in (
+        ("citation_precision", "expect_precision"),
+        ("citation_recall", "expect_recall"),
+        ("supported_claim_ratio", "expect_supported_ratio"),
+    ):
         if key in case.params and abs(metrics[name] - case.params[key]) > 1e-9:
             failures.append(f"{name} {metrics[name]}, expected {case.params[key]}")
     return {"status": None, "metrics": metrics, "failures": failures}, None

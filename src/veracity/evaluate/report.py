@@ -54,7 +54,9 @@ def mean_defined(values: Sequence[float | None]) -> float | None:
     return sum(defined) / len(defined) if defined else None
 
 
-def summarize(results: list[dict[str, Any]]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+def summarize(
+    results: list[dict[str, Any]],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
     """``(summary, aggregate metrics, governance totals)`` over the case results."""
     conformance = [r for r in results if r["mode"] == "conformance"]
     probes = [r for r in results if r["mode"] == "failure_probe"]
@@ -88,7 +90,8 @@ def _markdown(report: dict[str, Any]) -> str:
         f"failure probes: {summary['failure_probes']}; false answers: {summary['false_answer']}; "
         f"false abstains: {summary['false_abstain']}.",
         "",
-        "| case | group | mode | expected | got | pass | P@3 | R@3 | RR | cit. P | cit. R | supported | notes |",
+        "| case | group | mode | expected | got | pass | P@3 | R@3 | RR "
+        "| cit. P | cit. R | supported | notes |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
 
@@ -163,7 +166,10 @@ def write_reports(
             "summary": summary,
             "metrics": metrics,
             "governance": governance,
-            "baselines": {"v0_no_retrieval": baselines.get("baseline_v0"), "v1_all_documents": baselines.get("baseline_v1")},
+            "baselines": {
+                "v0_no_retrieval": baselines.get("baseline_v0"),
+                "v1_all_documents": baselines.get("baseline_v1"),
+            },
             "unmeasured": {
                 "answer_fluency": None,
                 "human_judged_faithfulness": None,
@@ -174,7 +180,10 @@ def write_reports(
         }
     )
     out_dir.mkdir(parents=True, exist_ok=True)
-    _write(out_dir / "rag-evidence.json", json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n")
+    _write(
+        out_dir / "rag-evidence.json",
+        json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2) + "\n",
+    )
     _write(out_dir / "rag-evidence.md", _markdown(report))
     _write(
         out_dir / "rag-trace.jsonl",

@@ -49,7 +49,9 @@ class Context:
             catalog.define_roles(tenant, source.roles(tenant))
         for document in source.documents():
             catalog.add(document, source.chunks(document.document_id))
-        forked = KnowledgeBase(catalog, self.kb.embedder, reranker=self.kb.reranker, settings=self.kb.settings)
+        forked = KnowledgeBase(
+            catalog, self.kb.embedder, reranker=self.kb.reranker, settings=self.kb.settings
+        )
         forked.snapshot = self.kb.snapshot
         return forked
 
@@ -73,14 +75,20 @@ def _policy_violations(kb: KnowledgeBase, case: Case, answer: Answer) -> int:
     roles = kb.catalog.roles(case.tenant)
     trace = answer.trace
     seen = {cid for _, pairs in trace.channels for cid, _ in pairs}
-    seen |= {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}
+    seen |= (
+        {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}
+    )
     violations = 0
     for chunk_id in sorted(seen):
         document = snapshot.documents[snapshot.chunks[chunk_id].document_id]
-        if not eligibility(document, case.principal, case.target_version, case.as_of, roles).eligible:
+        if not eligibility(
+            document, case.principal, case.target_version, case.as_of, roles
+        ).eligible:
             violations += 1
     for citation in answer.citations:
-        live = kb.catalog.resolve(citation.document_id, case.principal, case.target_version, case.as_of)
+        live = kb.catalog.resolve(
+            citation.document_id, case.principal, case.target_version, case.as_of
+        )
         if not live.eligible:
             violations += 1
     return violations
@@ -123,7 +131,9 @@ def score_answer(kb: KnowledgeBase, case: Case, answer: Answer) -> dict[str, Any
         "false_abstain": false_abstain,
         "metrics": {
             **retrieval_metrics(ranking, case.relevant_document_ids),
-            **citation_scores(answer.claims, answer.citations, snapshot.chunks, case.required_fact_ids),
+            **citation_scores(
+                answer.claims, answer.citations, snapshot.chunks, case.required_fact_ids
+            ),
         },
         "governance": governance,
         "failures": failures,
@@ -149,7 +159,11 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
             failures.append(f"{source_id} not cited")
     if params.get("forbid_ids") or params.get("forbid_strings"):
         visible = answer_dict(answer, explain=True)
-        expected_named = set(params["expect_excluded"]) if isinstance(params.get("expect_excluded"), dict) else set()
+        expected_named = (
+            set(params["expect_excluded"])
+            if isinstance(params.get("expect_excluded"), dict)
+            else set()
+        )
         visible["trace"]["excluded"] = [
             e for e in visible["trace"]["excluded"] if e["source_id"] not in expected_named
         ]
@@ -170,7 +184,10 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
         for source_id, reason in params["expect_excluded"].items():
             if named.get(source_id) != reason:
                 failures.append(f"{source_id} not excluded for {reason}")
-    if "expect_excluded_by_reason" in params and answer.trace.excluded_counts != params["expect_excluded_by_reason"]:
+    if (
+        "expect_excluded_by_reason" in params
+        and answer.trace.excluded_counts != params["expect_excluded_by_reason"]
+    ):
         failures.append(f"excluded {answer.trace.excluded_counts}")
     if "expect_eligible" in params and answer.trace.eligible_documents != params["expect_eligible"]:
         failures.append(f"{answer.trace.eligible_documents} eligible documents")
@@ -193,7 +210,9 @@ def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
     result = score_answer(ctx.kb, case, answer)
     params, metrics, failures = case.params, result["metrics"], result["failures"]
     k = int(params.get("k", 3))
-    metrics[f"recall@{k}"] = retrieval_metrics(result["evidence"], case.relevant_document_ids).get(f"recall@{k}")
+    metrics[f"recall@{k}"] = retrieval_metrics(result["evidence"], case.relevant_document_ids).get(
+        f"recall@{k}"
+    )
     if "expect_rr" in params and metrics["rr"] != params["expect_rr"]:
         failures.append(f"RR {metrics['rr']}, expected {params['expect_rr']}")
     if "expect_recall" in params and metrics[f"recall@{k}"] != params["expect_recall"]:
@@ -210,7 +229,7 @@ def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
 
 def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
     """Change the catalog after the index was built; the return gate must catch it."""
-    source_id = case.params.get("withdraw") or case.params.get("edit")
+    source_id = str(case.params.get("withdraw") or case.params.get("edit") or "")
     outcomes = []
     traces = []
     for variant in ("withdraw", "new_revision"):
@@ -234,7 +253,10 @@ def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
     merged = dict(outcomes[0])
     merged["failures"] = [f for o in outcomes for f in o["failures"]]
     merged["variants"] = {
-        o["variant"]: {"status": o["status"], "catalog_recheck_rejected": o["governance"]["catalog_recheck_rejected"]}
+        o["variant"]: {
+            "status": o["status"],
+            "catalog_recheck_rejected": o["governance"]["catalog_recheck_rejected"],
+        }
         for o in outcomes
     }
     return merged, {"variants": traces}
@@ -246,7 +268,9 @@ def check_drop_chunk(ctx: Context, case: Case) -> CaseOutput:
     assert snapshot is not None
     document = ctx.kb.catalog.document(case.params["document"])
     heading = case.params["drop_heading"]
-    dropped = [c.chunk_id for c in ctx.kb.catalog.chunks(document.document_id) if heading in c.heading_path]
+    dropped = [
+        c.chunk_id for c in ctx.kb.catalog.chunks(document.document_id) if heading in c.heading_path
+    ]
     answer = _ask(ctx.kb, case, remove_chunk_ids=dropped)
     result = score_answer(ctx.kb, case, answer)
     _expect_params(ctx.kb, case, answer, result)
@@ -281,7 +305,9 @@ def check_injection(ctx: Context, case: Case) -> CaseOutput:
     if injected & candidates and not injected & candidates <= quarantined:
         result["failures"].append("injection candidate was not quarantined")
     if not injected & candidates:
-        result["failures"].append("injection page was not a candidate: the check did not exercise quarantine")
+        result["failures"].append(
+            "injection page was not a candidate: the check did not exercise quarantine"
+        )
     trace = answer.trace
     unchanged = (
         trace.tenant == case.tenant
@@ -315,7 +341,9 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     if check is None:
         from ..errors import ConfigError
 
-        raise ConfigError(f"case {case.case_id!r}: unknown check {case.check!r}; valid: {', '.join(sorted(CHECKS))}")
+        raise ConfigError(
+            f"case {case.case_id!r}: unknown check {case.check!r}; valid: {', '.join(sorted(CHECKS))}"
+        )
     result, trace = check(ctx, case)
     passed = not result["failures"]
     header = {
@@ -330,7 +358,9 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     return {**header, **result}, trace
 
 
-def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir: Path) -> dict[str, Any]:
+def run_evaluation(
+    kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir: Path
+) -> dict[str, Any]:
     """Run every case, write the three reports into ``out_dir``, return the report."""
     config = tenant_config()
     text = cases_path.read_text(encoding="utf-8") if cases_path else fixture_cases_text()
@@ -344,4 +374,3 @@ def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir
         if trace is not None:
             traces.append({"case_id": case.case_id, "trace": trace})
     return write_reports(kb, cases, results, traces, out_dir)
-

@@ -19,7 +19,9 @@ from .metrics import (
 )
 
 
-def evidence_ranking(final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]) -> list[str]:
+def evidence_ranking(
+    final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]
+) -> list[str]:
     """Source ids of the evidence, best first, each once."""
     seen: dict[str, None] = {}
     for chunk_id in final_chunk_ids:
@@ -84,11 +86,15 @@ def citation_scores(
     stated_facts = {fact for claim in supported_claims for fact in claim.fact_ids}
     return {
         "citation_precision": citation_precision(list(range(len(pairs))), valid),
-        "citation_recall": (sum(f in cited_facts and f in stated_facts for f in required) / len(required))
+        "citation_recall": (
+            sum(f in cited_facts and f in stated_facts for f in required) / len(required)
+        )
         if required
         else None,
         "supported_claim_ratio": (len(supported_claims) / len(claims)) if claims else None,
-        "supported_fact_ratio": (sum(f in stated_facts for f in required) / len(required)) if required else None,
+        "supported_fact_ratio": (sum(f in stated_facts for f in required) / len(required))
+        if required
+        else None,
         "unsupported_claims": len(claims) - len(supported_claims),
         "claims": len(claims),
         "citations": len(pairs),
@@ -105,7 +111,9 @@ def status_outcome(status: AnswerStatus, expected: AnswerStatus | None) -> tuple
     return false_answer, false_abstain
 
 
-def untrusted_in_context(final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]) -> int:
+def untrusted_in_context(
+    final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]
+) -> int:
     """Evidence chunks that a not-official source uses to give orders (must be 0)."""
     return sum(
         1

@@ -46,9 +46,8 @@ from ..errors import ConfigError, IndexError_, ValidationError
 FORMAT: Final = "veracity.bm25"
 FORMAT_VERSION: Final = 1
 OKAPI_EPSILON: Final = 0.25
-# A query whose postings number fewer than len(index) / _SPARSE_RATIO is summed
-# over its own postings; larger ones are accumulated into a dense score vector.
-_SPARSE_RATIO: Final = 16
+# Queries with fewer postings than len(index) / _SPARSE_RATIO sum sparsely, others densely.
+_SPARSE_RATIO: Final = 48
 
 
 class _AllDocuments:
@@ -84,9 +83,7 @@ def _idf_okapi(df: np.ndarray, n: int) -> np.ndarray:
 
 
 # variant -> (idf from document frequencies and N, k1 -> multiplier of tf in the numerator)
-_VARIANTS: Final[
-    Mapping[BM25Variant, tuple[Callable[..., np.ndarray], Callable[[float], float]]]
-] = {
+_VARIANTS: Final[Mapping[BM25Variant, tuple[Callable[..., np.ndarray], Callable[[float], float]]]] = {
     BM25Variant.LUCENE: (_idf_lucene, lambda k1: 1.0),
     BM25Variant.OKAPI: (_idf_okapi, lambda k1: k1 + 1.0),
 }
@@ -97,11 +94,6 @@ def _check_params(k1: float, b: float) -> None:
         raise ConfigError(f"BM25 k1 must be a finite number >= 0, got {k1!r}")
     if not 0 <= b <= 1:
         raise ConfigError(f"BM25 b must be between 0 and 1 inclusive, got {b!r}")
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
 
 
 class BM25Index:
@@ -123,8 +115,7 @@ class BM25Index:
         """Assemble an index from checked parts; use :meth:`build` or :meth:`from_arrays`."""
         _check_params(k1, b)
         self._variant = parse_enum(BM25Variant, variant, what="BM25 variant")
-        self._k1 = float(k1)
-        self._b = float(b)
+        self._k1, self._b = float(k1), float(b)
         self._ids = tuple(ids)
         self._terms = tuple(terms)
         self._id_pos = {doc_id: pos for pos, doc_id in enumerate(self._ids)}
@@ -136,13 +127,13 @@ class BM25Index:
             raise IndexError_("BM25 vocabulary has duplicate terms; rebuild the index")
         rank = np.empty(len(self._ids), dtype=np.int64)
         rank[sorted(range(len(self._ids)), key=self._ids.__getitem__)] = np.arange(len(self._ids))
-        self._id_rank = _readonly(rank)
-        self._indptr = _readonly(indptr)
-        self._docs = _readonly(doc_indices)
-        self._tf = _readonly(term_frequencies)
-        self._lengths = _readonly(doc_lengths)
-        self._impacts = _readonly(self._compute_impacts())
+        self._id_rank, self._indptr, self._docs = rank, indptr, doc_indices
+        self._tf, self._lengths = term_frequencies, doc_lengths
+        self._bounds: list[int] = indptr.tolist()  # fast scalar access per query term
+        self._impacts = self._compute_impacts()
         self._positive = bool((self._impacts > 0).all())
+        for array in (rank, indptr, doc_indices, term_frequencies, doc_lengths, self._impacts):
+            array.setflags(write=False)
 
     def _compute_impacts(self) -> np.ndarray:
         n = len(self._ids)
@@ -229,9 +220,7 @@ class BM25Index:
         Build it once and pass it as ``allowed`` to query many times cheaply.
         """
         if isinstance(allowed_ids, str):
-            raise ValidationError(
-                "allowed ids must be a collection of ids, not one string", field="allowed"
-            )
+            raise ValidationError("allowed ids must be a collection of ids, not one string", field="allowed")
         mask = np.zeros(len(self._ids), dtype=bool)
         pos = self._id_pos
         mask[[pos[i] for i in allowed_ids if i in pos]] = True
@@ -257,14 +246,19 @@ class BM25Index:
             return allowed
         return self.mask(allowed)  # type: ignore[arg-type]
 
-    def _query_terms(self, query_tokens: Sequence[str]) -> list[tuple[int, int]]:
+    def _query_terms(self, query_tokens: Sequence[str]) -> list[tuple[int, int, int]]:
+        """``(postings start, end, occurrences)`` of each known query term, in term order."""
         if isinstance(query_tokens, str):
             raise ValidationError(
                 "query tokens must be a sequence of tokens, not one string", field="query_tokens"
             )
-        vocab = self._vocab
-        counts = Counter(query_tokens)
-        return sorted((vocab[t], c) for t, c in counts.items() if t in vocab)
+        counts: dict[int, int] = {}
+        for token in query_tokens:
+            term = self._vocab.get(token)
+            if term is not None:
+                counts[term] = counts.get(term, 0) + 1
+        bounds = self._bounds
+        return [(bounds[t], bounds[t + 1], c) for t, c in sorted(counts.items())]
 
     def _accumulate(
         self, query_tokens: Sequence[str], mask: np.ndarray | None
@@ -275,8 +269,7 @@ class BM25Index:
         before their impacts are read, so those documents are never scored.
         """
         doc_parts, weight_parts = [], []
-        for term, count in self._query_terms(query_tokens):
-            start, end = self._indptr[term], self._indptr[term + 1]
+        for start, end, count in self._query_terms(query_tokens):
             docs = self._docs[start:end]
             if mask is None:
                 weights = self._impacts[start:end]
@@ -312,8 +305,8 @@ class BM25Index:
             raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
         mask = self._resolve_allowed(allowed)
         positions, scores = self._accumulate(query_tokens, mask)
-        keep = scores > 0
-        if not keep.all():
+        if not self._positive:  # otherwise every touched document already scores > 0
+            keep = scores > 0
             positions, scores = positions[keep], scores[keep]
         if positions.size > k:
             cut = positions.size - k
@@ -322,10 +315,7 @@ class BM25Index:
             positions, scores = positions[top], scores[top]
         order = np.lexsort((self._id_rank[positions], -scores))[:k]
         ids = self._ids
-        return [
-            (ids[p], s)
-            for p, s in zip(positions[order].tolist(), scores[order].tolist(), strict=True)
-        ]
+        return [(ids[p], s) for p, s in zip(positions[order].tolist(), scores[order].tolist(), strict=True)]
 
     def scores(self, query_tokens: Sequence[str], *, allowed: Allowed) -> dict[str, float]:
         """Score of every allowed document (0.0 when it contains no query term).

@@ -29,14 +29,18 @@ def split_front_matter(text: str, *, source: str = "<text>") -> tuple[dict[str, 
             try:
                 metadata = yaml.safe_load(header) or {}
             except yaml.YAMLError as exc:
-                raise ValidationError(f"front matter is not valid YAML: {exc}", document=source) from None
+                raise ValidationError(
+                    f"front matter is not valid YAML: {exc}", document=source
+                ) from None
             if not isinstance(metadata, dict):
                 raise ValidationError("front matter must be a mapping", document=source)
             return metadata, body
     raise ValidationError("front matter opened with '---' but never closed", document=source)
 
 
-def load_markdown_text(text: str, *, source: str = "<text>", defaults: dict[str, Any] | None = None) -> Document:
+def load_markdown_text(
+    text: str, *, source: str = "<text>", defaults: dict[str, Any] | None = None
+) -> Document:
     """Parse one Markdown text into a validated ``Document``."""
     metadata, body = split_front_matter(text, source=source)
     merged = {**(defaults or {}), **metadata}

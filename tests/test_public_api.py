@@ -1,0 +1,27 @@
+"""The public surface: ``__all__`` is complete and ``veracity.ask`` works."""
+
+from __future__ import annotations
+
+import types
+
+import veracity
+
+
+def test_all_lists_every_public_name() -> None:
+    public = {
+        name
+        for name, value in vars(veracity).items()
+        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+    }
+    public -= {"annotations", "Sequence", "datetime", "demo_knowledge_base"}
+    assert sorted(public | {"__version__"}) == sorted(veracity.__all__)
+    for name in veracity.__all__:
+        assert getattr(veracity, name) is not None
+
+
+def test_ask_on_the_demo(demo_kb) -> None:
+    answer = veracity.ask(
+        "3.2 的 Team 能用 SAML 吗", veracity.Principal.of("starship", "public"), knowledge_base=demo_kb
+    )
+    assert answer.status is veracity.AnswerStatus.ANSWER
+    assert answer.citations and all(c.chunk_id for c in answer.citations)

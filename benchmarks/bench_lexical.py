@@ -156,9 +156,7 @@ def main() -> None:
             engine.index(corpus, show_progress=False)
             engine_build = time.perf_counter() - start
 
-            def fast(
-                q: list[str], mask: np.ndarray | None = None, e: bm25s.BM25 = engine
-            ) -> object:
+            def fast(q: list[str], mask: np.ndarray | None = None, e: bm25s.BM25 = engine) -> object:
                 return e.retrieve([q], k=k, show_progress=False, n_threads=1, weight_mask=mask)
 
             def fast_filtered(q: list[str], f: Callable[..., object] = fast) -> object:

@@ -23,9 +23,7 @@ def test_hand_checked_values() -> None:
 
 
 def test_weights_and_k() -> None:
-    fused = reciprocal_rank_fusion(
-        {"lexical": ["a", "b"], "semantic": ["b"]}, k=1, weights={"semantic": 3.0}
-    )
+    fused = reciprocal_rank_fusion({"lexical": ["a", "b"], "semantic": ["b"]}, k=1, weights={"semantic": 3.0})
     assert fused == [("b", pytest.approx(1 / 3 + 3 / 2)), ("a", pytest.approx(1 / 2))]
 
 

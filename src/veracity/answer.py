@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .contracts import AnswerStatus, Citation, Claim, Document, Hit
 from .errors import CitationError
@@ -171,15 +171,31 @@ def compose(
         status = AnswerStatus.PARTIAL
     else:
         status = AnswerStatus.ANSWER
-    cited = {cid for claim in claims for cid in claim.citation_ids}
+    renumbered_claims, cited = _renumber(claims, packet.citations)
     return Composition(
         status=status,
-        claims=tuple(claims),
-        citations=tuple(c for c in packet.citations if c.citation_id in cited),
+        claims=renumbered_claims,
+        citations=cited,
         missing_fact_ids=packet.missing_fact_ids if required_fact_ids else (),
         uncovered_subquestions=tuple(uncovered),
         reasons=reasons,
     )
+
+
+def _renumber(
+    claims: Sequence[Claim], citations: Sequence[Citation]
+) -> tuple[tuple[Claim, ...], tuple[Citation, ...]]:
+    """Number the cited citations 1..n in order of first use; drop the uncited."""
+    new_id: dict[int, int] = {}
+    for claim in claims:
+        for cid in claim.citation_ids:
+            new_id.setdefault(cid, len(new_id) + 1)
+    renumbered = tuple(replace(c, citation_ids=tuple(new_id[i] for i in c.citation_ids)) for c in claims)
+    kept = sorted(
+        (replace(c, citation_id=new_id[c.citation_id]) for c in citations if c.citation_id in new_id),
+        key=lambda c: c.citation_id,
+    )
+    return renumbered, tuple(kept)
 
 
 def verify_claims(claims: Sequence[Claim], citations: Sequence[Citation]) -> None:

@@ -37,9 +37,7 @@ def reciprocal_rank_fusion(
     weights = dict(weights or {})
     unknown = sorted(set(weights) - set(rankings))
     if unknown:
-        raise ConfigError(
-            f"RRF weights name unknown channels {unknown}; channels: {sorted(rankings)}"
-        )
+        raise ConfigError(f"RRF weights name unknown channels {unknown}; channels: {sorted(rankings)}")
     for channel, weight in weights.items():
         if not math.isfinite(weight) or weight < 0:
             raise ConfigError(f"RRF weight of channel {channel!r} must be >= 0, got {weight!r}")

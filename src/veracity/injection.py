@@ -31,9 +31,9 @@ INSTRUCTION_PATTERNS: dict[str, re.Pattern[str]] = {
         re.IGNORECASE,
     ),
     "address_the_model": re.compile(
-        r"(作为|身为)(一个|一名)?(AI|人工智能|助手|助理|模型|机器人|客服机器人)"
+        r"(作为|身为)(一个|一名)?\s*(AI|人工智能|助手|助理|模型|机器人|客服机器人)"
         r"|(你|您)(现在|从现在起|接下来)?(必须|应当|应该|需要)?(扮演|充当|是一个|切换为)"
-        r"|(AI|人工智能|助手|模型|机器人)(必须|应当|应该|需要|请)"
+        r"|(AI|人工智能|助手|模型|机器人)\s*(必须|应当|应该|需要|请)"
         r"|you\s+are\s+now|act\s+as|as\s+an?\s+(ai|assistant|language\s+model)|system\s+prompt",
         re.IGNORECASE,
     ),

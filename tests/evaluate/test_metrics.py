@@ -35,11 +35,7 @@ def random_queries(seed: int, n: int = 150) -> dict[str, tuple[list[str], dict[s
         ranking = rng.sample(POOL, rng.randint(1, 15))
         for _ in range(rng.randint(0, 3)):  # repeats: metrics count unique ids
             ranking.insert(rng.randrange(len(ranking) + 1), rng.choice(ranking))
-        judged = (
-            {}
-            if q % 10 == 0
-            else {d: rng.randint(1, 3) for d in rng.sample(POOL, rng.randint(1, 8))}
-        )
+        judged = {} if q % 10 == 0 else {d: rng.randint(1, 3) for d in rng.sample(POOL, rng.randint(1, 8))}
         queries[f"q{q:03d}"] = (ranking, judged)
     return queries
 

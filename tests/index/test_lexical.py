@@ -163,9 +163,7 @@ def test_allowed_subset_scores_equal_full_scores(variant: str) -> None:
             assert score == pytest.approx(full[doc_id], abs=1e-12)
         hits = index.search(query, k=10, allowed=allowed)
         assert {doc_id for doc_id, _ in hits} <= allowed
-        expected = sorted(
-            ((i, full[i]) for i in allowed if full[i] > 0), key=lambda p: (-p[1], p[0])
-        )[:10]
+        expected = sorted(((i, full[i]) for i in allowed if full[i] > 0), key=lambda p: (-p[1], p[0]))[:10]
         assert [i for i, _ in hits] == [i for i, _ in expected]
         assert index.search(query, k=10, allowed=index.mask(allowed)) == hits
 
@@ -322,6 +320,8 @@ def test_from_arrays_rejects_malformed_input() -> None:
     arrays, meta = BM25Index.build(random_corpus(11)).to_arrays()
     with pytest.raises(IndexError_):
         BM25Index.from_arrays(arrays, {**meta, "format_version": 99})
+    with pytest.raises(IndexError_, match="vocabulary"):
+        BM25Index.from_arrays(arrays, {k: v for k, v in meta.items() if k != "vocabulary"})
     with pytest.raises(IndexError_):
         BM25Index.from_arrays({k: v for k, v in arrays.items() if k != "indptr"}, meta)
     with pytest.raises(IndexError_):
@@ -329,9 +329,7 @@ def test_from_arrays_rejects_malformed_input() -> None:
     with pytest.raises(IndexError_):
         BM25Index.from_arrays({**arrays, "doc_indices": arrays["doc_indices"] + 1000}, meta)
     with pytest.raises(IndexError_):
-        BM25Index.from_arrays(
-            {**arrays, "term_frequencies": arrays["term_frequencies"] * 0.5}, meta
-        )
+        BM25Index.from_arrays({**arrays, "term_frequencies": arrays["term_frequencies"] * 0.5}, meta)
 
 
 def test_index_arrays_are_read_only() -> None:

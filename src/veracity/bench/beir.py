@@ -166,8 +166,7 @@ def load_beir(folder: str | Path, split: str = "test", *, name: str | None = Non
     unknown = sorted(qrels.keys() - queries.keys())
     if unknown:
         raise ConfigError(
-            f"qrels/{split}.tsv names {len(unknown)} queries not in {queries_path.name}, "
-            f"e.g. {unknown[0]!r}"
+            f"qrels/{split}.tsv names {len(unknown)} queries not in {queries_path.name}, e.g. {unknown[0]!r}"
         )
     corpus = {doc_id: f"{titles[doc_id]} {texts[doc_id]}".strip() for doc_id in texts}
     return BeirDataset(
@@ -190,9 +189,7 @@ def _dataset_name(root: Path) -> str:
     return root.name
 
 
-def subset(
-    dataset: BeirDataset, query_ids: list[str], extra_docs: int, *, seed: int = 0
-) -> BeirDataset:
+def subset(dataset: BeirDataset, query_ids: list[str], extra_docs: int, *, seed: int = 0) -> BeirDataset:
     """A smaller dataset: the given queries, every document they judge, plus ``extra_docs`` others.
 
     The other documents are a seeded random sample (``random.Random(seed)``) of

@@ -76,9 +76,7 @@ def recall_at_k(ranked: Iterable[str], relevant: Relevance, k: int) -> float | N
     return sum(doc_id in gains for doc_id in _top(ranked, cutoff)) / len(gains)
 
 
-def reciprocal_rank(
-    ranked: Iterable[str], relevant: Relevance, k: int | None = None
-) -> float | None:
+def reciprocal_rank(ranked: Iterable[str], relevant: Relevance, k: int | None = None) -> float | None:
     """``1 / rank`` of the first relevant id (within the top ``k`` if given), else 0.0.
 
     ``None`` when nothing is relevant. The mean over queries is MRR.
@@ -93,9 +91,7 @@ def reciprocal_rank(
     return 0.0
 
 
-def average_precision(
-    ranked: Iterable[str], relevant: Relevance, k: int | None = None
-) -> float | None:
+def average_precision(ranked: Iterable[str], relevant: Relevance, k: int | None = None) -> float | None:
     """Mean of precision at the rank of each relevant id retrieved (within ``k``).
 
     Divided by the number of relevant ids, retrieved or not (trec_eval's AP,
@@ -149,9 +145,7 @@ def citation_precision(citations: Sequence[Hashable], valid_ids: Collection[Hash
     return sum(citation in valid_ids for citation in citations) / len(citations)
 
 
-def citation_recall(
-    cited_fact_ids: Iterable[str], required_fact_ids: Iterable[str]
-) -> float | None:
+def citation_recall(cited_fact_ids: Iterable[str], required_fact_ids: Iterable[str]) -> float | None:
     """Share of the required facts that the answer's citations cover.
 
     Counted over unique fact ids. ``None`` when no fact is required.
@@ -162,9 +156,7 @@ def citation_recall(
     return len(required & set(cited_fact_ids)) / len(required)
 
 
-def supported_fact_ratio(
-    stated_fact_ids: Iterable[str], supported_fact_ids: Iterable[str]
-) -> float | None:
+def supported_fact_ratio(stated_fact_ids: Iterable[str], supported_fact_ids: Iterable[str]) -> float | None:
     """Share of the facts an answer states that its evidence supports.
 
     Counted over unique fact ids. ``None`` when the answer states no fact.

@@ -361,6 +361,8 @@ class BM25Index:
                 f"not a {FORMAT} v{FORMAT_VERSION} index: format={meta.get('format')!r}, "
                 f"version={meta.get('format_version')!r}; rebuild the index"
             )
+        if missing := {"ids", "vocabulary", "k1", "b", "variant"} - set(meta):
+            raise IndexError_(f"BM25 index metadata lacks {sorted(missing)}; rebuild the index")
         names = ("indptr", "doc_indices", "term_frequencies", "doc_lengths")
         parts = [np.asarray(arrays.get(name, ())) for name in names]
         if any(part.ndim != 1 or part.dtype.kind not in "iu" for part in parts):
@@ -376,6 +378,7 @@ class BM25Index:
             or tf.size != nnz
             or lengths.size != n
             or (nnz and (docs.min() < 0 or docs.max() >= n or tf.min() < 1))
+            or (n and lengths.min() < 0)
         ):
             raise IndexError_("BM25 index arrays are inconsistent with each other; rebuild")
         return cls(

@@ -1,0 +1,68 @@
+"""Errors raised while turning source files into documents.
+
+All of them are ``ValidationError``\\ s, so a batch loader that catches
+``ValidationError`` rejects the one file and goes on with the rest.
+
+    ValidationError                  (veracity.errors)
+    └── IngestError                  a source file cannot be ingested (names the file)
+        ├── UnsupportedFormatError   the file name's suffix is not a known format
+        ├── FileTooLargeError        the file is over the size limit (checked before reading)
+        ├── EncodingError            the bytes are not UTF-8 (nor clean GB18030 Chinese)
+        ├── CorruptFileError         a PDF or DOCX container cannot be read
+        ├── EmptySourceError         the file holds no text
+        └── MissingExtraError        the parser for this format needs an optional extra
+"""
+
+from __future__ import annotations
+
+from ..errors import ValidationError
+
+__all__ = [
+    "CorruptFileError",
+    "EmptySourceError",
+    "EncodingError",
+    "FileTooLargeError",
+    "IngestError",
+    "MissingExtraError",
+    "UnsupportedFormatError",
+]
+
+
+class IngestError(ValidationError):
+    """A source file cannot be ingested. ``path`` names it; the message says what to do."""
+
+    def __init__(self, message: str, *, path: str, field: str | None = None):
+        super().__init__(message, document=path, field=field)
+        self.path = path
+
+
+class UnsupportedFormatError(IngestError):
+    """The file's suffix is not one of the supported formats; the message lists them."""
+
+
+class FileTooLargeError(IngestError):
+    """The file is larger than the configured ``max_bytes``."""
+
+
+class EncodingError(IngestError):
+    """The bytes are neither UTF-8 nor GB18030 text that reads as Chinese."""
+
+
+class CorruptFileError(IngestError):
+    """A binary container (PDF, DOCX) is damaged, encrypted or otherwise unreadable."""
+
+
+class EmptySourceError(IngestError):
+    """The file is empty, whitespace only, or has no extractable text."""
+
+
+class MissingExtraError(IngestError):
+    """The parser for this format is an optional extra that is not installed."""
+
+    def __init__(self, *, path: str, fmt: str, extra: str, module: str):
+        super().__init__(
+            f"reading {fmt} files needs the optional package {module!r}; "
+            f"install it with: pip install 'veracity[{extra}]'",
+            path=path,
+        )
+        self.extra = extra

@@ -1,0 +1,225 @@
+"""Read a source file and parse it into structure nodes, whatever its format.
+
+:func:`parse_file` checks the size (before reading), reads the bytes, picks the
+parser from the file suffix (:data:`FORMATS`) and returns a
+:class:`~veracity.ingest.nodes.ParsedSource`. Text formats are decoded as
+UTF-8 (a BOM is allowed; UTF-16 needs its BOM); bytes that are not UTF-8 are
+accepted as GB18030 only when they decode cleanly and read as Chinese.
+Every failure is an :class:`~veracity.ingest.errors.IngestError` naming the file.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ..text import normalize_body
+from .errors import (
+    EmptySourceError,
+    EncodingError,
+    FileTooLargeError,
+    IngestError,
+    UnsupportedFormatError,
+)
+from .html import parse_html
+from .markdown_parser import parse_markdown
+from .nodes import Block, NodeKind, ParsedSource, assemble
+
+__all__ = [
+    "DEFAULT_MAX_BYTES",
+    "FORMATS",
+    "decode_text",
+    "format_of",
+    "parse_bytes",
+    "parse_file",
+    "parse_text",
+    "read_source",
+]
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+
+FORMATS: dict[str, str] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".html": "html",
+    ".htm": "html",
+    ".pdf": "pdf",
+    ".docx": "docx",
+}
+
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t\u3000]*\n")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:
+    """Plain text: paragraphs split at blank lines, line breaks and spacing kept."""
+    body = normalize_body(text)
+    blocks = [
+        Block(NodeKind.PARAGRAPH, part, collapse=False) for part in _PARAGRAPH_BREAK.split(body)
+    ]
+    return assemble(blocks, fmt="text")
+
+
+_TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
+    "markdown": parse_markdown,
+    "text": parse_plain_text,
+    "html": parse_html,
+}
+
+
+def _parse_pdf(data: bytes, *, source: str) -> ParsedSource:
+    from .pdf import parse_pdf
+
+    return parse_pdf(data, source=source)
+
+
+def _parse_docx(data: bytes, *, source: str) -> ParsedSource:
+    from .docx import parse_docx
+
+    return parse_docx(data, source=source)
+
+
+_BINARY_PARSERS: dict[str, Callable[..., ParsedSource]] = {"pdf": _parse_pdf, "docx": _parse_docx}
+
+
+def _supported() -> str:
+    return ", ".join(sorted(FORMATS))
+
+
+def format_of(path: Path | str) -> str:
+    """The format name for ``path``'s suffix; ``UnsupportedFormatError`` lists the valid ones."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        what = f"suffix {suffix!r}" if suffix else "no suffix"
+        raise UnsupportedFormatError(
+            f"unknown format ({what}); supported suffixes: {_supported()}", path=str(path)
+        )
+    return FORMATS[suffix]
+
+
+def _megabytes(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """The bytes of ``path``, refusing missing, non-regular, empty and over-size files.
+
+    The size is checked with ``stat`` before anything is read.
+    """
+    source = str(path)
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise IngestError("no such file", path=source) from None
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}", path=source) from None
+    if not path.is_file():
+        raise IngestError("not a regular file", path=source)
+    if info.st_size > max_bytes:
+        raise FileTooLargeError(
+            f"file is {_megabytes(info.st_size)} ({info.st_size} bytes), over the limit of "
+            f"{_megabytes(max_bytes)}; split it or raise the size limit (max_bytes)",
+            path=source,
+        )
+    if info.st_size == 0:
+        raise EmptySourceError("file is empty (0 bytes)", path=source)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise IngestError(f"cannot read file: {exc.strerror or exc}", path=source) from None
+    if len(data) > max_bytes:
+        raise FileTooLargeError(f"file grew past the limit of {_megabytes(max_bytes)}", path=source)
+    return data
+
+
+def _reads_as_chinese(text: str) -> bool:
+    """GB18030 text that is really Chinese: ideographs dominate and come from GB2312."""
+    wide = [char for char in text if ord(char) > 0x7F]
+    ideographs = [char for char in wide if _CJK.match(char)]
+    if not ideographs or len(ideographs) * 2 < len(wide):
+        return False
+    common = 0
+    for char in wide:
+        encoded = char.encode("gb18030")
+        common += len(encoded) == 2 and encoded[0] >= 0xA1 and encoded[1] >= 0xA1
+    return common * 10 >= len(wide) * 9
+
+
+def decode_text(data: bytes, *, source: str = "<bytes>") -> str:
+    """Decode text bytes: UTF-8 (BOM allowed), UTF-16 with BOM, else GB18030 Chinese.
+
+    Raises ``EncodingError`` naming the first bad byte, and for NUL bytes
+    (binary content).
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        encoding = "utf-16"
+    else:
+        encoding = "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        bad = f"byte 0x{data[exc.start]:02x} at offset {exc.start}" if exc.start < len(data) else ""
+        try:
+            text = data.decode("gb18030")
+        except UnicodeDecodeError:
+            text = ""
+        if encoding != "utf-8-sig" or not _reads_as_chinese(text):
+            raise EncodingError(
+                f"wrong encoding: not valid {encoding.upper().replace('-SIG', '')} ({bad}) and "
+                "not GB18030 Chinese text; save the file as UTF-8",
+                path=source,
+            ) from None
+    if "\x00" in text:
+        raise EncodingError(
+            "wrong encoding: the text holds NUL characters (a binary file, or UTF-16 "
+            "without a byte-order mark); save the file as UTF-8",
+            path=source,
+        )
+    return text
+
+
+def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
+    """Parse already-decoded text of a text format (``markdown``, ``text``, ``html``)."""
+    parser = _TEXT_PARSERS.get(fmt)
+    if parser is None:
+        raise UnsupportedFormatError(
+            f"unknown text format {fmt!r}; valid values: {', '.join(sorted(_TEXT_PARSERS))}",
+            path=source,
+        )
+    if not text.strip():
+        raise EmptySourceError("file holds only whitespace", path=source)
+    parsed: ParsedSource = parser(text, source=source)
+    if not parsed.body:
+        raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
+    return parsed
+
+
+def parse_bytes(data: bytes, fmt: str, *, source: str = "<bytes>") -> ParsedSource:
+    """Parse the bytes of a file of format ``fmt`` (a value of :data:`FORMATS`)."""
+    binary = _BINARY_PARSERS.get(fmt)
+    if binary is not None:
+        parsed: ParsedSource = binary(data, source=source)
+        if not parsed.body:
+            raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
+        return parsed
+    if fmt not in _TEXT_PARSERS:
+        valid = ", ".join(sorted({*_TEXT_PARSERS, *_BINARY_PARSERS}))
+        raise UnsupportedFormatError(f"unknown format {fmt!r}; valid values: {valid}", path=source)
+    return parse_text(decode_text(data, source=source), fmt, source=source)
+
+
+def parse_file(path: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedSource:
+    """Parse one file into a :class:`ParsedSource`, choosing the parser by suffix.
+
+    Raises an ``IngestError`` subclass (a ``ValidationError``) naming the file
+    for an unknown suffix, a missing or over-size file, empty content, a
+    wrong encoding, a damaged PDF/DOCX or a missing optional extra.
+    """
+    path = Path(path)
+    fmt = format_of(path)
+    return parse_bytes(read_source(path, max_bytes=max_bytes), fmt, source=str(path))

@@ -80,6 +80,7 @@ def test_channel_order_does_not_matter(rankings: dict[str, list[str]], seed: int
     assert {doc_id for doc_id, _ in expected} == {d for r in rankings.values() for d in r}
 
 
+@pytest.mark.slow  # ranx compiles its numba kernels on first use (~30-90 s cold)
 @pytest.mark.filterwarnings("ignore:unsafe cast")  # numba, inside ranx
 def test_matches_ranx_rrf() -> None:
     ranx = pytest.importorskip("ranx")

@@ -50,6 +50,7 @@ RANX_METRICS = {
 CUTOFFS = (1, 3, 5, 10, 20)
 
 
+@pytest.mark.slow  # ranx compiles its numba kernels on first use (~30-90 s cold)
 @pytest.mark.filterwarnings("ignore:unsafe cast")  # numba, inside ranx
 def test_metrics_match_ranx_per_query() -> None:
     ranx = pytest.importorskip("ranx")

@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -26,6 +26,22 @@ from ..errors import IndexError_, ValidationError
 from ..index.dense import Embedder, EmbedKind, FloatMatrix, check_vectors
 
 DEFAULT_BATCH = 32
+
+
+class Embedded(NamedTuple):
+    """Vectors (rows in the given order) and what they cost.
+
+    ``seconds`` is wall time and ``cpu_seconds`` this process's CPU time while
+    embedding (``None`` for cache entries written before it was recorded); on a
+    shared machine CPU time is the steadier measure. ``cached`` tells whether
+    the vectors came from the cache, in which case the costs are those recorded
+    when the entry was made.
+    """
+
+    vectors: FloatMatrix
+    seconds: float
+    cpu_seconds: float | None
+    cached: bool
 
 
 def texts_digest(ids: Sequence[str], texts: Sequence[str]) -> str:
@@ -78,12 +94,11 @@ def embed_texts(
     batch_size: int = DEFAULT_BATCH,
     progress: bool = True,
     label: str = "embedding",
-) -> tuple[FloatMatrix, float, bool]:
-    """Vectors of ``texts`` (rows in the given order), seconds spent embedding, cache hit.
+) -> Embedded:
+    """Embed ``texts`` (see :class:`Embedded`), through the cache when ``cache_dir`` is set.
 
-    With ``cache_dir`` set, a matching cached entry is loaded (seconds is then
-    the time recorded when it was made, and the flag is ``True``); otherwise the
-    texts are embedded in batches of ``batch_size`` and the entry is written.
+    A matching cached entry is loaded; otherwise the texts are embedded in
+    batches of ``batch_size`` and the entry is written.
     """
     if len(ids) != len(texts):
         raise ValidationError(f"{len(ids)} ids but {len(texts)} texts", field="texts")
@@ -103,10 +118,11 @@ def embed_texts(
             raise IndexError_(
                 f"embedding cache {str(paths[0])!r} does not match its sidecar; delete it and rerun"
             )
-        return matrix, float(meta.get("seconds", 0.0)), True
+        cpu = meta.get("cpu_seconds")
+        return Embedded(matrix, float(meta.get("seconds", 0.0)), None if cpu is None else float(cpu), True)
     blocks: list[FloatMatrix] = []
     bar = _progress(len(texts), label, progress)
-    start = time.perf_counter()
+    start, cpu_start = time.perf_counter(), time.process_time()
     if bar is not None:
         bar.start()
         task = bar.add_task(f"{label} ({embedder.model_id})", total=len(texts))
@@ -121,7 +137,7 @@ def embed_texts(
     finally:
         if bar is not None:
             bar.stop()
-    seconds = time.perf_counter() - start
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu_start
     matrix = np.vstack(blocks) if blocks else np.zeros((0, embedder.dim), dtype=np.float32)
     if paths:
         paths[0].parent.mkdir(parents=True, exist_ok=True)
@@ -135,6 +151,7 @@ def embed_texts(
             "dim": embedder.dim,
             "digest": digest,
             "seconds": round(seconds, 3),
+            "cpu_seconds": round(cpu_seconds, 3),
         }
         paths[1].write_text(json.dumps(meta, sort_keys=True, indent=2) + "\n", encoding="utf-8")
-    return matrix, seconds, False
+    return Embedded(matrix, seconds, cpu_seconds, False)

@@ -72,5 +72,5 @@ def summary_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append("no tuning split: defaults (Anserini BM25, RerankWeights())")
     if "hybrid+rerank" in report["channels"]:
         w = settings["rerank_weights"]
-        lines.append(f"rerank weights coverage={w['coverage']} fusion={w['fusion']} semantic={w['semantic']}")
+        lines.append("rerank weights " + " ".join(f"{k}={v}" for k, v in sorted(w.items())))
     return lines

@@ -16,7 +16,7 @@ Channels (each returns the top ``depth`` = 100 documents per query):
 BM25 ``k1``/``b`` (Anserini's 0.9/0.4 or Lucene's 1.2/0.75) and the rerank
 weights are chosen on a *tuning* split (the folder's ``train`` split when there
 is one, or a folder given by the caller), never on the evaluated queries. With
-no tuning split, the defaults are Anserini's BM25 and :class:`RerankWeights`.
+no tuning split, the defaults are Anserini's BM25 and :class:`.tuning.PartWeights`.
 
 Metrics per channel (:mod:`veracity.evaluate.metrics`, averaged over queries with
 at least one relevant document): nDCG@10, Recall@5/10/100, MRR@10. Timings: index
@@ -40,11 +40,10 @@ from ..index.dense import ALL as DENSE_ALL
 from ..index.dense import DenseIndex, Embedder
 from ..index.lexical import ALL as BM25_ALL
 from ..index.lexical import BM25Index
-from ..rerank import RerankWeights
 from ..text import tokenize
 from .beir import BeirDataset
 from .embedcache import embed_texts
-from .tuning import candidate_parts, query_subquestions, rerank_order
+from .tuning import PartWeights, candidate_parts, query_subquestions, rerank_order
 
 CHANNELS = ("bm25", "dense", "hybrid", "hybrid+rerank")
 ANALYZERS = ("auto", "default", "english")
@@ -63,7 +62,7 @@ class BenchSettings:
     embedder: str = "use"
     analyzer: str = "auto"
     bm25: tuple[float, float] | None = None
-    rerank: RerankWeights | None = None
+    rerank: PartWeights | None = None
     depth: int = 100
     rrf_k: int = 60
     max_queries: int | None = None
@@ -146,9 +145,10 @@ class CorpusIndexes:
         self._bm25: dict[tuple[float, float], tuple[BM25Index, float]] = {}
         self.dense: DenseIndex | None = None
         self.embed_s = self.dense_build_s = 0.0
+        self.embed_cpu_s: float | None = None
         self.embed_cached = False
         if embedder is not None:
-            matrix, self.embed_s, self.embed_cached = embed_texts(
+            matrix, self.embed_s, self.embed_cpu_s, self.embed_cached = embed_texts(
                 embedder,
                 self.ids,
                 [dataset.corpus[d] for d in self.ids],
@@ -200,7 +200,7 @@ def run_queries(
     query_vectors: Mapping[str, np.ndarray],
     *,
     bm25_params: tuple[float, float],
-    weights: RerankWeights,
+    weights: PartWeights,
     channels: Sequence[str],
     settings: BenchSettings,
     english: bool,
@@ -214,7 +214,8 @@ def run_queries(
     want = set(channels)
     for query_id, text in queries.items():
         start = time.perf_counter()
-        lexical = index.search(indexes.analyzer(text), k=depth, allowed=BM25_ALL)
+        tokens = indexes.analyzer(text)
+        lexical = index.search(tokens, k=depth, allowed=BM25_ALL)
         bm25_ms = (time.perf_counter() - start) * 1000
         if "bm25" in want:
             out.add("bm25", query_id, lexical, bm25_ms)
@@ -236,7 +237,12 @@ def run_queries(
             start = time.perf_counter()
             subqs = query_subquestions(text, indexes.analyzer, english=english)
             ids = [d for d, _ in fused]
-            parts = candidate_parts(subqs, fused, indexes.doc_terms, indexes.cosines(vector, ids))
+            bm25_scores = dict(lexical)
+            missing = [d for d in ids if d not in bm25_scores]
+            if missing:  # candidates that only the dense channel found: score them exactly
+                bm25_scores.update(index.scores(tokens, allowed=missing))
+            cosines = indexes.cosines(vector, ids)
+            parts = candidate_parts(subqs, fused, indexes.doc_terms, cosines, bm25_scores)
             reranked = rerank_order(ids, parts, weights)
             rerank_ms = (time.perf_counter() - start) * 1000
             out.add("hybrid+rerank", query_id, reranked, bm25_ms + dense_ms + fuse_ms + rerank_ms)
@@ -250,7 +256,7 @@ def embed_queries(
 ) -> tuple[dict[str, np.ndarray], list[float]]:
     """Query vectors (batched, cached) and single-query embedding latencies (ms) on a sample."""
     texts = [dataset.queries[q] for q in query_ids]
-    matrix, _, _ = embed_texts(
+    matrix = embed_texts(
         embedder,
         list(query_ids),
         texts,
@@ -258,7 +264,7 @@ def embed_queries(
         cache_dir=settings.cache_dir,
         progress=settings.progress,
         label=f"{dataset.name} queries",
-    )
+    ).vectors
     latencies = []
     for text in texts[:LATENCY_SAMPLE]:
         start = time.perf_counter()

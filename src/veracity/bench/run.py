@@ -18,7 +18,6 @@ from .. import __version__
 from ..embedders import make_embedder
 from ..errors import ConfigError
 from ..index.dense import Embedder
-from ..rerank import RerankWeights
 from .beir import BeirDataset, available_splits, load_beir
 from .retrieval import (
     BM25_CANDIDATES,
@@ -31,7 +30,7 @@ from .retrieval import (
     run_queries,
     score_run,
 )
-from .tuning import tune_weights, tuning_query
+from .tuning import PartWeights, pack_tuning, tune_weights
 
 
 def tune(
@@ -52,7 +51,7 @@ def tune(
             tuning.queries,
             {},
             bm25_params=params,
-            weights=RerankWeights(),
+            weights=PartWeights(),
             channels=("bm25",),
             settings=settings,
             english=english,
@@ -74,20 +73,15 @@ def tune(
             tuning.queries,
             vectors,
             bm25_params=(chosen["k1"], chosen["b"]),
-            weights=RerankWeights(),
+            weights=PartWeights(),
             channels=("hybrid",),
             settings=settings,
             english=english,
             keep_parts=True,
         )
-        packed = [tuning_query(ids, parts, tuning.qrels[q]) for q, (ids, parts) in parts_of.items()]
-        weights, ndcg, grid = tune_weights(packed)
-        result["rerank"] = {"weights": _weights_dict(weights), "ndcg@10": ndcg, "grid_points": grid}
+        weights, ndcg, grid = tune_weights(pack_tuning(parts_of, tuning.qrels))
+        result["rerank"] = {"weights": weights.to_dict(), "ndcg@10": ndcg, "grid_points": grid}
     return result
-
-
-def _weights_dict(weights: RerankWeights) -> dict[str, float]:
-    return {"coverage": weights.coverage, "fusion": weights.fusion, "semantic": weights.semantic}
 
 
 def run_benchmark(
@@ -111,7 +105,7 @@ def run_benchmark(
     embedder = make_embedder(settings.embedder) if settings.needs_dense else None
     indexes = CorpusIndexes(dataset, analyzer, embedder, settings)
     report: dict[str, Any] = {"tuning": None}
-    bm25_params, weights = settings.bm25 or BM25_CANDIDATES[0], settings.rerank or RerankWeights()
+    bm25_params, weights = settings.bm25 or BM25_CANDIDATES[0], settings.rerank or PartWeights()
     if tuning is not None and (settings.bm25 is None or settings.rerank is None):
         same = tuning.corpus_digest() == dataset.corpus_digest()
         report["tuning"] = tune(
@@ -121,7 +115,7 @@ def run_benchmark(
             bm25_params = tuple(report["tuning"]["bm25"]["chosen"])  # type: ignore[assignment]
         if settings.rerank is None and "rerank" in report["tuning"]:
             w = report["tuning"]["rerank"]["weights"]
-            weights = RerankWeights(coverage=w["coverage"], fusion=w["fusion"], semantic=w["semantic"])
+            weights = PartWeights(**w)
     vectors, embed_ms = embed_queries(embedder, dataset, settings, query_ids) if embedder else ({}, [])
     runs, _ = run_queries(
         indexes,
@@ -172,6 +166,10 @@ def run_benchmark(
                 "model_id": embedder.model_id,
                 "dim": embedder.dim,
                 "corpus_embed_s": round(indexes.embed_s, 3),
+                "corpus_embed_cpu_s": None if indexes.embed_cpu_s is None else round(indexes.embed_cpu_s, 3),
+                "corpus_docs_per_cpu_s": (
+                    round(len(indexes.ids) / indexes.embed_cpu_s, 2) if indexes.embed_cpu_s else None
+                ),
                 "corpus_docs_per_s": round(len(indexes.ids) / indexes.embed_s, 2)
                 if indexes.embed_s
                 else None,
@@ -181,7 +179,7 @@ def run_benchmark(
                 "depth": settings.depth,
                 "rrf_k": settings.rrf_k,
                 "bm25": {"variant": "lucene", "k1": bm25_params[0], "b": bm25_params[1]},
-                "rerank_weights": _weights_dict(weights),
+                "rerank_weights": weights.to_dict(),
                 "max_queries": settings.max_queries,
             },
             "channels": channels,

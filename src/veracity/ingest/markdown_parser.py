@@ -113,8 +113,8 @@ def parse_markdown(text: str, *, source: str = "<text>") -> ParsedSource:
         extra: dict[str, Any] = {}
         if kind is NodeKind.HEADING:
             level = int(token.tag[1:])
-            title = tokens[index + 1].content.strip() if index + 1 < len(tokens) else ""
-            stack = [entry for entry in stack if entry[0] < level] + [(level, title)]
+            heading = tokens[index + 1].content.strip() if index + 1 < len(tokens) else ""
+            stack = [entry for entry in stack if entry[0] < level] + [(level, heading)]
             extra["level"] = level
         elif kind is NodeKind.TABLE:
             extra["header"], extra["rows"], closing = _table_cells(tokens, index)

@@ -110,6 +110,65 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    # The derived search index (veracity.store.search_index): rebuildable from the
+    # catalog. Documents and chunks as they were when indexed (the index snapshot).
+    Migration(
+        "0004_index_documents",
+        """
+        CREATE TABLE index_documents (
+            doc_key         INTEGER PRIMARY KEY,
+            document_id     TEXT NOT NULL UNIQUE,
+            tenant          TEXT NOT NULL,
+            status          TEXT NOT NULL,
+            visibility      TEXT NOT NULL,
+            valid_from      TEXT NOT NULL,          -- ISO-8601 UTC, sorts as text
+            valid_until     TEXT,
+            version_min_key TEXT,                   -- veracity.store.index_records.version_key
+            version_max_key TEXT,
+            record          TEXT NOT NULL           -- the Document as JSON, as of indexing
+        );
+        CREATE INDEX index_documents_by_tenant ON index_documents (tenant, status);
+        CREATE TABLE index_document_roles (
+            doc_key INTEGER NOT NULL REFERENCES index_documents (doc_key) ON DELETE CASCADE,
+            role    TEXT NOT NULL,
+            PRIMARY KEY (doc_key, role)
+        ) WITHOUT ROWID;
+        CREATE TABLE index_chunks (
+            chunk_key  INTEGER PRIMARY KEY,         -- rowid in the FTS5 and vec0 tables
+            chunk_id   TEXT NOT NULL UNIQUE,
+            doc_key    INTEGER NOT NULL REFERENCES index_documents (doc_key) ON DELETE CASCADE,
+            tenant_key INTEGER NOT NULL,
+            ordinal    INTEGER NOT NULL,
+            n_tokens   INTEGER NOT NULL,            -- BM25 document length
+            record     TEXT NOT NULL                -- the Chunk as JSON
+        );
+        CREATE INDEX index_chunks_by_document ON index_chunks (doc_key, ordinal);
+        CREATE INDEX index_chunks_by_tenant ON index_chunks (tenant_key, chunk_key);
+        """,
+    ),
+    Migration(
+        "0005_index_meta",
+        """
+        CREATE TABLE index_tenants (               -- one FTS5 table per tenant
+            tenant_key  INTEGER PRIMARY KEY,
+            tenant      TEXT NOT NULL UNIQUE,
+            fts_table   TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE index_vector_tables (         -- one vec0 table per model
+            model_id      TEXT PRIMARY KEY,
+            dim           INTEGER NOT NULL,
+            table_name    TEXT NOT NULL UNIQUE,
+            normalization TEXT NOT NULL,
+            distance      TEXT NOT NULL,
+            created_at    TEXT NOT NULL
+        );
+        CREATE TABLE index_meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO index_meta (key, value) VALUES ('generation', '0');
+        """,
+    ),
 )
 
 _LEDGER = """

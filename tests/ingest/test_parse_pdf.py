@@ -1,0 +1,112 @@
+"""PDF to structure nodes: page numbers, heading heuristics, Chinese text, damaged files."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from veracity.chunking import chunk_document
+from veracity.documents import make_document
+from veracity.ingest.errors import CorruptFileError, EmptySourceError
+from veracity.ingest.nodes import NodeKind
+from veracity.ingest.parsers import parse_file
+
+pypdf = pytest.importorskip("pypdf", reason="PDF parsing needs the 'pdf' extra (pypdf)")
+
+from veracity.ingest.pdf import parse_pdf  # noqa: E402
+
+CHINESE = "单点登录需要企业计划。"
+PAGES = [
+    [
+        (20, "Install Guide", 740),
+        (11, "This guide explains how to set up", 710),
+        (11, "Starship on a new machine.", 697),
+        (14, "Requirements", 660),
+        (11, "You need Python 3.11 or newer.", 640),
+        (11, "- a 64-bit system", 620),
+        (11, "- 2 GB of memory", 607),
+        (11, CHINESE, 580),
+    ],
+    [
+        (14, "Upgrade", 740),
+        (11, "Run the upgrade tool, then restart.", 720),
+    ],
+]
+
+
+@pytest.fixture
+def guide(pdf_bytes: Callable[..., bytes]) -> bytes:
+    return pdf_bytes(PAGES, cjk=[CHINESE])
+
+
+def test_nodes_carry_page_numbers_and_heading_paths(guide: bytes, consistent: Callable[..., None]) -> None:
+    parsed = parse_pdf(guide, source="guide.pdf")
+    summary = [(n.kind, n.page, n.heading_path) for n in parsed.nodes]
+    assert summary == [
+        (NodeKind.HEADING, 1, ("Install Guide",)),
+        (NodeKind.PARAGRAPH, 1, ("Install Guide",)),
+        (NodeKind.HEADING, 1, ("Install Guide", "Requirements")),
+        (NodeKind.PARAGRAPH, 1, ("Install Guide", "Requirements")),
+        (NodeKind.LIST, 1, ("Install Guide", "Requirements")),
+        (NodeKind.PARAGRAPH, 1, ("Install Guide", "Requirements")),
+        (NodeKind.HEADING, 2, ("Install Guide", "Upgrade")),
+        (NodeKind.PARAGRAPH, 2, ("Install Guide", "Upgrade")),
+    ]
+    assert parsed.nodes[1].text == "This guide explains how to set up\nStarship on a new machine."
+    assert parsed.nodes[4].text == "- a 64-bit system\n- 2 GB of memory"
+    assert parsed.title == "Install Guide"
+    assert parsed.page_at(parsed.nodes[-1].start) == 2
+    consistent(parsed)
+
+
+def test_chinese_text_survives(guide: bytes) -> None:
+    assert CHINESE in parse_pdf(guide).body
+
+
+def test_structural_chunks_of_a_pdf(guide: bytes, governance: dict[str, object]) -> None:
+    parsed = parse_pdf(guide)
+    chunks = chunk_document(make_document(governance, parsed.body), "structural")
+    assert [c.heading_path for c in chunks] == [
+        ("Install Guide",),
+        ("Install Guide", "Requirements"),
+        ("Install Guide", "Upgrade"),
+    ]
+    assert [parsed.page_at(c.start) for c in chunks] == [1, 1, 2]
+
+
+def test_parse_file_dispatches_pdf(tmp_path: Path, guide: bytes) -> None:
+    path = tmp_path / "Guide.PDF"
+    path.write_bytes(guide)
+    assert parse_file(path).fmt == "pdf"
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"%PDF-1.4\nthis is not a pdf", b"GIF89a not a pdf at all", b"%PDF-1.7\n" + bytes(range(256)) * 4],
+    ids=["garbage-after-header", "no-header", "binary-noise"],
+)
+def test_corrupt_pdf_is_a_clear_error(data: bytes) -> None:
+    with pytest.raises((CorruptFileError, EmptySourceError), match=r"broken\.pdf"):
+        parse_pdf(data, source="broken.pdf")
+
+
+def test_truncated_pdf_is_rejected(guide: bytes) -> None:
+    with pytest.raises((CorruptFileError, EmptySourceError)):
+        parse_pdf(guide[: len(guide) // 3], source="cut.pdf")
+
+
+def test_encrypted_pdf_is_rejected_with_advice(guide: bytes) -> None:
+    writer = pypdf.PdfWriter(clone_from=pypdf.PdfReader(io.BytesIO(guide)))
+    writer.encrypt(user_password="secret", owner_password="owner", algorithm="RC4-128")
+    buffer = io.BytesIO()
+    writer.write(buffer)
+    with pytest.raises(CorruptFileError, match="encrypted"):
+        parse_pdf(buffer.getvalue(), source="locked.pdf")
+
+
+def test_pdf_without_text_is_empty(pdf_bytes: Callable[..., bytes]) -> None:
+    with pytest.raises(EmptySourceError, match="OCR"):
+        parse_pdf(pdf_bytes([[]]), source="scan.pdf")

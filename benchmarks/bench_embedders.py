@@ -133,18 +133,11 @@ def load_beir(
             query_id, doc_id, score = line.rstrip("\n").split("\t")
             if int(score) > 0 and (query_id in qrels or len(qrels) < max_queries):
                 qrels.setdefault(query_id, set()).add(doc_id)
-    queries = {
-        row["_id"]: row["text"]
-        for row in read_jsonl(folder / "queries.jsonl")
-        if row["_id"] in qrels
-    }
+    queries = {row["_id"]: row["text"] for row in read_jsonl(folder / "queries.jsonl") if row["_id"] in qrels}
     corpus_path = folder / "corpus.jsonl"
     if not corpus_path.exists():
         corpus_path = folder / "corpus.jsonl.gz"
-    corpus = {
-        row["_id"]: f"{row.get('title', '')} {row['text']}".strip()
-        for row in read_jsonl(corpus_path)
-    }
+    corpus = {row["_id"]: f"{row.get('title', '')} {row['text']}".strip() for row in read_jsonl(corpus_path)}
     total = len(corpus)
     if 0 < max_docs < total:
         relevant = set().union(*qrels.values()) & corpus.keys()
@@ -180,9 +173,7 @@ def measure_quality(model_name: str, folder: Path, args: argparse.Namespace) -> 
     from veracity.embedders import make_embedder
     from veracity.index.dense import ALL, DenseIndex
 
-    corpus, queries, qrels, note = load_beir(
-        folder, args.split, args.max_queries, args.max_docs, args.seed
-    )
+    corpus, queries, qrels, note = load_beir(folder, args.split, args.max_queries, args.max_docs, args.seed)
     embedder = make_embedder(model_name)
     doc_ids = list(corpus)
     start = time.perf_counter()
@@ -231,9 +222,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--dataset", type=Path, action="append", default=[], help="BEIR folder; repeat for several"
     )
-    parser.add_argument(
-        "--split", default=None, help="qrels split (default: test, else the only one)"
-    )
+    parser.add_argument("--split", default=None, help="qrels split (default: test, else the only one)")
     parser.add_argument("--max-queries", type=int, default=300)
     parser.add_argument("--max-docs", type=int, default=0, help="0 = whole corpus")
     parser.add_argument("--seed", type=int, default=0)
@@ -251,9 +240,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     if args.threads > 0:
         pin_threads(args.threads)
-    print(
-        f"model={args.model} threads={args.threads or 'all'} cores={len(os.sched_getaffinity(0))}\n"
-    )
+    print(f"model={args.model} threads={args.threads or 'all'} cores={len(os.sched_getaffinity(0))}\n")
     if not args.no_speed:
         texts = speed_sentences(args.speed_corpus, args.speed_texts)
         row = measure_speed(args.model, texts, args.repeats)

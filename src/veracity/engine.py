@@ -75,13 +75,18 @@ class KnowledgeBase:
         *,
         reranker: Reranker | None = None,
         settings: RetrievalSettings | None = None,
+        backend: SearchBackend | None = None,
     ) -> None:
-        """Wrap ``catalog``; call :meth:`reindex` before asking."""
+        """Wrap ``catalog``; call :meth:`reindex` before asking.
+
+        ``backend`` is a persistent index to search (e.g. ``SQLiteSearchIndex``);
+        without one, :meth:`reindex` builds an in-memory ``IndexSnapshot``.
+        """
         self.catalog = catalog
         self.embedder = embedder
         self.reranker = reranker or ExplainableReranker()
         self.settings = settings or RetrievalSettings()
-        self.snapshot: SearchBackend | None = None
+        self.snapshot: SearchBackend | None = backend
 
     @classmethod
     def from_documents(
@@ -111,7 +116,15 @@ class KnowledgeBase:
         return kb
 
     def reindex(self) -> SearchBackend:
-        """Rebuild the derived index from every document in the catalog (any status)."""
+        """Rebuild the derived index from every document in the catalog (any status).
+
+        A backend with a ``sync(catalog, embedder)`` method (a persistent index)
+        is brought up to date in place instead: only new documents are embedded.
+        """
+        sync = getattr(self.snapshot, "sync", None)
+        if self.snapshot is not None and callable(sync):
+            sync(self.catalog, self.embedder)
+            return self.snapshot
         items = [(d, tuple(self.catalog.chunks(d.document_id))) for d in self.catalog.documents()]
         snapshot = IndexSnapshot.build(items, self.embedder)
         self.snapshot = snapshot

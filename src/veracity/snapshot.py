@@ -131,10 +131,11 @@ class IndexSnapshot:
             embedder_id=embedder.model_id,
         )
 
-    def _allowed(self, eligible_document_ids: Collection[str]) -> list[str]:
+    def _allowed(self, tenant: str, eligible_document_ids: Collection[str]) -> list[str]:
         return sorted(
             chunk_id
             for document_id in eligible_document_ids
+            if self.documents[document_id].tenant == tenant
             for chunk_id in self.chunks_by_document[document_id]
         )
 
@@ -143,7 +144,7 @@ class IndexSnapshot:
     ) -> list[tuple[str, float]]:
         """BM25 over the tenant's index, scoring only the eligible documents' chunks."""
         index = self.lexical.get(tenant)
-        allowed = self._allowed(eligible_document_ids)
+        allowed = self._allowed(tenant, eligible_document_ids)
         if index is None or not allowed:
             return []
         return index.search(query_tokens, k=k, allowed=allowed)
@@ -158,7 +159,7 @@ class IndexSnapshot:
         model_id: str,
     ) -> list[tuple[str, float]]:
         """Exact cosine search, scoring only the eligible documents' chunks."""
-        allowed = self._allowed(eligible_document_ids)
+        allowed = self._allowed(tenant, eligible_document_ids)
         if not allowed:
             return []
         found = self.dense.search(query_vector, k=k, allowed=allowed, model_id=model_id)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -61,7 +62,7 @@ def _ranx_scores(runs: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -
     return {ours: float(result[theirs]) for ours, theirs in RANX_METRICS.items()}
 
 
-def _check_against_ranx(dataset_name: str, split: str, tmp_path: Path) -> dict[str, object]:
+def _check_against_ranx(dataset_name: str, split: str, tmp_path: Path) -> dict[str, Any]:
     assert DATASETS is not None
     full = load_beir(DATASETS / dataset_name, split)
     sliced = subset(full, list(full.queries)[:30], 300, seed=1)

@@ -14,7 +14,14 @@ from veracity.store.sqlite import SQLiteStore, connect
 
 from .conftest import make_chunks, make_doc
 
-NAMES = ["0001_documents", "0002_chunks", "0003_roles"]
+NAMES = [
+    "0001_documents",
+    "0002_chunks",
+    "0003_roles",
+    "0004_index_documents",
+    "0005_index_meta",
+    "0006_index_filter_cover",
+]
 
 
 def test_fresh_database_records_named_migrations(tmp_path: Path) -> None:

@@ -189,25 +189,43 @@ def _dataset_name(root: Path) -> str:
     return root.name
 
 
-def subset(dataset: BeirDataset, query_ids: list[str], extra_docs: int, *, seed: int = 0) -> BeirDataset:
-    """A smaller dataset: the given queries, every document they judge, plus ``extra_docs`` others.
+def restrict(dataset: BeirDataset, doc_ids: set[str], query_ids: list[str], *, name: str) -> BeirDataset:
+    """``dataset`` cut to ``doc_ids`` and ``query_ids`` (queries keep only judgments inside ``doc_ids``).
 
-    The other documents are a seeded random sample (``random.Random(seed)``) of
-    the rest of the corpus, so the slice is the same on every run.
+    Queries left with no relevant document are dropped.
+    """
+    qrels = {q: {d: g for d, g in dataset.qrels[q].items() if d in doc_ids} for q in query_ids}
+    qrels = {q: judged for q, judged in qrels.items() if judged}
+    return BeirDataset(
+        name=name,
+        split=dataset.split,
+        corpus={d: t for d, t in dataset.corpus.items() if d in doc_ids},
+        titles={d: t for d, t in dataset.titles.items() if d in doc_ids},
+        texts={d: t for d, t in dataset.texts.items() if d in doc_ids},
+        queries={q: dataset.queries[q] for q in qrels},
+        qrels=qrels,
+    )
+
+
+def subset(
+    dataset: BeirDataset,
+    query_ids: list[str],
+    extra_docs: int,
+    *,
+    seed: int = 0,
+    keep_docs: set[str] | frozenset[str] = frozenset(),
+) -> BeirDataset:
+    """A smaller dataset: the given queries, every document they judge, ``keep_docs``, plus others.
+
+    ``extra_docs`` other documents are a seeded random sample
+    (``random.Random(seed)``) of the rest of the corpus, so the slice is the
+    same on every run.
     """
     import random
 
     keep_queries = [q for q in query_ids if q in dataset.queries]
-    judged = {d for q in keep_queries for d in dataset.qrels[q]}
+    judged = {d for q in keep_queries for d in dataset.qrels[q]} | (set(keep_docs) & dataset.corpus.keys())
     others = sorted(dataset.corpus.keys() - judged)
     random.Random(seed).shuffle(others)
     docs = judged | set(others[: max(0, extra_docs)])
-    return BeirDataset(
-        name=f"{dataset.name}[{len(keep_queries)}q/{len(docs)}d]",
-        split=dataset.split,
-        corpus={d: t for d, t in dataset.corpus.items() if d in docs},
-        titles={d: t for d, t in dataset.titles.items() if d in docs},
-        texts={d: t for d, t in dataset.texts.items() if d in docs},
-        queries={q: dataset.queries[q] for q in keep_queries},
-        qrels={q: dataset.qrels[q] for q in keep_queries},
-    )
+    return restrict(dataset, docs, keep_queries, name=f"{dataset.name}[{len(keep_queries)}q/{len(docs)}d]")

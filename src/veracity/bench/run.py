@@ -72,7 +72,7 @@ def tune(
             indexes,
             tuning.queries,
             vectors,
-            bm25_params=(chosen["k1"], chosen["b"]),
+            bm25_params=(float(chosen["k1"] or 0.0), float(chosen["b"] or 0.0)),
             weights=PartWeights(),
             channels=("hybrid",),
             settings=settings,
@@ -112,7 +112,8 @@ def run_benchmark(
             tuning, analyzer_name, analyzer, embedder, settings, indexes if same else None
         )
         if settings.bm25 is None:
-            bm25_params = tuple(report["tuning"]["bm25"]["chosen"])  # type: ignore[assignment]
+            k1, b = report["tuning"]["bm25"]["chosen"]
+            bm25_params = (float(k1), float(b))
         if settings.rerank is None and "rerank" in report["tuning"]:
             w = report["tuning"]["rerank"]["weights"]
             weights = PartWeights(**w)

@@ -29,9 +29,9 @@ from ..questions import SubQuestion, split_subquestions
 from ..rerank import RerankWeights, coverage
 
 PARTS = ("coverage", "fusion", "semantic", "lexical")
-COVERAGE_GRID = (0.0, 0.1, 0.2, 0.4, 0.8)
-SEMANTIC_GRID = (0.0, 0.2, 0.4, 0.8, 1.6, 3.2)
-LEXICAL_GRID = (0.0, 0.25, 0.5, 1.0, 2.0)
+COVERAGE_GRID = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8)
+SEMANTIC_GRID = (0.0, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4)
+LEXICAL_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
 FUSION_GRID = (1.0, 0.0)
 _ENGINE = RerankWeights()
 

@@ -68,9 +68,7 @@ class Store(Protocol):
         """The stored document, with its current status; ``NotFoundError`` if absent."""
         ...
 
-    def find_documents(
-        self, tenant: str | None = None, source_id: str | None = None
-    ) -> list[Document]:
+    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
         """Every stored document matching both filters (``None`` matches all).
 
         Sorted by ``source_id``, then by the order revisions of that source were
@@ -86,9 +84,7 @@ class Store(Protocol):
         """One chunk by id; ``NotFoundError`` if absent."""
         ...
 
-    def set_status(
-        self, document_id: str, new_status: Status, expected_catalog_revision: int
-    ) -> int:
+    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
         """Compare-and-set the status; return the catalog revision after the call.
 
         If the stored catalog revision differs from ``expected_catalog_revision``,
@@ -173,8 +169,7 @@ def check_put(document: Document, chunks: Sequence[Chunk]) -> None:
             )
         if chunk.document_digest != document.content_digest:
             raise ValidationError(
-                f"{where} was cut from content {chunk.document_digest!r}, "
-                f"not {document.content_digest!r}",
+                f"{where} was cut from content {chunk.document_digest!r}, not {document.content_digest!r}",
                 document=document.source_id,
                 field="document_digest",
             )
@@ -193,9 +188,7 @@ def check_put(document: Document, chunks: Sequence[Chunk]) -> None:
                 field="ordinal",
             )
         if chunk.chunk_id in chunk_ids:
-            raise ValidationError(
-                f"{where} appears twice", document=document.source_id, field="chunk_id"
-            )
+            raise ValidationError(f"{where} appears twice", document=document.source_id, field="chunk_id")
         ordinals.add(chunk.ordinal)
         chunk_ids.add(chunk.chunk_id)
 
@@ -243,9 +236,7 @@ def iter_unique(roles: frozenset[str] | set[str] | Sequence[str], *, tenant: str
     if not isinstance(tenant, str) or not tenant.strip():
         raise ValidationError(f"roles need a tenant, got {tenant!r}", field="tenant")
     if isinstance(roles, str):
-        raise ValidationError(
-            f"roles must be a collection of names, got the string {roles!r}", field="roles"
-        )
+        raise ValidationError(f"roles must be a collection of names, got the string {roles!r}", field="roles")
     names = set()
     for role in roles:
         if not isinstance(role, str) or not role.strip():

@@ -69,9 +69,7 @@ def document_to_json(document: Document) -> str:
             "version_min": document.version_min,
             "version_max": document.version_max,
             "valid_from": moment_text(document.valid_from),
-            "valid_until": (
-                moment_text(document.valid_until) if document.valid_until is not None else None
-            ),
+            "valid_until": (moment_text(document.valid_until) if document.valid_until is not None else None),
             "status": Status(document.status).value,
             "visibility": Visibility(document.visibility).value,
             "allowed_roles": list(document.allowed_roles),
@@ -97,9 +95,7 @@ def document_from_json(text: str) -> Document:
         version_min=raw["version_min"],
         version_max=raw["version_max"],
         valid_from=datetime.fromisoformat(raw["valid_from"]),
-        valid_until=(
-            datetime.fromisoformat(raw["valid_until"]) if raw["valid_until"] is not None else None
-        ),
+        valid_until=(datetime.fromisoformat(raw["valid_until"]) if raw["valid_until"] is not None else None),
         status=Status(raw["status"]),
         visibility=Visibility(raw["visibility"]),
         allowed_roles=tuple(raw["allowed_roles"]),

@@ -53,9 +53,7 @@ class InMemoryStore:
         with self._lock:
             return self._row(document_id).document
 
-    def find_documents(
-        self, tenant: str | None = None, source_id: str | None = None
-    ) -> list[Document]:
+    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
         """See :meth:`veracity.store.Store.find_documents`."""
         with self._lock:
             rows = [
@@ -82,9 +80,7 @@ class InMemoryStore:
             except KeyError:
                 raise NotFoundError(f"no chunk {chunk_id!r} in the catalog") from None
 
-    def set_status(
-        self, document_id: str, new_status: Status, expected_catalog_revision: int
-    ) -> int:
+    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
         """See :meth:`veracity.store.Store.set_status`."""
         new_status = Status(new_status)
         with self._lock:

@@ -121,9 +121,7 @@ class SQLiteStore:
             raise NotFoundError(f"no document {document_id!r} in the catalog")
         return found[0]
 
-    def find_documents(
-        self, tenant: str | None = None, source_id: str | None = None
-    ) -> list[Document]:
+    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
         """See :meth:`veracity.store.Store.find_documents`."""
         conditions: list[str] = []
         params: list[str] = []
@@ -156,9 +154,7 @@ class SQLiteStore:
             raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
         return _chunk(row)
 
-    def set_status(
-        self, document_id: str, new_status: Status, expected_catalog_revision: int
-    ) -> int:
+    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
         """See :meth:`veracity.store.Store.set_status`."""
         new_status = Status(new_status)
         with self.transaction():
@@ -209,9 +205,7 @@ class SQLiteStore:
     def roles(self, tenant: str) -> frozenset[str]:
         """See :meth:`veracity.store.Store.roles`."""
         with self._read():
-            rows = self._conn.execute(
-                "SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,)
-            ).fetchall()
+            rows = self._conn.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,)).fetchall()
         return frozenset(str(row[0]) for row in rows)
 
     # -- internals -----------------------------------------------------------
@@ -269,9 +263,7 @@ class SQLiteStore:
             facts.setdefault(document_id, []).append(
                 FactAnnotation(fact_id=fact_id, quote=quote, stance=stance)
             )
-        return [
-            _document(row, roles.get(str(row[0]), []), facts.get(str(row[0]), [])) for row in rows
-        ]
+        return [_document(row, roles.get(str(row[0]), []), facts.get(str(row[0]), [])) for row in rows]
 
     def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
         """Validate a put; ``False`` when it is an identical re-put (nothing to do)."""

@@ -1,0 +1,303 @@
+"""Governance-filtered hybrid retrieval over a persistent SQLite knowledge base, and ingest rates.
+
+What it does (seeded, see ``synthetic_kb.py``):
+
+1. writes ``--chunks`` worth of synthetic Markdown (several tenants, governance
+   metadata so a public principal asking about 3.2 sees ~30-60% of a tenant);
+2. **ingest rate without embedding**: ``ingest_markdown`` into a lexical-only
+   knowledge base (parse + chunk + catalog + tokenize + FTS5), chunks/s;
+3. **query index**: ingests the same files with random unit vectors (512 dims,
+   no model: 100k texts are NOT embedded; see ``RandomEmbedder``), which also
+   gives the rate with the vec0 insert; builds the in-memory ``IndexSnapshot``
+   over the same documents and vectors as the peer;
+4. **filtered hybrid query**: eligibility (SQL filter on the index, and the
+   pipeline's Python filter for comparison; both must agree), then BM25 top-30
+   + dense top-30 + RRF, no rerank; query vectors are precomputed (query
+   embedding excluded, reported apart in 6). Same queries, same eligible sets,
+   on both backends, in the same run; p50/p95 wall and CPU milliseconds;
+5. dense-only through vec0 KNN (``DenseMode.SQL``) and the fetch-vs-KNN crossover;
+6. **embedding rate** of the real ``use`` model on 500 corpus texts, apart.
+
+    python benchmarks/bench_hybrid_100k.py --chunks 100000 --queries 300
+
+Prints measured numbers only. The machine may be shared: load averages are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from synthetic_kb import RandomEmbedder, write_corpus
+
+from veracity.catalog import Catalog
+from veracity.contracts import Principal, Query
+from veracity.engine import KnowledgeBase
+from veracity.fusion import reciprocal_rank_fusion
+from veracity.kb_ingest import ingest_markdown
+from veracity.retrieve import eligible_set
+from veracity.snapshot import IndexSnapshot, index_text
+from veracity.store.search_index import DenseMode, SQLiteSearchIndex
+from veracity.store.sqlite import SQLiteStore
+from veracity.text import _segment_cjk, tokenize
+
+K = 30
+AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
+VERSION = "3.2"
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def stats(samples_ms: list[float]) -> str:
+    ordered = sorted(samples_ms)
+    p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return f"p50 {statistics.median(ordered):7.2f} ms  p95 {p95:7.2f} ms"
+
+
+def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float, float]:
+    """``function(*args, **kwargs)`` with its wall and CPU milliseconds."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = function(*args, **kwargs)
+    return result, (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
+
+
+def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None):
+    store = SQLiteStore(path)
+    index = SQLiteSearchIndex(store)
+    kb = KnowledgeBase(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
+    start, cpu = time.perf_counter(), time.process_time()
+    report = ingest_markdown(kb, [folder])
+    return kb, report, time.perf_counter() - start, time.process_time() - cpu
+
+
+def print_ingest(label: str, report, seconds: float, cpu: float) -> None:
+    s = report.seconds
+    parts = " · ".join(f"{k} {v:.1f}s" for k, v in s.items())
+    print(
+        f"{label}: {report.chunks_added} chunks in {seconds:.1f} s wall"
+        f" = {report.chunks_added / seconds:,.0f} chunks/s"
+    )
+    print(f"    stages (wall): {parts}")
+    print(f"    process CPU time {cpu:.1f} s = {report.chunks_added / cpu:,.0f} chunks per CPU-second")
+
+
+def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generator):
+    """(principal, tokens, query vector) triples: terms of a random chunk, vector near that chunk's."""
+    connection = kb.catalog.store.connection
+    rows = connection.execute(
+        "SELECT c.record, d.tenant FROM index_chunks c JOIN index_documents d USING (doc_key)"
+    )
+    by_tenant: dict[str, list[str]] = {}
+    for record, tenant in rows:
+        by_tenant.setdefault(tenant, []).append(record)
+    embedder = RandomEmbedder()
+    from veracity.store.index_records import chunk_from_json
+
+    queries = []
+    for i in range(n):
+        tenant = f"tenant-{i % tenants}"
+        chunk = chunk_from_json(by_tenant[tenant][int(rng.integers(len(by_tenant[tenant])))])
+        terms = list(dict.fromkeys(tokenize(chunk.text)))
+        picked = [
+            terms[j]
+            for j in rng.choice(len(terms), size=min(len(terms), int(rng.integers(3, 7))), replace=False)
+        ]
+        vector = (
+            embedder.embed_batch([index_text(chunk)])[0] + rng.standard_normal(512).astype(np.float32) * 0.03
+        )
+        vector /= np.linalg.norm(vector)
+        role = "public" if i % 3 else "support"
+        queries.append((Principal.of(tenant, role), tokenize(" ".join(picked)), vector.astype(np.float32)))
+    return queries
+
+
+def hybrid(backend, principal: Principal, tokens, vector, eligible, model_id: str, parts=None):
+    """BM25 top-K + dense top-K + RRF; appends the two channels' wall ms to ``parts`` if given."""
+    start = time.perf_counter()
+    lexical = backend.lexical_search(principal.tenant, tokens, k=K, eligible_document_ids=eligible)
+    middle = time.perf_counter()
+    dense = backend.dense_search(
+        principal.tenant, vector, k=K, eligible_document_ids=eligible, model_id=model_id
+    )
+    if parts is not None:
+        parts.append(((middle - start) * 1000, (time.perf_counter() - middle) * 1000))
+    return reciprocal_rank_fusion({"bm25": [c for c, _ in lexical], "dense": [c for c, _ in dense]})
+
+
+def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id: str) -> None:
+    index: SQLiteSearchIndex = kb.snapshot  # type: ignore[assignment]
+    roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
+    for principal in {p for p, _, _ in queries}:  # first query per tenant loads its arrays and matrix
+        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        _, wall, _ = timed(hybrid, index, principal, ["x"], queries[0][2], eligible, model_id)
+        print(f"  cold load {principal.tenant}/{sorted(principal.roles)[0]}: {wall:.0f} ms")
+    t = {name: [] for name in ("sql_filter", "py_filter", "sqlite", "sqlite_cpu", "snapshot", "snapshot_cpu",
+                               "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense")}  # fmt: skip
+    fractions = []
+    same_top = 0
+    tenant_docs: dict[str, int] = {}
+    for document in snapshot.documents.values():
+        tenant_docs[document.tenant] = tenant_docs.get(document.tenant, 0) + 1
+    for principal, tokens, vector in queries:
+        known = roles[principal.tenant]
+        eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
+        t["sql_filter"].append(wall)
+        query = Query("", principal, VERSION, AS_OF)
+        (python_eligible, _, _), wall, _ = timed(eligible_set, query, snapshot, known)
+        t["py_filter"].append(wall)
+        assert python_eligible == eligible, "SQL and Python governance filters disagree"
+        fractions.append(len(eligible) / tenant_docs[principal.tenant])
+        eligible = frozenset(eligible)
+        parts: list[tuple[float, float]] = []
+        a, wall, cpu = timed(hybrid, index, principal, tokens, vector, eligible, model_id, parts)
+        t["sqlite"].append(wall)
+        t["sqlite_cpu"].append(cpu)
+        b, wall, cpu = timed(hybrid, snapshot, principal, tokens, vector, eligible, model_id, parts)
+        t["snapshot"].append(wall)
+        t["snapshot_cpu"].append(cpu)
+        same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
+        for name, (lexical_ms, dense_ms) in zip(("sqlite", "snap"), parts, strict=True):
+            t[f"{name}_lex"].append(lexical_ms)
+            t[f"{name}_dense"].append(dense_ms)
+    n = len(queries)
+    print(
+        f"  eligible share of the tenant's documents: min {min(fractions):.0%} median "
+        f"{statistics.median(fractions):.0%} max {max(fractions):.0%}; identical fused top-10: {same_top}/{n}"
+    )
+    print(f"  governance filter, SQL on index      : {stats(t['sql_filter'])}")
+    print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}")
+    print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
+    print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
+    print(f"    SQLite   bm25 {stats(t['sqlite_lex'])} · dense {stats(t['sqlite_dense'])}")
+    print(f"    snapshot bm25 {stats(t['snap_lex'])} · dense {stats(t['snap_dense'])}")
+    info = index.cache_info()
+    hits, reads = info["postings_hits"], info["postings_reads"]
+    print(
+        f"    SQLite postings cache: {hits}/{hits + reads} term lookups served from memory, "
+        f"{info['postings_entries']:,} postings held; resident matrices {info['matrices_loaded']}"
+    )
+    ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
+    print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
+
+
+def bench_sql_dense(kb: KnowledgeBase, queries, model_id: str, n: int) -> None:
+    index = SQLiteSearchIndex(kb.catalog.store, dense_mode=DenseMode.SQL)
+    roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
+    for threshold, label in ((0, "vec0 KNN"),):
+        index.sql_exact_max = threshold
+        samples = []
+        for principal, _, vector in queries[:n]:
+            eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+            _, wall, _ = timed(
+                index.dense_search,
+                principal.tenant,
+                vector,
+                k=K,
+                eligible_document_ids=eligible,
+                model_id=model_id,
+            )
+            samples.append(wall)
+        print(f"  dense via {label} (tenant partition + doc_key IN): {stats(samples)}  [{n} queries]")
+    principal, _, vector = queries[0]
+    all_eligible = sorted(index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant]))
+    for docs in (10, 50, 150, 400):
+        subset = set(all_eligible[:docs])
+        chunks = sum(len(index.chunks_by_document[d]) for d in subset)
+        row = []
+        for threshold in (10**9, 0):
+            index.sql_exact_max = threshold
+            walls = [
+                timed(
+                    index.dense_search,
+                    principal.tenant,
+                    vector,
+                    k=K,
+                    eligible_document_ids=subset,
+                    model_id=model_id,
+                )[1]
+                for _ in range(3)
+            ]
+            row.append(f"{index.last_dense_plan} {statistics.median(walls):7.1f} ms")
+        print(f"  crossover, {chunks:5d} eligible chunks: " + " | ".join(row))
+
+
+def bench_embedding(texts: list[str]) -> None:
+    from veracity.embedders import make_embedder
+
+    embedder = make_embedder("use")
+    _, load_ms, _ = timed(embedder.embed_batch, ["warm up"])
+    start = time.perf_counter()
+    for i in range(0, len(texts), 64):
+        embedder.embed_batch(texts[i : i + 64])
+    seconds = time.perf_counter() - start
+    print(f"embedding ({embedder.model_id}, {len(texts)} chunk texts, batches of 64): "
+          f"{len(texts) / seconds:,.0f} texts/s  (model load {load_ms / 1000:.1f} s, apart)")  # fmt: skip
+    one = [timed(embedder.embed_batch, [t], kind="query")[1] for t in texts[:50]]
+    print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks (default 100000)")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
+    print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")
+    per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
+    folder = work / "corpus"
+    start = time.perf_counter()
+    files = write_corpus(folder, int(args.chunks / per_doc) + 1, args.tenants, args.seed)
+    print(
+        f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
+        f" written in {time.perf_counter() - start:.1f} s"
+    )
+
+    lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
+    print_ingest("ingest without embedding (parse + chunk + catalog + tokenize + FTS5)", report, seconds, cpu)
+    lexical_kb.catalog.store.close()
+    embedder = RandomEmbedder()
+    _segment_cjk.cache_clear()  # no head start from the first ingest's tokenizer cache
+    kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
+    print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
+    print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
+
+    start = time.perf_counter()
+    reopened = SQLiteSearchIndex(SQLiteStore(work / "hybrid.sqlite"))
+    print(
+        f"reopen: {1000 * (time.perf_counter() - start):.0f} ms,"
+        f" {reopened.stats().chunks} chunks, nothing embedded"
+    )
+    items = [(d, tuple(kb.catalog.chunks(d.document_id))) for d in kb.catalog.documents()]
+    start = time.perf_counter()
+    snapshot = IndexSnapshot.build(items, embedder)  # type: ignore[arg-type]
+    print(f"in-memory IndexSnapshot build (peer): {time.perf_counter() - start:.1f} s")
+
+    queries = make_queries(kb, args.tenants, args.queries, np.random.default_rng(args.seed))
+    print(f"filtered hybrid query, {len(queries)} queries, k={K}, RRF, no rerank, query vectors precomputed:")
+    bench_queries(kb, snapshot, queries, embedder.model_id)
+    print(f"dense in SQL (DenseMode.SQL), load average {load()}:")
+    bench_sql_dense(kb, queries, embedder.model_id, 20)
+    if not args.no_embedding:
+        texts = [index_text(c) for _, chunks in items[:200] for c in chunks][:500]
+        bench_embedding(texts)
+    print(f"load average at the end: {load()}")
+
+
+if __name__ == "__main__":
+    main()

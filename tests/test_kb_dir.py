@@ -14,7 +14,7 @@ from veracity.embedders import FakeEmbedder
 from veracity.errors import ConfigError, EmbedderMismatchError, IndexError_
 from veracity.fixtures import tenant_config
 from veracity.kb import CATALOG_FILE, MANIFEST_FILE, create_kb, init_demo_kb, open_kb, read_manifest
-from veracity.kb_ingest import ingest_markdown
+from veracity.kb_ingest import ingest_paths
 from veracity.store.search_index import SQLiteSearchIndex
 
 FIXTURES = Path(__file__).parents[1] / "src" / "veracity" / "fixtures" / "starship"
@@ -66,10 +66,10 @@ def ask(kb, question: str = "config.max_retries 默认是多少"):
 def test_ingest_then_reopen_answers_without_re_embedding(tmp_path, docs) -> None:
     embedder = CountingEmbedder()
     kb = create_kb(tmp_path / "kb", embedder)
-    report = ingest_markdown(kb, [docs])
+    report = ingest_paths(kb, [docs])
     assert sorted(report.added) == ["install", "upgrade"]
     assert [source for source, _ in report.rejected] == ["broken.md"]
-    assert "revision" in report.rejected[0][1]
+    assert "required field is missing" in report.rejected[0][1]
     assert report.roles_defined == (("acme", ("public", "support")),)
     assert embedder.texts == report.chunks_added == report.index.embedded_chunks > 0
     assert ask(kb).status is AnswerStatus.ANSWER
@@ -81,7 +81,7 @@ def test_ingest_then_reopen_answers_without_re_embedding(tmp_path, docs) -> None
     answer = ask(reopened)
     assert answer.status is AnswerStatus.ANSWER and again.texts == 0
     assert "install" in {c.source_id for c in answer.citations}
-    second = ingest_markdown(reopened, [docs])  # idempotent: nothing new, nothing embedded
+    second = ingest_paths(reopened, [docs])  # idempotent: nothing new, nothing embedded
     assert second.added == () and sorted(second.unchanged) == ["install", "upgrade"]
     assert again.texts == 0 and second.index.embedded_chunks == 0
 
@@ -89,12 +89,12 @@ def test_ingest_then_reopen_answers_without_re_embedding(tmp_path, docs) -> None
 def test_new_revision_supersedes_and_only_it_is_embedded(tmp_path, docs) -> None:
     embedder = CountingEmbedder()
     kb = create_kb(tmp_path / "kb", embedder)
-    ingest_markdown(kb, [docs])
+    ingest_paths(kb, [docs])
     before = embedder.texts
     (docs / "upgrade.md").write_text(
         page("upgrade", "# 升级\n\n使用 --to 3.3 参数升级。", revision="2"), "utf-8"
     )
-    report = ingest_markdown(kb, [docs])
+    report = ingest_paths(kb, [docs])
     assert report.revised == ("upgrade",) and report.added == ()
     statuses = {d.revision: d.status for d in kb.catalog.documents() if d.source_id == "upgrade"}
     assert statuses == {"1": Status.RETIRED, "2": Status.ACTIVE}
@@ -109,7 +109,7 @@ def test_tenant_option_fills_missing_tenants_and_rejects_others(tmp_path) -> Non
     (folder / "a.md").write_text(page("a", "# A\n\n内容甲。", tenant=None), "utf-8")
     (folder / "b.md").write_text(page("b", "# B\n\n内容乙。", tenant="other"), "utf-8")
     kb = create_kb(tmp_path / "kb", FakeEmbedder())
-    report = ingest_markdown(kb, [folder], tenant="acme", roles=["public"])
+    report = ingest_paths(kb, [folder], tenant="acme", roles=["public"])
     assert report.added == ("a",)
     assert report.rejected[0][0] == "b.md" and "acme" in report.rejected[0][1]
     assert kb.catalog.roles("acme") == frozenset({"public"})

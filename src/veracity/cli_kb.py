@@ -44,6 +44,19 @@ def _library_errors() -> Iterator[None]:
     default=None,
     help="Dense model of a new knowledge base (default use); an existing one keeps its own.",
 )
+@click.option(
+    "--metadata",
+    "metadata_file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="YAML/JSON file mapping paths or globs to governance metadata.",
+)
+@click.option(
+    "--max-bytes",
+    type=int,
+    default=50_000_000,
+    show_default=True,
+    help="Reject files larger than this before reading them.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 def ingest_command(
     paths: tuple[Path, ...],
@@ -51,22 +64,36 @@ def ingest_command(
     tenant: str | None,
     roles: str | None,
     embedder: str | None,
+    metadata_file: Path | None,
+    max_bytes: int,
     progress: bool,
 ) -> None:
-    """Ingest Markdown files or folders (YAML front matter) into a knowledge base.
+    """Ingest files or folders into a knowledge base: Markdown, text, HTML, PDF, DOCX.
+
+    Governance metadata comes from front matter (Markdown, HTML meta tags), a
+    sidecar NAME.meta.yaml, or --metadata; a file missing a required field is
+    rejected with the field named. PDF and DOCX need the 'pdf' / 'docx' extras.
 
     Idempotent: documents already in the catalog are left alone and nothing
     is embedded again. Prints what was added, revised, unchanged and rejected.
     """
     from .embedders import make_embedder
     from .kb import open_or_create_kb, write_manifest
-    from .kb_ingest import ingest_markdown
+    from .kb_ingest import ingest_paths
 
     role_list = [r.strip() for r in (roles or "").split(",") if r.strip()]
     with _library_errors():
         kb = open_or_create_kb(kb_dir, make_embedder(embedder) if embedder else None)
         with _progress_bar(progress) as callback:
-            report = ingest_markdown(kb, list(paths), tenant=tenant, roles=role_list, progress=callback)
+            report = ingest_paths(
+                kb,
+                list(paths),
+                tenant=tenant,
+                roles=role_list,
+                metadata_file=metadata_file,
+                max_bytes=max_bytes,
+                progress=callback,
+            )
         write_manifest(kb_dir, kb)
     _print_ingest(report, kb_dir)
     if report.rejected:

@@ -27,12 +27,14 @@ import yaml
 from .contracts import Status
 from .engine import KnowledgeBase, chunk_for_index
 from .errors import NotFoundError, ValidationError, VeracityError
-from .ingest.markdown import load_markdown_text
+from .ingest.batch import load_source
+from .ingest.metadata import MetadataMap
+from .ingest.parsers import DEFAULT_MAX_BYTES, FORMATS
 from .store.search_index import SQLiteSearchIndex, SyncReport
 
-__all__ = ["IngestReport", "collect_markdown", "ingest_markdown"]
+__all__ = ["IngestReport", "collect_sources", "ingest_paths"]
 
-MARKDOWN_SUFFIXES = (".md", ".markdown")
+SOURCE_SUFFIXES = tuple(sorted(FORMATS))
 FILES_PER_TRANSACTION = 256
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)`` with stage ``parse`` (files) or ``index`` (chunks)."""
@@ -58,7 +60,7 @@ class IngestReport:
         return self.chunks_added / spent if spent > 0 else 0.0
 
 
-def collect_markdown(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[tuple[str, Path]], list[Path]]:
+def collect_sources(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[tuple[str, Path]], list[Path]]:
     """``(source name, file)`` of every Markdown file under ``paths`` (sorted), and tenant.yaml files.
 
     Folders are searched recursively; the source name is the path relative to
@@ -70,7 +72,9 @@ def collect_markdown(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[tupl
         path = Path(raw)
         if path.is_dir():
             for file in sorted(path.rglob("*")):
-                if file.is_file() and file.suffix.lower() in MARKDOWN_SUFFIXES:
+                if file.name.startswith("."):
+                    continue
+                if file.is_file() and file.suffix.lower() in SOURCE_SUFFIXES:
                     files.append((file.relative_to(path).as_posix(), file))
                 elif file.is_file() and file.name == "tenant.yaml":
                     tenant_files.append(file)
@@ -92,12 +96,14 @@ def _tenant_roles(file: Path) -> tuple[str, list[str]]:
     return tenant, [str(role) for role in roles]
 
 
-def ingest_markdown(
+def ingest_paths(
     kb: KnowledgeBase,
     paths: Sequence[str | os.PathLike[str]],
     *,
     tenant: str | None = None,
     roles: Sequence[str] = (),
+    metadata_file: str | os.PathLike[str] | None = None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Progress | None = None,
 ) -> IngestReport:
     """Ingest Markdown files and folders into ``kb``'s catalog and index; see the module docstring.
@@ -106,7 +112,7 @@ def ingest_markdown(
     another tenant is rejected. ``roles`` are added to that tenant.
     """
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
-    files, tenant_files = collect_markdown(paths)
+    files, tenant_files = collect_sources(paths)
     role_updates: dict[str, set[str]] = {}
     for file in tenant_files:
         name, listed = _tenant_roles(file)
@@ -118,12 +124,13 @@ def ingest_markdown(
     outcomes: dict[str, list[str]] = {"added": [], "revised": [], "unchanged": []}
     rejected: list[tuple[str, str]] = []
     chunks_added = 0
-    defaults = {"tenant": tenant} if tenant else None
+    mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
+    options = {"tenant": tenant, "mapping": mapping, "max_bytes": max_bytes}
     for first in range(0, len(files), FILES_PER_TRANSACTION):
         with kb.catalog.store.transaction():  # one commit per batch; a rejected file rolls back alone
             for done, (source, file) in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
                 try:
-                    kind, name, count = _ingest_file(kb, source, file, tenant, defaults, seconds)
+                    kind, name, count = _ingest_file(kb, source, file, options, seconds)
                     outcomes[kind].append(name)
                     chunks_added += count
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
@@ -156,21 +163,14 @@ def _ingest_file(
     kb: KnowledgeBase,
     source: str,
     file: Path,
-    tenant: str | None,
-    defaults: dict[str, Any] | None,
+    options: dict[str, Any],
     seconds: dict[str, float],
 ) -> tuple[str, str, int]:
-    """Ingest one file: ``(outcome, source id, chunks added)``; raises on a rejected file."""
+    """Ingest one file (any supported format): ``(outcome, source id, chunks added)``; raises if rejected."""
     catalog = kb.catalog
     start = time.perf_counter()
     try:
-        document = load_markdown_text(file.read_text(encoding="utf-8"), source=source, defaults=defaults)
-        if tenant and document.tenant != tenant:
-            raise ValidationError(
-                f"front matter names tenant {document.tenant!r}, not --tenant {tenant!r}",
-                document=document.source_id,
-                field="tenant",
-            )
+        document, _ = load_source(file, relative=source, **options)
     finally:
         seconds["parse"] += time.perf_counter() - start
     revisions = catalog.store.find_documents(source_id=document.source_id)

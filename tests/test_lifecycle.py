@@ -68,3 +68,33 @@ def test_deleted_document_is_gone_from_every_table_and_every_query(kb_dir, confi
     assert doomed.document_id.encode() not in raw
     assert phrase.encode() not in raw
     assert status_report(kb, kb_dir)["index"]["documents"] == 17
+
+
+def test_ingestion_ledger_records_states_and_quarantine(tmp_path) -> None:
+    from veracity.ingest.ledger import history
+    from veracity.kb import create_kb
+    from veracity.kb_ingest import ingest_paths
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    head = "---\nid: {id}\nrevision: '1'\ntitle: T\ntenant: acme\nvalid_from: 2026-01-01\nstatus: {status}\n"
+    tail = "visibility: public\ntrust: official\n---\n\n正文内容。"
+    (docs / "good.md").write_text(head.format(id="good", status="active") + tail, "utf-8")
+    (docs / "bad.md").write_text(head.format(id="bad", status="gone") + tail, "utf-8")
+    kb = create_kb(tmp_path / "kb", FakeEmbedder())
+    ingest_paths(kb, [docs], roles=["public"], tenant="acme")
+    connection = kb.catalog.store.connection
+    assert [step["state"] for step in history(connection, "good.md")] == [
+        "discovered", "parsed", "chunked", "embedded", "indexed", "active",
+    ]  # fmt: skip
+    assert [step["state"] for step in history(connection, "bad.md")] == ["discovered", "failed"]
+    report = status_report(kb, tmp_path / "kb")
+    assert report["ingestion"] == {"active": 1, "failed": 1}
+    assert [q["source"] for q in report["quarantine"]] == ["bad.md"]
+    assert "status" in report["quarantine"][0]["reason"]
+
+    (docs / "bad.md").write_text(head.format(id="bad", status="active") + tail, "utf-8")
+    ingest_paths(kb, [docs], tenant="acme")
+    report = status_report(kb, tmp_path / "kb")
+    assert report["quarantine"] == []
+    assert report["ingestion"] == {"active": 1, "unchanged": 1}

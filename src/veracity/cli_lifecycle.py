@@ -91,6 +91,11 @@ def status_command(kb_dir: Path, as_json: bool) -> None:
     click.echo(
         f"index: {index['documents']} documents, {index['chunks']} chunks, generation {index['generation']}"
     )
+    if report["ingestion"]:
+        states = ", ".join(f"{n} {state}" for state, n in report["ingestion"].items())
+        click.echo(f"ingestion (latest state per file): {states}")
+    for item in report["quarantine"]:
+        click.echo(f"quarantined {item['source']}: {item['reason']}")
     embedding = report["manifest"]["embedding"] or {}
     click.echo(f"model: {embedding.get('model_id')} ({embedding.get('dim')} dims)")
 

@@ -28,9 +28,11 @@ from .contracts import Status
 from .engine import KnowledgeBase, chunk_for_index
 from .errors import NotFoundError, ValidationError, VeracityError
 from .ingest.batch import load_source
+from .ingest.ledger import Ledger
 from .ingest.metadata import MetadataMap
 from .ingest.parsers import DEFAULT_MAX_BYTES, FORMATS
 from .store.search_index import SQLiteSearchIndex, SyncReport
+from .store.sqlite import SQLiteStore
 
 __all__ = ["IngestReport", "collect_sources", "ingest_paths"]
 
@@ -126,15 +128,21 @@ def ingest_paths(
     chunks_added = 0
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
     options = {"tenant": tenant, "mapping": mapping, "max_bytes": max_bytes}
+    ledger = _ledger(kb)
+    pending: list[tuple[str, str, str]] = []
     for first in range(0, len(files), FILES_PER_TRANSACTION):
         with kb.catalog.store.transaction():  # one commit per batch; a rejected file rolls back alone
             for done, (source, file) in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
+                ledger.step(source, "discovered")
                 try:
-                    kind, name, count = _ingest_file(kb, source, file, options, seconds)
+                    kind, name, document_id, count = _ingest_file(kb, source, file, options, seconds, ledger)
                     outcomes[kind].append(name)
                     chunks_added += count
+                    if kind != "unchanged":
+                        pending.append((source, name, document_id))
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
                     rejected.append((source, str(exc)))
+                    ledger.step(source, "failed", reason=str(exc))
                 if progress is not None:
                     progress("parse", done, len(files))
     catalog = kb.catalog
@@ -144,6 +152,8 @@ def ingest_paths(
         catalog.define_roles(name, merged)
         defined.append((name, tuple(sorted(merged))))
     index_report = _index(kb, progress)
+    with kb.catalog.store.transaction():
+        ledger.steps(("embedded", "indexed", "active"), pending)
     seconds["tokenize"] = index_report.tokenize_seconds
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
@@ -165,32 +175,52 @@ def _ingest_file(
     file: Path,
     options: dict[str, Any],
     seconds: dict[str, float],
-) -> tuple[str, str, int]:
-    """Ingest one file (any supported format): ``(outcome, source id, chunks added)``; raises if rejected."""
+    ledger: Ledger | _NoLedger,
+) -> tuple[str, str, str, int]:
+    """Ingest one file: ``(outcome, source id, document id, chunks added)``; raises if rejected."""
     catalog = kb.catalog
     start = time.perf_counter()
     try:
         document, _ = load_source(file, relative=source, **options)
     finally:
         seconds["parse"] += time.perf_counter() - start
+    ids = {"source_id": document.source_id, "document_id": document.document_id}
+    ledger.step(source, "parsed", **ids)
     revisions = catalog.store.find_documents(source_id=document.source_id)
     if any(d.document_id == document.document_id for d in revisions):
-        return "unchanged", document.source_id, 0
+        ledger.step(source, "unchanged", **ids)
+        return "unchanged", document.source_id, document.document_id, 0
     start = time.perf_counter()
     try:
         chunks = chunk_for_index(document)
     finally:
         seconds["chunk"] += time.perf_counter() - start
+    ledger.step(source, "chunked", **ids)
     start = time.perf_counter()
     try:
         previous = [d for d in revisions if d.status is Status.ACTIVE]
         if previous:
             catalog.new_revision(previous[-1].document_id, document, chunks)
-            return "revised", document.source_id, len(chunks)
+            return "revised", document.source_id, document.document_id, len(chunks)
         catalog.add(document, chunks)
-        return "added", document.source_id, len(chunks)
+        return "added", document.source_id, document.document_id, len(chunks)
     finally:
         seconds["catalog"] += time.perf_counter() - start
+
+
+class _NoLedger:
+    """Stands in for the ledger on a catalog that has none (not SQLite)."""
+
+    def step(self, source: str, state: str, **_: Any) -> None:
+        """Record nothing."""
+
+    def steps(self, states: Any, sources: Any) -> None:
+        """Record nothing."""
+
+
+def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
+    store = kb.catalog.store
+    return Ledger(store.connection) if isinstance(store, SQLiteStore) else _NoLedger()
 
 
 def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:

@@ -17,6 +17,7 @@ from typing import Any
 from .contracts import Status
 from .engine import KnowledgeBase
 from .errors import ConfigError
+from .ingest.ledger import latest_states, quarantined
 from .kb import read_manifest, write_manifest
 from .store.search_index import SQLiteSearchIndex
 from .store.sqlite import SQLiteStore
@@ -88,8 +89,11 @@ def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str
         per_tenant[document.status.value] = per_tenant.get(document.status.value, 0) + 1
     manifest = read_manifest(Path(folder))
     stats = index.stats()
+    connection = kb.catalog.store.connection  # type: ignore[attr-defined]
     return {
         "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
+        "ingestion": latest_states(connection),
+        "quarantine": [{"source": s, "reason": r} for s, r in quarantined(connection)],
         "index": {"documents": stats.documents, "chunks": stats.chunks, "generation": stats.generation},
         "manifest": {
             "embedding": manifest.get("embedding"),

@@ -21,6 +21,7 @@ NAMES = [
     "0004_index_documents",
     "0005_index_meta",
     "0006_index_filter_cover",
+    "0007_ingestion_ledger",
 ]
 
 

@@ -180,6 +180,30 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         """,
     ),
+    Migration(
+        "0007_ingestion_ledger",
+        """
+        -- every step of every ingested file (veracity.ingest.ledger); append-only
+        CREATE TABLE ingestion_steps (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id       TEXT NOT NULL,
+            source       TEXT NOT NULL,
+            source_id    TEXT,
+            document_id  TEXT,
+            state        TEXT NOT NULL CHECK (state IN
+                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed')),
+            reason       TEXT,
+            at           TEXT NOT NULL
+        );
+        CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
+        CREATE TABLE quarantine (
+            source  TEXT PRIMARY KEY,
+            reason  TEXT NOT NULL,
+            run_id  TEXT NOT NULL,
+            at      TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 _LEDGER = """

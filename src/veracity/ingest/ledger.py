@@ -1,0 +1,89 @@
+"""The ingestion ledger: every file's way through the states, and the quarantine.
+
+States: discovered → parsed → chunked → embedded → indexed → active, or
+``unchanged`` (same source and content: no work), or ``failed`` with a reason.
+A failed file also gets a quarantine row (replaced when it fails again,
+removed when it later succeeds), so nothing rejected is silently forgotten.
+Rows are written inside the caller's transactions; they are ids and reasons,
+never document text.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Any, Final
+
+import apsw
+
+STATES: Final = ("discovered", "parsed", "chunked", "embedded", "indexed", "active", "unchanged", "failed")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class Ledger:
+    """Writes and reads the ingestion ledger of one ``catalog.sqlite``."""
+
+    def __init__(self, connection: apsw.Connection, run_id: str | None = None) -> None:
+        """Record steps for one ingest run (a fresh id unless given)."""
+        self._conn = connection
+        self.run_id = run_id or uuid.uuid4().hex
+
+    def step(
+        self,
+        source: str,
+        state: str,
+        *,
+        source_id: str | None = None,
+        document_id: str | None = None,
+        reason: str | None = None,
+    ) -> None:
+        """Record that ``source`` reached ``state``; ``failed`` also quarantines it."""
+        if state not in STATES:
+            raise ValueError(f"unknown ingestion state {state!r}; valid: {', '.join(STATES)}")
+        self._conn.execute(
+            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, source, source_id, document_id, state, reason, _now()),
+        )
+        if state == "failed":
+            self._conn.execute(
+                "INSERT OR REPLACE INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?)",
+                (source, reason or "failed", self.run_id, _now()),
+            )
+        elif state in ("active", "unchanged"):
+            self._conn.execute("DELETE FROM quarantine WHERE source = ?", (source,))
+
+    def steps(self, states: Iterable[str], sources: Iterable[tuple[str, str, str]]) -> None:
+        """Record several states for several ``(source, source_id, document_id)`` at once."""
+        for source, source_id, document_id in sources:
+            for state in states:
+                self.step(source, state, source_id=source_id, document_id=document_id)
+
+
+def latest_states(connection: apsw.Connection) -> dict[str, int]:
+    """How many sources are in each state, by their latest recorded step."""
+    rows = connection.execute(
+        "SELECT state, COUNT(*) FROM ingestion_steps AS s "
+        "WHERE seq = (SELECT MAX(seq) FROM ingestion_steps WHERE source = s.source) GROUP BY state"
+    ).fetchall()
+    return {str(state): int(str(count)) for state, count in sorted(rows)}
+
+
+def history(connection: apsw.Connection, source: str) -> list[dict[str, Any]]:
+    """Every step recorded for ``source``, oldest first."""
+    rows = connection.execute(
+        "SELECT run_id, state, source_id, document_id, reason, at FROM ingestion_steps "
+        "WHERE source = ? ORDER BY seq",
+        (source,),
+    ).fetchall()
+    keys = ("run_id", "state", "source_id", "document_id", "reason", "at")
+    return [dict(zip(keys, row, strict=True)) for row in rows]
+
+
+def quarantined(connection: apsw.Connection) -> list[tuple[str, str]]:
+    """``(source, reason)`` of every file currently in quarantine."""
+    return [(s, r) for s, r in connection.execute("SELECT source, reason FROM quarantine ORDER BY source")]

@@ -8,25 +8,16 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 import click
 
-from .errors import VeracityError
+from .cli_kb import _library_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-
-@contextmanager
-def _library_errors() -> Iterator[None]:
-    try:
-        yield
-    except VeracityError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 def _print_json(data: Any) -> None:

@@ -100,7 +100,7 @@ def check_vectors(vectors: npt.ArrayLike, embedder: Embedder) -> None:
         )
 
 
-def _normalized_rows(vectors: npt.ArrayLike, *, what: str) -> FloatMatrix:
+def normalized_rows(vectors: npt.ArrayLike, *, what: str) -> FloatMatrix:
     """Return float32 rows scaled to unit L2 norm; reject non-finite or zero rows."""
     matrix = np.array(vectors, dtype=np.float32, copy=True)
     if matrix.ndim != 2:
@@ -157,7 +157,7 @@ class DenseIndex:
         if not model_id:
             raise ValidationError("model_id must name the embedding model", field="model_id")
         id_list = [str(i) for i in ids]
-        matrix = _normalized_rows(vectors, what="vectors")
+        matrix = normalized_rows(vectors, what="vectors")
         if matrix.shape[0] != len(id_list):
             raise ValidationError(f"{len(id_list)} ids but {matrix.shape[0]} vectors", field="vectors")
         seen: set[str] = set()
@@ -249,7 +249,7 @@ class DenseIndex:
             raise EmbedderMismatchError(
                 f"query vector of shape {query.shape} does not fit index {self._model_id!r} (dim {self.dim})"
             )
-        query = _normalized_rows(query[None, :], what="query_vector")[0]
+        query = normalized_rows(query[None, :], what="query_vector")[0]
         if rows is None:
             scores = self._matrix @ query
             candidates = np.arange(len(self._ids), dtype=np.intp)

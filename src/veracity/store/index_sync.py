@@ -19,8 +19,8 @@ import numpy.typing as npt
 
 from ..catalog import Catalog
 from ..contracts import Chunk, Document
-from ..errors import ConfigError, EmbedderMismatchError, ValidationError
-from ..index.dense import Embedder
+from ..errors import ConfigError, EmbedderMismatchError
+from ..index.dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from ..text import tokenize
 from ._sql import all_rows
@@ -37,7 +37,7 @@ from .index_writer import (
 )
 from .sqlite import SQLiteStore
 
-__all__ = ["IndexWriter", "Progress", "SyncReport", "normalized_rows"]
+__all__ = ["IndexWriter", "Progress", "SyncReport"]
 
 Progress = Callable[[int, int], None]
 """``progress(chunks_done, chunks_total)``."""
@@ -55,18 +55,6 @@ class SyncReport:
     tokenize_seconds: float = 0.0
     embed_seconds: float = 0.0
     write_seconds: float = 0.0
-
-
-def normalized_rows(vectors: npt.ArrayLike, *, what: str) -> npt.NDArray[np.float32]:
-    """Rows scaled to unit length exactly as ``DenseIndex`` does (same float32 operations)."""
-    matrix = np.array(vectors, dtype=np.float32, copy=True)
-    if matrix.ndim != 2 or not np.isfinite(matrix).all():
-        raise ValidationError("expected finite 2-D vectors", field=what)
-    norms = np.linalg.norm(matrix, axis=1)
-    if matrix.shape[0] and (norms < 1e-12).any():
-        raise ValidationError("a vector has zero length", field=what)
-    matrix /= norms[:, None]
-    return matrix
 
 
 class IndexWriter:

@@ -40,11 +40,11 @@ import numpy.typing as npt
 
 from ..contracts import Chunk, Document, Principal, parse_enum
 from ..errors import EmbedderMismatchError, IndexError_, ValidationError
-from ..index.dense import Embedder
+from ..index.dense import Embedder, normalized_rows
 from ._sql import scalar
 from .fts import Postings, bm25_scores, read_postings
 from .index_filter import eligible_keys
-from .index_sync import IndexWriter, SyncReport, normalized_rows
+from .index_sync import IndexWriter, SyncReport
 from .index_views import (
     ChunksView,
     IndexState,

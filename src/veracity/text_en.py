@@ -37,7 +37,7 @@ LUCENE_ENGLISH_STOPWORDS: Final = frozenset(
 )
 """Lucene's ``EnglishAnalyzer.ENGLISH_STOP_WORDS_SET``."""
 
-INSTALL: Final = "pip install PyStemmer"
+INSTALL: Final = "pip install 'veracity[en]' (PyStemmer)"
 
 _WORD = re.compile(
     r"(?P<word>[^\W_](?:\w|['’.](?=[^\W_])|(?<=\d),(?=\d))*)"

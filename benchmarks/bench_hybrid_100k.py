@@ -45,6 +45,7 @@ from veracity.fusion import reciprocal_rank_fusion
 from veracity.kb_ingest import ingest_markdown
 from veracity.retrieve import eligible_set
 from veracity.snapshot import IndexSnapshot, index_text
+from veracity.store.index_tables import IndexTables
 from veracity.store.search_index import DenseMode, SQLiteSearchIndex
 from veracity.store.sqlite import SQLiteStore
 from veracity.text import _segment_cjk, tokenize
@@ -94,8 +95,9 @@ def print_ingest(label: str, report, seconds: float, cpu: float) -> None:
 def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generator):
     """(principal, tokens, query vector) triples: terms of a random chunk, vector near that chunk's."""
     connection = kb.catalog.store.connection
+    tables = IndexTables(kb.snapshot.version)
     rows = connection.execute(
-        "SELECT c.record, d.tenant FROM index_chunks c JOIN index_documents d USING (doc_key)"
+        f"SELECT c.record, d.tenant FROM {tables.chunks} c JOIN {tables.documents} d USING (doc_key)"
     )
     by_tenant: dict[str, list[str]] = {}
     for record, tenant in rows:

@@ -11,10 +11,11 @@ and for text, PDF and DOCX a ``NAME.meta.yaml`` sidecar per file
 (``--metadata sidecar``, the default) or one mapping file per format passed as
 ``metadata_file`` (``--metadata mapping``).
 
-PDFs are written byte by byte by this script (the approach of
-``tests/ingest/conftest.py``): one Type0 font with a generated ``ToUnicode``
-map, so mixed Chinese/English text extracts without any font file. DOCX files
-are written with python-docx (the ``docx`` extra).
+PDFs are laid out here and written byte by byte by
+:mod:`veracity.testing.pdf_builder` (the builder the ingest tests use): one
+Type0 font with a generated ``ToUnicode`` map, so mixed Chinese/English text
+extracts without any font file. DOCX files are written with python-docx (the
+``docx`` extra).
 
 Timing: ``wall s`` is the whole ``ingest_paths`` call; ``ingest s`` is the sum
 of its stage timings except embedding (parse, chunk, catalog, tokenize,
@@ -55,6 +56,7 @@ from veracity.embedders import FakeEmbedder, make_embedder
 from veracity.index.dense import Embedder
 from veracity.kb import create_kb
 from veracity.kb_ingest import IngestReport, ingest_paths
+from veracity.testing.pdf_builder import PdfLine, build_pdf
 
 FORMATS = ("markdown", "text", "html", "pdf", "docx")
 SUFFIX = {"markdown": ".md", "text": ".txt", "html": ".html", "pdf": ".pdf", "docx": ".docx"}
@@ -237,38 +239,13 @@ def write_docx(doc: Doc, path: Path) -> None:
     document.save(str(path))
 
 
-# PDF: one Type0 font (Identity-H) mapping every character the document uses
-# to a 2-byte code, with a ToUnicode CMap so text extraction gets it back.
+# PDF: the layout (wrapping, paging) is done here; the file itself is written by
+# veracity.testing.pdf_builder, every line in its Type0 font (cjk=True) so that
+# mixed Chinese/English text extracts.
 
 _PDF_TOKEN = re.compile(r"[A-Za-z0-9_.:/()\-]+|\s|.")
 PDF_BODY, PDF_H1, PDF_H2 = 11.0, 18.0, 14.0
 PDF_TOP, PDF_BOTTOM, PDF_WIDTH_PT = 740.0, 72.0, 468.0
-
-
-def _pdf_stream(data: bytes) -> bytes:
-    return b"<< /Length %d >>\nstream\n" % len(data) + data + b"\nendstream"
-
-
-def _pdf_cmap(codes: dict[str, int]) -> bytes:
-    items = sorted(codes.items(), key=lambda item: item[1])
-    lines = [
-        "/CIDInit /ProcSet findresource begin",
-        "12 dict begin",
-        "begincmap",
-        "/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def",
-        "/CMapName /Adobe-Identity-UCS def",
-        "/CMapType 2 def",
-        "1 begincodespacerange",
-        "<0000> <FFFF>",
-        "endcodespacerange",
-    ]
-    for first in range(0, len(items), 100):  # at most 100 entries per bfchar block
-        block = items[first : first + 100]
-        lines.append(f"{len(block)} beginbfchar")
-        lines += [f"<{code:04X}> <{ord(char):04X}>" for char, code in block]
-        lines.append("endbfchar")
-    lines += ["endcmap", "CMapName currentdict /CMap defineresource pop", "end", "end"]
-    return "\n".join(lines).encode("ascii")
 
 
 def _wrap(text: str, size: float) -> list[str]:
@@ -290,8 +267,8 @@ def _wrap(text: str, size: float) -> list[str]:
     return lines
 
 
-def build_pdf(doc: Doc) -> bytes:
-    """A PDF of ``doc``: headings set larger than the body, paragraphs separated by a gap."""
+def pdf_pages(doc: Doc) -> list[list[PdfLine]]:
+    """The lines of ``doc`` placed on pages: headings larger than the body, a gap between paragraphs."""
     layout: list[tuple[float, str, float]] = [(PDF_H1, doc.title, PDF_H1 * 2.2)]
     for section in doc.sections:
         layout.append((PDF_H2, section.heading, PDF_H2 * 2.2))
@@ -299,65 +276,19 @@ def build_pdf(doc: Doc) -> bytes:
             wrapped = _wrap(paragraph, PDF_BODY)
             layout += [(PDF_BODY, line, PDF_BODY * 1.3) for line in wrapped[:-1]]
             layout.append((PDF_BODY, wrapped[-1], PDF_BODY * 2.4))  # gap > 1.6x: new paragraph
-    codes = {char: n + 1 for n, char in enumerate(sorted({c for _, text, _ in layout for c in text}))}
-    pages: list[list[str]] = [[]]
+    pages: list[list[PdfLine]] = [[]]
     y = PDF_TOP
     for size, text, advance in layout:
         if y < PDF_BOTTOM:
             pages.append([])
             y = PDF_TOP
-        glyphs = "".join(f"{codes[char]:04X}" for char in text)
-        pages[-1].append(f"BT /F1 {size:g} Tf 72 {y:.1f} Td <{glyphs}> Tj ET")
+        pages[-1].append((size, text, round(y, 1)))
         y -= advance
-
-    objects: list[bytes] = [b"", b""]  # 1: catalog, 2: page tree (filled in at the end)
-
-    def add(body: bytes) -> int:
-        objects.append(body)
-        return len(objects)
-
-    to_unicode = add(_pdf_stream(_pdf_cmap(codes)))
-    descriptor = add(
-        b"<< /Type /FontDescriptor /FontName /SimSun /Flags 4 /FontBBox [0 -200 1000 900]"
-        b" /ItalicAngle 0 /Ascent 880 /Descent -120 /CapHeight 700 /StemV 80 >>"
-    )
-    cid_font = add(
-        b"<< /Type /Font /Subtype /CIDFontType2 /BaseFont /SimSun /CIDSystemInfo"
-        b" << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >>"
-        b" /FontDescriptor %d 0 R /DW 1000 >>" % descriptor
-    )
-    font = add(
-        b"<< /Type /Font /Subtype /Type0 /BaseFont /SimSun /Encoding /Identity-H"
-        b" /DescendantFonts [%d 0 R] /ToUnicode %d 0 R >>" % (cid_font, to_unicode)
-    )
-    kids = []
-    for operations in pages:
-        contents = add(_pdf_stream("\n".join(operations).encode("ascii")))
-        kids.append(
-            add(
-                b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
-                b" /Resources << /Font << /F1 %d 0 R >> >> /Contents %d 0 R >>" % (font, contents)
-            )
-        )
-    objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (
-        b" ".join(b"%d 0 R" % kid for kid in kids),
-        len(kids),
-    )
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return pages
 
 
 def write_pdf(doc: Doc, path: Path) -> None:
-    path.write_bytes(build_pdf(doc))
+    path.write_bytes(build_pdf(pdf_pages(doc), cjk=True))
 
 
 WRITERS: dict[str, Callable[[Doc, Path], None]] = {

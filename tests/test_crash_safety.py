@@ -37,23 +37,36 @@ def _corpus(folder: Path, count: int) -> None:
         )
 
 
+def _run(script: str, *args: object, kill_after: float | None = None) -> tuple[float, bool]:
+    """Run ``script``; SIGKILL it ``kill_after`` seconds after it starts working. ``(seconds, killed)``."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", script, *map(str, args)], stdout=subprocess.PIPE, text=True
+    )
+    assert process.stdout is not None and process.stdout.readline().strip() == "started"
+    start = time.perf_counter()
+    killed = False
+    if kill_after is not None:
+        try:
+            process.wait(timeout=kill_after)
+        except subprocess.TimeoutExpired:
+            process.kill()  # SIGKILL: no cleanup, no atexit, no finally
+            killed = True
+    process.wait()
+    return time.perf_counter() - start, killed
+
+
 def test_kill_nine_during_ingest_then_rerun_completes(tmp_path) -> None:
     docs = tmp_path / "docs"
     _corpus(docs, 120)
+    calibration = tmp_path / "calibration"
+    create_kb(calibration, FakeEmbedder()).catalog.store.close()
+    duration, _ = _run(SCRIPT, calibration, docs)  # how long a whole ingest takes on this machine now
     kb_dir = tmp_path / "kb"
     create_kb(kb_dir, FakeEmbedder()).catalog.store.close()
     rng = random.Random(7)
     kills = 0
     for _ in range(3):
-        process = subprocess.Popen(
-            [sys.executable, "-c", SCRIPT, str(kb_dir), str(docs)], stdout=subprocess.PIPE, text=True
-        )
-        assert process.stdout is not None and process.stdout.readline().strip() == "started"
-        time.sleep(rng.uniform(0.05, 1.5))
-        if process.poll() is None:
-            process.kill()  # SIGKILL: no cleanup, no atexit, no finally
-            kills += 1
-        process.wait()
+        kills += _run(SCRIPT, kb_dir, docs, kill_after=rng.uniform(0.02, 0.6) * duration)[1]
         kb = open_kb(kb_dir, FakeEmbedder())
         connection = kb.catalog.store.connection
         assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
@@ -61,7 +74,7 @@ def test_kill_nine_during_ingest_then_rerun_completes(tmp_path) -> None:
         catalog_ids = {d.document_id for d in kb.catalog.documents()}
         assert indexed <= catalog_ids  # the index never holds what the catalog lacks
         kb.catalog.store.close()
-    assert kills >= 1, "the ingest finished before any kill: make the corpus larger"
+    assert kills >= 2, "most ingests finished before their kill: make the corpus larger"
 
     kb = open_kb(kb_dir, FakeEmbedder())
     report = ingest_paths(kb, [docs], tenant="acme")
@@ -73,3 +86,59 @@ def test_kill_nine_during_ingest_then_rerun_completes(tmp_path) -> None:
         len(kb.catalog.chunks(d)) for d in catalog_ids
     )
     read_manifest(kb_dir)  # the manifest is whole: its digest checks
+
+
+REINDEX_SCRIPT = """
+import sys
+from veracity.embedders import FakeEmbedder
+from veracity.kb import open_kb
+from veracity.reindex import rebuild
+kb = open_kb(sys.argv[1], FakeEmbedder())
+print("started", flush=True)
+rebuild(kb, sys.argv[1])
+print("done", flush=True)
+"""
+
+
+def test_kill_nine_during_reindex_never_half_publishes(tmp_path) -> None:
+    from veracity.index_verify import verify_version
+    from veracity.reindex import rebuild
+    from veracity.store.index_versions import list_versions, read_pointer
+    from veracity.store.search_index import SQLiteSearchIndex
+
+    docs = tmp_path / "docs"
+    _corpus(docs, 150)
+    kb_dir = tmp_path / "kb"
+    kb = create_kb(kb_dir, FakeEmbedder())
+    ingest_paths(kb, [docs], tenant="acme", roles=["public"])
+    kb.catalog.store.close()
+    duration, _ = _run(REINDEX_SCRIPT, kb_dir)  # a whole rebuild, to place the kills inside one
+    rng = random.Random(11)
+    kills = 0
+    for _ in range(4):
+        kills += _run(REINDEX_SCRIPT, kb_dir, kill_after=rng.uniform(0.0, 0.9) * duration)[1]
+        kb = open_kb(kb_dir, FakeEmbedder())
+        connection = kb.catalog.store.connection
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        current = read_pointer(connection)[0]
+        states = {v.version: v.state for v in list_versions(connection)}
+        assert states[current] == "published" and list(states.values()).count("published") == 1
+        # the published version is whole: it matches the catalog and passes every check
+        assert verify_version(
+            SQLiteSearchIndex(kb.catalog.store, version=current), kb.catalog, kb.embedder
+        ).passed
+        kb.catalog.store.close()
+    assert kills >= 2, "most rebuilds finished before their kill: make the corpus larger"
+
+    kb = open_kb(kb_dir, FakeEmbedder())
+    report = rebuild(kb, kb_dir)
+    assert report.published and report.verification.passed
+    connection = kb.catalog.store.connection
+    states = {v.version: v.state for v in list_versions(connection)}
+    assert "building" not in states.values()  # abandoned builds were failed and dropped
+    for version, state in states.items():
+        if state in ("failed", "dropped"):
+            names = [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE name LIKE ?",
+                                                      (f"ix{version}\\_%",))]  # fmt: skip
+            assert names == [], (version, names)
+    read_manifest(kb_dir)

@@ -341,12 +341,13 @@ def bench_retrieval(
 
 
 def _register_kb_commands() -> None:
+    from .cli_index import INDEX_COMMANDS
     from .cli_kb import ingest_command, init_demo_command
     from .cli_lifecycle import LIFECYCLE_COMMANDS
 
     main.add_command(ingest_command)
     main.add_command(init_demo_command)
-    for command in LIFECYCLE_COMMANDS:
+    for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 
 

@@ -88,9 +88,14 @@ def status_command(kb_dir: Path, as_json: bool) -> None:
     for tenant, counts in report["documents"].items():
         click.echo(f"{tenant}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
     index = report["index"]
+    verified = {True: "verified", False: "verification FAILED", None: "never verified"}
     click.echo(
-        f"index: {index['documents']} documents, {index['chunks']} chunks, generation {index['generation']}"
+        f"index: version {index['version']} ({verified[index['verification_passed']]}, "
+        f"published {index['last_publish'] or 'at creation'}), {index['documents']} documents, "
+        f"{index['chunks']} chunks, generation {index['generation']}"
     )
+    kept = [f"{v['version']} {v['state']}" for v in report["versions"] if v["state"] not in ("dropped",)]
+    click.echo("index versions: " + ", ".join(kept))
     if report["ingestion"]:
         states = ", ".join(f"{n} {state}" for state, n in report["ingestion"].items())
         click.echo(f"ingestion (latest state per file): {states}")

@@ -133,6 +133,10 @@ class Chunk:
 
     ``body[start:end] == text`` always holds for the document's normalized body.
     ``context_prefix`` is kept apart from ``text`` so digests never change with it.
+    ``page_start``/``page_end`` are the 1-based, inclusive pages the span covers
+    in a paged source (PDF); ``None`` for formats without pages. Like the
+    prefix, they are not part of ``chunk_id``, so ids stay the same whether or
+    not a source's pages are known.
     """
 
     chunk_id: str
@@ -146,6 +150,8 @@ class Chunk:
     text: str
     context_prefix: str = ""
     fact_ids: tuple[str, ...] = ()
+    page_start: int | None = None
+    page_end: int | None = None
 
     @property
     def content_digest(self) -> str:
@@ -215,7 +221,11 @@ class Hit:
 
 @dataclass(frozen=True, slots=True)
 class Citation:
-    """Where a claim's support lives: exact chunk, revision and digest."""
+    """Where a claim's support lives: exact chunk, revision and digest.
+
+    ``page_start``/``page_end`` are the cited chunk's pages (1-based, inclusive)
+    when its source has pages (PDF), else ``None``.
+    """
 
     citation_id: int
     document_id: str
@@ -226,6 +236,8 @@ class Citation:
     start: int
     end: int
     chunk_digest: str
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

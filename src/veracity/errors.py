@@ -19,6 +19,8 @@ Every error says what was wrong, with the offending value, and what to do.
 
 from __future__ import annotations
 
+from typing import Any
+
 
 class VeracityError(Exception):
     """Base class of every error veracity raises on purpose."""
@@ -75,6 +77,15 @@ class MigrationError(CatalogError):
 
 class IndexError_(VeracityError):
     """An index is missing, stale, or was built from something other than what is asked."""
+
+
+class IndexVerificationError(IndexError_):
+    """An index version failed verification (``.verification`` holds every check); it was not published."""
+
+    def __init__(self, verification: Any) -> None:
+        self.verification = verification
+        failures = "; ".join(verification.failures())
+        super().__init__(f"index version {verification.version} failed verification: {failures}")
 
 
 class EmbedderMismatchError(IndexError_, ValueError):

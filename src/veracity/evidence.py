@@ -127,6 +127,8 @@ def make_citation(citation_id: int, chunk: Chunk, document: Document) -> Citatio
         start=chunk.start,
         end=chunk.end,
         chunk_digest=chunk.content_digest,
+        page_start=chunk.page_start,
+        page_end=chunk.page_end,
     )
 
 

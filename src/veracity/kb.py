@@ -2,10 +2,14 @@
 
 ``catalog.sqlite`` holds the catalog (the truth) and the derived search index
 (:class:`~veracity.store.search_index.SQLiteSearchIndex`: per-tenant FTS5
-tables and sqlite-vec vectors). ``manifest.json`` says what the index was built
-with (embedding model id, dimension, normalization, distance, chunker and
-tokenizer versions), what it holds (counts, catalog state digest, index
-generation), which veracity wrote it, and a digest over all of that.
+tables and sqlite-vec vectors) in one or more *versions*, of which one is
+published (:mod:`veracity.store.index_versions`; building, verifying and
+publishing them is :mod:`veracity.reindex`). ``manifest.json`` says what the
+published version was built with (embedding model id, dimension,
+normalization, distance, chunker and tokenizer versions), what it holds
+(counts, catalog state digest, its last verification), every version and its
+state, which veracity wrote it, and a digest over all of that. It is derived:
+the database is the truth, and the manifest is rewritten when it lags.
 
 :func:`open_kb` is instant: nothing is re-embedded. Opening with an embedder
 whose model differs from the manifest's raises ``EmbedderMismatchError``.
@@ -29,7 +33,15 @@ from .engine import CHUNK_SIZE, DEFAULT_EMBEDDER, KnowledgeBase, demo_catalog
 from .errors import ConfigError, EmbedderMismatchError, IndexError_
 from .index.dense import Embedder
 from .store._sql import all_rows, scalar
-from .store.index_writer import DISTANCE, NORMALIZATION, bump_generation, ensure_vector_model
+from .store.index_versions import (
+    bump_generation,
+    current_tables,
+    get_version,
+    list_versions,
+    read_pointer,
+    set_embedder,
+)
+from .store.index_writer import DISTANCE, NORMALIZATION, ensure_vector_model
 from .store.search_index import DenseMode, SQLiteSearchIndex
 from .store.sqlite import SQLiteStore
 
@@ -37,12 +49,14 @@ __all__ = [
     "CATALOG_FILE",
     "MANIFEST_FILE",
     "KBInfo",
+    "catalog_state",
     "create_kb",
     "embedder_name",
     "init_demo_kb",
     "open_kb",
     "open_or_create_kb",
     "read_manifest",
+    "tokenizer_version",
     "write_manifest",
 ]
 
@@ -53,7 +67,8 @@ FORMAT_VERSION: Final = 1
 CHUNKER: Final = f"contextual-structural/size={CHUNK_SIZE}@veracity-{__version__}"
 
 
-def _tokenizer_version() -> str:
+def tokenizer_version() -> str:
+    """The tokenizer that made the lexical index: veracity's, over this rjieba."""
     try:
         rjieba = metadata.version("rjieba")
     except metadata.PackageNotFoundError:  # pragma: no cover - a core dependency
@@ -86,7 +101,8 @@ def _digest(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def _catalog_state(store: SQLiteStore) -> dict[str, Any]:
+def catalog_state(store: SQLiteStore) -> dict[str, Any]:
+    """Counts and a digest of every document's id, status and catalog revision."""
     rows = all_rows(
         store.connection,
         "SELECT document_id, status, catalog_revision, tenant FROM documents ORDER BY document_id",
@@ -107,36 +123,68 @@ def _catalog_state(store: SQLiteStore) -> dict[str, Any]:
     }
 
 
+def _versions_summary(store: SQLiteStore) -> list[dict[str, Any]]:
+    return [
+        {
+            "version": v.version,
+            "state": v.state,
+            "embedder": v.embedder,
+            "created_at": v.created_at,
+            "verified_at": v.verified_at,
+            "published_at": v.published_at,
+            "ended_at": v.ended_at,
+            "reason": v.reason,
+        }
+        for v in list_versions(store.connection)
+    ]
+
+
 def write_manifest(
     path: str | os.PathLike[str], kb: KnowledgeBase, *, embedder: str | None = None
 ) -> dict[str, Any]:
-    """Write ``manifest.json`` for the knowledge base in ``path``; return its content."""
+    """Write ``manifest.json`` for the knowledge base in ``path`` (its published version); return it."""
     folder = Path(path)
     index = kb.snapshot
-    if not isinstance(index, SQLiteSearchIndex):
+    if not isinstance(index, SQLiteSearchIndex) or index.pinned:
         raise ConfigError("write_manifest needs a knowledge base opened with open_kb or create_kb")
-    stats = index.stats()
+    store = index.store
+    with store.read():
+        stats = index.stats()
+        published = get_version(store.connection, stats.version)
+        versions = _versions_summary(store)
+        catalog = catalog_state(store)
+        model = index.vector_model()
     previous = _read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).exists() else {}
-    name = embedder or embedder_name(kb.embedder) or previous.get("embedding", {}).get("embedder")
+    name = (
+        embedder
+        or published.embedder
+        or embedder_name(kb.embedder)
+        or previous.get("embedding", {}).get("embedder")
+    )
+    verification = (published.manifest or {}).get("verification")
     content: dict[str, Any] = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "created_by": f"veracity {__version__}",
-        "catalog": _catalog_state(index.store),
+        "catalog": catalog,
         "index": {
+            "version": stats.version,
             "generation": stats.generation,
             "documents": stats.documents,
             "chunks": stats.chunks,
             "tenants": stats.tenants,
             "vectors": stats.vectors,
             "lexical": {"kind": "fts5-per-tenant", "bm25": "lucene", "k1": index.k1, "b": index.b},
+            "published_at": published.published_at,
+            "verification": verification,
         },
+        "versions": versions,
         "chunker": CHUNKER,
-        "tokenizer": _tokenizer_version(),
+        "tokenizer": tokenizer_version(),
         "embedding": {
             "embedder": name,
-            "model_id": kb.embedder.model_id,
-            "dim": kb.embedder.dim,
+            "model_id": model.model_id if model else kb.embedder.model_id,
+            "dim": model.dim if model else kb.embedder.dim,
             "normalization": NORMALIZATION,
             "distance": DISTANCE,
         },
@@ -203,29 +251,39 @@ def open_kb(
 ) -> KnowledgeBase:
     """Open the knowledge base in ``path`` without re-embedding anything.
 
-    ``embedder=None`` builds the manifest's embedder by name. A different model
-    than the manifest's raises ``EmbedderMismatchError``. The manifest is
-    rewritten when the index changed since it was written (it is derived).
+    ``embedder=None`` builds the published index version's embedder by name. A
+    different model than the published version's raises
+    ``EmbedderMismatchError``. The manifest is rewritten when the index changed
+    since it was written (it is derived).
     """
     folder = Path(path)
     manifest = read_manifest(folder)
-    if embedder is None:
-        name = manifest.get("embedding", {}).get("embedder")
-        if not name:
-            raise ConfigError(
-                f"the manifest of {str(folder)!r} names no embedder; pass the embedder that built it"
-            )
-        embedder = make_embedder(name)
-    _check_model(manifest, embedder, folder)
     store = SQLiteStore(folder / CATALOG_FILE)
     try:
         index = SQLiteSearchIndex(store, dense_mode=dense_mode)
+        published = get_version(store.connection, index.version)
+        recorded = published.manifest or {}
+        name = published.embedder or manifest.get("embedding", {}).get("embedder")
+        if embedder is None:
+            if not name:
+                raise ConfigError(
+                    f"the index of {str(folder)!r} names no embedder; pass the embedder that built it"
+                )
+            embedder = make_embedder(name)
+        model = index.vector_model()
+        expected = (
+            {"model_id": model.model_id, "dim": model.dim}
+            if model
+            else recorded.get("embedding") or manifest.get("embedding", {})
+        )
+        _check_model({"embedding": {**expected, "embedder": name}}, embedder, folder)
         index.check_embedder(embedder)
     except BaseException:
         store.close()
         raise
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)
-    if manifest.get("index", {}).get("generation") != index.stats().generation:
+    index_part = manifest.get("index", {})
+    if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):
         write_manifest(folder, kb)
     return kb
 
@@ -248,7 +306,9 @@ def create_kb(
     store = SQLiteStore(folder / CATALOG_FILE)
     index = SQLiteSearchIndex(store, dense_mode=dense_mode)
     with store.transaction():
-        ensure_vector_model(store.connection, embedder.model_id, embedder.dim)
+        tables = current_tables(store.connection)
+        ensure_vector_model(store.connection, tables, embedder.model_id, embedder.dim)
+        set_embedder(store.connection, tables.version, embedder_name(embedder))
         bump_generation(store.connection)
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)
     write_manifest(folder, kb)

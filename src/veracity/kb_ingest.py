@@ -1,12 +1,14 @@
 """Ingest Markdown files (YAML front matter) into a knowledge base, idempotently.
 
 Per file: parse and validate (:func:`veracity.ingest.markdown.load_markdown_text`),
-chunk (:func:`veracity.engine.chunk_for_index`), store in the catalog, then
-index what is new: tokens into the tenant's FTS5 table and vectors embedded in
-batches. A document whose id the catalog already holds costs a parse and
-nothing else (no chunking, no re-embedding). A new revision of a source that
-has an active document supersedes it (the old one is retired). A file that
-fails validation is rejected whole, with its reason; the others go in.
+chunk (:func:`veracity.engine.chunk_for_index`; a PDF's chunks get their page
+numbers from the parse, :func:`veracity.ingest.pages.with_pages`), store in the
+catalog, then index what is new: tokens into the tenant's FTS5 table and
+vectors embedded in batches. A document whose id the catalog already holds
+costs a parse and nothing else (no chunking, no re-embedding). A new revision
+of a source that has an active document supersedes it (the old one is
+retired). A file that fails validation is rejected whole, with its reason; the
+others go in.
 
 A ``tenant.yaml`` in an ingested folder (``tenant: ...`` and ``roles: [...]``)
 adds those roles to the tenant, as do ``roles=``; principals with roles the
@@ -30,6 +32,7 @@ from .errors import NotFoundError, ValidationError, VeracityError
 from .ingest.batch import load_source
 from .ingest.ledger import Ledger
 from .ingest.metadata import MetadataMap
+from .ingest.pages import with_pages
 from .ingest.parsers import DEFAULT_MAX_BYTES, FORMATS
 from .store.search_index import SQLiteSearchIndex, SyncReport
 from .store.sqlite import SQLiteStore
@@ -181,7 +184,7 @@ def _ingest_file(
     catalog = kb.catalog
     start = time.perf_counter()
     try:
-        document, _ = load_source(file, relative=source, **options)
+        document, parsed = load_source(file, relative=source, **options)
     finally:
         seconds["parse"] += time.perf_counter() - start
     ids = {"source_id": document.source_id, "document_id": document.document_id}
@@ -192,7 +195,7 @@ def _ingest_file(
         return "unchanged", document.source_id, document.document_id, 0
     start = time.perf_counter()
     try:
-        chunks = chunk_for_index(document)
+        chunks = with_pages(chunk_for_index(document), parsed)
     finally:
         seconds["chunk"] += time.perf_counter() - start
     ledger.step(source, "chunked", **ids)

@@ -2,9 +2,10 @@
 
 Each change is one transaction over the catalog *and* the derived index (they
 share ``catalog.sqlite``): the catalog write is a compare-and-set on the
-document's catalog revision, and the index's governance snapshot is updated (or
-the document's chunks, lexical postings and vectors removed) before the
-transaction commits. A stale write changes nothing anywhere.
+document's catalog revision, and the governance snapshot of every kept index
+version is updated (or the document's chunks, lexical postings and vectors
+removed from each) before the transaction commits. A stale write changes
+nothing anywhere.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .engine import KnowledgeBase
 from .errors import ConfigError
 from .ingest.ledger import latest_states, quarantined
 from .kb import read_manifest, write_manifest
+from .store.index_versions import list_versions
 from .store.search_index import SQLiteSearchIndex
 from .store.sqlite import SQLiteStore
 
@@ -90,11 +92,27 @@ def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str
     manifest = read_manifest(Path(folder))
     stats = index.stats()
     connection = kb.catalog.store.connection  # type: ignore[attr-defined]
+    versions = list_versions(connection)
+    published = next(v for v in versions if v.version == stats.version)
+    verification = (published.manifest or {}).get("verification") or {}
     return {
         "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
         "ingestion": latest_states(connection),
         "quarantine": [{"source": s, "reason": r} for s, r in quarantined(connection)],
-        "index": {"documents": stats.documents, "chunks": stats.chunks, "generation": stats.generation},
+        "index": {
+            "version": stats.version,
+            "documents": stats.documents,
+            "chunks": stats.chunks,
+            "generation": stats.generation,
+            "last_publish": published.published_at,
+            "verified_at": published.verified_at,
+            "verification_passed": verification.get("passed"),
+        },
+        "versions": [
+            {"version": v.version, "state": v.state, "embedder": v.embedder, "created_at": v.created_at,
+             "published_at": v.published_at, "reason": v.reason}
+            for v in versions
+        ],
         "manifest": {
             "embedding": manifest.get("embedding"),
             "digest": manifest.get("digest"),

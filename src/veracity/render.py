@@ -27,7 +27,18 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
         "start": citation.start,
         "end": citation.end,
         "chunk_digest": citation.chunk_digest,
+        "page_start": citation.page_start,
+        "page_end": citation.page_end,
     }
+
+
+def page_label(page_start: int | None, page_end: int | None) -> str:
+    """``p. 3`` for one page, ``pp. 3–4`` for a range, ``""`` without pages."""
+    if page_start is None:
+        return ""
+    if page_end is None or page_end == page_start:
+        return f"p. {page_start}"
+    return f"pp. {page_start}–{page_end}"
 
 
 def claim_dict(claim: Claim) -> dict[str, Any]:
@@ -77,8 +88,10 @@ def answer_text(answer: Answer) -> str:
         lines.append("citations:")
         for c in answer.citations:
             path = " > ".join(c.heading_path) or "(top)"
+            pages = page_label(c.page_start, c.page_end)
+            where = f"{path} · {pages}" if pages else path
             lines.append(
-                f"  [{c.citation_id}] {c.source_id} rev {c.revision} · {path} · chunk {c.chunk_id[:12]}"
+                f"  [{c.citation_id}] {c.source_id} rev {c.revision} · {where} · chunk {c.chunk_id[:12]}"
             )
     if answer.reasons:
         lines.append("")
@@ -113,6 +126,8 @@ def chunk_dict(chunk: Chunk, *, text: bool = False) -> dict[str, Any]:
         "kind": chunk.kind.value,
         "fact_ids": list(chunk.fact_ids),
         "content_digest": chunk.content_digest,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
     }
     if text:
         data["context_prefix"] = chunk.context_prefix

@@ -22,6 +22,12 @@ def test_code_fence_is_longer_than_any_backtick_run_inside() -> None:
     assert parsed.body == "`````py\na\n````\nb\n`````"
 
 
+def test_code_language_is_nfc_like_the_body(consistent: Callable[..., None]) -> None:
+    parsed = assemble([Block(NodeKind.CODE, "0", language="\uf900")])  # a compatibility ideograph
+    assert parsed.body == "```\u8c48\n0\n```"
+    consistent(parsed)
+
+
 def test_table_pads_rows_and_escapes_pipes() -> None:
     parsed = assemble([Block(NodeKind.TABLE, header=("k", "v"), rows=(("a|b",), ("c", "d", "e")))])
     assert parsed.body.splitlines() == [

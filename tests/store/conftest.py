@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from veracity.contracts import Chunk, ChunkKind, Document, sha256_hex
 from veracity.documents import make_document
+from veracity.store import Store
+
+MakeStore = Callable[[], Store]
+"""A factory that opens the store under test (see ``StoreContract``)."""
 
 BODY = (
     "# 安装星舰\n\n"
@@ -37,7 +41,11 @@ def make_doc(
 
 
 def make_chunks(document: Document, prefix: str = "") -> list[Chunk]:
-    """Cut ``document.body`` at blank lines into paragraph chunks with unique hex ids."""
+    """Cut ``document.body`` at blank lines into paragraph chunks with unique hex ids.
+
+    The first chunk has no pages, chunk ``n`` covers pages ``n`` to ``n + 1``, so
+    every round trip through a store covers both.
+    """
     chunks: list[Chunk] = []
     start = 0
     for ordinal, part in enumerate(document.body.split("\n\n")):
@@ -58,6 +66,8 @@ def make_chunks(document: Document, prefix: str = "") -> list[Chunk]:
                 text=part,
                 context_prefix=f"{document.title} › 第{ordinal}段",
                 fact_ids=fact_ids,
+                page_start=ordinal or None,
+                page_end=ordinal + 1 if ordinal else None,
             )
         )
     return chunks

@@ -114,12 +114,12 @@ def test_fts5_holds_exactly_the_veracity_tokens() -> None:
     catalog = demo_catalog()
     index = SQLiteSearchIndex(catalog.store)
     index.sync(catalog, FakeEmbedder())
-    table = fts_table_name("starship")
+    table = fts_table_name("starship", index.version)
     connection = catalog.store.connection
     stored: dict[int, list[str]] = {}
     for term, key in connection.execute(f"SELECT term, doc FROM {table}_instances ORDER BY doc, offset"):
         stored.setdefault(key, []).append(term)
-    keys = dict(connection.execute("SELECT chunk_id, chunk_key FROM index_chunks"))
+    keys = dict(connection.execute(f"SELECT chunk_id, chunk_key FROM ix{index.version}_chunks"))
     for chunk_id, key in keys.items():
         assert stored.get(key, []) == tokenize(index_text(index.chunks[chunk_id]))
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,12 +15,11 @@ from veracity.store import Store
 from veracity.store.memory import InMemoryStore
 from veracity.store.sqlite import SQLiteStore
 
-from .conftest import make_chunks, make_doc, rich_metadata
+from .chunk_pages_contract import ChunkPagesContract
+from .conftest import MakeStore, make_chunks, make_doc, rich_metadata
 
-MakeStore = Callable[[], Store]
 
-
-class StoreContract:
+class StoreContract(ChunkPagesContract):
     """Behaviour every ``Store`` must have. Subclasses provide ``make_store``."""
 
     @pytest.fixture

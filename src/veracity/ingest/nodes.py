@@ -181,7 +181,8 @@ def _code(block: Block) -> str | None:
         return None
     longest = max((len(run) for run in _BACKTICK_RUN.findall("\n".join(lines))), default=0)
     fence = "`" * max(3, longest + 1)
-    language = _LANGUAGE.sub("", block.language)
+    # NFC like the body around it, or normalize_body would change the fence line
+    language = _LANGUAGE.sub("", unicodedata.normalize("NFC", block.language))
     return "\n".join([fence + language, *lines, fence])
 
 

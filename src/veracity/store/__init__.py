@@ -53,7 +53,9 @@ class Store(Protocol):
         Every chunk must belong to it (``chunk.document_id``/``document_digest``
         match, ``document.body[start:end] == text``), ordinals and chunk ids must
         be unique, and no chunk id may already belong to another document;
-        otherwise ``ValidationError``. Datetimes must be timezone-aware.
+        a chunk's pages are both ``None`` or ``1 <= page_start <= page_end``;
+        otherwise ``ValidationError``. Datetimes must be timezone-aware. Chunks
+        come back equal to those stored, pages included.
 
         Idempotent: storing a document whose ``document_id`` is already present,
         with equal metadata, facts and chunks (status aside), changes nothing:
@@ -189,8 +191,21 @@ def check_put(document: Document, chunks: Sequence[Chunk]) -> None:
             )
         if chunk.chunk_id in chunk_ids:
             raise ValidationError(f"{where} appears twice", document=document.source_id, field="chunk_id")
+        if not _valid_pages(chunk.page_start, chunk.page_end):
+            raise ValidationError(
+                f"{where}: pages {chunk.page_start}..{chunk.page_end} are not a 1-based range "
+                "(both None, or 1 <= page_start <= page_end)",
+                document=document.source_id,
+                field="page_start",
+            )
         ordinals.add(chunk.ordinal)
         chunk_ids.add(chunk.chunk_id)
+
+
+def _valid_pages(first: int | None, last: int | None) -> bool:
+    if first is None or last is None:
+        return first is None and last is None
+    return 1 <= first <= last
 
 
 _COMPARED = (

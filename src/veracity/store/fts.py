@@ -1,6 +1,6 @@
 """Per-tenant FTS5 tables holding the lexical index, and BM25 scoring over their postings.
 
-Each tenant gets its own contentless FTS5 table (``fts_<sha256(tenant)[:16]>``)
+Each tenant gets its own contentless FTS5 table per index version (``fts<version>_<sha256(tenant)[:16]>``)
 whose rows are the chunks' veracity tokens (:func:`veracity.text.tokenize` of
 ``index_text(chunk)``) joined by single spaces, keyed by the chunk's integer
 key. The tokenizer is FTS5's ``ascii`` with ``. _ - / :`` as token characters:
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -49,13 +50,16 @@ FTS_TOKENIZER: Final = "ascii tokenchars '._-/:'"
 """FTS5 tokenizer spec: splits veracity's space-joined tokens back into the same tokens."""
 
 
-def fts_table_name(tenant: str) -> str:
-    """The FTS5 table of ``tenant``: a name derived from its sha256, safe as an identifier."""
-    return "fts_" + hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:16]
+def fts_table_name(tenant: str, version: int) -> str:
+    """The FTS5 table of ``tenant`` in index ``version``: ``fts<version>_<sha256(tenant)[:16]>``."""
+    return f"fts{int(version)}_" + hashlib.sha256(tenant.encode("utf-8")).hexdigest()[:16]
 
 
 def _vocab_name(table: str) -> str:
     return f"{table}_instances"
+
+
+_FTS_NAME: Final = re.compile(r"fts[0-9]*_[0-9a-f]{16}")  # "fts_<hash>": version 1 before versions
 
 
 def check_fts_name(table: str) -> str:
@@ -64,7 +68,7 @@ def check_fts_name(table: str) -> str:
     Table names are spliced into SQL, so every name read back from the database
     passes through here first.
     """
-    if not (len(table) == 20 and table.startswith("fts_") and table[4:].isalnum() and table.isascii()):
+    if not _FTS_NAME.fullmatch(table):
         raise ValueError(f"not an FTS table name made by fts_table_name: {table!r}")
     return table
 

@@ -1,7 +1,7 @@
 """The governance filter in SQL, over the search index's document snapshot.
 
 Same predicate as :func:`veracity.governance.eligibility`, written as one query
-over ``index_documents`` (the governance metadata *as of indexing*, as the
+over one index version's ``documents`` table (the governance metadata *as of indexing*, as the
 pipeline's eligibility step uses it):
 
 - tenant equal (a principal without a tenant gets nothing);
@@ -29,12 +29,13 @@ import apsw
 from ..contracts import Principal
 from ..governance import require_aware
 from .index_records import moment_text, version_key
+from .index_tables import IndexTables
 
 __all__ = ["ELIGIBLE_SQL", "eligible_keys", "eligible_sql"]
 
 ELIGIBLE_SQL = """
 SELECT d.doc_key, d.document_id
-FROM index_documents AS d
+FROM {documents} AS d
 WHERE d.tenant = :tenant
   AND d.status = 'active'
   AND d.valid_from <= :as_of
@@ -44,15 +45,19 @@ WHERE d.tenant = :tenant
   AND (d.version_max_key IS NULL
        OR substr(:version_key, 1, length(d.version_max_key)) <= d.version_max_key)
   AND (d.visibility = 'public'
-       OR EXISTS (SELECT 1 FROM index_document_roles AS r
+       OR EXISTS (SELECT 1 FROM {document_roles} AS r
                   WHERE r.doc_key = d.doc_key
                     AND r.role IN (SELECT value FROM json_each(:roles))))
 """
-"""Eligible ``(doc_key, document_id)`` rows for one principal, version and moment."""
+"""Eligible ``(doc_key, document_id)`` rows for one principal, version and moment (table names to fill)."""
 
 
 def eligible_sql(
-    principal: Principal, target_version: str, as_of: datetime, known_roles: Collection[str]
+    tables: IndexTables,
+    principal: Principal,
+    target_version: str,
+    as_of: datetime,
+    known_roles: Collection[str],
 ) -> tuple[str, dict[str, Any]] | None:
     """The filter query and its parameters; ``None`` when nothing can be eligible (fail closed)."""
     require_aware(as_of)
@@ -67,18 +72,19 @@ def eligible_sql(
         "version_key": key,
         "roles": json.dumps(sorted(principal.roles), ensure_ascii=False),
     }
-    return ELIGIBLE_SQL, params
+    return ELIGIBLE_SQL.format(documents=tables.documents, document_roles=tables.document_roles), params
 
 
 def eligible_keys(
     connection: apsw.Connection,
+    tables: IndexTables,
     principal: Principal,
     target_version: str,
     as_of: datetime,
     known_roles: Collection[str],
 ) -> list[tuple[int, str]]:
     """Run the filter: eligible ``(doc_key, document_id)`` pairs (in no particular order)."""
-    query = eligible_sql(principal, target_version, as_of, known_roles)
+    query = eligible_sql(tables, principal, target_version, as_of, known_roles)
     if query is None:
         return []
     sql, params = query

@@ -107,27 +107,34 @@ def document_from_json(text: str) -> Document:
 
 
 def chunk_to_json(chunk: Chunk) -> str:
-    """The chunk as compact JSON (every field)."""
-    return _dumps(
-        {
-            "chunk_id": chunk.chunk_id,
-            "document_id": chunk.document_id,
-            "document_digest": chunk.document_digest,
-            "heading_path": list(chunk.heading_path),
-            "ordinal": chunk.ordinal,
-            "start": chunk.start,
-            "end": chunk.end,
-            "kind": ChunkKind(chunk.kind).value,
-            "text": chunk.text,
-            "context_prefix": chunk.context_prefix,
-            "fact_ids": list(chunk.fact_ids),
-        }
-    )
+    """The chunk as compact JSON (every field; ``page_start``/``page_end`` only when set).
+
+    Pages are left out when ``None`` so records of sources without pages stay
+    as they were before pages existed.
+    """
+    record: dict[str, Any] = {
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "document_digest": chunk.document_digest,
+        "heading_path": list(chunk.heading_path),
+        "ordinal": chunk.ordinal,
+        "start": chunk.start,
+        "end": chunk.end,
+        "kind": ChunkKind(chunk.kind).value,
+        "text": chunk.text,
+        "context_prefix": chunk.context_prefix,
+        "fact_ids": list(chunk.fact_ids),
+    }
+    if chunk.page_start is not None or chunk.page_end is not None:
+        record["page_start"] = chunk.page_start
+        record["page_end"] = chunk.page_end
+    return _dumps(record)
 
 
 def chunk_from_json(text: str) -> Chunk:
-    """Inverse of :func:`chunk_to_json`."""
+    """Inverse of :func:`chunk_to_json`; a record without pages (older indexes too) has ``None``."""
     raw = json.loads(text)
+    page_start, page_end = raw.get("page_start"), raw.get("page_end")
     return Chunk(
         chunk_id=raw["chunk_id"],
         document_id=raw["document_id"],
@@ -140,4 +147,6 @@ def chunk_from_json(text: str) -> Chunk:
         text=raw["text"],
         context_prefix=raw["context_prefix"],
         fact_ids=tuple(raw["fact_ids"]),
+        page_start=None if page_start is None else int(page_start),
+        page_end=None if page_end is None else int(page_end),
     )

@@ -5,6 +5,12 @@ tokenized and embedded *before* each write transaction (never under the
 catalog's write lock); each transaction writes about ``batch_chunks`` chunks
 with their FTS5 rows and vectors and bumps the index generation, so readers
 see a batch whole or not at all.
+
+New documents go to the version the instance writes (the published one, or the
+pinned one being built). Removals and governance changes (a status) go to
+*every* version that still has tables, in the same transaction, so no kept
+version (a rollback target, one being built) still answers from a deleted or
+withdrawn document.
 """
 
 from __future__ import annotations
@@ -19,12 +25,14 @@ import numpy.typing as npt
 
 from ..catalog import Catalog
 from ..contracts import Chunk, Document
-from ..errors import ConfigError, EmbedderMismatchError
+from ..errors import ConfigError, EmbedderMismatchError, NotFoundError
 from ..index.dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from ..text import tokenize
 from ._sql import all_rows
 from .index_records import document_to_json
+from .index_tables import IndexTables
+from .index_versions import live_versions
 from .index_views import IndexState
 from .index_writer import (
     PreparedDocument,
@@ -68,6 +76,16 @@ class IndexWriter:
         """See ``SQLiteSearchIndex.check_embedder``."""
         raise NotImplementedError
 
+    def _tables(self) -> IndexTables:  # pragma: no cover - defined by the index
+        """See ``SQLiteSearchIndex._tables``."""
+        raise NotImplementedError
+
+    def _versions(self) -> list[IndexTables]:
+        """Every version with tables, and this instance's own even if it is not registered live."""
+        own = self._tables()
+        kept = live_versions(self._conn)
+        return kept if own in kept else [*kept, own]
+
     def add(
         self,
         items: Iterable[tuple[Document, Sequence[Chunk]]],
@@ -84,17 +102,18 @@ class IndexWriter:
         each write transaction of about ``batch_chunks`` chunks. ``embedder=None``
         builds a lexical-only index, allowed only while the index holds no vectors.
         """
-        model = read_vector_model(self._conn)
+        tables = self._tables()
+        model = read_vector_model(self._conn, tables)
         if embedder is not None:
             self.check_embedder(embedder)
-            if model is None and self._conn.execute("SELECT 1 FROM index_chunks LIMIT 1").fetchone():
+            if model is None and self._conn.execute(f"SELECT 1 FROM {tables.chunks} LIMIT 1").fetchone():
                 raise ConfigError(
                     "this index was built without vectors (lexical only); adding vectors to part of it "
                     "would leave chunks the dense channel cannot see: build a new index with the embedder"
                 )
         elif model is not None:
             raise ConfigError("this index holds vectors: adding documents needs its embedder")
-        indexed = {row[0] for row in self._conn.execute("SELECT document_id FROM index_documents")}
+        indexed = {row[0] for row in self._conn.execute(f"SELECT document_id FROM {tables.documents}")}
         totals = {"docs": 0, "chunks": 0, "embedded": 0, "tok": 0.0, "emb": 0.0, "write": 0.0}
         pending: list[tuple[Document, tuple[Chunk, ...]]] = []
         size = 0
@@ -161,17 +180,35 @@ class IndexWriter:
         ]
         start = time.perf_counter()
         with self._store.transaction():
-            model = ensure_vector_model(self._conn, embedder.model_id, embedder.dim) if embedder else None
-            totals["chunks"] += insert_documents(self._conn, prepared, model)
+            # A document deleted from the catalog after it was read (and embedded) is not
+            # written: the delete's transaction and this one are serialized.
+            prepared = [item for item in prepared if self._in_catalog(item.document.document_id)]
+            tables = self._tables()
+            model = None
+            if embedder is not None:
+                model = ensure_vector_model(self._conn, tables, embedder.model_id, embedder.dim)
+            totals["chunks"] += insert_documents(self._conn, tables, prepared, model)
             bump_generation(self._conn)
         totals["write"] += time.perf_counter() - start
         totals["docs"] += len(batch)
         self._cache = None
 
+    def _in_catalog(self, document_id: str) -> bool:
+        try:
+            self._store.get_document(document_id)
+        except NotFoundError:
+            return False
+        return True
+
     def remove(self, document_ids: Sequence[str]) -> int:
-        """Remove documents from the index; return the number of chunks removed."""
+        """Remove documents from every kept index version; return the chunks removed from this one."""
+        removed = 0
         with self._store.transaction():
-            removed = delete_documents(self._conn, list(document_ids), read_vector_model(self._conn))
+            own = self._tables()
+            for tables in self._versions():
+                model = read_vector_model(self._conn, tables)
+                count = delete_documents(self._conn, tables, list(document_ids), model)
+                removed = count if tables == own else removed
             bump_generation(self._conn)
         self._cache = None
         return removed
@@ -187,21 +224,35 @@ class IndexWriter:
     ) -> SyncReport:
         """Make the index match ``catalog`` (every document, any status); never re-embeds.
 
-        Removes documents the catalog no longer has, updates the governance
-        snapshot of documents whose metadata changed (a status), and indexes new ones.
+        Removes documents the catalog no longer has and updates the governance
+        snapshot of documents whose metadata changed (a status) in every kept
+        version, in one transaction; then indexes new ones into this version.
         """
         if embedder is not None:
             self.check_embedder(embedder)
-        live = {document.document_id: document for document in catalog.documents()}
-        stored: dict[str, str] = dict(all_rows(self._conn, "SELECT document_id, record FROM index_documents"))
-        gone = sorted(set(stored) - set(live))
-        changed = [d for i, d in sorted(live.items()) if i in stored and stored[i] != document_to_json(d)]
-        model = read_vector_model(self._conn)
-        if gone or changed:
-            with self._store.transaction():
-                delete_documents(self._conn, gone, model)
-                update_documents(self._conn, changed, model)
+        with self._store.transaction():
+            live = {document.document_id: document for document in catalog.documents()}
+            own = self._tables()
+            stored: dict[str, str] = {}
+            gone: list[str] = []
+            changed: list[Document] = []
+            touched = False
+            for tables in self._versions():
+                records = dict(all_rows(self._conn, f"SELECT document_id, record FROM {tables.documents}"))
+                version_gone = sorted(set(records) - set(live))
+                version_changed = [
+                    d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)
+                ]
+                if version_gone or version_changed:
+                    model = read_vector_model(self._conn, tables)
+                    delete_documents(self._conn, tables, version_gone, model)
+                    update_documents(self._conn, tables, version_changed, model)
+                    touched = True
+                if tables == own:
+                    stored, gone, changed = records, version_gone, version_changed
+            if touched:
                 bump_generation(self._conn)
+        if touched:
             self._cache = None
         new = [document for document_id, document in live.items() if document_id not in stored]
         total = 0

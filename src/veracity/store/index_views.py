@@ -1,10 +1,11 @@
 """Read side of the SQLite search index: cached per-generation state and Mapping views.
 
-Every write to the index bumps ``index_meta.generation`` in the same
-transaction. Readers keep what they loaded (documents, per-tenant arrays,
-vector matrices) in an :class:`IndexState` tagged with the generation it was
-read at, and drop it when the stored generation moves on, whether the write
-came from this process or another one.
+Every write to the index, and every switch of the published version, bumps
+``index_pointer.generation`` in the same transaction. Readers keep what they
+loaded (documents, per-tenant arrays, vector matrices) in an
+:class:`IndexState` tagged with the version and generation it was read at, and
+drop it when the stored generation moves on, whether the write came from this
+process or another one.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from ..contracts import Chunk, Document
 from ._sql import scalar
 from .fts import Postings, check_fts_name
 from .index_records import chunk_from_json, document_from_json
+from .index_tables import IndexTables
 from .index_writer import VectorModel
 
 __all__ = [
@@ -30,7 +32,6 @@ __all__ = [
     "load_doc_keys",
     "load_documents",
     "load_tenant_view",
-    "read_generation",
 ]
 
 _CHUNK_CACHE_LIMIT = 65536
@@ -51,8 +52,9 @@ class TenantView:
 
 @dataclass
 class IndexState:
-    """What a reader loaded at one generation of the index."""
+    """What a reader loaded from one index version at one generation."""
 
+    tables: IndexTables
     generation: int
     documents: dict[str, Document] | None = None
     doc_keys: dict[str, int] | None = None
@@ -69,59 +71,55 @@ class IndexState:
     postings_reads: int = 0
 
 
-def read_generation(connection: apsw.Connection) -> int:
-    """The index's write counter."""
-    row = connection.execute("SELECT value FROM index_meta WHERE key = 'generation'").fetchone()
-    return int(row[0]) if row else 0
-
-
-def load_documents(connection: apsw.Connection) -> dict[str, Document]:
+def load_documents(connection: apsw.Connection, tables: IndexTables) -> dict[str, Document]:
     """Every indexed document (as of indexing), by document id."""
     return {
         document_id: document_from_json(record)
         for document_id, record in connection.execute(
-            "SELECT document_id, record FROM index_documents ORDER BY document_id"
+            f"SELECT document_id, record FROM {tables.documents} ORDER BY document_id"
         )
     }
 
 
-def load_doc_keys(connection: apsw.Connection) -> dict[str, int]:
+def load_doc_keys(connection: apsw.Connection, tables: IndexTables) -> dict[str, int]:
     """The integer key of every indexed document, by document id."""
     return {
         str(document_id): int(doc_key)
-        for document_id, doc_key in connection.execute("SELECT document_id, doc_key FROM index_documents")
+        for document_id, doc_key in connection.execute(f"SELECT document_id, doc_key FROM {tables.documents}")
     }
 
 
-def load_chunks_by_document(connection: apsw.Connection) -> dict[str, tuple[str, ...]]:
+def load_chunks_by_document(connection: apsw.Connection, tables: IndexTables) -> dict[str, tuple[str, ...]]:
     """Chunk ids of every indexed document, in ordinal order."""
     grouped: dict[str, list[str]] = {}
-    for document_id in connection.execute("SELECT document_id FROM index_documents"):
+    for document_id in connection.execute(f"SELECT document_id FROM {tables.documents}"):
         grouped[document_id[0]] = []
     for document_id, chunk_id in connection.execute(
-        "SELECT d.document_id, c.chunk_id FROM index_chunks AS c "
-        "JOIN index_documents AS d USING (doc_key) ORDER BY c.doc_key, c.ordinal"
+        f"SELECT d.document_id, c.chunk_id FROM {tables.chunks} AS c "
+        f"JOIN {tables.documents} AS d USING (doc_key) ORDER BY c.doc_key, c.ordinal"
     ):
         grouped[document_id].append(chunk_id)
     return {document_id: tuple(ids) for document_id, ids in grouped.items()}
 
 
-def load_chunk(connection: apsw.Connection, chunk_id: str) -> Chunk | None:
+def load_chunk(connection: apsw.Connection, tables: IndexTables, chunk_id: str) -> Chunk | None:
     """One indexed chunk, or ``None``."""
-    row = connection.execute("SELECT record FROM index_chunks WHERE chunk_id = ?", (chunk_id,)).fetchone()
+    row = connection.execute(
+        f"SELECT record FROM {tables.chunks} WHERE chunk_id = ?", (chunk_id,)
+    ).fetchone()
     return chunk_from_json(row[0]) if row else None
 
 
-def load_tenant_view(connection: apsw.Connection, tenant: str) -> TenantView | None:
+def load_tenant_view(connection: apsw.Connection, tables: IndexTables, tenant: str) -> TenantView | None:
     """The tenant's chunk arrays, or ``None`` for a tenant the index does not know."""
     row = connection.execute(
-        "SELECT tenant_key, fts_table FROM index_tenants WHERE tenant = ?", (tenant,)
+        f"SELECT tenant_key, fts_table FROM {tables.tenants} WHERE tenant = ?", (tenant,)
     ).fetchone()
     if row is None:
         return None
     tenant_key, fts_table = int(row[0]), check_fts_name(str(row[1]))
     rows = connection.execute(
-        "SELECT chunk_key, doc_key, n_tokens, chunk_id FROM index_chunks "
+        f"SELECT chunk_key, doc_key, n_tokens, chunk_id FROM {tables.chunks} "
         "WHERE tenant_key = ? ORDER BY chunk_key",
         (tenant_key,),
     ).fetchall()
@@ -146,10 +144,11 @@ class ChunksView(Mapping[str, Chunk]):
         self._state = state
 
     def __getitem__(self, chunk_id: str) -> Chunk:
-        cache = self._state().chunks
+        state = self._state()
+        cache = state.chunks
         chunk = cache.get(chunk_id)
         if chunk is None:
-            chunk = load_chunk(self._connection, chunk_id)
+            chunk = load_chunk(self._connection, state.tables, chunk_id)
             if chunk is None:
                 raise KeyError(chunk_id)
             if len(cache) >= _CHUNK_CACHE_LIMIT:
@@ -160,16 +159,18 @@ class ChunksView(Mapping[str, Chunk]):
     def __contains__(self, chunk_id: object) -> bool:
         if not isinstance(chunk_id, str):
             return False
-        if chunk_id in self._state().chunks:
+        state = self._state()
+        if chunk_id in state.chunks:
             return True
         row = self._connection.execute(
-            "SELECT 1 FROM index_chunks WHERE chunk_id = ?", (chunk_id,)
+            f"SELECT 1 FROM {state.tables.chunks} WHERE chunk_id = ?", (chunk_id,)
         ).fetchone()
         return row is not None
 
     def __iter__(self) -> Iterator[str]:
-        rows = self._connection.execute("SELECT chunk_id FROM index_chunks ORDER BY chunk_id").fetchall()
+        table = self._state().tables.chunks
+        rows = self._connection.execute(f"SELECT chunk_id FROM {table} ORDER BY chunk_id").fetchall()
         return iter([str(row[0]) for row in rows])
 
     def __len__(self) -> int:
-        return int(scalar(self._connection, "SELECT count(*) FROM index_chunks"))
+        return int(scalar(self._connection, f"SELECT count(*) FROM {self._state().tables.chunks}"))

@@ -1,5 +1,6 @@
 """Write side of the SQLite search index: SQL for adding, updating and removing documents.
 
+Each function writes one index version (:class:`~veracity.store.index_tables.IndexTables`).
 Callers run these inside one catalog transaction (``SQLiteStore.transaction``)
 and call :func:`bump_generation` in it, so readers see a batch whole or not at
 all. Tokenizing and embedding happen before the transaction, never under the
@@ -22,6 +23,8 @@ from ..errors import EmbedderMismatchError
 from ._sql import all_rows, scalar
 from .fts import check_fts_name, create_fts_table, fts_table_name
 from .index_records import chunk_to_json, document_to_json, moment_text, version_key
+from .index_tables import IndexTables
+from .index_versions import bump_generation
 from .vectors import (
     check_vector_name,
     create_vector_table,
@@ -68,28 +71,20 @@ class PreparedDocument:
     vectors: npt.NDArray[np.float32] | None
 
 
-def bump_generation(connection: apsw.Connection) -> None:
-    """Advance the index's write counter (readers drop what they cached)."""
-    connection.execute(
-        "UPDATE index_meta SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT) WHERE key = 'generation'"
-    )
-
-
-def read_vector_model(connection: apsw.Connection) -> VectorModel | None:
-    """The model recorded for this index, or ``None`` while it holds no vectors."""
-    rows: dict[str, Any] = dict(
-        all_rows(
-            connection, "SELECT key, value FROM index_meta WHERE key IN ('model_id', 'dim', 'vector_table')"
-        )
-    )
+def read_vector_model(connection: apsw.Connection, tables: IndexTables) -> VectorModel | None:
+    """The model recorded for this index version, or ``None`` while it holds no vectors."""
+    sql = f"SELECT key, value FROM {tables.meta} WHERE key IN ('model_id', 'dim', 'vector_table')"
+    rows: dict[str, Any] = dict(all_rows(connection, sql))
     if "model_id" not in rows:
         return None
     return VectorModel(str(rows["model_id"]), int(rows["dim"]), check_vector_name(str(rows["vector_table"])))
 
 
-def ensure_vector_model(connection: apsw.Connection, model_id: str, dim: int) -> VectorModel:
-    """Record ``model_id`` as the index's model (first time) or check it is the recorded one."""
-    current = read_vector_model(connection)
+def ensure_vector_model(
+    connection: apsw.Connection, tables: IndexTables, model_id: str, dim: int
+) -> VectorModel:
+    """Record ``model_id`` as the version's model (first time) or check it is the recorded one."""
+    current = read_vector_model(connection, tables)
     if current is not None:
         if current.model_id != model_id or current.dim != dim:
             raise EmbedderMismatchError(
@@ -98,30 +93,30 @@ def ensure_vector_model(connection: apsw.Connection, model_id: str, dim: int) ->
                 "or build a new index for the new model"
             )
         return current
-    table = vector_table_name(model_id, dim)
+    table = vector_table_name(model_id, dim, tables.version)
     create_vector_table(connection, table, dim)
     connection.execute(
-        "INSERT OR IGNORE INTO index_vector_tables "
+        f"INSERT OR IGNORE INTO {tables.vector_tables} "
         "(model_id, dim, table_name, normalization, distance, created_at) VALUES (?, ?, ?, ?, ?, ?)",
         (model_id, dim, table, NORMALIZATION, DISTANCE, moment_text(datetime.now(UTC))),
     )
     connection.executemany(
-        "INSERT INTO index_meta (key, value) VALUES (?, ?)",
+        f"INSERT INTO {tables.meta} (key, value) VALUES (?, ?)",
         [("model_id", model_id), ("dim", str(dim)), ("vector_table", table)],
     )
     return VectorModel(model_id, dim, table)
 
 
-def ensure_tenant(connection: apsw.Connection, tenant: str) -> tuple[int, str]:
+def ensure_tenant(connection: apsw.Connection, tables: IndexTables, tenant: str) -> tuple[int, str]:
     """``(tenant_key, fts_table)`` of ``tenant``, registering it and its FTS5 table if new."""
     row = connection.execute(
-        "SELECT tenant_key, fts_table FROM index_tenants WHERE tenant = ?", (tenant,)
+        f"SELECT tenant_key, fts_table FROM {tables.tenants} WHERE tenant = ?", (tenant,)
     ).fetchone()
     if row is not None:
         return int(row[0]), check_fts_name(str(row[1]))
-    table = fts_table_name(tenant)
+    table = fts_table_name(tenant, tables.version)
     create_fts_table(connection, table)
-    connection.execute("INSERT INTO index_tenants (tenant, fts_table) VALUES (?, ?)", (tenant, table))
+    connection.execute(f"INSERT INTO {tables.tenants} (tenant, fts_table) VALUES (?, ?)", (tenant, table))
     return int(connection.last_insert_rowid()), table
 
 
@@ -130,21 +125,24 @@ def _next_key(connection: apsw.Connection, column: str, table: str) -> int:
 
 
 def insert_documents(
-    connection: apsw.Connection, prepared: Sequence[PreparedDocument], model: VectorModel | None
+    connection: apsw.Connection,
+    tables: IndexTables,
+    prepared: Sequence[PreparedDocument],
+    model: VectorModel | None,
 ) -> int:
     """Insert documents, chunks, FTS rows and vectors; return the number of chunks written."""
-    doc_key = _next_key(connection, "doc_key", "index_documents")
-    chunk_key = _next_key(connection, "chunk_key", "index_chunks")
+    doc_key = _next_key(connection, "doc_key", tables.documents)
+    chunk_key = _next_key(connection, "chunk_key", tables.chunks)
     written = 0
     fts_rows: dict[str, list[tuple[int, str]]] = {}
     vector_rows: list[tuple[int, str, str, int, npt.NDArray[np.float32]]] = []
     chunk_rows: list[tuple[int, str, int, int, int, int, str]] = []
     for item in prepared:
         document = item.document
-        tenant_key, fts_table = ensure_tenant(connection, document.tenant)
+        tenant_key, fts_table = ensure_tenant(connection, tables, document.tenant)
         status = Status(document.status).value
         connection.execute(
-            "INSERT INTO index_documents (doc_key, document_id, tenant, status, visibility, valid_from, "
+            f"INSERT INTO {tables.documents} (doc_key, document_id, tenant, status, visibility, valid_from, "
             "valid_until, version_min_key, version_max_key, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 doc_key, document.document_id, document.tenant, status,
@@ -155,7 +153,7 @@ def insert_documents(
             ),
         )  # fmt: skip
         connection.executemany(
-            "INSERT OR IGNORE INTO index_document_roles (doc_key, role) VALUES (?, ?)",
+            f"INSERT OR IGNORE INTO {tables.document_roles} (doc_key, role) VALUES (?, ?)",
             [(doc_key, role) for role in document.allowed_roles],
         )
         rows = fts_rows.setdefault(fts_table, [])
@@ -178,7 +176,7 @@ def insert_documents(
             written += 1
         doc_key += 1
     connection.executemany(
-        "INSERT INTO index_chunks (chunk_key, chunk_id, doc_key, tenant_key, ordinal, n_tokens, record) "
+        f"INSERT INTO {tables.chunks} (chunk_key, chunk_id, doc_key, tenant_key, ordinal, n_tokens, record) "
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         chunk_rows,
     )
@@ -190,19 +188,22 @@ def insert_documents(
 
 
 def update_documents(
-    connection: apsw.Connection, documents: Sequence[Document], model: VectorModel | None
+    connection: apsw.Connection,
+    tables: IndexTables,
+    documents: Sequence[Document],
+    model: VectorModel | None,
 ) -> None:
     """Replace the indexed governance snapshot of already indexed documents (status, ...)."""
     for document in documents:
         row = connection.execute(
-            "SELECT doc_key FROM index_documents WHERE document_id = ?", (document.document_id,)
+            f"SELECT doc_key FROM {tables.documents} WHERE document_id = ?", (document.document_id,)
         ).fetchone()
         if row is None:
             continue
         doc_key = int(row[0])
         status = Status(document.status).value
         connection.execute(
-            "UPDATE index_documents SET status = ?, visibility = ?, valid_from = ?, valid_until = ?, "
+            f"UPDATE {tables.documents} SET status = ?, visibility = ?, valid_from = ?, valid_until = ?, "
             "version_min_key = ?, version_max_key = ?, record = ? WHERE doc_key = ?",
             (
                 status, Visibility(document.visibility).value, moment_text(document.valid_from),
@@ -211,41 +212,44 @@ def update_documents(
                 document_to_json(document), doc_key,
             ),
         )  # fmt: skip
-        connection.execute("DELETE FROM index_document_roles WHERE doc_key = ?", (doc_key,))
+        connection.execute(f"DELETE FROM {tables.document_roles} WHERE doc_key = ?", (doc_key,))
         connection.executemany(
-            "INSERT OR IGNORE INTO index_document_roles (doc_key, role) VALUES (?, ?)",
+            f"INSERT OR IGNORE INTO {tables.document_roles} (doc_key, role) VALUES (?, ?)",
             [(doc_key, role) for role in document.allowed_roles],
         )
         if model is not None:
             keys = [int(r[0]) for r in connection.execute(
-                "SELECT chunk_key FROM index_chunks WHERE doc_key = ?", (doc_key,)
+                f"SELECT chunk_key FROM {tables.chunks} WHERE doc_key = ?", (doc_key,)
             )]  # fmt: skip
             set_status(connection, model.table, keys, status)
 
 
 def delete_documents(
-    connection: apsw.Connection, document_ids: Sequence[str], model: VectorModel | None
+    connection: apsw.Connection,
+    tables: IndexTables,
+    document_ids: Sequence[str],
+    model: VectorModel | None,
 ) -> int:
     """Remove documents, their chunks, FTS rows and vectors; return the number of chunks removed."""
     removed = 0
     for document_id in document_ids:
         row = connection.execute(
-            "SELECT doc_key FROM index_documents WHERE document_id = ?", (document_id,)
+            f"SELECT doc_key FROM {tables.documents} WHERE document_id = ?", (document_id,)
         ).fetchone()
         if row is None:
             continue
         doc_key = int(row[0])
         chunks = all_rows(
             connection,
-            "SELECT c.chunk_key, t.fts_table FROM index_chunks AS c "
-            "JOIN index_tenants AS t USING (tenant_key) WHERE c.doc_key = ?",
+            f"SELECT c.chunk_key, t.fts_table FROM {tables.chunks} AS c "
+            f"JOIN {tables.tenants} AS t USING (tenant_key) WHERE c.doc_key = ?",
             (doc_key,),
         )
         for chunk_key, fts_table in chunks:
             connection.execute(f"DELETE FROM {check_fts_name(fts_table)} WHERE rowid = ?", (int(chunk_key),))
         if model is not None:
             delete_vectors(connection, model.table, [int(c[0]) for c in chunks])
-        connection.execute("DELETE FROM index_chunks WHERE doc_key = ?", (doc_key,))
-        connection.execute("DELETE FROM index_documents WHERE doc_key = ?", (doc_key,))
+        connection.execute(f"DELETE FROM {tables.chunks} WHERE doc_key = ?", (doc_key,))
+        connection.execute(f"DELETE FROM {tables.documents} WHERE doc_key = ?", (doc_key,))
         removed += len(chunks)
     return removed

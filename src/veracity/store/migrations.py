@@ -204,6 +204,63 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    Migration(
+        "0008_chunk_pages",
+        """
+        -- 1-based, inclusive pages a chunk covers in a paged source (PDF); NULL for
+        -- other formats and for chunks stored before pages were recorded
+        ALTER TABLE chunks ADD COLUMN page_start INTEGER CHECK (page_start >= 1);
+        ALTER TABLE chunks ADD COLUMN page_end INTEGER CHECK (page_end >= page_start);
+        """,
+    ),
+    # Index versions (veracity.store.index_versions): the one index so far becomes
+    # version 1 (its tables renamed to the ix1_ names veracity.store.index_tables
+    # gives every version), published; readers follow index_pointer.
+    Migration(
+        "0009_index_versions",
+        """
+        ALTER TABLE index_documents RENAME TO ix1_documents;
+        ALTER TABLE index_document_roles RENAME TO ix1_document_roles;
+        ALTER TABLE index_chunks RENAME TO ix1_chunks;
+        ALTER TABLE index_tenants RENAME TO ix1_tenants;
+        ALTER TABLE index_vector_tables RENAME TO ix1_vector_tables;
+        ALTER TABLE index_meta RENAME TO ix1_meta;
+        DROP INDEX index_documents_by_tenant;
+        DROP INDEX index_documents_filter;
+        DROP INDEX index_chunks_by_document;
+        DROP INDEX index_chunks_by_tenant;
+        CREATE INDEX ix1_documents_by_tenant ON ix1_documents (tenant, status);
+        CREATE INDEX ix1_documents_filter ON ix1_documents (
+            tenant, status, valid_from, valid_until, version_min_key, version_max_key,
+            visibility, document_id
+        );
+        CREATE INDEX ix1_chunks_by_document ON ix1_chunks (doc_key, ordinal);
+        CREATE INDEX ix1_chunks_by_tenant ON ix1_chunks (tenant_key, chunk_key);
+        CREATE TABLE index_versions (
+            version      INTEGER PRIMARY KEY,
+            state        TEXT NOT NULL CHECK (state IN
+                ('building', 'verified', 'published', 'retired', 'rolled-back', 'failed', 'dropped')),
+            created_at   TEXT NOT NULL,
+            verified_at  TEXT,
+            published_at TEXT,
+            ended_at     TEXT,
+            owner        TEXT,                     -- host:pid of the process building it
+            reason       TEXT,                     -- why it failed or was dropped
+            embedder     TEXT,                     -- veracity.embedders name, when known
+            manifest     TEXT                      -- JSON: what it was built from and holds
+        );
+        INSERT INTO index_versions (version, state, created_at, published_at)
+            VALUES (1, 'published', strftime('%Y-%m-%dT%H:%M:%fZ'), strftime('%Y-%m-%dT%H:%M:%fZ'));
+        CREATE TABLE index_pointer (            -- the version readers use; one row
+            id         INTEGER PRIMARY KEY CHECK (id = 1),
+            current    INTEGER NOT NULL REFERENCES index_versions (version),
+            generation INTEGER NOT NULL         -- bumped by every index write, publish and rollback
+        );
+        INSERT INTO index_pointer (id, current, generation)
+            SELECT 1, 1, CAST(value AS INTEGER) FROM ix1_meta WHERE key = 'generation';
+        DELETE FROM ix1_meta WHERE key = 'generation';
+        """,
+    ),
 )
 
 _LEDGER = """

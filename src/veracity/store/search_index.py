@@ -1,7 +1,11 @@
 """``SQLiteSearchIndex``: the derived search index inside the catalog's SQLite file.
 
 A drop-in :class:`veracity.snapshot.SearchBackend` that lives on the same apsw
-connection as the :class:`~veracity.store.sqlite.SQLiteStore`:
+connection as the :class:`~veracity.store.sqlite.SQLiteStore`. The file holds
+index *versions* (:mod:`veracity.store.index_versions`); an instance reads the
+published one (following the pointer from query to query) or, when built with
+``version=N``, that version only (how a new version is built and verified).
+Each version has:
 
 - ``index_documents`` / ``index_chunks``: every indexed document and chunk *as
   it was when indexed* (the index snapshot the eligibility step reads; the live
@@ -45,6 +49,8 @@ from ._sql import scalar
 from .fts import Postings, bm25_scores, read_postings
 from .index_filter import eligible_keys
 from .index_sync import IndexWriter, SyncReport
+from .index_tables import IndexTables
+from .index_versions import read_pointer
 from .index_views import (
     ChunksView,
     IndexState,
@@ -53,7 +59,6 @@ from .index_views import (
     load_doc_keys,
     load_documents,
     load_tenant_view,
-    read_generation,
 )
 from .index_writer import VectorModel, read_vector_model
 from .sqlite import SQLiteStore
@@ -86,8 +91,9 @@ class DenseMode(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class IndexStats:
-    """Counts and identity of an index."""
+    """Counts and identity of an index version."""
 
+    version: int
     generation: int
     documents: int
     chunks: int
@@ -109,13 +115,15 @@ class SQLiteSearchIndex(IndexWriter):
         self,
         store: SQLiteStore,
         *,
+        version: int | None = None,
         dense_mode: DenseMode | str = DenseMode.RESIDENT,
         k1: float = 1.2,
         b: float = 0.75,
     ) -> None:
-        """Use the index tables of ``store``'s database (created by its migrations)."""
+        """Use the index of ``store``'s database: the published version, or ``version`` when given."""
         self._store = store
         self._conn = store.connection
+        self._pinned = IndexTables(version) if version is not None else None
         self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
         self.k1, self.b = float(k1), float(b)
         self._lock = threading.RLock()
@@ -132,18 +140,32 @@ class SQLiteSearchIndex(IndexWriter):
         return self._store
 
     @property
+    def version(self) -> int:
+        """The index version this instance reads now (the published one unless pinned)."""
+        return self._tables().version
+
+    @property
+    def pinned(self) -> bool:
+        """True when built for one version (``version=N``) rather than following the pointer."""
+        return self._pinned is not None
+
+    def _tables(self) -> IndexTables:
+        """Tables to read or write now; inside a write transaction this is the version written."""
+        return self._pinned or IndexTables(read_pointer(self._conn)[0])
+
+    @property
     def embedder_id(self) -> str:
         """Model id of the stored vectors; empty while the index holds none."""
-        model = read_vector_model(self._conn)
+        model = read_vector_model(self._conn, self._tables())
         return model.model_id if model else ""
 
     def vector_model(self) -> VectorModel | None:
         """The recorded embedding model and its vec0 table, if any."""
-        return read_vector_model(self._conn)
+        return read_vector_model(self._conn, self._tables())
 
     def check_embedder(self, embedder: Embedder) -> None:
         """``EmbedderMismatchError`` unless ``embedder`` made (or may make) this index's vectors."""
-        model = read_vector_model(self._conn)
+        model = read_vector_model(self._conn, self._tables())
         if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
             raise EmbedderMismatchError(
                 f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
@@ -153,14 +175,21 @@ class SQLiteSearchIndex(IndexWriter):
 
     def stats(self) -> IndexStats:
         """Counts of indexed documents, chunks, tenants and vectors."""
-        model = read_vector_model(self._conn)
-        count = lambda sql: int(scalar(self._conn, sql))  # noqa: E731
-        vectors = count(f"SELECT count(*) FROM {model.table}") if model else 0
+        with self._store.read():
+            current, generation = read_pointer(self._conn)
+            tables = self._pinned or IndexTables(current)
+            model = read_vector_model(self._conn, tables)
+            count = lambda sql: int(scalar(self._conn, sql))  # noqa: E731
+            vectors = count(f"SELECT count(*) FROM {model.table}") if model else 0
+            documents = count(f"SELECT count(*) FROM {tables.documents}")
+            chunks = count(f"SELECT count(*) FROM {tables.chunks}")
+            tenants = count(f"SELECT count(*) FROM {tables.tenants}")
         return IndexStats(
-            generation=read_generation(self._conn),
-            documents=count("SELECT count(*) FROM index_documents"),
-            chunks=count("SELECT count(*) FROM index_chunks"),
-            tenants=count("SELECT count(*) FROM index_tenants"),
+            version=tables.version,
+            generation=generation,
+            documents=documents,
+            chunks=chunks,
+            tenants=tenants,
             vectors=vectors,
             model_id=model.model_id if model else None,
             dim=model.dim if model else None,
@@ -170,6 +199,7 @@ class SQLiteSearchIndex(IndexWriter):
         """What this reader holds in memory for the current generation (for benchmarks and tuning)."""
         state = self._state()
         return {
+            "version": state.tables.version,
             "generation": state.generation,
             "tenants_loaded": sum(v is not None for v in state.tenants.values()),
             "matrices_loaded": sum(m is not None for m in state.matrices.values()),
@@ -180,18 +210,20 @@ class SQLiteSearchIndex(IndexWriter):
         }
 
     def _state(self) -> IndexState:
-        generation = read_generation(self._conn)
+        current, generation = read_pointer(self._conn)
+        tables = self._pinned or IndexTables(current)
         with self._lock:
-            if self._cache is None or self._cache.generation != generation:
-                self._cache = IndexState(generation)
-            return self._cache
+            cache = self._cache
+            if cache is None or cache.generation != generation or cache.tables != tables:
+                self._cache = cache = IndexState(tables, generation)
+            return cache
 
     @property
     def documents(self) -> Mapping[str, Document]:
         """Every indexed document as of indexing (read-only; loaded once per index generation)."""
         state = self._state()
         if state.documents is None:
-            state.documents = load_documents(self._conn)
+            state.documents = load_documents(self._conn, state.tables)
         return MappingProxyType(state.documents)
 
     @property
@@ -199,12 +231,12 @@ class SQLiteSearchIndex(IndexWriter):
         """Chunk ids of every indexed document, in order (read-only; loaded once per generation)."""
         state = self._state()
         if state.chunks_by_document is None:
-            state.chunks_by_document = load_chunks_by_document(self._conn)
+            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
         return MappingProxyType(state.chunks_by_document)
 
     def _doc_keys(self, state: IndexState) -> dict[str, int]:
         if state.doc_keys is None:
-            state.doc_keys = load_doc_keys(self._conn)
+            state.doc_keys = load_doc_keys(self._conn, state.tables)
         return state.doc_keys
 
     def _postings(self, state: IndexState, view: TenantView, tokens: Sequence[str]) -> list[Postings]:
@@ -223,12 +255,12 @@ class SQLiteSearchIndex(IndexWriter):
 
     def _model(self, state: IndexState) -> VectorModel | None:
         if not state.model_read:
-            state.model, state.model_read = read_vector_model(self._conn), True
+            state.model, state.model_read = read_vector_model(self._conn, state.tables), True
         return state.model
 
     def _tenant(self, state: IndexState, tenant: str) -> TenantView | None:
         if tenant not in state.tenants:
-            state.tenants[tenant] = load_tenant_view(self._conn, tenant)
+            state.tenants[tenant] = load_tenant_view(self._conn, state.tables, tenant)
         return state.tenants[tenant]
 
     def _allowed(
@@ -393,5 +425,5 @@ class SQLiteSearchIndex(IndexWriter):
         Agrees with :func:`veracity.governance.eligibility` over ``documents``.
         """
         return {document_id for _, document_id in eligible_keys(
-            self._conn, principal, target_version, as_of, known_roles
+            self._conn, self._state().tables, principal, target_version, as_of, known_roles
         )}  # fmt: skip

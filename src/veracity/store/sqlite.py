@@ -52,7 +52,7 @@ _DOCUMENT_COLUMNS = (
 )
 _CHUNK_COLUMNS = (
     'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
-    "kind, text, context_prefix, fact_ids"
+    "kind, text, context_prefix, fact_ids, page_start, page_end"
 )
 
 
@@ -100,10 +100,11 @@ class SQLiteStore:
                 raise
 
     @contextmanager
-    def _read(self) -> Iterator[None]:
-        """A consistent read snapshot (deferred; never takes the write lock)."""
+    def read(self) -> Iterator[None]:
+        """A consistent read snapshot (deferred; never takes the write lock); nests in a transaction."""
         with self._lock, self._conn:
             yield
+
 
     # -- documents -----------------------------------------------------------
 
@@ -115,7 +116,7 @@ class SQLiteStore:
 
     def get_document(self, document_id: str) -> Document:
         """See :meth:`veracity.store.Store.get_document`."""
-        with self._read():
+        with self.read():
             found = self._select_documents("document_id = ?", (document_id,))
         if not found:
             raise NotFoundError(f"no document {document_id!r} in the catalog")
@@ -131,12 +132,12 @@ class SQLiteStore:
         if source_id is not None:
             conditions.append("source_id = ?")
             params.append(source_id)
-        with self._read():
+        with self.read():
             return self._select_documents(" AND ".join(conditions) or "1", tuple(params))
 
     def get_chunks(self, document_id: str) -> list[Chunk]:
         """See :meth:`veracity.store.Store.get_chunks`."""
-        with self._read():
+        with self.read():
             self._require(document_id)
             rows = self._conn.execute(
                 f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal",
@@ -146,7 +147,7 @@ class SQLiteStore:
 
     def get_chunk(self, chunk_id: str) -> Chunk:
         """See :meth:`veracity.store.Store.get_chunk`."""
-        with self._read():
+        with self.read():
             row = self._conn.execute(
                 f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
             ).fetchone()
@@ -163,7 +164,7 @@ class SQLiteStore:
 
     def catalog_revision(self, document_id: str) -> int:
         """See :meth:`veracity.store.Store.catalog_revision`."""
-        with self._read():
+        with self.read():
             return self._require(document_id)[1]
 
     def supersede(
@@ -204,7 +205,7 @@ class SQLiteStore:
 
     def roles(self, tenant: str) -> frozenset[str]:
         """See :meth:`veracity.store.Store.roles`."""
-        with self._read():
+        with self.read():
             rows = self._conn.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,)).fetchall()
         return frozenset(str(row[0]) for row in rows)
 
@@ -313,7 +314,7 @@ class SQLiteStore:
             ],
         )
         self._conn.executemany(
-            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     chunk.chunk_id,
@@ -327,6 +328,8 @@ class SQLiteStore:
                     chunk.text,
                     chunk.context_prefix,
                     json.dumps(list(chunk.fact_ids), ensure_ascii=False),
+                    chunk.page_start,
+                    chunk.page_end,
                 )
                 for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
             ],
@@ -361,7 +364,7 @@ def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation])
 
 def _chunk(row: Sequence[Any]) -> Chunk:
     (chunk_id, document_id, document_digest, heading_path, ordinal, start, end, kind, text,
-     context_prefix, fact_ids) = row  # fmt: skip
+     context_prefix, fact_ids, page_start, page_end) = row  # fmt: skip
     return Chunk(
         chunk_id=chunk_id,
         document_id=document_id,
@@ -374,4 +377,6 @@ def _chunk(row: Sequence[Any]) -> Chunk:
         text=text,
         context_prefix=context_prefix,
         fact_ids=tuple(json.loads(fact_ids)),
+        page_start=None if page_start is None else int(page_start),
+        page_end=None if page_end is None else int(page_end),
     )

@@ -1,6 +1,6 @@
 """sqlite-vec ``vec0`` tables holding a model's chunk vectors, partitioned by tenant.
 
-One table per embedding model (``vec_<dim>_<sha256(model_id)[:12]>``)::
+One table per index version and embedding model (``vec<version>_<dim>_<sha256(model_id)[:12]>``)::
 
     chunk_key integer primary key, tenant text partition key,
     status text, doc_key integer,             -- metadata columns (filterable in the KNN)
@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Final
 
@@ -40,6 +41,7 @@ __all__ = [
     "check_vector_name",
     "create_vector_table",
     "delete_vectors",
+    "drop_vector_table",
     "fetch_vectors",
     "insert_vectors",
     "knn",
@@ -54,18 +56,24 @@ VEC_CHUNK_SIZE: Final = 256
 _LAYOUT_VERSION_PREFIX: Final = "v0.1."
 
 
-def vector_table_name(model_id: str, dim: int) -> str:
-    """The vec0 table of a model: dimension plus a hash of the model id."""
-    return f"vec_{int(dim)}_{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
+def vector_table_name(model_id: str, dim: int, version: int) -> str:
+    """The vec0 table of a model in index ``version``: ``vec<version>_<dim>_<sha256(model_id)[:12]>``."""
+    return f"vec{int(version)}_{int(dim)}_{hashlib.sha256(model_id.encode('utf-8')).hexdigest()[:12]}"
+
+
+_VECTOR_NAME: Final = re.compile(r"vec[0-9]*_[0-9]+_[0-9a-f]{12}")  # "vec_<dim>_<hash>": before versions
 
 
 def check_vector_name(table: str) -> str:
     """Return ``table`` if it is a name :func:`vector_table_name` makes; ``ValueError`` otherwise."""
-    head, _, rest = table.partition("_")
-    dim, _, digest = rest.partition("_")
-    if head != "vec" or not dim.isdigit() or len(digest) != 12 or not (digest.isalnum() and digest.isascii()):
+    if not _VECTOR_NAME.fullmatch(table):
         raise ValueError(f"not a vector table name made by vector_table_name: {table!r}")
     return table
+
+
+def drop_vector_table(connection: apsw.Connection, table: str) -> None:
+    """Drop a vec0 table (and with it its shadow tables)."""
+    connection.execute(f"DROP TABLE IF EXISTS {check_vector_name(table)}")
 
 
 def create_vector_table(connection: apsw.Connection, table: str, dim: int) -> None:

@@ -32,3 +32,23 @@ def fake_kb() -> KnowledgeBase:
 def public(config: TenantConfig) -> Principal:
     """A customer of the demo tenant."""
     return Principal.of(config.tenant, "public")
+
+
+@pytest.fixture
+def demo_kb_dir(tmp_path):
+    """The demo written to an on-disk knowledge base on the fake embedder (closed: open it with open_kb)."""
+    from veracity.kb import init_demo_kb
+
+    folder = tmp_path / "kb"
+    init_demo_kb(folder, FakeEmbedder()).catalog.store.close()
+    return folder
+
+
+@pytest.fixture
+def ask_public(config):
+    """``ask_public(kb, question=…)``: the demo's public 3.2 user asks at the running question's moment."""
+
+    def ask(kb: KnowledgeBase, question: str = "3.2 的 Team 能用 SAML 吗"):
+        return kb.ask(question, Principal.of("starship", "public"), "3.2", config.as_of)
+
+    return ask

@@ -4,57 +4,44 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.contracts import Principal, Status
+from veracity.contracts import Status
 from veracity.embedders import FakeEmbedder
 from veracity.errors import StaleWriteError
-from veracity.kb import init_demo_kb, open_kb
+from veracity.kb import open_kb
 from veracity.lifecycle import change_status, delete, status_report
 
-QUESTION = "3.2 的 Team 能用 SAML 吗"
 
-
-@pytest.fixture
-def kb_dir(tmp_path):
-    folder = tmp_path / "kb"
-    init_demo_kb(folder, FakeEmbedder()).catalog.store.close()
-    return folder
-
-
-def ask(kb, config, question=QUESTION):
-    return kb.ask(question, Principal.of("starship", "public"), "3.2", config.as_of)
-
-
-def test_withdraw_excludes_before_scoring_and_survives_reopen(kb_dir, config) -> None:
-    kb = open_kb(kb_dir, FakeEmbedder())
-    change = change_status(kb, kb_dir, "faq-3.2-sso", Status.WITHDRAWN)
+def test_withdraw_excludes_before_scoring_and_survives_reopen(demo_kb_dir, ask_public) -> None:
+    kb = open_kb(demo_kb_dir, FakeEmbedder())
+    change = change_status(kb, demo_kb_dir, "faq-3.2-sso", Status.WITHDRAWN)
     assert change.catalog_revision == 2
-    reopened = open_kb(kb_dir, FakeEmbedder())
-    answer = ask(reopened, config)
+    reopened = open_kb(demo_kb_dir, FakeEmbedder())
+    answer = ask_public(reopened)
     assert ("faq-3.2-sso", change.document_id, "status") in answer.trace.excluded
     assert answer.trace.gate_rejections == ()  # the index knew already: filtered, not caught late
     assert "faq-3.2-sso" not in {c.source_id for c in answer.citations}
 
 
-def test_stale_compare_and_set_changes_nothing(kb_dir) -> None:
-    kb = open_kb(kb_dir, FakeEmbedder())
-    before = status_report(kb, kb_dir)
+def test_stale_compare_and_set_changes_nothing(demo_kb_dir) -> None:
+    kb = open_kb(demo_kb_dir, FakeEmbedder())
+    before = status_report(kb, demo_kb_dir)
     with pytest.raises(StaleWriteError):
-        change_status(kb, kb_dir, "faq-3.2-sso", Status.RETIRED, expected_revision=5)
-    assert status_report(kb, kb_dir) == before
+        change_status(kb, demo_kb_dir, "faq-3.2-sso", Status.RETIRED, expected_revision=5)
+    assert status_report(kb, demo_kb_dir) == before
     assert kb.catalog.document("faq-3.2-sso").status is Status.ACTIVE
 
 
-def test_deleted_document_is_gone_from_every_table_and_every_query(kb_dir, config) -> None:
-    kb = open_kb(kb_dir, FakeEmbedder())
+def test_deleted_document_is_gone_from_every_table_and_every_query(demo_kb_dir, ask_public) -> None:
+    kb = open_kb(demo_kb_dir, FakeEmbedder())
     doomed = kb.catalog.document("faq-3.2-sso")
     chunk_ids = [c.chunk_id for c in kb.catalog.chunks(doomed.document_id)]
     phrase = "切换到 OIDC 需要多长时间"
     assert phrase in doomed.body
-    change = delete(kb, kb_dir, "faq-3.2-sso")
+    change = delete(kb, demo_kb_dir, "faq-3.2-sso")
     assert change.chunks_removed == len(chunk_ids)
-    kb = open_kb(kb_dir, FakeEmbedder())
-    for question in (QUESTION, phrase, "Okta Keycloak Google Workspace 身份提供商"):
-        answer = ask(kb, config, question)
+    kb = open_kb(demo_kb_dir, FakeEmbedder())
+    for question in ("3.2 的 Team 能用 SAML 吗", phrase, "Okta Keycloak Google Workspace 身份提供商"):
+        answer = ask_public(kb, question)
         exposed = repr(answer)
         assert doomed.document_id not in exposed and not any(c in exposed for c in chunk_ids)
     connection = kb.catalog.store.connection
@@ -64,10 +51,10 @@ def test_deleted_document_is_gone_from_every_table_and_every_query(kb_dir, confi
             text = repr(row)
             assert doomed.document_id not in text and "faq-3.2-sso" not in text, table
             assert not any(c in text for c in chunk_ids), table
-    raw = (kb_dir / "catalog.sqlite").read_bytes()
+    raw = (demo_kb_dir / "catalog.sqlite").read_bytes()
     assert doomed.document_id.encode() not in raw
     assert phrase.encode() not in raw
-    assert status_report(kb, kb_dir)["index"]["documents"] == 17
+    assert status_report(kb, demo_kb_dir)["index"]["documents"] == 17
 
 
 def test_ingestion_ledger_records_states_and_quarantine(tmp_path) -> None:

@@ -55,6 +55,7 @@ __all__ = [
     "init_demo_kb",
     "open_kb",
     "open_or_create_kb",
+    "parser_versions",
     "read_manifest",
     "tokenizer_version",
     "write_manifest",
@@ -99,6 +100,21 @@ def embedder_name(embedder: Embedder) -> str | None:
 def _digest(content: dict[str, Any]) -> str:
     canonical = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+PARSER_PACKAGES: Final = ("markdown-it-py", "PyYAML", "pypdf", "python-docx")
+"""Libraries the ingest parsers use (HTML and plain text use the standard library)."""
+
+
+def parser_versions() -> dict[str, str | None]:
+    """veracity's parsers and the versions of the libraries under them (``None``: not installed)."""
+    versions: dict[str, str | None] = {"veracity.ingest": __version__}
+    for package in PARSER_PACKAGES:
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return versions
 
 
 def catalog_state(store: SQLiteStore) -> dict[str, Any]:
@@ -179,6 +195,7 @@ def write_manifest(
             "verification": verification,
         },
         "versions": versions,
+        "parsers": parser_versions(),
         "chunker": CHUNKER,
         "tokenizer": tokenizer_version(),
         "embedding": {

@@ -28,7 +28,7 @@ from .engine import KnowledgeBase
 from .errors import ConfigError, IndexError_, IndexVerificationError
 from .index.dense import Embedder
 from .index_verify import Verification, catalog_matches, verify_version
-from .kb import CHUNKER, catalog_state, embedder_name, tokenizer_version, write_manifest
+from .kb import CHUNKER, catalog_state, embedder_name, parser_versions, tokenizer_version, write_manifest
 from .store.index_sync import Progress, SyncReport
 from .store.index_tables import IndexTables
 from .store.index_versions import (
@@ -116,6 +116,7 @@ def _version_manifest(
         "catalog": catalog_state(store),
         "counts": {"documents": stats.documents, "chunks": stats.chunks, "tenants": stats.tenants,
                    "vectors": stats.vectors},
+        "parsers": parser_versions(),
         "chunker": CHUNKER,
         "tokenizer": tokenizer_version(),
         "embedding": {"embedder": name, "model_id": embedder.model_id, "dim": embedder.dim,

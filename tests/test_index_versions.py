@@ -126,8 +126,11 @@ def test_withdraw_and_delete_reach_every_kept_version(demo_kb_dir, ask_public) -
         ).fetchone()[0]
         assert status == "withdrawn", version
     doomed = kb.catalog.document("admin-invites-3.2")
+    assert doomed.body[-40:].encode() in (demo_kb_dir / "catalog.sqlite").read_bytes()
     delete(kb, demo_kb_dir, "admin-invites-3.2")
     assert all(doomed.document_id not in indexed_ids(kb, v) for v in (1, 2))
+    raw = (demo_kb_dir / "catalog.sqlite").read_bytes()  # the retired version kept no copy either
+    assert doomed.document_id.encode() not in raw and doomed.body[-40:].encode() not in raw
     report = rollback(kb, demo_kb_dir)
     assert report.version == 1 and report.sync.added_documents == 0 and report.verification.passed
     answer = ask_public(open_kb(demo_kb_dir, FakeEmbedder()))

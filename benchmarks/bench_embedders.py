@@ -83,7 +83,7 @@ def measure_speed(model_name: str, texts: Sequence[str], repeats: int) -> dict[s
     """Load time, memory added by the model, batch throughput and single-query latency."""
     import numpy as np
 
-    from veracity.embedders import make_embedder
+    from veracity.index.embedders import make_embedder
 
     rss_before, _ = rss_mib()
     start = time.perf_counter()
@@ -170,8 +170,8 @@ def measure_quality(model_name: str, folder: Path, args: argparse.Namespace) -> 
     """Dense-only retrieval over a BEIR folder through ``DenseIndex``."""
     import numpy as np
 
-    from veracity.embedders import make_embedder
     from veracity.index.dense import ALL, DenseIndex
+    from veracity.index.embedders import make_embedder
 
     corpus, queries, qrels, note = load_beir(folder, args.split, args.max_queries, args.max_docs, args.seed)
     embedder = make_embedder(model_name)

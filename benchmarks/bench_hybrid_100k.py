@@ -38,17 +38,17 @@ from typing import Any
 import numpy as np
 from synthetic_kb import RandomEmbedder, write_corpus
 
-from veracity.catalog import Catalog
-from veracity.contracts import Principal, Query
-from veracity.engine import KnowledgeBase
-from veracity.fusion import reciprocal_rank_fusion
-from veracity.kb_ingest import ingest_markdown
-from veracity.retrieve import eligible_set
-from veracity.snapshot import IndexSnapshot, index_text
-from veracity.store.index_tables import IndexTables
-from veracity.store.search_index import DenseMode, SQLiteSearchIndex
-from veracity.store.sqlite import SQLiteStore
-from veracity.text import _segment_cjk, tokenize
+from veracity.catalog.catalog import Catalog
+from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.snapshot import IndexSnapshot, index_text
+from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
+from veracity.index.sqlite.tables import IndexTables
+from veracity.kb.ingest import ingest_markdown
+from veracity.model.contracts import Principal, Query
+from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.fusion import reciprocal_rank_fusion
+from veracity.pipeline.retrieve import eligible_set
+from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
@@ -103,7 +103,7 @@ def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generat
     for record, tenant in rows:
         by_tenant.setdefault(tenant, []).append(record)
     embedder = RandomEmbedder()
-    from veracity.store.index_records import chunk_from_json
+    from veracity.index.sqlite.records import chunk_from_json
 
     queries = []
     for i in range(n):
@@ -234,7 +234,7 @@ def bench_sql_dense(kb: KnowledgeBase, queries, model_id: str, n: int) -> None:
 
 
 def bench_embedding(texts: list[str]) -> None:
-    from veracity.embedders import make_embedder
+    from veracity.index.embedders import make_embedder
 
     embedder = make_embedder("use")
     _, load_ms, _ = timed(embedder.embed_batch, ["warm up"])

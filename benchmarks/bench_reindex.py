@@ -2,7 +2,7 @@
 
 1. writes ``--docs`` synthetic Markdown files (``synthetic_kb.py``, several tenants);
 2. ingests them into a new knowledge base (the peer: parse + chunk + catalog + index);
-3. ``veracity reindex`` in-process (:func:`veracity.reindex.rebuild`): a new
+3. ``veracity reindex`` in-process (:func:`veracity.kb.reindex.rebuild`): a new
    version built from the catalog, verified, published; its build stages and the
    verification's checks are timed apart;
 4. the pointer switch alone (one transaction), and ``rollback`` (catch-up sync +
@@ -29,13 +29,13 @@ from pathlib import Path
 
 from synthetic_kb import RandomEmbedder, write_corpus
 
-from veracity.index_verify import verify_version
-from veracity.kb import create_kb, open_kb
-from veracity.kb_ingest import ingest_paths
-from veracity.reindex import rebuild, rollback
-from veracity.store.index_versions import switch_to
-from veracity.store.search_index import SQLiteSearchIndex
-from veracity.text import tokenize
+from veracity.index.sqlite.search import SQLiteSearchIndex
+from veracity.index.sqlite.verify import verify_version
+from veracity.index.sqlite.versions import switch_to
+from veracity.kb.directory import create_kb, open_kb
+from veracity.kb.ingest import ingest_paths
+from veracity.kb.reindex import rebuild, rollback
+from veracity.text.tokens import tokenize
 
 QUERIES = ("网关 超时 配置", "SSO 登录 管理员", "迁移 成员 权限", "E1042 错误 重试", "发布 版本 3.2")
 

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from veracity.fixtures import fixture_documents
-from veracity.text import tokenize
+from veracity.text.tokens import tokenize
 
 TENANT_ROLES = ["public", "support", "security"]
 

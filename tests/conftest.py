@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.contracts import Principal
-from veracity.embedders import FakeEmbedder, make_embedder
-from veracity.engine import DEFAULT_EMBEDDER, KnowledgeBase
 from veracity.fixtures import TenantConfig, tenant_config
+from veracity.index.embedders import FakeEmbedder, make_embedder
+from veracity.model.contracts import Principal
+from veracity.pipeline.engine import DEFAULT_EMBEDDER, KnowledgeBase
 
 
 @pytest.fixture(scope="session")
@@ -37,7 +37,7 @@ def public(config: TenantConfig) -> Principal:
 @pytest.fixture
 def demo_kb_dir(tmp_path):
     """The demo written to an on-disk knowledge base on the fake embedder (closed: open it with open_kb)."""
-    from veracity.kb import init_demo_kb
+    from veracity.kb.directory import init_demo_kb
 
     folder = tmp_path / "kb"
     init_demo_kb(folder, FakeEmbedder()).catalog.store.close()

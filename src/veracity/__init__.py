@@ -17,7 +17,7 @@ from datetime import datetime
 
 __version__ = "0.1.0"
 
-from .contracts import (
+from .model.contracts import (
     AnswerStatus,
     Chunk,
     Citation,
@@ -27,8 +27,7 @@ from .contracts import (
     Principal,
     Query,
 )
-from .engine import Answer, KnowledgeBase, demo_knowledge_base
-from .errors import (
+from .model.errors import (
     CatalogError,
     CitationError,
     ConfigError,
@@ -36,6 +35,7 @@ from .errors import (
     ValidationError,
     VeracityError,
 )
+from .pipeline.engine import Answer, KnowledgeBase, demo_knowledge_base
 
 __all__ = [
     "Answer",

@@ -21,9 +21,9 @@ from veracity.bench.beir import load_beir, subset
 from veracity.bench.embedcache import embed_texts
 from veracity.bench.retrieval import BenchSettings, resolve_analyzer
 from veracity.bench.run import resolve_tuning, run_benchmark
-from veracity.cli import main
-from veracity.embedders import FakeEmbedder
-from veracity.errors import ConfigError
+from veracity.cli.main import main
+from veracity.index.embedders import FakeEmbedder
+from veracity.model.errors import ConfigError
 
 ROOT = Path(__file__).resolve().parents[2]
 

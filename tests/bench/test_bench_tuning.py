@@ -13,7 +13,7 @@ from veracity.bench.tuning import (
     rerank_order,
     tune_weights,
 )
-from veracity.questions import SubQuestion
+from veracity.text.questions import SubQuestion
 
 
 def test_parts_are_normalized_per_query() -> None:
@@ -51,7 +51,7 @@ def test_tuning_finds_the_part_that_ranks_relevant_first() -> None:
 
 def test_english_analyzer_follows_lucene() -> None:
     pytest.importorskip("Stemmer")
-    from veracity.text_en import tokenize_en
+    from veracity.text.english import tokenize_en
 
     text = "The cell's growth rates of 1,000 mice, e.g. in IL-6 studies; 数据库 abc"
     assert tokenize_en(text) == [

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from veracity.errors import ValidationError
 from veracity.evaluate.runner import run_evaluation
+from veracity.model.errors import ValidationError
 
 FILES = ("rag-evidence.json", "rag-evidence.md", "rag-trace.jsonl")
 

@@ -9,7 +9,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from veracity.errors import ConfigError
 from veracity.evaluate.metrics import (
     aggregate,
     average_precision,
@@ -23,6 +22,7 @@ from veracity.evaluate.metrics import (
     round_metric,
     supported_fact_ratio,
 )
+from veracity.model.errors import ConfigError
 
 POOL = [f"d{i:02d}" for i in range(30)]
 

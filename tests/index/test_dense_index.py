@@ -9,9 +9,9 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from veracity.embedders import FakeEmbedder
-from veracity.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
 from veracity.index.dense import ALL, DenseHit, DenseIndex, Embedder, check_vectors
+from veracity.index.embedders import FakeEmbedder
+from veracity.model.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
 
 MODEL = "test-model@1"
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from veracity.errors import ConfigError, IndexError_, ValidationError
 from veracity.index.lexical import ALL, BM25Index, BM25Variant
-from veracity.text import tokenize
+from veracity.model.errors import ConfigError, IndexError_, ValidationError
+from veracity.text.tokens import tokenize
 
 ZH_DOCS = [
     "星舰控制台支持离线模式，断网后仍可查看最近的日志。",

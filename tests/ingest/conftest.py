@@ -57,9 +57,9 @@ def check_parsed(parsed: Any, *, chunker_agrees: bool = True) -> None:
     With ``chunker_agrees``, the structural chunker sees exactly the parser's
     blocks (same kinds and spans), and every chunk has its node's heading path.
     """
-    from veracity.chunking import block_spans, chunk_document
-    from veracity.documents import make_document
-    from veracity.text import normalize_body
+    from veracity.ingest.chunking import block_spans, chunk_document
+    from veracity.ingest.documents import make_document
+    from veracity.text.tokens import normalize_body
 
     assert normalize_body(parsed.body) == parsed.body
     previous_end = -1

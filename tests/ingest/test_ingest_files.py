@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from veracity.errors import ValidationError
 from veracity.ingest.errors import (
     EmptySourceError,
     EncodingError,
@@ -22,6 +21,7 @@ from veracity.ingest.errors import (
 )
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import decode_text, parse_file
+from veracity.model.errors import ValidationError
 
 CHINESE = "升级到 3.2 以后，Team 计划不能再使用旧版 SAML 单点登录。"
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from veracity.chunking import chunk_document
-from veracity.documents import make_document
+from veracity.ingest.chunking import chunk_document
+from veracity.ingest.documents import make_document
 from veracity.ingest.nodes import Block, NodeKind, assemble
 from veracity.ingest.pages import page_span, with_pages
 from veracity.ingest.parsers import parse_text

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from veracity.chunking import chunk_document
-from veracity.contracts import ChunkKind
-from veracity.documents import make_document
+from veracity.ingest.chunking import chunk_document
+from veracity.ingest.documents import make_document
 from veracity.ingest.errors import CorruptFileError
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file
+from veracity.model.contracts import ChunkKind
 
 docx = pytest.importorskip("docx", reason="DOCX parsing needs the 'docx' extra (python-docx)")
 

@@ -7,14 +7,14 @@ from collections.abc import Callable
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veracity.chunking import chunk_document
-from veracity.contracts import ChunkKind
-from veracity.documents import make_document
-from veracity.errors import ValidationError
+from veracity.ingest.chunking import chunk_document
+from veracity.ingest.documents import make_document
 from veracity.ingest.html import parse_html
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_text
-from veracity.text import normalize_body
+from veracity.model.contracts import ChunkKind
+from veracity.model.errors import ValidationError
+from veracity.text.tokens import normalize_body
 
 PAGE = """<!doctype html>
 <html><head>

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from veracity.errors import ValidationError
-from veracity.ingest.markdown import load_markdown_file
-from veracity.ingest.markdown_parser import parse_markdown
+from veracity.ingest.front_matter import load_markdown_file
+from veracity.ingest.markdown import parse_markdown
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file
-from veracity.text import normalize_body
+from veracity.model.errors import ValidationError
+from veracity.text.tokens import normalize_body
 
 SAMPLE = """---
 id: install-guide

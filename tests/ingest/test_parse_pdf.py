@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from veracity.chunking import chunk_document
-from veracity.documents import make_document
+from veracity.ingest.chunking import chunk_document
+from veracity.ingest.documents import make_document
 from veracity.ingest.errors import CorruptFileError, EmptySourceError
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file

@@ -11,7 +11,7 @@ BEIR paper and Anserini's flat regression index). Only queries of the chosen
 split that have at least one judged-relevant document (score > 0) are kept;
 that is what trec_eval, ranx and BEIR average over.
 
-Every problem raises :class:`veracity.errors.ConfigError` naming the folder
+Every problem raises :class:`veracity.model.errors.ConfigError` naming the folder
 and the file, and saying what a BEIR folder must hold.
 """
 
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError
+from ..model.errors import ConfigError
 
 _LAYOUT = (
     "a BEIR folder holds corpus.jsonl[.gz], queries.jsonl[.gz] and qrels/<split>.tsv "

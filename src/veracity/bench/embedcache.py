@@ -22,8 +22,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..errors import IndexError_, ValidationError
 from ..index.dense import Embedder, EmbedKind, FloatMatrix, check_vectors
+from ..model.errors import IndexError_, ValidationError
 
 DEFAULT_BATCH = 32
 

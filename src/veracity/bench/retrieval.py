@@ -5,7 +5,7 @@ Channels (each returns the top ``depth`` = 100 documents per query):
 - ``bm25``: :class:`~veracity.index.lexical.BM25Index` (Lucene variant) over the
   analyzer's tokens of ``title + " " + text``. The analyzer is the zh/en
   tokenizer, or for English corpora the Lucene-like English analyzer
-  (:mod:`veracity.text_en`); ``auto`` picks by the share of CJK letters.
+  (:mod:`veracity.text.english`); ``auto`` picks by the share of CJK letters.
 - ``dense``: :class:`~veracity.index.dense.DenseIndex` over the embedder's
   passage vectors (embedded in batches, cached on disk).
 - ``hybrid``: reciprocal rank fusion (k = 60) of bm25 top-100 and dense top-100,
@@ -33,14 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ConfigError
 from ..evaluate.metrics import aggregate, ndcg_at_k, recall_at_k, reciprocal_rank
-from ..fusion import reciprocal_rank_fusion
 from ..index.dense import ALL as DENSE_ALL
 from ..index.dense import DenseIndex, Embedder
 from ..index.lexical import ALL as BM25_ALL
 from ..index.lexical import BM25Index
-from ..text import tokenize
+from ..model.errors import ConfigError
+from ..pipeline.fusion import reciprocal_rank_fusion
+from ..text.tokens import tokenize
 from .beir import BeirDataset
 from .embedcache import embed_texts
 from .tuning import PartWeights, candidate_parts, query_subquestions, rerank_order
@@ -90,11 +90,11 @@ class BenchSettings:
 def resolve_analyzer(name: str, texts: Sequence[str]) -> tuple[str, Callable[[str], list[str]]]:
     """``(name, tokenize function)``; ``auto`` is ``english`` when under 5% of letters are CJK."""
     if name == "auto":
-        from ..text_en import cjk_share, stemming_available
+        from ..text.english import cjk_share, stemming_available
 
         name = "english" if cjk_share(list(texts)) < 0.05 and stemming_available() else "default"
     if name == "english":
-        from ..text_en import tokenize_en
+        from ..text.english import tokenize_en
 
         return name, tokenize_en
     return "default", tokenize

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
-from ..embedders import make_embedder
-from ..errors import ConfigError
 from ..index.dense import Embedder
+from ..index.embedders import make_embedder
+from ..model.errors import ConfigError
 from .beir import BeirDataset, available_splits, load_beir
 from .retrieval import (
     BM25_CANDIDATES,

@@ -2,12 +2,12 @@
 
 Benchmarks have no governance metadata (trust, version, instructions are the
 same for every candidate), so only the parts of
-:class:`veracity.rerank.ExplainableReranker` that can change an order are used,
+:class:`veracity.pipeline.rerank.ExplainableReranker` that can change an order are used,
 computed as the engine does, plus the BM25 score that the engine's hits carry
 as ``scores.lexical``:
 
 - ``coverage``: best share of one sub-question's terms found in the document
-  (:func:`veracity.rerank.coverage`);
+  (:func:`veracity.pipeline.rerank.coverage`);
 - ``fusion``: the fused RRF score divided by the best fused score of the query;
 - ``semantic``: the query-document cosine, clipped at 0;
 - ``lexical``: the BM25 score divided by the best BM25 score among the candidates.
@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ..questions import SubQuestion, split_subquestions
-from ..rerank import RerankWeights, coverage
+from ..pipeline.rerank import RerankWeights, coverage
+from ..text.questions import SubQuestion, split_subquestions
 
 PARTS = ("coverage", "fusion", "semantic", "lexical")
 COVERAGE_GRID = (0.0, 0.05, 0.1, 0.2, 0.4, 0.8)
@@ -59,7 +59,7 @@ def query_subquestions(
 ) -> tuple[SubQuestion, ...]:
     """Sub-questions for coverage; with the English analyzer, one made of its stemmed terms.
 
-    The engine's :func:`veracity.questions.split_subquestions` uses the zh/en
+    The engine's :func:`veracity.text.questions.split_subquestions` uses the zh/en
     tokenizer; English benchmarks index stemmed terms, so coverage must use
     them too or it would never match a stemmed document term.
     """

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ..contracts import AnswerStatus, Principal, parse_enum
-from ..documents import parse_moment
-from ..errors import ConfigError, ValidationError
 from ..fixtures import TenantConfig
+from ..ingest.documents import parse_moment
+from ..model.contracts import AnswerStatus, Principal, parse_enum
+from ..model.errors import ConfigError, ValidationError
 
 MODES = ("conformance", "failure_probe")
 

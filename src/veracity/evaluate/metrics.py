@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 
-from ..errors import ConfigError
+from ..model.errors import ConfigError
 
 Relevance = Collection[str] | Mapping[str, float]
 """Relevant ids (binary) or ``id -> grade`` (graded; grade > 0 means relevant)."""

@@ -8,12 +8,12 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from ..catalog import Catalog
-from ..chunking import Strategy, block_spans, chunk_document, fact_chunk_map
-from ..contracts import ChunkKind, Citation, Claim, Document, Visibility
-from ..documents import make_document, metadata_of
-from ..governance import eligibility
-from ..injection import must_quarantine
+from ..catalog.catalog import Catalog
+from ..ingest.chunking import Strategy, block_spans, chunk_document, fact_chunk_map
+from ..ingest.documents import make_document, metadata_of
+from ..model.contracts import ChunkKind, Citation, Claim, Document, Visibility
+from ..model.governance import eligibility
+from ..pipeline.injection import must_quarantine
 from .scoring import citation_scores
 
 if TYPE_CHECKING:
@@ -25,7 +25,7 @@ V0_FIXED_ANSWER = "可以继续使用 SAML；成员数超过上限时，多出�
 
 def publish_edited_revision(catalog: Catalog, document: Document) -> Document:
     """Publish the next revision of ``document`` with one sentence added (old one retired)."""
-    from ..engine import chunk_for_index
+    from ..pipeline.engine import chunk_for_index
 
     metadata = {**metadata_of(document), "revision": str(int(document.revision) + 1)}
     edited = make_document(metadata, document.body + "\n\n本文已更新。")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .. import __version__
 
 if TYPE_CHECKING:
-    from ..engine import KnowledgeBase
+    from ..pipeline.engine import KnowledgeBase
     from .cases import Case
 
 PLACES = 4

@@ -14,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..catalog import Catalog
-from ..engine import Answer, KnowledgeBase
+from ..catalog.catalog import Catalog
+from ..catalog.sqlite import SQLiteStore
 from ..fixtures import fixture_cases_text, tenant_config
-from ..governance import eligibility
-from ..render import answer_dict
-from ..store.sqlite import SQLiteStore
+from ..model.governance import eligibility
+from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.render import answer_dict
 from . import offline
 from .cases import Case, parse_cases
 from .report import write_reports
@@ -339,7 +339,7 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     """Run one case; an unknown check is an error naming the valid ones."""
     check = CHECKS.get(case.check)
     if check is None:
-        from ..errors import ConfigError
+        from ..model.errors import ConfigError
 
         raise ConfigError(
             f"case {case.case_id!r}: unknown check {case.check!r}; valid: {', '.join(sorted(CHECKS))}"

@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..contracts import AnswerStatus, Chunk, Citation, Claim, Document
-from ..injection import must_quarantine
+from ..model.contracts import AnswerStatus, Chunk, Citation, Claim, Document
+from ..pipeline.injection import must_quarantine
 from .metrics import (
     citation_precision,
     citation_recall,

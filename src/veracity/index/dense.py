@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import __version__
-from ..errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
+from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
 
 FORMAT: Final = "veracity.dense"
 FORMAT_VERSION: Final = 1

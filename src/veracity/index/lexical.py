@@ -1,7 +1,7 @@
 """A BM25 index over token lists, scored strictly inside an allowed set.
 
 Language-neutral: it indexes ``(id, tokens)`` pairs (tokens from
-:func:`veracity.text.tokenize`). Layout: vocabulary (term -> int), postings in CSR
+:func:`veracity.text.tokens.tokenize`). Layout: vocabulary (term -> int), postings in CSR
 form (``indptr`` per term; document positions and term frequencies), document
 lengths. Each posting's *impact* (the term's BM25 contribution to that document)
 is computed at build time; a query sums its terms' impacts with numpy and
@@ -40,8 +40,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from ..contracts import parse_enum
-from ..errors import ConfigError, IndexError_, ValidationError
+from ..model.contracts import parse_enum
+from ..model.errors import ConfigError, IndexError_, ValidationError
 
 FORMAT: Final = "veracity.bm25"
 FORMAT_VERSION: Final = 1
@@ -171,7 +171,7 @@ class BM25Index:
             if isinstance(tokens, str):
                 raise ValidationError(
                     "tokens must be a sequence of tokens, not one string; "
-                    "tokenize with veracity.text.tokenize first",
+                    "tokenize with veracity.text.tokens.tokenize first",
                     document=doc_id,
                     field="tokens",
                 )

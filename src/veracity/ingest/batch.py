@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..contracts import Document
-from ..documents import make_document
-from ..errors import ValidationError
+from ..model.contracts import Document
+from ..model.errors import ValidationError
+from .documents import make_document
 from .metadata import SIDECAR_SUFFIX, MetadataMap, resolve_metadata
 from .nodes import ParsedSource
 from .parsers import DEFAULT_MAX_BYTES, parse_file

@@ -3,7 +3,7 @@
 All of them are ``ValidationError``\\ s, so a batch loader that catches
 ``ValidationError`` rejects the one file and goes on with the rest.
 
-    ValidationError                  (veracity.errors)
+    ValidationError                  (veracity.model.errors)
     └── IngestError                  a source file cannot be ingested (names the file)
         ├── UnsupportedFormatError   the file name's suffix is not a known format
         ├── FileTooLargeError        the file is over the size limit (checked before reading)
@@ -15,7 +15,7 @@ All of them are ``ValidationError``\\ s, so a batch loader that catches
 
 from __future__ import annotations
 
-from ..errors import ValidationError
+from ..model.errors import ValidationError
 
 __all__ = [
     "CorruptFileError",

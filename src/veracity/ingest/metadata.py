@@ -32,8 +32,8 @@ from typing import Any
 
 import yaml
 
-from ..documents import REQUIRED_FIELDS
-from ..errors import ValidationError
+from ..model.errors import ValidationError
+from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
 

@@ -15,7 +15,7 @@ import bisect
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from ..contracts import Chunk
+from ..model.contracts import Chunk
 from .nodes import Node, ParsedSource
 
 __all__ = ["page_span", "with_pages"]

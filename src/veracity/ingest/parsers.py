@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..text import normalize_body
+from ..text.tokens import normalize_body
 from .errors import (
     EmptySourceError,
     EncodingError,
@@ -24,7 +24,7 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .html import parse_html
-from .markdown_parser import parse_markdown
+from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
 
 __all__ = [

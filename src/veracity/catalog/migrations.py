@@ -1,0 +1,354 @@
+"""Opening the SQLite catalog, and its named, recorded schema migrations.
+
+:func:`connect` opens a database the way every part of veracity expects it.
+
+Each migration has a name (``0001_documents``) and SQL. :func:`migrate` applies
+the ones a database lacks, in order, each in the same transaction as the row
+that records it in ``_migrations (name, applied_at)``. Applying twice is a
+no-op. A database that records a migration this code does not know was written
+by other (newer) code and is refused with :class:`~veracity.model.errors.MigrationError`.
+
+To change the schema, append a migration; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import apsw
+import sqlite_vec
+
+from ..model.errors import CatalogError, MigrationError
+
+__all__ = ["MIGRATIONS", "Migration", "applied_migrations", "connect", "migrate"]
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    """One schema step: a unique, ordered name and the SQL that performs it."""
+
+    name: str
+    sql: str
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "0001_documents",
+        """
+        CREATE TABLE documents (
+            seq              INTEGER PRIMARY KEY AUTOINCREMENT,  -- order revisions were stored
+            document_id      TEXT NOT NULL UNIQUE,
+            source_id        TEXT NOT NULL,
+            revision         TEXT NOT NULL,
+            content_digest   TEXT NOT NULL,
+            title            TEXT NOT NULL,
+            source_type      TEXT NOT NULL,
+            tenant           TEXT NOT NULL,
+            version_min      TEXT,
+            version_max      TEXT,
+            valid_from       TEXT NOT NULL,                       -- ISO-8601 UTC
+            valid_until      TEXT,                                -- ISO-8601 UTC
+            status           TEXT NOT NULL CHECK (status IN ('active', 'retired', 'withdrawn')),
+            visibility       TEXT NOT NULL,
+            trust            TEXT NOT NULL,
+            language         TEXT NOT NULL,
+            body             TEXT NOT NULL,
+            catalog_revision INTEGER NOT NULL DEFAULT 1 CHECK (catalog_revision >= 1),
+            stored_at        TEXT NOT NULL,
+            updated_at       TEXT NOT NULL
+        );
+        CREATE INDEX documents_by_source ON documents (source_id, seq);
+        CREATE INDEX documents_by_tenant ON documents (tenant, status);
+        CREATE TABLE document_roles (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            role        TEXT NOT NULL,
+            PRIMARY KEY (document_id, ordinal)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_roles_by_role ON document_roles (role);
+        CREATE TABLE document_facts (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            fact_id     TEXT NOT NULL,
+            quote       TEXT NOT NULL,
+            stance      TEXT NOT NULL DEFAULT 'supports',
+            PRIMARY KEY (document_id, ordinal)
+        ) WITHOUT ROWID;
+        CREATE INDEX document_facts_by_fact ON document_facts (fact_id);
+        """,
+    ),
+    Migration(
+        "0002_chunks",
+        """
+        CREATE TABLE chunks (
+            seq             INTEGER PRIMARY KEY,   -- stable integer key for derived indexes
+            chunk_id        TEXT NOT NULL UNIQUE,
+            document_id     TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            document_digest TEXT NOT NULL,
+            ordinal         INTEGER NOT NULL,
+            heading_path    TEXT NOT NULL,         -- JSON array of strings
+            kind            TEXT NOT NULL,
+            "start"         INTEGER NOT NULL,
+            "end"           INTEGER NOT NULL,
+            text            TEXT NOT NULL,
+            context_prefix  TEXT NOT NULL DEFAULT '',
+            fact_ids        TEXT NOT NULL DEFAULT '[]',  -- JSON array of strings
+            UNIQUE (document_id, ordinal)
+        );
+        """,
+    ),
+    Migration(
+        "0003_roles",
+        """
+        CREATE TABLE tenant_roles (
+            tenant TEXT NOT NULL,
+            role   TEXT NOT NULL,
+            PRIMARY KEY (tenant, role)
+        ) WITHOUT ROWID;
+        """,
+    ),
+    # The derived search index (veracity.index.sqlite.search): rebuildable from the
+    # catalog. Documents and chunks as they were when indexed (the index snapshot).
+    Migration(
+        "0004_index_documents",
+        """
+        CREATE TABLE index_documents (
+            doc_key         INTEGER PRIMARY KEY,
+            document_id     TEXT NOT NULL UNIQUE,
+            tenant          TEXT NOT NULL,
+            status          TEXT NOT NULL,
+            visibility      TEXT NOT NULL,
+            valid_from      TEXT NOT NULL,          -- ISO-8601 UTC, sorts as text
+            valid_until     TEXT,
+            version_min_key TEXT,                   -- veracity.index.sqlite.records.version_key
+            version_max_key TEXT,
+            record          TEXT NOT NULL           -- the Document as JSON, as of indexing
+        );
+        CREATE INDEX index_documents_by_tenant ON index_documents (tenant, status);
+        CREATE TABLE index_document_roles (
+            doc_key INTEGER NOT NULL REFERENCES index_documents (doc_key) ON DELETE CASCADE,
+            role    TEXT NOT NULL,
+            PRIMARY KEY (doc_key, role)
+        ) WITHOUT ROWID;
+        CREATE TABLE index_chunks (
+            chunk_key  INTEGER PRIMARY KEY,         -- rowid in the FTS5 and vec0 tables
+            chunk_id   TEXT NOT NULL UNIQUE,
+            doc_key    INTEGER NOT NULL REFERENCES index_documents (doc_key) ON DELETE CASCADE,
+            tenant_key INTEGER NOT NULL,
+            ordinal    INTEGER NOT NULL,
+            n_tokens   INTEGER NOT NULL,            -- BM25 document length
+            record     TEXT NOT NULL                -- the Chunk as JSON
+        );
+        CREATE INDEX index_chunks_by_document ON index_chunks (doc_key, ordinal);
+        CREATE INDEX index_chunks_by_tenant ON index_chunks (tenant_key, chunk_key);
+        """,
+    ),
+    Migration(
+        "0005_index_meta",
+        """
+        CREATE TABLE index_tenants (               -- one FTS5 table per tenant
+            tenant_key  INTEGER PRIMARY KEY,
+            tenant      TEXT NOT NULL UNIQUE,
+            fts_table   TEXT NOT NULL UNIQUE
+        );
+        CREATE TABLE index_vector_tables (         -- one vec0 table per model
+            model_id      TEXT PRIMARY KEY,
+            dim           INTEGER NOT NULL,
+            table_name    TEXT NOT NULL UNIQUE,
+            normalization TEXT NOT NULL,
+            distance      TEXT NOT NULL,
+            created_at    TEXT NOT NULL
+        );
+        CREATE TABLE index_meta (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        ) WITHOUT ROWID;
+        INSERT INTO index_meta (key, value) VALUES ('generation', '0');
+        """,
+    ),
+    Migration(
+        "0006_index_filter_cover",
+        """
+        -- the governance filter (veracity.index.sqlite.filter) reads only this index:
+        -- 20 ms -> 4 ms CPU for ~5k documents of a tenant (records stay unread)
+        CREATE INDEX index_documents_filter ON index_documents (
+            tenant, status, valid_from, valid_until, version_min_key, version_max_key,
+            visibility, document_id
+        );
+        """,
+    ),
+    Migration(
+        "0007_ingestion_ledger",
+        """
+        -- every step of every ingested file (veracity.ingest.ledger); append-only
+        CREATE TABLE ingestion_steps (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id       TEXT NOT NULL,
+            source       TEXT NOT NULL,
+            source_id    TEXT,
+            document_id  TEXT,
+            state        TEXT NOT NULL CHECK (state IN
+                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed')),
+            reason       TEXT,
+            at           TEXT NOT NULL
+        );
+        CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
+        CREATE TABLE quarantine (
+            source  TEXT PRIMARY KEY,
+            reason  TEXT NOT NULL,
+            run_id  TEXT NOT NULL,
+            at      TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
+    Migration(
+        "0008_chunk_pages",
+        """
+        -- 1-based, inclusive pages a chunk covers in a paged source (PDF); NULL for
+        -- other formats and for chunks stored before pages were recorded
+        ALTER TABLE chunks ADD COLUMN page_start INTEGER CHECK (page_start >= 1);
+        ALTER TABLE chunks ADD COLUMN page_end INTEGER CHECK (page_end >= page_start);
+        """,
+    ),
+    # Index versions (veracity.index.sqlite.versions): the one index so far becomes
+    # version 1 (its tables renamed to the ix1_ names veracity.index.sqlite.tables
+    # gives every version), published; readers follow index_pointer.
+    Migration(
+        "0009_index_versions",
+        """
+        ALTER TABLE index_documents RENAME TO ix1_documents;
+        ALTER TABLE index_document_roles RENAME TO ix1_document_roles;
+        ALTER TABLE index_chunks RENAME TO ix1_chunks;
+        ALTER TABLE index_tenants RENAME TO ix1_tenants;
+        ALTER TABLE index_vector_tables RENAME TO ix1_vector_tables;
+        ALTER TABLE index_meta RENAME TO ix1_meta;
+        DROP INDEX index_documents_by_tenant;
+        DROP INDEX index_documents_filter;
+        DROP INDEX index_chunks_by_document;
+        DROP INDEX index_chunks_by_tenant;
+        CREATE INDEX ix1_documents_by_tenant ON ix1_documents (tenant, status);
+        CREATE INDEX ix1_documents_filter ON ix1_documents (
+            tenant, status, valid_from, valid_until, version_min_key, version_max_key,
+            visibility, document_id
+        );
+        CREATE INDEX ix1_chunks_by_document ON ix1_chunks (doc_key, ordinal);
+        CREATE INDEX ix1_chunks_by_tenant ON ix1_chunks (tenant_key, chunk_key);
+        CREATE TABLE index_versions (
+            version      INTEGER PRIMARY KEY,
+            state        TEXT NOT NULL CHECK (state IN
+                ('building', 'verified', 'published', 'retired', 'rolled-back', 'failed', 'dropped')),
+            created_at   TEXT NOT NULL,
+            verified_at  TEXT,
+            published_at TEXT,
+            ended_at     TEXT,
+            owner        TEXT,                     -- host:pid of the process building it
+            reason       TEXT,                     -- why it failed or was dropped
+            embedder     TEXT,                     -- veracity.index.embedders name, when known
+            manifest     TEXT                      -- JSON: what it was built from and holds
+        );
+        INSERT INTO index_versions (version, state, created_at, published_at)
+            VALUES (1, 'published', strftime('%Y-%m-%dT%H:%M:%fZ'), strftime('%Y-%m-%dT%H:%M:%fZ'));
+        CREATE TABLE index_pointer (            -- the version readers use; one row
+            id         INTEGER PRIMARY KEY CHECK (id = 1),
+            current    INTEGER NOT NULL REFERENCES index_versions (version),
+            generation INTEGER NOT NULL         -- bumped by every index write, publish and rollback
+        );
+        INSERT INTO index_pointer (id, current, generation)
+            SELECT 1, 1, CAST(value AS INTEGER) FROM ix1_meta WHERE key = 'generation';
+        DELETE FROM ix1_meta WHERE key = 'generation';
+        """,
+    ),
+)
+
+_LEDGER = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    name       TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+_MEMORY = (":memory:", "")
+
+
+def connect(path: str | os.PathLike[str]) -> apsw.Connection:
+    """Open ``path`` with apsw: WAL for files, foreign keys on, sqlite-vec loaded.
+
+    ``":memory:"`` opens a private in-memory database.
+    """
+    name = os.fspath(path)
+    connection = apsw.Connection(name)
+    connection.set_busy_timeout(5000)
+    try:
+        connection.enable_load_extension(True)
+        connection.load_extension(sqlite_vec.loadable_path())
+    except apsw.Error as exc:
+        raise CatalogError(
+            f"cannot load sqlite-vec from {sqlite_vec.loadable_path()!r}: {exc}; "
+            "reinstall it with 'pip install sqlite-vec'"
+        ) from exc
+    finally:
+        connection.enable_load_extension(False)
+    connection.execute("PRAGMA foreign_keys = ON")
+    if name not in _MEMORY and "mode=memory" not in name:
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+    return connection
+
+
+def applied_migrations(connection: apsw.Connection) -> list[str]:
+    """Names recorded in ``_migrations``, oldest first; empty for a fresh database."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '_migrations'"
+    ).fetchone()
+    if not exists:
+        return []
+    rows = connection.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply the migrations the database lacks, in order; return the names applied now.
+
+    Runs under one immediate (write-locked) transaction so two processes opening
+    the same file cannot both apply a step. Raises ``MigrationError`` when the
+    database records a migration not in ``migrations``, or when a step fails
+    (the database is then left as it was).
+    """
+    names = [migration.name for migration in migrations]
+    if len(set(names)) != len(names):
+        raise MigrationError(f"migration names must be unique, got {names}")
+    if connection.in_transaction:
+        raise MigrationError("migrate() must run outside a transaction")
+    connection.execute("BEGIN IMMEDIATE")
+    try:
+        connection.execute(_LEDGER)
+        recorded = applied_migrations(connection)
+        unknown = [name for name in recorded if name not in names]
+        if unknown:
+            raise MigrationError(
+                f"the database records migrations this code does not know: {unknown}; "
+                "it was written by a newer veracity; upgrade veracity to open it"
+            )
+        done: list[str] = []
+        for migration in migrations:
+            if migration.name in recorded:
+                continue
+            try:
+                connection.execute(migration.sql)
+            except apsw.Error as exc:
+                raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
+            connection.execute(
+                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+            )
+            done.append(migration.name)
+        connection.execute("COMMIT")
+    except BaseException:
+        if connection.in_transaction:  # SQLite may have rolled back already
+            connection.execute("ROLLBACK")
+        raise
+    return done

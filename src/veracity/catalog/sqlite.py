@@ -1,0 +1,374 @@
+"""``SQLiteStore``: the embedded catalog, one SQLite file opened through apsw.
+
+Schema comes from named migrations (:mod:`veracity.catalog.migrations`).
+Datetimes are stored as ISO-8601 UTC text with microseconds (so they sort as
+text); tuples as JSON arrays. Only bound parameters reach SQL. A re-entrant
+lock serializes the calls of one store; writes take SQLite's write lock up
+front (``BEGIN IMMEDIATE``) so compare-and-set holds across processes too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import apsw
+
+from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
+from ..model.errors import NotFoundError, StaleWriteError, ValidationError
+from .migrations import connect, migrate
+from .store import check_put, check_successor, iter_unique, same_content
+
+__all__ = ["SQLiteStore", "connect"]
+
+
+def _moment(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+_DOCUMENT_COLUMNS = (
+    "document_id, source_id, revision, content_digest, title, source_type, tenant, "
+    "version_min, version_max, valid_from, valid_until, status, visibility, trust, "
+    "language, body"
+)
+_CHUNK_COLUMNS = (
+    'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
+    "kind, text, context_prefix, fact_ids, page_start, page_end"
+)
+
+
+class SQLiteStore:
+    """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics."""
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
+        """Open (or create) the catalog at ``path`` and bring its schema up to date."""
+        self.path = os.fspath(path)
+        self._conn = connect(path)
+        self._lock = threading.RLock()
+        try:
+            migrate(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    @property
+    def connection(self) -> apsw.Connection:
+        """The underlying apsw connection (for derived indexes living in the same file)."""
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection; the store is unusable afterwards."""
+        with self._lock:
+            self._conn.close()
+
+    # -- transactions --------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """See :meth:`veracity.catalog.store.Store.transaction`; the outermost block holds the lock."""
+        with self._lock:
+            if self._conn.in_transaction:
+                with self._conn:  # a savepoint inside the open transaction
+                    yield
+                return
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._conn.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:  # SQLite may have rolled back already
+                    self._conn.execute("ROLLBACK")
+                raise
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """A consistent read snapshot (deferred; never takes the write lock); nests in a transaction."""
+        with self._lock, self._conn:
+            yield
+
+
+    # -- documents -----------------------------------------------------------
+
+    def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """See :meth:`veracity.catalog.store.Store.put_document`."""
+        with self.transaction():
+            if self._check_new(document, chunks):
+                self._insert(document, chunks)
+
+    def get_document(self, document_id: str) -> Document:
+        """See :meth:`veracity.catalog.store.Store.get_document`."""
+        with self.read():
+            found = self._select_documents("document_id = ?", (document_id,))
+        if not found:
+            raise NotFoundError(f"no document {document_id!r} in the catalog")
+        return found[0]
+
+    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
+        """See :meth:`veracity.catalog.store.Store.find_documents`."""
+        conditions: list[str] = []
+        params: list[str] = []
+        if tenant is not None:
+            conditions.append("tenant = ?")
+            params.append(tenant)
+        if source_id is not None:
+            conditions.append("source_id = ?")
+            params.append(source_id)
+        with self.read():
+            return self._select_documents(" AND ".join(conditions) or "1", tuple(params))
+
+    def get_chunks(self, document_id: str) -> list[Chunk]:
+        """See :meth:`veracity.catalog.store.Store.get_chunks`."""
+        with self.read():
+            self._require(document_id)
+            rows = self._conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal",
+                (document_id,),
+            ).fetchall()
+        return [_chunk(row) for row in rows]
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """See :meth:`veracity.catalog.store.Store.get_chunk`."""
+        with self.read():
+            row = self._conn.execute(
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
+        return _chunk(row)
+
+    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
+        """See :meth:`veracity.catalog.store.Store.set_status`."""
+        new_status = Status(new_status)
+        with self.transaction():
+            status, revision = self._cas(document_id, expected_catalog_revision)
+            return self._apply_status(document_id, status, revision, new_status)
+
+    def catalog_revision(self, document_id: str) -> int:
+        """See :meth:`veracity.catalog.store.Store.catalog_revision`."""
+        with self.read():
+            return self._require(document_id)[1]
+
+    def supersede(
+        self,
+        old_document_id: str,
+        new_document: Document,
+        new_chunks: Sequence[Chunk],
+        expected_catalog_revision: int,
+    ) -> int:
+        """See :meth:`veracity.catalog.store.Store.supersede`."""
+        with self.transaction():
+            status, revision = self._cas(old_document_id, expected_catalog_revision)
+            old = self._select_documents("document_id = ?", (old_document_id,))[0]
+            check_successor(old, new_document)
+            target = Status.RETIRED if status is Status.ACTIVE else status
+            revision = self._apply_status(old_document_id, status, revision, target)
+            if self._check_new(new_document, new_chunks):
+                self._insert(new_document, new_chunks)
+            return revision
+
+    def delete_document(self, document_id: str) -> None:
+        """See :meth:`veracity.catalog.store.Store.delete_document`."""
+        with self.transaction():
+            self._require(document_id)
+            self._conn.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
+
+    # -- roles ---------------------------------------------------------------
+
+    def put_roles(self, tenant: str, roles: frozenset[str] | set[str] | Sequence[str]) -> None:
+        """See :meth:`veracity.catalog.store.Store.put_roles`."""
+        names = list(iter_unique(roles, tenant=tenant))
+        with self.transaction():
+            self._conn.execute("DELETE FROM tenant_roles WHERE tenant = ?", (tenant,))
+            self._conn.executemany(
+                "INSERT INTO tenant_roles (tenant, role) VALUES (?, ?)",
+                [(tenant, role) for role in names],
+            )
+
+    def roles(self, tenant: str) -> frozenset[str]:
+        """See :meth:`veracity.catalog.store.Store.roles`."""
+        with self.read():
+            rows = self._conn.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,)).fetchall()
+        return frozenset(str(row[0]) for row in rows)
+
+    # -- internals -----------------------------------------------------------
+
+    def _require(self, document_id: str) -> tuple[Status, int]:
+        row = self._conn.execute(
+            "SELECT status, catalog_revision FROM documents WHERE document_id = ?", (document_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no document {document_id!r} in the catalog")
+        return Status(row[0]), int(row[1])
+
+    def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
+        status, revision = self._require(document_id)
+        if revision != expected:
+            raise StaleWriteError(
+                f"document {document_id!r} is at catalog revision {revision}, "
+                f"not {expected}; read it again and retry"
+            )
+        return status, revision
+
+    def _apply_status(self, document_id: str, old: Status, revision: int, new: Status) -> int:
+        if old is new:
+            return revision
+        self._conn.execute(
+            "UPDATE documents SET status = ?, catalog_revision = catalog_revision + 1, "
+            "updated_at = ? WHERE document_id = ? AND catalog_revision = ?",
+            (new.value, _now(), document_id, revision),
+        )
+        if self._conn.changes() != 1:  # cannot happen under the write lock; refuse if it does
+            raise StaleWriteError(f"document {document_id!r} changed during the update; retry")
+        return revision + 1
+
+    def _select_documents(self, where: str, params: tuple[Any, ...]) -> list[Document]:
+        """Documents matching a fixed ``where`` clause (callers pass only literal SQL)."""
+        rows = self._conn.execute(
+            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE {where} ORDER BY source_id, seq",
+            params,
+        ).fetchall()
+        if not rows:
+            return []
+        roles: dict[str, list[str]] = {}
+        for document_id, role in self._conn.execute(
+            "SELECT r.document_id, r.role FROM document_roles AS r "
+            f"JOIN documents USING (document_id) WHERE {where} ORDER BY r.document_id, r.ordinal",
+            params,
+        ):
+            roles.setdefault(document_id, []).append(role)
+        facts: dict[str, list[FactAnnotation]] = {}
+        for document_id, fact_id, quote, stance in self._conn.execute(
+            "SELECT f.document_id, f.fact_id, f.quote, f.stance FROM document_facts AS f "
+            f"JOIN documents USING (document_id) WHERE {where} ORDER BY f.document_id, f.ordinal",
+            params,
+        ):
+            facts.setdefault(document_id, []).append(
+                FactAnnotation(fact_id=fact_id, quote=quote, stance=stance)
+            )
+        return [_document(row, roles.get(str(row[0]), []), facts.get(str(row[0]), [])) for row in rows]
+
+    def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
+        """Validate a put; ``False`` when it is an identical re-put (nothing to do)."""
+        check_put(document, chunks)
+        existing = self._select_documents("document_id = ?", (document.document_id,))
+        if existing:
+            same_content(existing[0], self.get_chunks(document.document_id), document, chunks)
+            return False
+        if chunks:
+            owned = self._conn.execute(
+                "SELECT chunk_id, document_id FROM chunks "
+                "WHERE chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id LIMIT 1",
+                (json.dumps([chunk.chunk_id for chunk in chunks]),),
+            ).fetchone()
+            if owned is not None:
+                raise ValidationError(
+                    f"chunk {owned[0]!r} already belongs to document {owned[1]!r}",
+                    document=document.source_id,
+                    field="chunk_id",
+                )
+        return True
+
+    def _insert(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        now = _now()
+        self._conn.execute(
+            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, catalog_revision, stored_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            (
+                document.document_id, document.source_id, document.revision,
+                document.content_digest, document.title, document.source_type, document.tenant,
+                document.version_min, document.version_max, _moment(document.valid_from),
+                _moment(document.valid_until), Status(document.status).value,
+                Visibility(document.visibility).value, Trust(document.trust).value,
+                document.language, document.body, now, now,
+            ),
+        )  # fmt: skip
+        self._conn.executemany(
+            "INSERT INTO document_roles (document_id, ordinal, role) VALUES (?, ?, ?)",
+            [(document.document_id, i, role) for i, role in enumerate(document.allowed_roles)],
+        )
+        self._conn.executemany(
+            "INSERT INTO document_facts (document_id, ordinal, fact_id, quote, stance) "
+            "VALUES (?, ?, ?, ?, ?)",
+            [
+                (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
+                for i, fact in enumerate(document.facts)
+            ],
+        )
+        self._conn.executemany(
+            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    chunk.chunk_id,
+                    chunk.document_id,
+                    chunk.document_digest,
+                    json.dumps(list(chunk.heading_path), ensure_ascii=False),
+                    chunk.ordinal,
+                    chunk.start,
+                    chunk.end,
+                    ChunkKind(chunk.kind).value,
+                    chunk.text,
+                    chunk.context_prefix,
+                    json.dumps(list(chunk.fact_ids), ensure_ascii=False),
+                    chunk.page_start,
+                    chunk.page_end,
+                )
+                for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
+            ],
+        )
+
+
+def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:
+    (document_id, source_id, revision, content_digest, title, source_type, tenant,
+     version_min, version_max, valid_from, valid_until, status, visibility, trust,
+     language, body) = row  # fmt: skip
+    return Document(
+        document_id=document_id,
+        source_id=source_id,
+        revision=revision,
+        content_digest=content_digest,
+        title=title,
+        source_type=source_type,
+        tenant=tenant,
+        version_min=version_min,
+        version_max=version_max,
+        valid_from=datetime.fromisoformat(valid_from),
+        valid_until=datetime.fromisoformat(valid_until) if valid_until is not None else None,
+        status=Status(status),
+        visibility=Visibility(visibility),
+        allowed_roles=tuple(roles),
+        trust=Trust(trust),
+        facts=tuple(facts),
+        body=body,
+        language=language,
+    )
+
+
+def _chunk(row: Sequence[Any]) -> Chunk:
+    (chunk_id, document_id, document_digest, heading_path, ordinal, start, end, kind, text,
+     context_prefix, fact_ids, page_start, page_end) = row  # fmt: skip
+    return Chunk(
+        chunk_id=chunk_id,
+        document_id=document_id,
+        document_digest=document_digest,
+        heading_path=tuple(json.loads(heading_path)),
+        ordinal=int(ordinal),
+        start=int(start),
+        end=int(end),
+        kind=ChunkKind(kind),
+        text=text,
+        context_prefix=context_prefix,
+        fact_ids=tuple(json.loads(fact_ids)),
+        page_start=None if page_start is None else int(page_start),
+        page_end=None if page_end is None else int(page_end),
+    )

@@ -1,0 +1,108 @@
+"""Lifecycle commands on a knowledge-base directory: withdraw, retire, delete, status.
+
+Registered on the ``veracity`` group by :mod:`veracity.cli.main`. Thin: parse, call
+:mod:`veracity.kb.lifecycle`, print what changed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..model.contracts import Status
+from ..pipeline.engine import KnowledgeBase
+from .kb import _library_errors
+
+KB_OPTION = click.option(
+    "--kb",
+    "kb_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Knowledge base directory.",
+)
+REVISION_OPTION = click.option(
+    "--expected-revision",
+    type=int,
+    default=None,
+    help="Refuse the change unless the document's catalog revision is this (compare-and-set).",
+)
+
+
+def _open(kb_dir: Path) -> KnowledgeBase:
+    from ..kb.directory import open_kb
+
+    return open_kb(kb_dir)
+
+
+def _status_command(name: str, status: Status, summary: str) -> click.Command:
+    @click.command(name, help=summary)
+    @click.argument("document_id")
+    @KB_OPTION
+    @REVISION_OPTION
+    def command(document_id: str, kb_dir: Path, expected_revision: int | None) -> None:
+        from ..kb.lifecycle import change_status
+
+        with _library_errors():
+            change = change_status(
+                _open(kb_dir), kb_dir, document_id, status, expected_revision=expected_revision
+            )
+        click.echo(f"{change.source_id}: {change.action} (catalog revision {change.catalog_revision})")
+
+    return command
+
+
+withdraw_command = _status_command(
+    "withdraw", Status.WITHDRAWN, "Withdraw a document (wrong or unsafe): never returned again."
+)
+retire_command = _status_command(
+    "retire", Status.RETIRED, "Retire a document (replaced or obsolete): never returned again."
+)
+
+
+@click.command("delete")
+@click.argument("document_id")
+@KB_OPTION
+def delete_command(document_id: str, kb_dir: Path) -> None:
+    """Delete a document with its chunks, postings and vectors, in one transaction."""
+    from ..kb.lifecycle import delete
+
+    with _library_errors():
+        change = delete(_open(kb_dir), kb_dir, document_id)
+    click.echo(f"{change.source_id}: deleted ({change.chunks_removed} chunks removed from the index)")
+
+
+@click.command("status")
+@KB_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status_command(kb_dir: Path, as_json: bool) -> None:
+    """Documents per tenant and status, index counts and the manifest."""
+    from ..kb.lifecycle import status_report
+
+    with _library_errors():
+        report = status_report(_open(kb_dir), kb_dir)
+    if as_json:
+        click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
+        return
+    for tenant, counts in report["documents"].items():
+        click.echo(f"{tenant}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
+    index = report["index"]
+    verified = {True: "verified", False: "verification FAILED", None: "never verified"}
+    click.echo(
+        f"index: version {index['version']} ({verified[index['verification_passed']]}, "
+        f"published {index['last_publish'] or 'at creation'}), {index['documents']} documents, "
+        f"{index['chunks']} chunks, generation {index['generation']}"
+    )
+    kept = [f"{v['version']} {v['state']}" for v in report["versions"] if v["state"] not in ("dropped",)]
+    click.echo("index versions: " + ", ".join(kept))
+    if report["ingestion"]:
+        states = ", ".join(f"{n} {state}" for state, n in report["ingestion"].items())
+        click.echo(f"ingestion (latest state per file): {states}")
+    for item in report["quarantine"]:
+        click.echo(f"quarantined {item['source']}: {item['reason']}")
+    embedding = report["manifest"]["embedding"] or {}
+    click.echo(f"model: {embedding.get('model_id')} ({embedding.get('dim')} dims)")
+
+
+LIFECYCLE_COMMANDS = (withdraw_command, retire_command, delete_command, status_command)

@@ -1,0 +1,166 @@
+"""The derived search index: built from the catalog, rebuildable, possibly stale.
+
+An ``IndexSnapshot`` holds the governance metadata of every indexed document *as
+it was when the index was built*, the chunks, one BM25 index per tenant (term
+statistics never mix tenants) and the dense vectors. The eligibility filter
+runs on this snapshot; the return gate then asks the live catalog again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model.contracts import Chunk, Document
+from ..text.tokens import tokenize
+from .dense import DenseIndex, Embedder
+from .lexical import BM25Index
+
+
+def index_text(chunk: Chunk) -> str:
+    """What the channels see of a chunk: its context prefix, then its text."""
+    return f"{chunk.context_prefix}\n{chunk.text}" if chunk.context_prefix else chunk.text
+
+
+class SearchBackend(Protocol):
+    """The derived index as the pipeline sees it.
+
+    ``documents`` is the governance metadata of every indexed document as of
+    the build (the eligibility filter runs on it); ``chunks`` and
+    ``chunks_by_document`` give the indexed chunks. Both searches score only
+    chunks of ``eligible_document_ids`` (an empty collection scores nothing:
+    there is no "everything" value), return at most ``k`` ``(chunk_id, score)``
+    pairs, best first, ties by chunk id, and only chunks with a lexical score
+    above 0. Lexical term statistics are per tenant.
+    """
+
+    @property
+    def embedder_id(self) -> str:
+        """Model id of the vectors."""
+        ...
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Governance metadata of every indexed document, as of the build."""
+        ...
+
+    @property
+    def chunks(self) -> Mapping[str, Chunk]:
+        """Indexed chunks by id."""
+        ...
+
+    @property
+    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
+        """Indexed chunk ids of each document, in order."""
+        ...
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 top ``k`` among the eligible documents' chunks of ``tenant``."""
+        ...
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``."""
+        ...
+
+
+@dataclass(frozen=True)
+class IndexSnapshot:
+    """Derived indexes over a set of documents and their chunks."""
+
+    documents: Mapping[str, Document]
+    chunks: Mapping[str, Chunk]
+    chunks_by_document: Mapping[str, tuple[str, ...]]
+    lexical: Mapping[str, BM25Index]
+    dense: DenseIndex
+    embedder_id: str
+
+    @classmethod
+    def build(
+        cls,
+        items: Iterable[tuple[Document, tuple[Chunk, ...]]],
+        embedder: Embedder,
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        batch_size: int = 64,
+    ) -> IndexSnapshot:
+        """Index ``(document, chunks)`` pairs with BM25 per tenant and ``embedder``."""
+        documents: dict[str, Document] = {}
+        chunks: dict[str, Chunk] = {}
+        by_document: dict[str, tuple[str, ...]] = {}
+        per_tenant: dict[str, list[tuple[str, list[str]]]] = {}
+        for document, doc_chunks in items:
+            documents[document.document_id] = document
+            by_document[document.document_id] = tuple(c.chunk_id for c in doc_chunks)
+            for chunk in doc_chunks:
+                chunks[chunk.chunk_id] = chunk
+                per_tenant.setdefault(document.tenant, []).append(
+                    (chunk.chunk_id, tokenize(index_text(chunk)))
+                )
+        lexical = {
+            tenant: BM25Index.build(sorted(rows), k1=k1, b=b) for tenant, rows in sorted(per_tenant.items())
+        }
+        ids = sorted(chunks)
+        texts = [index_text(chunks[i]) for i in ids]
+        vectors = [
+            embedder.embed_batch(texts[start : start + batch_size], kind="passage")
+            for start in range(0, len(texts), batch_size)
+        ]
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, embedder.dim), dtype=np.float32)
+        dense = DenseIndex.build(ids, matrix, embedder.model_id)
+        return cls(
+            documents=documents,
+            chunks=chunks,
+            chunks_by_document=by_document,
+            lexical=lexical,
+            dense=dense,
+            embedder_id=embedder.model_id,
+        )
+
+    def _allowed(self, tenant: str, eligible_document_ids: Collection[str]) -> list[str]:
+        return sorted(
+            chunk_id
+            for document_id in eligible_document_ids
+            if self.documents[document_id].tenant == tenant
+            for chunk_id in self.chunks_by_document[document_id]
+        )
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 over the tenant's index, scoring only the eligible documents' chunks."""
+        index = self.lexical.get(tenant)
+        allowed = self._allowed(tenant, eligible_document_ids)
+        if index is None or not allowed:
+            return []
+        return index.search(query_tokens, k=k, allowed=allowed)
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Exact cosine search, scoring only the eligible documents' chunks."""
+        allowed = self._allowed(tenant, eligible_document_ids)
+        if not allowed:
+            return []
+        found = self.dense.search(query_vector, k=k, allowed=allowed, model_id=model_id)
+        return [(hit.id, hit.score) for hit in found]

@@ -1,0 +1,91 @@
+"""The governance filter in SQL, over the search index's document snapshot.
+
+Same predicate as :func:`veracity.model.governance.eligibility`, written as one query
+over one index version's ``documents`` table (the governance metadata *as of indexing*, as the
+pipeline's eligibility step uses it):
+
+- tenant equal (a principal without a tenant gets nothing);
+- role: every role of the principal is known to the tenant (checked before the
+  query; otherwise nothing), and the document is public or allows one of them;
+- validity: ``valid_from <= as_of < valid_until`` (ISO UTC text compares as time);
+- version: ``substr(target_key, 1, length(bound_key))`` against each bound key,
+  which compares on the bound's own precision (see
+  :func:`veracity.index.sqlite.records.version_key`);
+- status ``active``.
+
+:func:`eligible_sql` returns the SQL and its parameters apart from running it,
+so callers can print or ``EXPLAIN`` the plan.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any
+
+import apsw
+
+from ...model.contracts import Principal
+from ...model.governance import require_aware
+from .records import moment_text, version_key
+from .tables import IndexTables
+
+__all__ = ["ELIGIBLE_SQL", "eligible_keys", "eligible_sql"]
+
+ELIGIBLE_SQL = """
+SELECT d.doc_key, d.document_id
+FROM {documents} AS d
+WHERE d.tenant = :tenant
+  AND d.status = 'active'
+  AND d.valid_from <= :as_of
+  AND (d.valid_until IS NULL OR :as_of < d.valid_until)
+  AND (d.version_min_key IS NULL
+       OR substr(:version_key, 1, length(d.version_min_key)) >= d.version_min_key)
+  AND (d.version_max_key IS NULL
+       OR substr(:version_key, 1, length(d.version_max_key)) <= d.version_max_key)
+  AND (d.visibility = 'public'
+       OR EXISTS (SELECT 1 FROM {document_roles} AS r
+                  WHERE r.doc_key = d.doc_key
+                    AND r.role IN (SELECT value FROM json_each(:roles))))
+"""
+"""Eligible ``(doc_key, document_id)`` rows for one principal, version and moment (table names to fill)."""
+
+
+def eligible_sql(
+    tables: IndexTables,
+    principal: Principal,
+    target_version: str,
+    as_of: datetime,
+    known_roles: Collection[str],
+) -> tuple[str, dict[str, Any]] | None:
+    """The filter query and its parameters; ``None`` when nothing can be eligible (fail closed)."""
+    require_aware(as_of)
+    key = version_key(target_version)  # raises VersionRangeError on a malformed version
+    if not principal.tenant or not principal.roles:
+        return None
+    if any(role not in known_roles for role in principal.roles):
+        return None
+    params = {
+        "tenant": principal.tenant,
+        "as_of": moment_text(as_of),
+        "version_key": key,
+        "roles": json.dumps(sorted(principal.roles), ensure_ascii=False),
+    }
+    return ELIGIBLE_SQL.format(documents=tables.documents, document_roles=tables.document_roles), params
+
+
+def eligible_keys(
+    connection: apsw.Connection,
+    tables: IndexTables,
+    principal: Principal,
+    target_version: str,
+    as_of: datetime,
+    known_roles: Collection[str],
+) -> list[tuple[int, str]]:
+    """Run the filter: eligible ``(doc_key, document_id)`` pairs (in no particular order)."""
+    query = eligible_sql(tables, principal, target_version, as_of, known_roles)
+    if query is None:
+        return []
+    sql, params = query
+    return [(int(key), str(document_id)) for key, document_id in connection.execute(sql, params)]

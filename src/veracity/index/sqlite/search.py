@@ -1,0 +1,429 @@
+"""``SQLiteSearchIndex``: the derived search index inside the catalog's SQLite file.
+
+A drop-in :class:`veracity.index.snapshot.SearchBackend` that lives on the same apsw
+connection as the :class:`~veracity.catalog.sqlite.SQLiteStore`. The file holds
+index *versions* (:mod:`veracity.index.sqlite.versions`); an instance reads the
+published one (following the pointer from query to query) or, when built with
+``version=N``, that version only (how a new version is built and verified).
+Each version has:
+
+- ``index_documents`` / ``index_chunks``: every indexed document and chunk *as
+  it was when indexed* (the index snapshot the eligibility step reads; the live
+  catalog stays the truth and the return gate asks it again);
+- one contentless FTS5 table per tenant (:mod:`veracity.index.sqlite.fts`): term
+  statistics never mix tenants;
+- one sqlite-vec vec0 table per embedding model, tenant as partition key,
+  status and doc key as metadata (:mod:`veracity.index.sqlite.vectors`).
+
+Reading: BM25 scores are computed from FTS5 postings with the in-memory
+index's formula (equal scores). Dense search is exact cosine: in
+``DenseMode.RESIDENT`` (default) over a tenant matrix read once from the vec0
+table and kept until the index changes; in ``DenseMode.SQL`` by vec0 KNN with
+the tenant and document filters inside the search, or by exact numpy over
+the fetched vectors when the eligible set is small.
+
+Writing: :meth:`SQLiteSearchIndex.sync` brings the index in line with a
+catalog: new documents are tokenized, embedded in batches and indexed; changed
+governance metadata (a status) is updated without re-embedding; documents gone
+from the catalog are removed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from operator import itemgetter
+from types import MappingProxyType
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ...catalog.sql import scalar
+from ...catalog.sqlite import SQLiteStore
+from ...model.contracts import Chunk, Document, Principal, parse_enum
+from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
+from ..dense import Embedder, normalized_rows
+from .filter import eligible_keys
+from .fts import Postings, bm25_scores, read_postings
+from .sync import IndexWriter, SyncReport
+from .tables import IndexTables
+from .vectors import fetch_vectors, knn, load_partition
+from .versions import read_pointer
+from .views import (
+    ChunksView,
+    IndexState,
+    TenantView,
+    load_chunks_by_document,
+    load_doc_keys,
+    load_documents,
+    load_tenant_view,
+)
+from .writer import VectorModel, read_vector_model
+
+__all__ = ["SQL_FETCH_COST_RATIO", "DenseMode", "IndexStats", "SQLiteSearchIndex", "SyncReport"]
+
+SQL_FETCH_COST_RATIO: Final = 40
+"""In ``DenseMode.SQL``, fetching one vector by key costs about as much as KNN-scanning this many rows
+(sqlite-vec 0.1.9, 512 dims, 100k chunks: ~50-75 us per point lookup vs ~1.5 us per scanned row;
+measured crossover ~800 eligible chunks in a 33k-chunk partition). Eligible sets smaller than
+``partition / ratio`` are fetched and scored exactly in numpy."""
+
+
+POSTINGS_CACHE_ENTRIES: Final = 2_000_000
+"""Postings (chunk key + term frequency) kept in memory per index generation (~32 MB); FTS5 is
+read again for terms not kept. Frequent terms are the costly ones to read and the ones queries repeat."""
+
+FULL_SCAN_SHARE: Final = 0.2
+"""Resident dense search multiplies the whole tenant matrix (no copy) once more than this share of
+its chunks is eligible; below it, it gathers the eligible rows first (measured crossover ~0.2)."""
+
+
+class DenseMode(StrEnum):
+    """How :meth:`SQLiteSearchIndex.dense_search` scores (see the module docstring)."""
+
+    RESIDENT = "resident"
+    SQL = "sql"
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStats:
+    """Counts and identity of an index version."""
+
+    version: int
+    generation: int
+    documents: int
+    chunks: int
+    tenants: int
+    vectors: int
+    model_id: str | None
+    dim: int | None
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
+
+
+class SQLiteSearchIndex(IndexWriter):
+    """The search index stored next to the catalog in one SQLite file."""
+
+    def __init__(
+        self,
+        store: SQLiteStore,
+        *,
+        version: int | None = None,
+        dense_mode: DenseMode | str = DenseMode.RESIDENT,
+        k1: float = 1.2,
+        b: float = 0.75,
+    ) -> None:
+        """Use the index of ``store``'s database: the published version, or ``version`` when given."""
+        self._store = store
+        self._conn = store.connection
+        self._pinned = IndexTables(version) if version is not None else None
+        self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
+        self.k1, self.b = float(k1), float(b)
+        self._lock = threading.RLock()
+        self._cache: IndexState | None = None
+        self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
+        self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
+        self.last_dense_plan = ""
+
+    # -- identity and state ----------------------------------------------------
+
+    @property
+    def store(self) -> SQLiteStore:
+        """The catalog store whose file holds this index."""
+        return self._store
+
+    @property
+    def version(self) -> int:
+        """The index version this instance reads now (the published one unless pinned)."""
+        return self._tables().version
+
+    @property
+    def pinned(self) -> bool:
+        """True when built for one version (``version=N``) rather than following the pointer."""
+        return self._pinned is not None
+
+    def _tables(self) -> IndexTables:
+        """Tables to read or write now; inside a write transaction this is the version written."""
+        return self._pinned or IndexTables(read_pointer(self._conn)[0])
+
+    @property
+    def embedder_id(self) -> str:
+        """Model id of the stored vectors; empty while the index holds none."""
+        model = read_vector_model(self._conn, self._tables())
+        return model.model_id if model else ""
+
+    def vector_model(self) -> VectorModel | None:
+        """The recorded embedding model and its vec0 table, if any."""
+        return read_vector_model(self._conn, self._tables())
+
+    def check_embedder(self, embedder: Embedder) -> None:
+        """``EmbedderMismatchError`` unless ``embedder`` made (or may make) this index's vectors."""
+        model = read_vector_model(self._conn, self._tables())
+        if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
+            raise EmbedderMismatchError(
+                f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
+                f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
+                "or build a new index for the new model"
+            )
+
+    def stats(self) -> IndexStats:
+        """Counts of indexed documents, chunks, tenants and vectors."""
+        with self._store.read():
+            current, generation = read_pointer(self._conn)
+            tables = self._pinned or IndexTables(current)
+            model = read_vector_model(self._conn, tables)
+            count = lambda sql: int(scalar(self._conn, sql))  # noqa: E731
+            vectors = count(f"SELECT count(*) FROM {model.table}") if model else 0
+            documents = count(f"SELECT count(*) FROM {tables.documents}")
+            chunks = count(f"SELECT count(*) FROM {tables.chunks}")
+            tenants = count(f"SELECT count(*) FROM {tables.tenants}")
+        return IndexStats(
+            version=tables.version,
+            generation=generation,
+            documents=documents,
+            chunks=chunks,
+            tenants=tenants,
+            vectors=vectors,
+            model_id=model.model_id if model else None,
+            dim=model.dim if model else None,
+        )
+
+    def cache_info(self) -> dict[str, int]:
+        """What this reader holds in memory for the current generation (for benchmarks and tuning)."""
+        state = self._state()
+        return {
+            "version": state.tables.version,
+            "generation": state.generation,
+            "tenants_loaded": sum(v is not None for v in state.tenants.values()),
+            "matrices_loaded": sum(m is not None for m in state.matrices.values()),
+            "postings_terms": len(state.postings),
+            "postings_entries": state.postings_size,
+            "postings_hits": state.postings_hits,
+            "postings_reads": state.postings_reads,
+        }
+
+    def _state(self) -> IndexState:
+        current, generation = read_pointer(self._conn)
+        tables = self._pinned or IndexTables(current)
+        with self._lock:
+            cache = self._cache
+            if cache is None or cache.generation != generation or cache.tables != tables:
+                self._cache = cache = IndexState(tables, generation)
+            return cache
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Every indexed document as of indexing (read-only; loaded once per index generation)."""
+        state = self._state()
+        if state.documents is None:
+            state.documents = load_documents(self._conn, state.tables)
+        return MappingProxyType(state.documents)
+
+    @property
+    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
+        """Chunk ids of every indexed document, in order (read-only; loaded once per generation)."""
+        state = self._state()
+        if state.chunks_by_document is None:
+            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
+        return MappingProxyType(state.chunks_by_document)
+
+    def _doc_keys(self, state: IndexState) -> dict[str, int]:
+        if state.doc_keys is None:
+            state.doc_keys = load_doc_keys(self._conn, state.tables)
+        return state.doc_keys
+
+    def _postings(self, state: IndexState, view: TenantView, tokens: Sequence[str]) -> list[Postings]:
+        """Postings of the distinct ``tokens`` (sorted), cached per generation up to a size bound."""
+        cache = state.postings
+        missing = sorted({t for t in tokens if (view.tenant, t) not in cache})
+        state.postings_hits += len(set(tokens)) - len(missing)
+        for found in read_postings(self._conn, view.fts_table, missing):
+            if state.postings_size + found.keys.size > POSTINGS_CACHE_ENTRIES:
+                cache.clear()
+                state.postings_size = 0
+            cache[(view.tenant, found.term)] = found
+            state.postings_size += found.keys.size
+        state.postings_reads += len(missing)
+        return [cache[(view.tenant, t)] for t in sorted(set(tokens)) if (view.tenant, t) in cache]
+
+    def _model(self, state: IndexState) -> VectorModel | None:
+        if not state.model_read:
+            state.model, state.model_read = read_vector_model(self._conn, state.tables), True
+        return state.model
+
+    def _tenant(self, state: IndexState, tenant: str) -> TenantView | None:
+        if tenant not in state.tenants:
+            state.tenants[tenant] = load_tenant_view(self._conn, state.tables, tenant)
+        return state.tenants[tenant]
+
+    def _allowed(
+        self, state: IndexState, view: TenantView, eligible: Collection[str]
+    ) -> npt.NDArray[np.bool_]:
+        cached = state.eligible
+        if cached is not None and cached[2] == view.tenant and cached[0] == eligible:
+            return cached[1]
+        doc_keys = self._doc_keys(state)
+        ids = list(eligible)
+        found: Sequence[int]
+        try:  # one C-level lookup for the common case where every id is indexed
+            found = itemgetter(*ids)(doc_keys) if len(ids) > 1 else [doc_keys[d] for d in ids]
+        except KeyError:
+            found = [doc_keys[d] for d in ids if d in doc_keys]
+        keys = np.asarray(found, dtype=np.int64)
+        limit = int(max(view.doc_keys.max(initial=0), keys.max(initial=0))) + 1
+        documents = np.zeros(limit, dtype=bool)
+        documents[keys] = True
+        mask = documents[view.doc_keys]
+        state.eligible = (frozenset(eligible), mask, view.tenant)
+        return mask
+
+    def _top(
+        self, view: TenantView, positions: npt.NDArray[np.intp], scores: npt.NDArray[np.floating], k: int
+    ) -> list[tuple[str, float]]:
+        """Best ``k`` by score, ties by chunk id (every boundary tie is kept before the cut)."""
+        if positions.size > k:
+            cut = positions.size - k
+            kth = np.partition(scores, cut)[cut]
+            keep = scores >= kth
+            positions, scores = positions[keep], scores[keep]
+        ids = view.chunk_ids
+        ranked = sorted(zip((-s for s in scores.tolist()), (ids[p] for p in positions.tolist()), strict=True))
+        return [(chunk_id, -negative) for negative, chunk_id in ranked[:k]]
+
+    # -- SearchBackend -----------------------------------------------------------
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 (lucene, per-tenant statistics) among the eligible documents' chunks; scores > 0."""
+        _check_k(k)
+        if isinstance(query_tokens, str):
+            raise ValidationError(
+                "query tokens must be a sequence of tokens, not one string", field="query_tokens"
+            )
+        if not eligible_document_ids or not query_tokens:
+            return []
+        state = self._state()
+        view = self._tenant(state, tenant)
+        if view is None or view.keys.size == 0:
+            return []
+        allowed = self._allowed(state, view, eligible_document_ids)
+        if not allowed.any():
+            return []
+        postings = self._postings(state, view, query_tokens)
+        positions, scores = bm25_scores(
+            postings,
+            query_tokens,
+            keys=view.keys,
+            lengths=view.lengths,
+            allowed=allowed,
+            k1=self.k1,
+            b=self.b,
+        )
+        keep = scores > 0
+        return self._top(view, positions[keep], scores[keep], int(k))
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
+        _check_k(k)
+        state = self._state()
+        model = self._model(state)
+        if model is None:
+            raise IndexError_("the index holds no vectors; sync it with an embedder first")
+        if model_id != model.model_id:
+            raise EmbedderMismatchError(
+                f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
+                "use the index's model"
+            )
+        query = np.asarray(query_vector, dtype=np.float32)
+        if query.ndim != 1 or query.shape[0] != model.dim:
+            raise EmbedderMismatchError(
+                f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
+            )
+        query = normalized_rows(query[None, :], what="query_vector")[0]
+        if not eligible_document_ids:
+            return []
+        view = self._tenant(state, tenant)
+        if view is None or view.keys.size == 0:
+            return []
+        positions = np.flatnonzero(self._allowed(state, view, eligible_document_ids))
+        if positions.size == 0:
+            return []
+        if self.dense_mode is DenseMode.RESIDENT:
+            matrix = self._matrix(state, view, model)
+            if matrix is not None:
+                self.last_dense_plan = "resident-exact"
+                if positions.size > view.keys.size * FULL_SCAN_SHARE:
+                    scores = (matrix @ query)[positions]
+                else:
+                    scores = matrix[positions] @ query
+                return self._top(view, positions, scores, int(k))
+        return self._dense_sql(view, model, query, positions, int(k))
+
+    def _matrix(
+        self, state: IndexState, view: TenantView, model: VectorModel
+    ) -> npt.NDArray[np.float32] | None:
+        if view.tenant not in state.matrices:
+            loaded = load_partition(self._conn, model.table, view.tenant, model.dim)
+            matrix = None
+            if loaded is not None:
+                keys, matrix = loaded
+                if not np.array_equal(keys, view.keys):
+                    raise IndexError_(
+                        f"tenant {view.tenant!r}: {view.keys.size} indexed chunks but {keys.size} vectors "
+                        "of the index model; sync the index again"
+                    )
+            state.matrices[view.tenant] = matrix
+        return state.matrices[view.tenant]
+
+    def _dense_sql(
+        self,
+        view: TenantView,
+        model: VectorModel,
+        query: npt.NDArray[np.float32],
+        positions: npt.NDArray[np.intp],
+        k: int,
+    ) -> list[tuple[str, float]]:
+        limit = self.sql_exact_max
+        if limit is None:
+            limit = view.keys.size // SQL_FETCH_COST_RATIO
+        if positions.size <= limit:
+            self.last_dense_plan = "sql-fetch-exact"
+            keys, matrix = fetch_vectors(self._conn, model.table, view.keys[positions].tolist(), model.dim)
+            found = np.searchsorted(view.keys, keys)
+            return self._top(view, found, matrix @ query, k)
+        self.last_dense_plan = "vec0-knn"
+        doc_keys = np.unique(view.doc_keys[positions]).tolist()
+        rows = knn(self._conn, model.table, view.tenant, query, k=k, doc_keys=doc_keys)
+        if not rows:
+            return []
+        found = np.searchsorted(view.keys, np.array([key for key, _ in rows], dtype=np.int64))
+        return self._top(view, found, np.array([score for _, score in rows]), k)
+
+    # -- governance filter in SQL ------------------------------------------------------
+
+    def eligible_document_ids(
+        self, principal: Principal, target_version: str, as_of: datetime, known_roles: Collection[str]
+    ) -> set[str]:
+        """Document ids eligible for ``principal`` per the index snapshot, computed in SQL.
+
+        Agrees with :func:`veracity.model.governance.eligibility` over ``documents``.
+        """
+        return {document_id for _, document_id in eligible_keys(
+            self._conn, self._state().tables, principal, target_version, as_of, known_roles
+        )}  # fmt: skip

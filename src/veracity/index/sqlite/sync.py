@@ -1,0 +1,281 @@
+"""Writing the SQLite search index: add, remove and sync with a catalog.
+
+Mixed into :class:`veracity.index.sqlite.search.SQLiteSearchIndex`. Chunks are
+tokenized and embedded *before* each write transaction (never under the
+catalog's write lock); each transaction writes about ``batch_chunks`` chunks
+with their FTS5 rows and vectors and bumps the index generation, so readers
+see a batch whole or not at all.
+
+New documents go to the version the instance writes (the published one, or the
+pinned one being built). Removals and governance changes (a status) go to
+*every* version that still has tables, in the same transaction, so no kept
+version (a rollback target, one being built) still answers from a deleted or
+withdrawn document.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+from ...catalog.catalog import Catalog
+from ...catalog.sql import all_rows
+from ...catalog.sqlite import SQLiteStore
+from ...model.contracts import Chunk, Document
+from ...model.errors import ConfigError, EmbedderMismatchError, NotFoundError
+from ...text.tokens import tokenize
+from ..dense import Embedder, normalized_rows
+from ..snapshot import index_text
+from .records import document_to_json
+from .tables import IndexTables
+from .versions import live_versions
+from .views import IndexState
+from .writer import (
+    PreparedDocument,
+    bump_generation,
+    delete_documents,
+    ensure_vector_model,
+    insert_documents,
+    read_vector_model,
+    update_documents,
+)
+
+__all__ = ["IndexWriter", "Progress", "SyncReport"]
+
+Progress = Callable[[int, int], None]
+"""``progress(chunks_done, chunks_total)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class SyncReport:
+    """What :meth:`IndexWriter.sync` or ``add`` did, with timings in seconds."""
+
+    added_documents: int = 0
+    updated_documents: int = 0
+    removed_documents: int = 0
+    indexed_chunks: int = 0
+    embedded_chunks: int = 0
+    tokenize_seconds: float = 0.0
+    embed_seconds: float = 0.0
+    write_seconds: float = 0.0
+
+
+class IndexWriter:
+    """The write half of the SQLite search index (a mixin: needs ``_store``, ``_conn``, ``_cache``)."""
+
+    _store: SQLiteStore
+    _conn: apsw.Connection
+    _cache: IndexState | None
+
+    def check_embedder(self, embedder: Embedder) -> None:  # pragma: no cover - defined by the index
+        """See ``SQLiteSearchIndex.check_embedder``."""
+        raise NotImplementedError
+
+    def _tables(self) -> IndexTables:  # pragma: no cover - defined by the index
+        """See ``SQLiteSearchIndex._tables``."""
+        raise NotImplementedError
+
+    def _versions(self) -> list[IndexTables]:
+        """Every version with tables, and this instance's own even if it is not registered live."""
+        own = self._tables()
+        kept = live_versions(self._conn)
+        return kept if own in kept else [*kept, own]
+
+    def add(
+        self,
+        items: Iterable[tuple[Document, Sequence[Chunk]]],
+        embedder: Embedder | None,
+        *,
+        batch_chunks: int = 2048,
+        batch_size: int = 64,
+        progress: Progress | None = None,
+        total_chunks: int = 0,
+    ) -> SyncReport:
+        """Index documents not indexed yet (by document id); already indexed ones are skipped.
+
+        Chunks are tokenized and embedded (``batch_size`` texts per call) before
+        each write transaction of about ``batch_chunks`` chunks. ``embedder=None``
+        builds a lexical-only index, allowed only while the index holds no vectors.
+        """
+        tables = self._tables()
+        model = read_vector_model(self._conn, tables)
+        if embedder is not None:
+            self.check_embedder(embedder)
+            if model is None and self._conn.execute(f"SELECT 1 FROM {tables.chunks} LIMIT 1").fetchone():
+                raise ConfigError(
+                    "this index was built without vectors (lexical only); adding vectors to part of it "
+                    "would leave chunks the dense channel cannot see: build a new index with the embedder"
+                )
+        elif model is not None:
+            raise ConfigError("this index holds vectors: adding documents needs its embedder")
+        indexed = {row[0] for row in self._conn.execute(f"SELECT document_id FROM {tables.documents}")}
+        totals = {"docs": 0, "chunks": 0, "embedded": 0, "tok": 0.0, "emb": 0.0, "write": 0.0}
+        pending: list[tuple[Document, tuple[Chunk, ...]]] = []
+        size = 0
+
+        def flush() -> None:
+            nonlocal pending, size
+            if pending:
+                self._write_batch(pending, embedder, batch_size, totals)
+                if progress is not None:
+                    progress(int(totals["chunks"]), total_chunks)
+            pending, size = [], 0
+
+        for document, chunks in items:
+            if document.document_id in indexed:
+                continue
+            indexed.add(document.document_id)
+            pending.append((document, tuple(chunks)))
+            size += len(chunks)
+            if size >= batch_chunks:
+                flush()
+        flush()
+        return SyncReport(
+            added_documents=int(totals["docs"]),
+            indexed_chunks=int(totals["chunks"]),
+            embedded_chunks=int(totals["embedded"]),
+            tokenize_seconds=totals["tok"],
+            embed_seconds=totals["emb"],
+            write_seconds=totals["write"],
+        )
+
+    def _write_batch(
+        self,
+        batch: list[tuple[Document, tuple[Chunk, ...]]],
+        embedder: Embedder | None,
+        batch_size: int,
+        totals: dict[str, float],
+    ) -> None:
+        start = time.perf_counter()
+        texts = [[index_text(chunk) for chunk in chunks] for _, chunks in batch]
+        tokens = [tuple(tuple(tokenize(text)) for text in doc_texts) for doc_texts in texts]
+        totals["tok"] += time.perf_counter() - start
+        vectors: list[npt.NDArray[np.float32] | None] = [None] * len(batch)
+        if embedder is not None:
+            start = time.perf_counter()
+            flat = [text for doc_texts in texts for text in doc_texts]
+            parts = [
+                embedder.embed_batch(flat[i : i + batch_size], kind="passage")
+                for i in range(0, len(flat), batch_size)
+            ]
+            matrix = normalized_rows(
+                np.vstack(parts) if parts else np.zeros((0, embedder.dim)), what="vectors"
+            )
+            if matrix.shape[1] != embedder.dim:
+                raise EmbedderMismatchError(f"{embedder.model_id!r} returned width {matrix.shape[1]}")
+            offset = 0
+            for i, doc_texts in enumerate(texts):
+                vectors[i] = matrix[offset : offset + len(doc_texts)]
+                offset += len(doc_texts)
+            totals["emb"] += time.perf_counter() - start
+            totals["embedded"] += len(flat)
+        prepared = [
+            PreparedDocument(document, chunks, doc_tokens, doc_vectors)
+            for (document, chunks), doc_tokens, doc_vectors in zip(batch, tokens, vectors, strict=True)
+        ]
+        start = time.perf_counter()
+        with self._store.transaction():
+            # A document deleted from the catalog after it was read (and embedded) is not
+            # written: the delete's transaction and this one are serialized.
+            prepared = [item for item in prepared if self._in_catalog(item.document.document_id)]
+            tables = self._tables()
+            model = None
+            if embedder is not None:
+                model = ensure_vector_model(self._conn, tables, embedder.model_id, embedder.dim)
+            totals["chunks"] += insert_documents(self._conn, tables, prepared, model)
+            bump_generation(self._conn)
+        totals["write"] += time.perf_counter() - start
+        totals["docs"] += len(batch)
+        self._cache = None
+
+    def _in_catalog(self, document_id: str) -> bool:
+        try:
+            self._store.get_document(document_id)
+        except NotFoundError:
+            return False
+        return True
+
+    def remove(self, document_ids: Sequence[str]) -> int:
+        """Remove documents from every kept index version; return the chunks removed from this one."""
+        removed = 0
+        with self._store.transaction():
+            own = self._tables()
+            for tables in self._versions():
+                model = read_vector_model(self._conn, tables)
+                count = delete_documents(self._conn, tables, list(document_ids), model)
+                removed = count if tables == own else removed
+            bump_generation(self._conn)
+        self._cache = None
+        return removed
+
+    def sync(
+        self,
+        catalog: Catalog,
+        embedder: Embedder | None,
+        *,
+        batch_chunks: int = 2048,
+        batch_size: int = 64,
+        progress: Progress | None = None,
+    ) -> SyncReport:
+        """Make the index match ``catalog`` (every document, any status); never re-embeds.
+
+        Removes documents the catalog no longer has and updates the governance
+        snapshot of documents whose metadata changed (a status) in every kept
+        version, in one transaction; then indexes new ones into this version.
+        """
+        if embedder is not None:
+            self.check_embedder(embedder)
+        with self._store.transaction():
+            live = {document.document_id: document for document in catalog.documents()}
+            own = self._tables()
+            stored: dict[str, str] = {}
+            gone: list[str] = []
+            changed: list[Document] = []
+            touched = False
+            for tables in self._versions():
+                records = dict(all_rows(self._conn, f"SELECT document_id, record FROM {tables.documents}"))
+                version_gone = sorted(set(records) - set(live))
+                version_changed = [
+                    d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)
+                ]
+                if version_gone or version_changed:
+                    model = read_vector_model(self._conn, tables)
+                    delete_documents(self._conn, tables, version_gone, model)
+                    update_documents(self._conn, tables, version_changed, model)
+                    touched = True
+                if tables == own:
+                    stored, gone, changed = records, version_gone, version_changed
+            if touched:
+                bump_generation(self._conn)
+        if touched:
+            self._cache = None
+        new = [document for document_id, document in live.items() if document_id not in stored]
+        total = 0
+        items: list[tuple[Document, Sequence[Chunk]]] = []
+        for document in new:
+            chunks = catalog.chunks(document.document_id)
+            total += len(chunks)
+            items.append((document, chunks))
+        report = self.add(
+            items,
+            embedder,
+            batch_chunks=batch_chunks,
+            batch_size=batch_size,
+            progress=progress,
+            total_chunks=total,
+        )
+        return SyncReport(
+            added_documents=report.added_documents,
+            updated_documents=len(changed),
+            removed_documents=len(gone),
+            indexed_chunks=report.indexed_chunks,
+            embedded_chunks=report.embedded_chunks,
+            tokenize_seconds=report.tokenize_seconds,
+            embed_seconds=report.embed_seconds,
+            write_seconds=report.write_seconds,
+        )

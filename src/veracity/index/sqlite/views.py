@@ -1,0 +1,176 @@
+"""Read side of the SQLite search index: cached per-generation state and Mapping views.
+
+Every write to the index, and every switch of the published version, bumps
+``index_pointer.generation`` in the same transaction. Readers keep what they
+loaded (documents, per-tenant arrays, vector matrices) in an
+:class:`IndexState` tagged with the version and generation it was read at, and
+drop it when the stored generation moves on, whether the write came from this
+process or another one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+
+import apsw
+import numpy as np
+import numpy.typing as npt
+
+from ...catalog.sql import scalar
+from ...model.contracts import Chunk, Document
+from .fts import Postings, check_fts_name
+from .records import chunk_from_json, document_from_json
+from .tables import IndexTables
+from .writer import VectorModel
+
+__all__ = [
+    "ChunksView",
+    "IndexState",
+    "TenantView",
+    "load_chunks_by_document",
+    "load_doc_keys",
+    "load_documents",
+    "load_tenant_view",
+]
+
+_CHUNK_CACHE_LIMIT = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class TenantView:
+    """One tenant's chunks as arrays aligned by position: keys ascending."""
+
+    tenant: str
+    tenant_key: int
+    fts_table: str
+    keys: npt.NDArray[np.int64]
+    doc_keys: npt.NDArray[np.int64]
+    lengths: npt.NDArray[np.int64]
+    chunk_ids: tuple[str, ...]
+
+
+@dataclass
+class IndexState:
+    """What a reader loaded from one index version at one generation."""
+
+    tables: IndexTables
+    generation: int
+    documents: dict[str, Document] | None = None
+    doc_keys: dict[str, int] | None = None
+    chunks_by_document: dict[str, tuple[str, ...]] | None = None
+    chunks: dict[str, Chunk] = field(default_factory=dict)
+    tenants: dict[str, TenantView | None] = field(default_factory=dict)
+    matrices: dict[str, npt.NDArray[np.float32] | None] = field(default_factory=dict)
+    eligible: tuple[frozenset[str], npt.NDArray[np.bool_], str] | None = None
+    model: VectorModel | None = None
+    model_read: bool = False
+    postings: dict[tuple[str, str], Postings] = field(default_factory=dict)
+    postings_size: int = 0
+    postings_hits: int = 0
+    postings_reads: int = 0
+
+
+def load_documents(connection: apsw.Connection, tables: IndexTables) -> dict[str, Document]:
+    """Every indexed document (as of indexing), by document id."""
+    return {
+        document_id: document_from_json(record)
+        for document_id, record in connection.execute(
+            f"SELECT document_id, record FROM {tables.documents} ORDER BY document_id"
+        )
+    }
+
+
+def load_doc_keys(connection: apsw.Connection, tables: IndexTables) -> dict[str, int]:
+    """The integer key of every indexed document, by document id."""
+    return {
+        str(document_id): int(doc_key)
+        for document_id, doc_key in connection.execute(f"SELECT document_id, doc_key FROM {tables.documents}")
+    }
+
+
+def load_chunks_by_document(connection: apsw.Connection, tables: IndexTables) -> dict[str, tuple[str, ...]]:
+    """Chunk ids of every indexed document, in ordinal order."""
+    grouped: dict[str, list[str]] = {}
+    for document_id in connection.execute(f"SELECT document_id FROM {tables.documents}"):
+        grouped[document_id[0]] = []
+    for document_id, chunk_id in connection.execute(
+        f"SELECT d.document_id, c.chunk_id FROM {tables.chunks} AS c "
+        f"JOIN {tables.documents} AS d USING (doc_key) ORDER BY c.doc_key, c.ordinal"
+    ):
+        grouped[document_id].append(chunk_id)
+    return {document_id: tuple(ids) for document_id, ids in grouped.items()}
+
+
+def load_chunk(connection: apsw.Connection, tables: IndexTables, chunk_id: str) -> Chunk | None:
+    """One indexed chunk, or ``None``."""
+    row = connection.execute(
+        f"SELECT record FROM {tables.chunks} WHERE chunk_id = ?", (chunk_id,)
+    ).fetchone()
+    return chunk_from_json(row[0]) if row else None
+
+
+def load_tenant_view(connection: apsw.Connection, tables: IndexTables, tenant: str) -> TenantView | None:
+    """The tenant's chunk arrays, or ``None`` for a tenant the index does not know."""
+    row = connection.execute(
+        f"SELECT tenant_key, fts_table FROM {tables.tenants} WHERE tenant = ?", (tenant,)
+    ).fetchone()
+    if row is None:
+        return None
+    tenant_key, fts_table = int(row[0]), check_fts_name(str(row[1]))
+    rows = connection.execute(
+        f"SELECT chunk_key, doc_key, n_tokens, chunk_id FROM {tables.chunks} "
+        "WHERE tenant_key = ? ORDER BY chunk_key",
+        (tenant_key,),
+    ).fetchall()
+    numbers = np.array([r[:3] for r in rows], dtype=np.int64).reshape(len(rows), 3)
+    return TenantView(
+        tenant=tenant,
+        tenant_key=tenant_key,
+        fts_table=fts_table,
+        keys=numbers[:, 0].copy(),
+        doc_keys=numbers[:, 1].copy(),
+        lengths=numbers[:, 2].copy(),
+        chunk_ids=tuple(str(r[3]) for r in rows),
+    )
+
+
+class ChunksView(Mapping[str, Chunk]):
+    """Indexed chunks by id, loaded one at a time from SQL and cached per generation."""
+
+    def __init__(self, connection: apsw.Connection, state: Callable[[], IndexState]) -> None:
+        """Read chunks through ``connection``; ``state`` gives the current cache."""
+        self._connection = connection
+        self._state = state
+
+    def __getitem__(self, chunk_id: str) -> Chunk:
+        state = self._state()
+        cache = state.chunks
+        chunk = cache.get(chunk_id)
+        if chunk is None:
+            chunk = load_chunk(self._connection, state.tables, chunk_id)
+            if chunk is None:
+                raise KeyError(chunk_id)
+            if len(cache) >= _CHUNK_CACHE_LIMIT:
+                cache.clear()
+            cache[chunk_id] = chunk
+        return chunk
+
+    def __contains__(self, chunk_id: object) -> bool:
+        if not isinstance(chunk_id, str):
+            return False
+        state = self._state()
+        if chunk_id in state.chunks:
+            return True
+        row = self._connection.execute(
+            f"SELECT 1 FROM {state.tables.chunks} WHERE chunk_id = ?", (chunk_id,)
+        ).fetchone()
+        return row is not None
+
+    def __iter__(self) -> Iterator[str]:
+        table = self._state().tables.chunks
+        rows = self._connection.execute(f"SELECT chunk_id FROM {table} ORDER BY chunk_id").fetchall()
+        return iter([str(row[0]) for row in rows])
+
+    def __len__(self) -> int:
+        return int(scalar(self._connection, f"SELECT count(*) FROM {self._state().tables.chunks}"))

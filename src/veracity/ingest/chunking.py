@@ -1,0 +1,377 @@
+"""Cut a document body into chunks: fixed windows, Markdown structure, or structure + context.
+
+Every chunk is an exact slice of the normalized body: ``body[start:end] == text``.
+Outer whitespace is dropped by moving the offsets, never by editing the text, and
+whitespace-only spans are never chunks.
+
+- ``fixed``: character windows of ``size`` advancing by ``size - overlap``; a window
+  whose stripped span lies inside the previous one is dropped.
+- ``structural``: the body is parsed line-wise into headings, paragraphs, lists,
+  tables and fenced code. Headings set the heading path and never appear in chunk
+  text. Consecutive blocks of one section are grouped up to ``size`` characters;
+  tables and code are never split; an over-long paragraph or list is split at
+  sentence ends (a sentence longer than ``size`` is cut at ``size``).
+- ``contextual``: the structural chunks, each with a ``context_prefix`` naming the
+  document title, version range and heading path; text and ids are unchanged.
+
+``chunk_id`` hashes the document id, heading path, ordinal and the identity form
+of the text, so it is stable across runs and changes when the chunk text does.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from enum import StrEnum
+
+from ..model.contracts import Chunk, ChunkKind, Document, parse_enum, sha256_hex
+from ..model.errors import ValidationError
+from ..text.tokens import identity_text, split_sentences
+
+__all__ = [
+    "Strategy",
+    "block_spans",
+    "chunk_document",
+    "chunk_id_for",
+    "context_prefix",
+    "fact_chunk_map",
+    "parse_strategy",
+    "version_label",
+    "with_context",
+]
+
+
+class Strategy(StrEnum):
+    """How a document body is cut into chunks."""
+
+    FIXED = "fixed"
+    STRUCTURAL = "structural"
+    CONTEXTUAL = "contextual"
+
+
+def parse_strategy(text: object) -> Strategy:
+    """Parse a strategy name; raise ``ConfigError`` listing the valid values otherwise."""
+    return parse_enum(Strategy, text, what="chunking strategy")
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """One parsed Markdown block; ``kind`` is ``None`` for a heading line."""
+
+    kind: ChunkKind | None
+    start: int
+    end: int
+    path: tuple[str, ...]
+    section: int
+
+
+def _line_kind(line: str) -> str:
+    if not line.strip():
+        return "blank"
+    if _HEADING.match(line):
+        return "heading"
+    if _FENCE_OPEN.match(line):
+        return "fence"
+    if line.lstrip().startswith("|"):
+        return "table"
+    if _LIST_ITEM.match(line):
+        return "list"
+    return "text"
+
+
+def _heading_text(line: str) -> tuple[int, str]:
+    match = _HEADING.match(line)
+    assert match is not None
+    text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
+    return len(match.group(1)), text
+
+
+def _fence_end(lines: Sequence[str], first: int) -> int:
+    """Index of the closing fence line of the fence opened at ``first`` (last line if unclosed)."""
+    opening = _FENCE_OPEN.match(lines[first])
+    assert opening is not None
+    marker = opening.group(1)
+    for index in range(first + 1, len(lines)):
+        candidate = lines[index].strip()
+        if (
+            len(lines[index]) - len(lines[index].lstrip(" ")) <= 3
+            and len(candidate) >= len(marker)
+            and candidate == marker[0] * len(candidate)
+        ):
+            return index
+    return len(lines) - 1
+
+
+def _parse_blocks(body: str) -> list[_Block]:
+    """Parse a Markdown body line-wise into blocks with offsets and heading paths."""
+    lines = body.split("\n")
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line) + 1)
+    blocks: list[_Block] = []
+    stack: list[tuple[int, str]] = []
+    section = 0
+    index = 0
+    while index < len(lines):
+        kind = _line_kind(lines[index])
+        if kind == "blank":
+            index += 1
+            continue
+        if kind == "heading":
+            level, text = _heading_text(lines[index])
+            stack = [entry for entry in stack if entry[0] < level] + [(level, text)]
+            section += 1
+            path = tuple(entry[1] for entry in stack)
+            end = offsets[index] + len(lines[index])
+            blocks.append(_Block(None, offsets[index], end, path, section))
+            index += 1
+            continue
+        first = index
+        if kind == "fence":
+            last = _fence_end(lines, first)
+            block_kind = ChunkKind.CODE
+        else:
+            if kind == "table":
+                accepts: tuple[str, ...] = ("table",)
+                block_kind = ChunkKind.TABLE
+            elif kind == "list":
+                accepts = ("list", "text")
+                block_kind = ChunkKind.LIST
+            else:
+                accepts = ("text",)
+                block_kind = ChunkKind.PARAGRAPH
+            last = first
+            while last + 1 < len(lines) and _line_kind(lines[last + 1]) in accepts:
+                last += 1
+        end = offsets[last] + len(lines[last])
+        path = tuple(entry[1] for entry in stack)
+        blocks.append(_Block(block_kind, offsets[first], end, path, section))
+        index = last + 1
+    return blocks
+
+
+def _strip_span(body: str, start: int, end: int) -> tuple[int, int]:
+    while start < end and body[start].isspace():
+        start += 1
+    while end > start and body[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def chunk_id_for(document_id: str, heading_path: Sequence[str], ordinal: int, text: str) -> str:
+    """The deterministic chunk id: hash of document id, heading path, ordinal and text identity."""
+    parts = [document_id, " > ".join(heading_path), str(ordinal), sha256_hex(identity_text(text))]
+    return sha256_hex("\x1f".join(parts))
+
+
+def version_label(document: Document) -> str:
+    """Human-readable product-version range of a document, e.g. ``2.0–3.2`` or ``≥3.2``."""
+    low, high = document.version_min, document.version_max
+    if low and high:
+        return low if low == high else f"{low}–{high}"
+    if low:
+        return f"≥{low}"
+    if high:
+        return f"≤{high}"
+    return "全部"
+
+
+def context_prefix(document: Document, heading_path: Sequence[str]) -> str:
+    """``"{title} | 版本 {range} | {heading > path}"``: the context a contextual chunk carries."""
+    return f"{document.title} | 版本 {version_label(document)} | {' > '.join(heading_path)}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Span:
+    start: int
+    end: int
+    kind: ChunkKind
+    path: tuple[str, ...]
+
+
+def _validate(size: int, overlap: int) -> None:
+    if isinstance(size, bool) or not isinstance(size, int) or size <= 0:
+        raise ValidationError(f"chunk size must be a positive integer, got {size!r}", field="size")
+    if isinstance(overlap, bool) or not isinstance(overlap, int) or overlap < 0:
+        raise ValidationError(
+            f"chunk overlap must be a non-negative integer, got {overlap!r}", field="overlap"
+        )
+    if overlap >= size:
+        raise ValidationError(
+            f"chunk overlap {overlap} must be smaller than size {size}; lower the overlap",
+            field="overlap",
+        )
+
+
+def _window_kind(
+    blocks: Sequence[_Block], starts: Sequence[int], start: int, end: int
+) -> ChunkKind:
+    """The kind covering more than half of ``[start, end)``, else ``MIXED``."""
+    cover: dict[ChunkKind, int] = {}
+    index = max(0, bisect.bisect_right(starts, start) - 1)
+    while index < len(blocks) and blocks[index].start < end:
+        block = blocks[index]
+        shared = min(end, block.end) - max(start, block.start)
+        if block.kind is not None and shared > 0:
+            cover[block.kind] = cover.get(block.kind, 0) + shared
+        index += 1
+    if not cover:
+        return ChunkKind.PARAGRAPH
+    kind, covered = max(cover.items(), key=lambda item: (item[1], item[0].value))
+    return kind if covered * 2 > end - start else ChunkKind.MIXED
+
+
+def _fixed_spans(body: str, size: int, overlap: int) -> list[_Span]:
+    blocks = _parse_blocks(body)
+    starts = [block.start for block in blocks]
+    spans: list[_Span] = []
+    step = size - overlap
+    position = 0
+    while position < len(body):
+        start, end = _strip_span(body, position, min(position + size, len(body)))
+        covered = bool(spans) and spans[-1].start <= start and end <= spans[-1].end
+        if end > start and not covered:
+            at = bisect.bisect_right(starts, start) - 1
+            path = blocks[at].path if at >= 0 else ()
+            spans.append(_Span(start, end, _window_kind(blocks, starts, start, end), path))
+        if position + size >= len(body):
+            break
+        position += step
+    return spans
+
+
+def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
+    """Split an over-long paragraph or list into sentence spans, cutting sentences over ``size``."""
+    assert block.kind is not None
+    for begin, finish in split_sentences(body[block.start : block.end]):
+        begin, finish = begin + block.start, finish + block.start
+        for cut in range(begin, finish, size):
+            start, end = _strip_span(body, cut, min(cut + size, finish))
+            if end > start:
+                yield _Span(start, end, block.kind, block.path)
+
+
+def _units(body: str, blocks: Sequence[_Block], size: int) -> Iterable[tuple[int, _Span]]:
+    """Non-heading blocks as ``(section, span)``; long paragraphs and lists pre-split."""
+    for block in blocks:
+        if block.kind is None:
+            continue
+        start, end = _strip_span(body, block.start, block.end)
+        if end <= start:
+            continue
+        if end - start > size and block.kind in (ChunkKind.PARAGRAPH, ChunkKind.LIST):
+            for piece in _cut_long(body, block, size):
+                yield block.section, piece
+        else:
+            yield block.section, _Span(start, end, block.kind, block.path)
+
+
+def _group_kind(kinds: Sequence[ChunkKind]) -> ChunkKind:
+    distinct = set(kinds)
+    return kinds[0] if len(distinct) == 1 else ChunkKind.MIXED
+
+
+def _structural_spans(body: str, size: int) -> list[_Span]:
+    spans: list[_Span] = []
+    group: list[_Span] = []
+    group_section = -1
+
+    def flush() -> None:
+        if group:
+            kind = _group_kind([unit.kind for unit in group])
+            spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path))
+            group.clear()
+
+    for section, unit in _units(body, _parse_blocks(body), size):
+        if group and (section != group_section or unit.end - group[0].start > size):
+            flush()
+        if not group:
+            group_section = section
+        group.append(unit)
+    flush()
+    return spans
+
+
+def _chunks(document: Document, spans: Sequence[_Span], *, with_context: bool) -> tuple[Chunk, ...]:
+    chunks: list[Chunk] = []
+    for ordinal, span in enumerate(spans):
+        text = document.body[span.start : span.end]
+        chunks.append(
+            Chunk(
+                chunk_id=chunk_id_for(document.document_id, span.path, ordinal, text),
+                document_id=document.document_id,
+                document_digest=document.content_digest,
+                heading_path=span.path,
+                ordinal=ordinal,
+                start=span.start,
+                end=span.end,
+                kind=span.kind,
+                text=text,
+                context_prefix=context_prefix(document, span.path) if with_context else "",
+                fact_ids=tuple(
+                    fact.fact_id
+                    for fact in document.facts
+                    if fact.stance == "supports" and fact.quote in text
+                ),
+            )
+        )
+    return tuple(chunks)
+
+
+def chunk_document(
+    document: Document,
+    strategy: Strategy | str = Strategy.STRUCTURAL,
+    *,
+    size: int = 400,
+    overlap: int = 0,
+) -> tuple[Chunk, ...]:
+    """Cut ``document.body`` into chunks with ``strategy``.
+
+    ``size`` is the character budget of a chunk (fixed windows are exactly that
+    long before stripping; structural chunks exceed it only for a table or code
+    block that is larger on its own). ``overlap`` applies to fixed windows only.
+    Raises ``ValidationError`` for ``size <= 0``, ``overlap < 0`` or
+    ``overlap >= size`` and ``ConfigError`` for an unknown strategy.
+    """
+    chosen = parse_strategy(strategy)
+    _validate(size, overlap)
+    if chosen is Strategy.FIXED:
+        return _chunks(document, _fixed_spans(document.body, size, overlap), with_context=False)
+    spans = _structural_spans(document.body, size)
+    return _chunks(document, spans, with_context=chosen is Strategy.CONTEXTUAL)
+
+
+def with_context(document: Document, chunks: Iterable[Chunk]) -> tuple[Chunk, ...]:
+    """Return ``chunks`` of ``document`` with their ``context_prefix`` set (text and ids kept)."""
+    return tuple(
+        replace(chunk, context_prefix=context_prefix(document, chunk.heading_path))
+        for chunk in chunks
+    )
+
+
+def fact_chunk_map(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
+    """Fact id → ids of the chunks carrying its whole quote, in chunk order.
+
+    Facts that no chunk carries whole are absent from the map.
+    """
+    found: dict[str, list[str]] = {}
+    for chunk in chunks:
+        for fact_id in chunk.fact_ids:
+            found.setdefault(fact_id, []).append(chunk.chunk_id)
+    return {fact_id: tuple(ids) for fact_id, ids in found.items()}
+
+
+def block_spans(body: str) -> list[tuple[ChunkKind, int, int]]:
+    """``(kind, start, end)`` of every non-heading Markdown block of ``body``, in order.
+
+    Used to check what a chunker did to tables and code blocks.
+    """
+    return [(b.kind, b.start, b.end) for b in _parse_blocks(body) if b.kind is not None]

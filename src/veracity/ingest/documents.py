@@ -1,0 +1,217 @@
+"""Build validated documents: identity, governance metadata, fact annotations.
+
+``document_id`` = sha256 over source id, revision and the whitespace-collapsed
+content, so whitespace-only edits keep the id and a new revision with the same
+text gets a new one. Every rule violation raises a ``ValidationError`` naming
+the document and the field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import UTC, date, datetime
+from typing import Any
+
+from ..model.contracts import Document, FactAnnotation, Status, Trust, Visibility, parse_enum, sha256_hex
+from ..model.errors import ConfigError, EmptyContentError, ValidationError
+from ..model.versions import check_range
+from ..text.tokens import identity_text, normalize_body
+
+STANCES = ("supports", "contradicts")
+REQUIRED_FIELDS = (
+    "id",
+    "revision",
+    "title",
+    "tenant",
+    "valid_from",
+    "status",
+    "visibility",
+    "trust",
+)
+
+
+def document_identity(source_id: str, revision: str, body: str) -> tuple[str, str]:
+    """Return ``(document_id, content_digest)`` for a body (any whitespace form)."""
+    collapsed = identity_text(body)
+    if not collapsed:
+        raise EmptyContentError(
+            "content is empty or whitespace only", document=source_id, field="body"
+        )
+    content_digest = sha256_hex(collapsed)
+    document_id = sha256_hex("\x1f".join((source_id, revision, content_digest)))
+    return document_id, content_digest
+
+
+def parse_moment(value: object, *, document: str, field: str) -> datetime:
+    """A timezone-aware datetime from YAML (date, datetime or ISO string); dates mean 00:00 UTC."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day, tzinfo=UTC)
+    elif isinstance(value, str):
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            moment = datetime.fromisoformat(text)
+        except ValueError:
+            raise ValidationError(
+                f"cannot parse {value!r} as a date or ISO datetime", document=document, field=field
+            ) from None
+    else:
+        raise ValidationError(f"expected a date, got {value!r}", document=document, field=field)
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment
+
+
+def _enum_field(enum_type: Any, value: object, *, document: str, field: str) -> Any:
+    try:
+        return parse_enum(enum_type, value, what=field)
+    except ConfigError as exc:
+        raise ValidationError(str(exc), document=document, field=field) from None
+
+
+def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ...]:
+    if raw in (None, []):
+        return ()
+    if not isinstance(raw, list):
+        raise ValidationError(
+            "facts must be a list of {id, quote}", document=document, field="facts"
+        )
+    facts: list[FactAnnotation] = []
+    seen: set[tuple[str, str]] = set()
+    for item in raw:
+        if not isinstance(item, Mapping) or "id" not in item or "quote" not in item:
+            raise ValidationError(
+                f"fact {item!r} needs 'id' and 'quote'", document=document, field="facts"
+            )
+        fact_id, quote = str(item["id"]), normalize_body(str(item["quote"]))
+        if not quote:
+            raise ValidationError(
+                f"fact {fact_id!r} has an empty quote", document=document, field="facts"
+            )
+        if quote not in body:
+            raise ValidationError(
+                f"quote of fact {fact_id!r} does not occur in the content: {quote[:40]!r}",
+                document=document,
+                field="facts",
+            )
+        stance = str(item.get("stance") or "supports")
+        if stance not in STANCES:
+            raise ValidationError(
+                f"fact {fact_id!r} has unknown stance {stance!r}; valid values: {', '.join(STANCES)}",
+                document=document,
+                field="facts",
+            )
+        if (fact_id, stance) in seen:
+            raise ValidationError(
+                f"fact {fact_id!r} is annotated twice", document=document, field="facts"
+            )
+        seen.add((fact_id, stance))
+        facts.append(FactAnnotation(fact_id=fact_id, quote=quote, stance=stance))
+    return tuple(facts)
+
+
+def make_document(metadata: Mapping[str, Any], body: str) -> Document:
+    """Validate governance metadata and content; return the immutable ``Document``.
+
+    ``metadata`` keys: id, revision, title, tenant, valid_from, status,
+    visibility, trust (required); source_type, version_min, version_max,
+    valid_until, allowed_roles, facts, language (optional).
+    """
+    source_id = str(metadata.get("id") or "").strip() or "<no id>"
+    for name in REQUIRED_FIELDS:
+        if metadata.get(name) in (None, ""):
+            raise ValidationError("required field is missing", document=source_id, field=name)
+    revision = str(metadata["revision"])
+    normalized = normalize_body(body)
+    document_id, content_digest = document_identity(source_id, revision, normalized)
+
+    valid_from = parse_moment(metadata["valid_from"], document=source_id, field="valid_from")
+    valid_until = (
+        parse_moment(metadata["valid_until"], document=source_id, field="valid_until")
+        if metadata.get("valid_until") not in (None, "")
+        else None
+    )
+    if valid_until is not None and valid_until <= valid_from:
+        raise ValidationError(
+            f"validity window is reversed: valid_until {valid_until.isoformat()} "
+            f"is not after valid_from {valid_from.isoformat()}",
+            document=source_id,
+            field="valid_until",
+        )
+    version_min = _version_text(metadata.get("version_min"))
+    version_max = _version_text(metadata.get("version_max"))
+    check_range(version_min, version_max, document=source_id)
+
+    status = _enum_field(Status, metadata["status"], document=source_id, field="status")
+    visibility = _enum_field(
+        Visibility, metadata["visibility"], document=source_id, field="visibility"
+    )
+    trust = _enum_field(Trust, metadata["trust"], document=source_id, field="trust")
+    roles = _roles(metadata.get("allowed_roles"), document=source_id)
+    if visibility is Visibility.INTERNAL and not roles:
+        raise ValidationError(
+            "internal visibility needs at least one allowed role",
+            document=source_id,
+            field="allowed_roles",
+        )
+    return Document(
+        document_id=document_id,
+        source_id=source_id,
+        revision=revision,
+        content_digest=content_digest,
+        title=str(metadata["title"]).strip(),
+        source_type=str(metadata.get("source_type") or "document"),
+        tenant=str(metadata["tenant"]).strip(),
+        version_min=version_min,
+        version_max=version_max,
+        valid_from=valid_from,
+        valid_until=valid_until,
+        status=status,
+        visibility=visibility,
+        allowed_roles=roles,
+        trust=trust,
+        facts=_facts(metadata.get("facts"), normalized, document=source_id),
+        body=normalized,
+        language=str(metadata.get("language") or "zh"),
+    )
+
+
+def _version_text(value: object) -> str | None:
+    if value in (None, ""):
+        return None
+    return str(value).strip()
+
+
+def _roles(raw: object, *, document: str) -> tuple[str, ...]:
+    if raw in (None, ""):
+        return ()
+    items: Iterable[object] = [raw] if isinstance(raw, str) else raw  # type: ignore[assignment]
+    if not isinstance(items, list | tuple | set | frozenset | str) and not isinstance(raw, str):
+        raise ValidationError(
+            "allowed_roles must be a list of role names", document=document, field="allowed_roles"
+        )
+    return tuple(sorted({str(role).strip() for role in items if str(role).strip()}))
+
+
+def metadata_of(document: Document) -> dict[str, Any]:
+    """The governance metadata of ``document`` as plain JSON-able values (no body)."""
+    return {
+        "id": document.source_id,
+        "document_id": document.document_id,
+        "revision": document.revision,
+        "title": document.title,
+        "source_type": document.source_type,
+        "tenant": document.tenant,
+        "version_min": document.version_min,
+        "version_max": document.version_max,
+        "valid_from": document.valid_from.isoformat(),
+        "valid_until": document.valid_until.isoformat() if document.valid_until else None,
+        "status": document.status.value,
+        "visibility": document.visibility.value,
+        "allowed_roles": list(document.allowed_roles),
+        "trust": document.trust.value,
+        "facts": [{"id": f.fact_id, "quote": f.quote, "stance": f.stance} for f in document.facts],
+        "content_digest": document.content_digest,
+        "language": document.language,
+    }

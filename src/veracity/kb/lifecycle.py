@@ -1,0 +1,121 @@
+"""Lifecycle of documents in an on-disk knowledge base: withdraw, retire, delete, status.
+
+Each change is one transaction over the catalog *and* the derived index (they
+share ``catalog.sqlite``): the catalog write is a compare-and-set on the
+document's catalog revision, and the governance snapshot of every kept index
+version is updated (or the document's chunks, lexical postings and vectors
+removed from each) before the transaction commits. A stale write changes
+nothing anywhere.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..catalog.sqlite import SQLiteStore
+from ..index.sqlite.search import SQLiteSearchIndex
+from ..index.sqlite.versions import list_versions
+from ..ingest.ledger import latest_states, quarantined
+from ..model.contracts import Status
+from ..model.errors import ConfigError
+from ..pipeline.engine import KnowledgeBase
+from .directory import read_manifest, write_manifest
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one lifecycle command did."""
+
+    action: str
+    source_id: str
+    document_id: str
+    catalog_revision: int | None
+    chunks_removed: int = 0
+
+
+def _parts(kb: KnowledgeBase) -> tuple[SQLiteStore, SQLiteSearchIndex]:
+    store, index = kb.catalog.store, kb.snapshot
+    if not isinstance(store, SQLiteStore) or not isinstance(index, SQLiteSearchIndex):
+        raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
+    return store, index
+
+
+def change_status(
+    kb: KnowledgeBase,
+    folder: str | os.PathLike[str],
+    id_or_source_id: str,
+    status: Status,
+    *,
+    expected_revision: int | None = None,
+) -> Change:
+    """Withdraw or retire a document in the catalog and the index together."""
+    if status not in (Status.WITHDRAWN, Status.RETIRED):
+        raise ConfigError(f"status must be withdrawn or retired, got {status.value!r}")
+    store, index = _parts(kb)
+    document = kb.catalog.document(id_or_source_id)
+    with store.transaction():
+        if status is Status.WITHDRAWN:
+            revision = kb.catalog.withdraw(document.document_id, expected_revision)
+        else:
+            revision = kb.catalog.retire(document.document_id, expected_revision)
+        index.sync(kb.catalog, kb.embedder)
+    write_manifest(folder, kb)
+    return Change(status.value, document.source_id, document.document_id, revision)
+
+
+def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
+    """Delete a document: catalog rows, chunks, facts, lexical postings and vectors, at once."""
+    store, index = _parts(kb)
+    document = kb.catalog.document(id_or_source_id)
+    with store.transaction():
+        removed = index.remove([document.document_id])
+        store.delete_document(document.document_id)
+    # Freed pages still hold the old bytes until they are reused; rewrite the file
+    # so a deleted document's text and ids are gone from disk, not only from queries.
+    store.connection.execute("PRAGMA secure_delete = ON")
+    store.connection.execute("VACUUM")
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # old pages live on in the WAL too
+    write_manifest(folder, kb)
+    return Change("deleted", document.source_id, document.document_id, None, removed)
+
+
+def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str, Any]:
+    """Counts per tenant and status, index counts and the manifest summary."""
+    _, index = _parts(kb)
+    counts: dict[str, dict[str, int]] = {}
+    for document in kb.catalog.documents():
+        per_tenant = counts.setdefault(document.tenant, {})
+        per_tenant[document.status.value] = per_tenant.get(document.status.value, 0) + 1
+    manifest = read_manifest(Path(folder))
+    stats = index.stats()
+    connection = kb.catalog.store.connection  # type: ignore[attr-defined]
+    versions = list_versions(connection)
+    published = next(v for v in versions if v.version == stats.version)
+    verification = (published.manifest or {}).get("verification") or {}
+    return {
+        "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
+        "ingestion": latest_states(connection),
+        "quarantine": [{"source": s, "reason": r} for s, r in quarantined(connection)],
+        "index": {
+            "version": stats.version,
+            "documents": stats.documents,
+            "chunks": stats.chunks,
+            "generation": stats.generation,
+            "last_publish": published.published_at,
+            "verified_at": published.verified_at,
+            "verification_passed": verification.get("passed"),
+        },
+        "versions": [
+            {"version": v.version, "state": v.state, "embedder": v.embedder, "created_at": v.created_at,
+             "published_at": v.published_at, "reason": v.reason}
+            for v in versions
+        ],
+        "manifest": {
+            "embedding": manifest.get("embedding"),
+            "digest": manifest.get("digest"),
+            "written_at_generation": manifest.get("index", {}).get("generation"),
+        },
+    }

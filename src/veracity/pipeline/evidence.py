@@ -1,0 +1,196 @@
+"""The evidence packet: what may be said, what is missing, what was kept out.
+
+From the gated hits it builds the answer context:
+
+- duplicates dropped: a chunk whose text digest equals a kept one, or that
+  overlaps a kept chunk of the same document, is not independent evidence;
+- quarantine: no chunk of a source that is not official and whose text gives
+  orders enters the answer context (``injection.must_quarantine`` on the whole
+  document: the bait chunk that repeats the question is caught with the payload);
+- facts: which required facts the context holds and which it lacks;
+- conflicts: a fact supported by one source and contradicted by another. A
+  conflict is resolved only when every supporter is more trusted than every
+  contradicter; an unresolved conflict makes the policy abstain.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..model.contracts import Chunk, Citation, Document, Hit, sha256_hex
+from .injection import must_quarantine
+from .rerank import TRUST_VALUE
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Sources that disagree on one fact, and whether trust settles it."""
+
+    fact_id: str
+    supporting_chunk_ids: tuple[str, ...]
+    contradicting_chunk_ids: tuple[str, ...]
+    resolved_by_trust: bool
+
+
+@dataclass(frozen=True, slots=True)
+class EvidencePacket:
+    """The answer context and everything decided while building it."""
+
+    query_digest: str
+    hits: tuple[Hit, ...]
+    citations: tuple[Citation, ...]
+    present_fact_ids: tuple[str, ...]
+    missing_fact_ids: tuple[str, ...]
+    quarantined: tuple[tuple[str, tuple[str, ...]], ...]
+    duplicate_chunk_ids: tuple[str, ...]
+    conflicts: tuple[Conflict, ...]
+    packet_digest: str
+
+    @property
+    def unresolved_conflicts(self) -> tuple[Conflict, ...]:
+        """Conflicts that trust does not settle."""
+        return tuple(c for c in self.conflicts if not c.resolved_by_trust)
+
+    def citation_for(self, chunk_id: str) -> Citation:
+        """The citation of a chunk in the packet; ``KeyError`` if it is not evidence."""
+        for citation in self.citations:
+            if citation.chunk_id == chunk_id:
+                return citation
+        raise KeyError(chunk_id)
+
+
+def contradicted_fact_ids(chunk: Chunk, document: Document) -> tuple[str, ...]:
+    """Facts that ``chunk`` asserts the opposite of (``stance: contradicts`` quotes it holds)."""
+    return tuple(
+        fact.fact_id
+        for fact in document.facts
+        if fact.stance == "contradicts" and fact.quote in chunk.text
+    )
+
+
+def _overlaps(a: Chunk, b: Chunk) -> bool:
+    return a.document_id == b.document_id and a.start < b.end and b.start < a.end
+
+
+def _dedup(hits: Sequence[Hit]) -> tuple[list[Hit], list[str]]:
+    kept: list[Hit] = []
+    dropped: list[str] = []
+    digests: set[str] = set()
+    for hit in hits:
+        chunk = hit.chunk
+        if chunk.content_digest in digests or any(_overlaps(chunk, k.chunk) for k in kept):
+            dropped.append(chunk.chunk_id)
+            continue
+        digests.add(chunk.content_digest)
+        kept.append(hit)
+    return kept, dropped
+
+
+def _conflicts(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[Conflict, ...]:
+    supporters: dict[str, list[Hit]] = {}
+    contradicters: dict[str, list[Hit]] = {}
+    for hit in hits:
+        document = documents[hit.chunk.document_id]
+        for fact_id in hit.chunk.fact_ids:
+            supporters.setdefault(fact_id, []).append(hit)
+        for fact_id in contradicted_fact_ids(hit.chunk, document):
+            contradicters.setdefault(fact_id, []).append(hit)
+    conflicts = []
+    for fact_id in sorted(set(supporters) & set(contradicters)):
+        pro, con = supporters[fact_id], contradicters[fact_id]
+
+        def trust(h: Hit) -> float:
+            return TRUST_VALUE[documents[h.chunk.document_id].trust]
+
+        conflicts.append(
+            Conflict(
+                fact_id=fact_id,
+                supporting_chunk_ids=tuple(sorted(h.chunk.chunk_id for h in pro)),
+                contradicting_chunk_ids=tuple(sorted(h.chunk.chunk_id for h in con)),
+                resolved_by_trust=min(map(trust, pro)) > max(map(trust, con)),
+            )
+        )
+    return tuple(conflicts)
+
+
+def make_citation(citation_id: int, chunk: Chunk, document: Document) -> Citation:
+    """Citation record for ``chunk`` of ``document``."""
+    return Citation(
+        citation_id=citation_id,
+        document_id=document.document_id,
+        source_id=document.source_id,
+        revision=document.revision,
+        chunk_id=chunk.chunk_id,
+        heading_path=chunk.heading_path,
+        start=chunk.start,
+        end=chunk.end,
+        chunk_digest=chunk.content_digest,
+        page_start=chunk.page_start,
+        page_end=chunk.page_end,
+    )
+
+
+def build_packet(
+    query_digest: str,
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    required_fact_ids: Sequence[str] | None = None,
+    *,
+    top_k: int | None = None,
+    min_score: float | None = None,
+) -> EvidencePacket:
+    """Turn gated, ranked hits into the evidence packet.
+
+    Order: quarantine (over every gated candidate, so the trace shows each one
+    caught), then duplicates, then ``min_score`` on the rerank score, then ``top_k``.
+    """
+    clean: list[Hit] = []
+    quarantined: list[tuple[str, tuple[str, ...]]] = []
+    tainted: dict[str, tuple[str, ...]] = {}
+    for hit in hits:
+        document = documents[hit.chunk.document_id]
+        if document.document_id not in tainted:
+            # A source that gives orders anywhere is not evidence anywhere: its other
+            # chunks often repeat the question to get retrieved, then carry the payload.
+            tainted[document.document_id] = must_quarantine(document.body, document.trust)
+        signals = tainted[document.document_id]
+        if signals:
+            quarantined.append((hit.chunk.chunk_id, signals))
+        else:
+            clean.append(hit)
+    kept, duplicates = _dedup(clean)
+    if min_score is not None:
+        kept = [hit for hit in kept if (hit.scores.rerank or 0.0) >= min_score]
+    if top_k is not None:
+        kept = kept[:top_k]
+    present = sorted({fact for hit in kept for fact in hit.chunk.fact_ids})
+    required = tuple(required_fact_ids or ())
+    missing = tuple(fact for fact in required if fact not in present)
+    citations = tuple(
+        make_citation(index, hit.chunk, documents[hit.chunk.document_id])
+        for index, hit in enumerate(kept, start=1)
+    )
+    conflicts = _conflicts(kept, documents)
+    digest_source = json.dumps(
+        {
+            "query": query_digest,
+            "chunks": [[c.chunk_id, c.chunk_digest] for c in citations],
+            "present": present,
+            "missing": list(missing),
+            "quarantined": [q[0] for q in quarantined],
+        },
+        sort_keys=True,
+    )
+    return EvidencePacket(
+        query_digest=query_digest,
+        hits=tuple(kept),
+        citations=citations,
+        present_fact_ids=tuple(present),
+        missing_fact_ids=missing,
+        quarantined=tuple(quarantined),
+        duplicate_chunk_ids=tuple(duplicates),
+        conflicts=conflicts,
+        packet_digest=sha256_hex(digest_source),
+    )

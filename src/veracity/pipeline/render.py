@@ -1,0 +1,140 @@
+"""Plain data and text views of records, for the CLI, reports and HTTP."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..ingest.documents import metadata_of
+from ..model.contracts import Chunk, Citation, Claim, Document
+from .engine import Answer
+
+
+def canonical_json(data: Any) -> str:
+    """Sorted keys, no NaN, UTF-8 text, trailing newline: byte-identical for equal data."""
+    return json.dumps(data, ensure_ascii=False, sort_keys=True, indent=2, allow_nan=False) + "\n"
+
+
+def citation_dict(citation: Citation) -> dict[str, Any]:
+    """A citation as plain data."""
+    return {
+        "id": citation.citation_id,
+        "source_id": citation.source_id,
+        "revision": citation.revision,
+        "document_id": citation.document_id,
+        "chunk_id": citation.chunk_id,
+        "heading_path": list(citation.heading_path),
+        "start": citation.start,
+        "end": citation.end,
+        "chunk_digest": citation.chunk_digest,
+        "page_start": citation.page_start,
+        "page_end": citation.page_end,
+    }
+
+
+def page_label(page_start: int | None, page_end: int | None) -> str:
+    """``p. 3`` for one page, ``pp. 3–4`` for a range, ``""`` without pages."""
+    if page_start is None:
+        return ""
+    if page_end is None or page_end == page_start:
+        return f"p. {page_start}"
+    return f"pp. {page_start}–{page_end}"
+
+
+def claim_dict(claim: Claim) -> dict[str, Any]:
+    """A claim as plain data."""
+    return {
+        "text": claim.text,
+        "citations": list(claim.citation_ids),
+        "fact_ids": list(claim.fact_ids),
+    }
+
+
+def answer_dict(answer: Answer, *, explain: bool = False, timings: bool = True) -> dict[str, Any]:
+    """An answer as plain data; ``explain`` adds the trace."""
+    data: dict[str, Any] = {
+        "question": answer.question,
+        "status": answer.status.value,
+        "claims": [claim_dict(c) for c in answer.claims],
+        "citations": [citation_dict(c) for c in answer.citations],
+        "missing_fact_ids": list(answer.missing_fact_ids),
+        "uncovered_subquestions": list(answer.uncovered_subquestions),
+        "reasons": list(answer.reasons),
+    }
+    if explain:
+        data["trace"] = answer.trace.to_dict(timings=timings)
+    return data
+
+
+def answer_text(answer: Answer) -> str:
+    """A human view: status, claims with [n] markers, then the numbered citations."""
+    lines = [f"status: {answer.status.value}"]
+    if answer.claims:
+        lines.append("")
+        for claim in answer.claims:
+            marks = "".join(f"[{cid}]" for cid in claim.citation_ids)
+            lines.append(f"- {claim.text} {marks}")
+    if answer.missing_fact_ids:
+        lines.append("")
+        lines.append(
+            "missing facts (nothing is said about them): " + ", ".join(answer.missing_fact_ids)
+        )
+    if answer.uncovered_subquestions:
+        lines.append("")
+        lines.append("not covered by the evidence:")
+        lines.extend(f"  ? {text}" for text in answer.uncovered_subquestions)
+    if answer.citations:
+        lines.append("")
+        lines.append("citations:")
+        for c in answer.citations:
+            path = " > ".join(c.heading_path) or "(top)"
+            pages = page_label(c.page_start, c.page_end)
+            where = f"{path} · {pages}" if pages else path
+            lines.append(
+                f"  [{c.citation_id}] {c.source_id} rev {c.revision} · {where} · chunk {c.chunk_id[:12]}"
+            )
+    if answer.reasons:
+        lines.append("")
+        lines.append("reasons: " + ", ".join(answer.reasons))
+    return "\n".join(lines)
+
+
+def document_row(document: Document) -> dict[str, Any]:
+    """The columns of ``docs list``."""
+    versions = f"{document.version_min or ''}–{document.version_max or ''}"
+    return {
+        "id": document.source_id,
+        "revision": document.revision,
+        "status": document.status.value,
+        "versions": versions,
+        "valid_from": document.valid_from.date().isoformat(),
+        "valid_until": document.valid_until.date().isoformat() if document.valid_until else "",
+        "visibility": document.visibility.value
+        + (f" ({', '.join(document.allowed_roles)})" if document.allowed_roles else ""),
+        "trust": document.trust.value,
+    }
+
+
+def chunk_dict(chunk: Chunk, *, text: bool = False) -> dict[str, Any]:
+    """A chunk as plain data (``text`` adds the chunk text and context prefix)."""
+    data: dict[str, Any] = {
+        "chunk_id": chunk.chunk_id,
+        "ordinal": chunk.ordinal,
+        "heading_path": list(chunk.heading_path),
+        "start": chunk.start,
+        "end": chunk.end,
+        "kind": chunk.kind.value,
+        "fact_ids": list(chunk.fact_ids),
+        "content_digest": chunk.content_digest,
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+    }
+    if text:
+        data["context_prefix"] = chunk.context_prefix
+        data["text"] = chunk.text
+    return data
+
+
+def document_detail(document: Document, chunks: list[Chunk]) -> dict[str, Any]:
+    """``docs show``: metadata, digests and chunks."""
+    return {**metadata_of(document), "chunks": [chunk_dict(c) for c in chunks]}

@@ -1,0 +1,243 @@
+"""The online pipeline: eligibility → recall → fusion → rerank → return gate → packet.
+
+Eligibility runs first, on the index snapshot's metadata; recall only ever
+sees eligible chunk ids. After reranking, every candidate's document is
+resolved again in the live catalog (status, eligibility, content digest, chunk
+digest) and whatever changed is dropped with its reason.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Collection, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+
+from ..catalog.catalog import Catalog
+from ..index.dense import Embedder
+from ..index.snapshot import SearchBackend
+from ..model.contracts import Document, ExclusionReason, Hit, Query, Scores, sha256_hex
+from ..model.errors import NotFoundError
+from ..model.governance import eligibility, require_aware
+from ..text.tokens import tokenize
+from .evidence import EvidencePacket, build_packet
+from .fusion import reciprocal_rank_fusion
+from .rerank import Reranker
+from .trace import Trace
+
+HIDDEN_REASONS = frozenset({ExclusionReason.TENANT, ExclusionReason.ROLE})
+CHANNELS = ("bm25", "dense")
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalSettings:
+    """Knobs of one retrieval run."""
+
+    candidate_k: int = 30
+    top_k: int = 6
+    min_score: float = 0.25
+    rrf_k: int = 60
+    channels: tuple[str, ...] = CHANNELS
+
+
+@dataclass(frozen=True, slots=True)
+class Retrieval:
+    """Result of the pipeline up to the evidence packet."""
+
+    query: Query
+    packet: EvidencePacket
+    documents: dict[str, Document]
+    trace: Trace
+
+
+def query_digest(query: Query) -> str:
+    """Digest of everything that defines a question (text, principal, version, moment)."""
+    parts = (
+        query.text,
+        query.principal.tenant,
+        ",".join(sorted(query.principal.roles)),
+        query.target_version,
+        query.as_of.isoformat(),
+        ",".join(query.required_fact_ids or ()),
+    )
+    return sha256_hex("\x1f".join(parts))
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.stages: list[tuple[str, float]] = []
+
+    @contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        yield
+        self.stages.append((name, (time.perf_counter() - start) * 1000.0))
+
+
+def eligible_set(
+    query: Query, snapshot: SearchBackend, known_roles: Collection[str]
+) -> tuple[set[str], list[tuple[str, str, str]], int]:
+    """Eligible document ids, named exclusions, and the count of hidden ones.
+
+    Documents of other tenants are out of scope: neither named nor counted.
+    """
+    eligible: set[str] = set()
+    named: list[tuple[str, str, str]] = []
+    hidden = 0
+    for document_id in sorted(snapshot.documents):
+        document = snapshot.documents[document_id]
+        if document.tenant != query.principal.tenant:
+            continue
+        verdict = eligibility(
+            document, query.principal, query.target_version, query.as_of, known_roles
+        )
+        if verdict.eligible:
+            eligible.add(document_id)
+        elif verdict.primary_reason in HIDDEN_REASONS:
+            hidden += 1
+        else:
+            named.append((document.source_id, document_id, str(verdict.primary_reason)))
+    named.sort()
+    return eligible, named, hidden
+
+
+def run(
+    query: Query,
+    snapshot: SearchBackend,
+    catalog: Catalog,
+    embedder: Embedder,
+    reranker: Reranker,
+    settings: RetrievalSettings | None = None,
+    *,
+    remove_chunk_ids: Collection[str] = (),
+) -> Retrieval:
+    """Run the pipeline for ``query``. ``remove_chunk_ids`` drops chunks from evidence
+    (an evaluation hook: 'what if this chunk were missing'); the trace records it."""
+    settings = settings or RetrievalSettings()
+    require_aware(query.as_of)
+    clock = _Clock()
+    digest = query_digest(query)
+    with clock.stage("eligibility"):
+        known_roles = (
+            catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
+        )
+        eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
+        eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
+    channel_results: dict[str, list[tuple[str, float]]] = {}
+    tenant = query.principal.tenant
+    if eligible_docs and "bm25" in settings.channels:
+        with clock.stage("bm25"):
+            channel_results["bm25"] = snapshot.lexical_search(
+                tenant,
+                tokenize(query.text),
+                k=settings.candidate_k,
+                eligible_document_ids=eligible_docs,
+            )
+    if eligible_docs and "dense" in settings.channels:
+        with clock.stage("embed_query"):
+            vector = embedder.embed_batch([query.text], kind="query")[0]
+        with clock.stage("dense"):
+            channel_results["dense"] = snapshot.dense_search(
+                tenant,
+                vector,
+                k=settings.candidate_k,
+                eligible_document_ids=eligible_docs,
+                model_id=embedder.model_id,
+            )
+    with clock.stage("fusion"):
+        rankings = {name: [cid for cid, _ in pairs] for name, pairs in channel_results.items()}
+        fused = reciprocal_rank_fusion(rankings, k=settings.rrf_k) if rankings else []
+        per_channel = {name: dict(pairs) for name, pairs in channel_results.items()}
+        hits = [
+            Hit(
+                chunk=snapshot.chunks[cid],
+                scores=Scores(
+                    lexical=per_channel.get("bm25", {}).get(cid),
+                    semantic=per_channel.get("dense", {}).get(cid),
+                    fusion=score,
+                ),
+                rank=rank,
+            )
+            for rank, (cid, score) in enumerate(fused, start=1)
+        ]
+    with clock.stage("rerank"):
+        reranked = reranker.rerank(query, hits, snapshot.documents)
+    with clock.stage("return_gate"):
+        kept, rejections, gate_hidden = _return_gate(reranked, query, catalog)
+        removed = tuple(h.chunk.chunk_id for h in kept if h.chunk.chunk_id in remove_chunk_ids)
+        kept = [h for h in kept if h.chunk.chunk_id not in remove_chunk_ids]
+    with clock.stage("evidence"):
+        packet = build_packet(
+            digest,
+            kept,
+            snapshot.documents,
+            query.required_fact_ids,
+            top_k=query.top_k or settings.top_k,
+            min_score=settings.min_score,
+        )
+    trace = Trace(
+        query_digest=digest,
+        tenant=query.principal.tenant,
+        roles=tuple(sorted(query.principal.roles)),
+        target_version=query.target_version,
+        as_of=query.as_of.isoformat(),
+        eligible_documents=len(eligible_docs),
+        eligible_chunks=eligible_chunks,
+        excluded=tuple(excluded),
+        excluded_hidden=hidden,
+        channels=tuple((name, tuple(pairs)) for name, pairs in sorted(channel_results.items())),
+        fused=tuple(fused),
+        reranked=tuple(
+            (h.chunk.chunk_id, h.scores.rerank or 0.0, h.scores.rerank_parts) for h in reranked
+        ),
+        gate_rejections=tuple(rejections),
+        gate_hidden=gate_hidden,
+        removed_by_caller=removed,
+        quarantined=packet.quarantined,
+        duplicates=packet.duplicate_chunk_ids,
+        final=tuple(c.chunk_id for c in packet.citations),
+        conflicts=tuple((c.fact_id, c.resolved_by_trust) for c in packet.conflicts),
+        present_fact_ids=packet.present_fact_ids,
+        missing_fact_ids=packet.missing_fact_ids,
+        packet_digest=packet.packet_digest,
+        timings_ms=tuple(clock.stages),
+    )
+    return Retrieval(query=query, packet=packet, documents=dict(snapshot.documents), trace=trace)
+
+
+def _return_gate(
+    hits: list[Hit], query: Query, catalog: Catalog
+) -> tuple[list[Hit], list[tuple[str, str]], int]:
+    kept: list[Hit] = []
+    rejections: list[tuple[str, str]] = []
+    hidden = 0
+    verdicts: dict[str, tuple[str | None, str | None]] = {}
+    for hit in hits:
+        chunk = hit.chunk
+        if chunk.document_id not in verdicts:
+            live = catalog.resolve(
+                chunk.document_id, query.principal, query.target_version, query.as_of
+            )
+            verdicts[chunk.document_id] = (
+                None if live.eligible else str(live.primary_reason),
+                live.content_digest,
+            )
+        reason, live_digest = verdicts[chunk.document_id]
+        if reason is None and live_digest != chunk.document_digest:
+            reason = "digest"
+        if reason is None and _live_chunk_digest(catalog, chunk.chunk_id) != chunk.content_digest:
+            reason = "chunk"
+        if reason is None:
+            kept.append(replace(hit, rank=len(kept) + 1))
+        elif reason in HIDDEN_REASONS:
+            hidden += 1
+        else:
+            rejections.append((chunk.chunk_id, reason))
+    return kept, rejections, hidden
+
+
+def _live_chunk_digest(catalog: Catalog, chunk_id: str) -> str | None:
+    try:
+        return catalog.store.get_chunk(chunk_id).content_digest
+    except NotFoundError:
+        return None

@@ -1,0 +1,51 @@
+"""``veracity reindex / publish / rollback / status`` on a knowledge-base directory."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from veracity.cli.main import main
+
+
+def run(*args: str, ok: bool = True):
+    result = CliRunner().invoke(main, list(args))
+    assert (result.exit_code == 0) is ok, result.output
+    return result
+
+
+def test_reindex_publish_rollback_and_status(tmp_path) -> None:
+    kb = str(tmp_path / "kb")
+    run("init-demo", "--kb", kb, "--embedder", "fake")
+    built = run("reindex", "--kb", kb, "--no-progress").output
+    assert "built index version 2: 18 documents, 73 chunks" in built
+    assert "ok   probes" in built and "published index version 2 (was 1)" in built
+    status = run("status", "--kb", kb).output
+    assert "index: version 2 (verified, published " in status
+    assert "index versions: 1 retired, 2 published" in status
+
+    staged = json.loads(run("reindex", "--kb", kb, "--no-publish", "--json").output)
+    assert (staged["version"], staged["published"], staged["verification"]["passed"]) == (3, False, True)
+    assert "index versions: 1 retired, 2 published, 3 verified" in run("status", "--kb", kb).output
+    assert "published index version 3 (was 2)" in run("publish", "--kb", kb).output
+    assert "published index version 2 (was 3)" in run("rollback", "--kb", kb).output
+    assert "published index version 1 (was 2)" in run("rollback", "--kb", kb).output  # one more step back
+    refused = run("rollback", "--kb", kb, ok=False)
+    assert "no earlier index version to roll back to" in refused.output and refused.exit_code == 1
+    assert "'veracity publish --version N'" in refused.output
+    assert "published index version 3 (was 1)" in run("publish", "--kb", kb, "--version", "3").output
+    report = json.loads(run("status", "--kb", kb, "--json").output)
+    assert report["index"]["version"] == 3 and report["index"]["verification_passed"] is True
+    assert [v["state"] for v in report["versions"]] == ["retired", "rolled-back", "published"]
+
+
+def test_bad_requests_are_clean_errors(tmp_path) -> None:
+    kb = str(tmp_path / "kb")
+    run("init-demo", "--kb", kb, "--embedder", "fake")
+    assert "no index version 7" in run("publish", "--kb", kb, "--version", "7", ok=False).output
+    assert "already the published one" in run("publish", "--kb", kb, "--version", "1", ok=False).output
+    assert "Invalid value for '--keep'" in run("reindex", "--kb", kb, "--keep", "0", ok=False).output
+    assert "does not exist" in run("reindex", "--kb", str(tmp_path / "nowhere"), ok=False).output
+    for command in ("reindex", "publish", "rollback"):
+        assert "--kb" in run(command, "--help").output

@@ -1,0 +1,75 @@
+"""The CLI, through click's runner (the library does the work; these check the shell)."""
+
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from veracity.cli.main import main
+
+
+def run(*args: str):
+    return CliRunner().invoke(main, list(args), catch_exceptions=False)
+
+
+def test_docs_list_table_and_json() -> None:
+    result = run("docs", "list")
+    assert (
+        result.exit_code == 0 and "plans-3.2" in result.output and "18 documents" in result.output
+    )
+    rows = json.loads(run("docs", "list", "--json").output)
+    assert len(rows) == 18
+    assert {"id", "revision", "status", "versions", "valid_from", "visibility", "trust"} <= set(
+        rows[0]
+    )
+    assert run("docs", "list", "--tenant", "nobody").output.startswith("no documents")
+
+
+def test_docs_show() -> None:
+    detail = json.loads(run("docs", "show", "plans-3.2", "--json").output)
+    assert detail["id"] == "plans-3.2" and len(detail["content_digest"]) == 64
+    assert any("sso-team-32" in c["fact_ids"] for c in detail["chunks"])
+    assert "chunk_id" in detail["chunks"][0] and "heading_path" in detail["chunks"][0]
+    table = run("docs", "show", "plans-3.2")
+    assert table.exit_code == 0 and "sso-team-32" in table.output
+
+
+def test_docs_show_unknown_is_a_clean_error() -> None:
+    result = CliRunner().invoke(main, ["docs", "show", "no-such-doc"])
+    assert (
+        result.exit_code == 1
+        and "no-such-doc" in result.output
+        and "Traceback" not in result.output
+    )
+
+
+def test_chunk_strategies() -> None:
+    fixed = json.loads(
+        run("chunk", "migration-2x-to-3.2", "--strategy", "fixed", "--size", "90", "--json").output
+    )
+    structural = json.loads(run("chunk", "migration-2x-to-3.2", "--json").output)
+    contextual = json.loads(
+        run("chunk", "migration-2x-to-3.2", "--strategy", "contextual", "--json").output
+    )
+    assert len(fixed) > len(structural) == len(contextual)
+    assert all(c["context_prefix"] for c in contextual)
+    bad = CliRunner().invoke(
+        main, ["chunk", "plans-3.2", "--strategy", "fixed", "--size", "50", "--overlap", "50"]
+    )
+    assert bad.exit_code == 1 and "overlap" in bad.output
+
+
+def test_ask_defaults_to_the_running_question_with_fake_embedder() -> None:
+    result = run("ask", "--embedder", "fake", "--json", "--explain")
+    data = json.loads(result.output)
+    assert data["status"] == "answer"
+    assert data["trace"]["filtered_before_score"] == 9
+    assert {c["source_id"] for c in data["citations"]} >= {"migration-2x-to-3.2"}
+    text = run("ask", "3.2 支持量子加密登录吗？", "--embedder", "fake")
+    assert "status: abstain" in text.output
+
+
+def test_ask_rejects_bad_moment() -> None:
+    result = CliRunner().invoke(main, ["ask", "x", "--as-of", "yesterday", "--embedder", "fake"])
+    assert result.exit_code == 2 and "as_of" in result.output

@@ -1,0 +1,57 @@
+"""Normalization and the zh/en tokenizer."""
+
+from __future__ import annotations
+
+import pytest
+import rjieba
+
+from veracity.text.tokens import identity_text, normalize_body, split_sentences, tokenize
+
+
+@pytest.mark.parametrize(
+    "token", ["3.2", "e1042", "config.max_retries", "--to", "v2.8.1", "sso-team-32"]
+)
+def test_identifiers_numbers_and_versions_stay_whole(token: str) -> None:
+    text = f"请运行 {token.upper() if token == 'e1042' else token} 然后检查"
+    assert token in tokenize(text)
+
+
+def test_latin_is_lowercased_and_chinese_is_segmented_like_jieba() -> None:
+    tokens = tokenize("升级到 3.2 后 Team 计划不能使用 SAML 单点登录")
+    assert "team" in tokens and "saml" in tokens and "3.2" in tokens
+    expected = [t for t in rjieba.cut("单点登录") if t.strip()]
+    assert all(piece in tokens for piece in expected)
+
+
+def test_cli_command_tokens() -> None:
+    assert tokenize("starship migrate sso --to oidc") == [
+        "starship",
+        "migrate",
+        "sso",
+        "--to",
+        "oidc",
+    ]
+
+
+def test_stopwords_dropped_only_when_asked() -> None:
+    assert "的" not in tokenize("我的计划")
+    assert "的" in tokenize("我的计划", drop_stopwords=False)
+
+
+def test_normalize_keeps_lines_and_collapses_blank_runs() -> None:
+    assert normalize_body("a  \r\nb\n\n\n\nc\t\n") == "a\nb\n\nc"
+
+
+def test_identity_text_collapses_all_whitespace() -> None:
+    assert identity_text(" a \n\n b\tc ") == "a b c"
+
+
+def test_sentences_cover_text_without_outer_spaces() -> None:
+    text = "第一句。第二句！ Third one. Fourth\n第五"
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "第一句。",
+        "第二句！",
+        "Third one.",
+        "Fourth",
+        "第五",
+    ]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from veracity.fixtures import TenantConfig, tenant_config
-from veracity.index.embedders import FakeEmbedder, make_embedder
+from veracity.index.embedders import DEFAULT_EMBEDDER, FakeEmbedder, make_embedder
 from veracity.model.contracts import Principal
-from veracity.pipeline.engine import DEFAULT_EMBEDDER, KnowledgeBase
+from veracity.pipeline.engine import KnowledgeBase
 
 
 @pytest.fixture(scope="session")

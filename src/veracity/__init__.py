@@ -15,8 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-__version__ = "0.1.0"
-
+from ._version import __version__
 from .model.contracts import (
     AnswerStatus,
     Chunk,

@@ -14,10 +14,10 @@ import pytest
 
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import SearchBackend
+from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Chunk, Document
 from veracity.model.errors import EmbedderMismatchError
-from veracity.pipeline.engine import chunk_for_index
 from veracity.text.tokens import tokenize
 
 Items = list[tuple[Document, tuple[Chunk, ...]]]

@@ -59,7 +59,7 @@ def check_parsed(parsed: Any, *, chunker_agrees: bool = True) -> None:
     """
     from veracity.ingest.chunking import block_spans, chunk_document
     from veracity.ingest.documents import make_document
-    from veracity.text.tokens import normalize_body
+    from veracity.text.normalize import normalize_body
 
     assert normalize_body(parsed.body) == parsed.body
     previous_end = -1

@@ -23,7 +23,7 @@ from veracity.ingest.chunking import (
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Chunk, ChunkKind, Document
 from veracity.model.errors import ConfigError, ValidationError
-from veracity.text.tokens import normalize_body
+from veracity.text.normalize import normalize_body
 
 TITLE = "星舟工作台 2.x 升级到 3.2 迁移指南"
 

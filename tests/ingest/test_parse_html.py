@@ -14,7 +14,7 @@ from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_text
 from veracity.model.contracts import ChunkKind
 from veracity.model.errors import ValidationError
-from veracity.text.tokens import normalize_body
+from veracity.text.normalize import normalize_body
 
 PAGE = """<!doctype html>
 <html><head>

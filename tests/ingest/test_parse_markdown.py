@@ -14,7 +14,7 @@ from veracity.ingest.markdown import parse_markdown
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file
 from veracity.model.errors import ValidationError
-from veracity.text.tokens import normalize_body
+from veracity.text.normalize import normalize_body
 
 SAMPLE = """---
 id: install-guide

@@ -24,7 +24,7 @@ from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import AnswerStatus, Principal, Status
 from veracity.model.errors import ConfigError, EmbedderMismatchError, IndexError_
 
-FIXTURES = Path(__file__).parents[1] / "src" / "veracity" / "fixtures" / "starship"
+FIXTURES = Path(__file__).parents[2] / "src" / "veracity" / "fixtures" / "starship"
 
 
 class CountingEmbedder(FakeEmbedder):

@@ -12,13 +12,13 @@ from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
 from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import get_version, list_versions, read_pointer
+from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
 from veracity.kb.directory import open_kb, read_manifest
 from veracity.kb.lifecycle import change_status, delete, status_report
 from veracity.kb.reindex import publish, rebuild, rollback
 from veracity.model.contracts import Status
 from veracity.model.errors import EmbedderMismatchError, IndexError_, IndexVerificationError
-from veracity.pipeline.engine import chunk_for_index
 
 
 def tables_of(kb, version: int) -> set[str]:

@@ -5,7 +5,9 @@ from __future__ import annotations
 import pytest
 import rjieba
 
-from veracity.text.tokens import identity_text, normalize_body, split_sentences, tokenize
+from veracity.text.normalize import identity_text, normalize_body
+from veracity.text.sentences import split_sentences
+from veracity.text.tokens import tokenize
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..index.dense import Embedder
 from ..index.embedders import make_embedder
 from ..model.errors import ConfigError

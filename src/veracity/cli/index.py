@@ -16,8 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from ..model.errors import IndexVerificationError
-from .kb import _library_errors, _progress_bar
-from .lifecycle import KB_OPTION, _open
+from .common import KB_OPTION, library_errors, open_knowledge_base, progress_bar
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 PROGRESS_OPTION = click.option(
@@ -81,7 +80,7 @@ def _echo(report: Any, as_json: bool) -> None:
 @contextmanager
 def _verification_reported() -> Iterator[None]:
     """Print every check of a failed verification, then exit 1 (other errors go to click)."""
-    with _library_errors():
+    with library_errors():
         try:
             yield
         except IndexVerificationError as exc:
@@ -129,8 +128,8 @@ def reindex_command(
     from ..index.embedders import make_embedder
     from ..kb.reindex import rebuild
 
-    with _verification_reported(), _progress_bar(progress and not as_json) as callback:
-        kb = _open(kb_dir)
+    with _verification_reported(), progress_bar(progress and not as_json) as callback:
+        kb = open_knowledge_base(kb_dir)
         model = make_embedder(embedder) if embedder else None
         on_progress = (lambda done, total: callback("index", done, total)) if callback else None
         report = rebuild(kb, kb_dir, embedder=model, publish=not no_publish, keep=keep, progress=on_progress)
@@ -148,7 +147,7 @@ def publish_command(kb_dir: Path, version: int | None, as_json: bool) -> None:
     from ..kb.reindex import publish
 
     with _verification_reported():
-        report = publish(_open(kb_dir), kb_dir, version)
+        report = publish(open_knowledge_base(kb_dir), kb_dir, version)
     _echo(report, as_json)
 
 
@@ -164,7 +163,7 @@ def rollback_command(kb_dir: Path, as_json: bool) -> None:
     from ..kb.reindex import rollback
 
     with _verification_reported():
-        report = rollback(_open(kb_dir), kb_dir)
+        report = rollback(open_knowledge_base(kb_dir), kb_dir)
     _echo(report, as_json)
 
 

@@ -7,24 +7,14 @@ call :mod:`veracity.kb.directory` / :mod:`veracity.kb.ingest`, print a summary.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 
-from ..model.errors import VeracityError
+from .common import library_errors, progress_bar
 
 __all__ = ["ingest_command", "init_demo_command"]
-
-
-@contextmanager
-def _library_errors() -> Iterator[None]:
-    try:
-        yield
-    except VeracityError as exc:
-        raise click.ClickException(str(exc)) from None
 
 
 @click.command("ingest")
@@ -82,9 +72,9 @@ def ingest_command(
     from ..kb.ingest import ingest_paths
 
     role_list = [r.strip() for r in (roles or "").split(",") if r.strip()]
-    with _library_errors():
+    with library_errors():
         kb = open_or_create_kb(kb_dir, make_embedder(embedder) if embedder else None)
-        with _progress_bar(progress) as callback:
+        with progress_bar(progress) as callback:
             report = ingest_paths(
                 kb,
                 list(paths),
@@ -98,38 +88,6 @@ def ingest_command(
     _print_ingest(report, kb_dir)
     if report.rejected:
         sys.exit(1)
-
-
-@contextmanager
-def _progress_bar(enabled: bool) -> Iterator[Any]:
-    if not enabled:
-        yield None
-        return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        transient=True,
-        console=_stderr_console(),
-    ) as bar:
-        tasks: dict[str, Any] = {}
-
-        def update(stage: str, done: int, total: int) -> None:
-            label = {"parse": "parse + chunk (files)", "index": "index + embed (chunks)"}.get(stage, stage)
-            if stage not in tasks:
-                tasks[stage] = bar.add_task(label, total=total or None)
-            bar.update(tasks[stage], completed=done, total=total or None)
-
-        yield update
-
-
-def _stderr_console() -> Any:
-    from rich.console import Console
-
-    return Console(stderr=True)
 
 
 def _print_ingest(report: Any, kb_dir: Path) -> None:
@@ -158,7 +116,7 @@ def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
     from ..index.embedders import make_embedder
     from ..kb.directory import init_demo_kb
 
-    with _library_errors():
+    with library_errors():
         kb = init_demo_kb(kb_dir, make_embedder(embedder) if embedder else None)
         stats = kb.snapshot.stats()  # type: ignore[union-attr]
     click.echo(f"{kb_dir}: {stats.documents} documents, {stats.chunks} chunks, model {stats.model_id}")

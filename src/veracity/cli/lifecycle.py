@@ -12,28 +12,14 @@ from pathlib import Path
 import click
 
 from ..model.contracts import Status
-from ..pipeline.engine import KnowledgeBase
-from .kb import _library_errors
+from .common import KB_OPTION, library_errors, open_knowledge_base
 
-KB_OPTION = click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Knowledge base directory.",
-)
 REVISION_OPTION = click.option(
     "--expected-revision",
     type=int,
     default=None,
     help="Refuse the change unless the document's catalog revision is this (compare-and-set).",
 )
-
-
-def _open(kb_dir: Path) -> KnowledgeBase:
-    from ..kb.directory import open_kb
-
-    return open_kb(kb_dir)
 
 
 def _status_command(name: str, status: Status, summary: str) -> click.Command:
@@ -44,9 +30,9 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
     def command(document_id: str, kb_dir: Path, expected_revision: int | None) -> None:
         from ..kb.lifecycle import change_status
 
-        with _library_errors():
+        with library_errors():
             change = change_status(
-                _open(kb_dir), kb_dir, document_id, status, expected_revision=expected_revision
+                open_knowledge_base(kb_dir), kb_dir, document_id, status, expected_revision=expected_revision
             )
         click.echo(f"{change.source_id}: {change.action} (catalog revision {change.catalog_revision})")
 
@@ -68,8 +54,8 @@ def delete_command(document_id: str, kb_dir: Path) -> None:
     """Delete a document with its chunks, postings and vectors, in one transaction."""
     from ..kb.lifecycle import delete
 
-    with _library_errors():
-        change = delete(_open(kb_dir), kb_dir, document_id)
+    with library_errors():
+        change = delete(open_knowledge_base(kb_dir), kb_dir, document_id)
     click.echo(f"{change.source_id}: deleted ({change.chunks_removed} chunks removed from the index)")
 
 
@@ -80,8 +66,8 @@ def status_command(kb_dir: Path, as_json: bool) -> None:
     """Documents per tenant and status, index counts and the manifest."""
     from ..kb.lifecycle import status_report
 
-    with _library_errors():
-        report = status_report(_open(kb_dir), kb_dir)
+    with library_errors():
+        report = status_report(open_knowledge_base(kb_dir), kb_dir)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .kb import _library_errors
+from .common import library_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -64,7 +64,7 @@ def docs_list(tenant: str | None, as_json: bool) -> None:
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import document_row
 
-    with _library_errors():
+    with library_errors():
         rows = [document_row(d) for d in demo_catalog().documents(tenant)]
     if as_json:
         _print_json(rows)
@@ -82,7 +82,7 @@ def docs_show(document_id: str, as_json: bool) -> None:
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import document_detail
 
-    with _library_errors():
+    with library_errors():
         catalog = demo_catalog()
         document = catalog.document(document_id)
         detail = document_detail(document, catalog.chunks(document.document_id))
@@ -128,7 +128,7 @@ def chunk_command(document_id: str, strategy: str, size: int, overlap: int, as_j
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import chunk_dict
 
-    with _library_errors():
+    with library_errors():
         document = demo_catalog().document(document_id)
         chunks = chunk_document(document, strategy, size=size, overlap=overlap)
     if as_json:
@@ -197,7 +197,7 @@ def ask_command(
     from ..pipeline.render import answer_dict, answer_text
 
     config = tenant_config()
-    with _library_errors():
+    with library_errors():
         kb = _open_kb(kb_dir, embedder) if kb_dir is not None else _knowledge_base(embedder)
         answer = kb.ask(
             question or config.running_question,
@@ -217,8 +217,8 @@ def ask_command(
 
 
 def _knowledge_base(embedder: str | None) -> Any:
-    from ..index.embedders import make_embedder
-    from ..pipeline.engine import DEFAULT_EMBEDDER, KnowledgeBase
+    from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
+    from ..pipeline.engine import KnowledgeBase
 
     return KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
 
@@ -243,7 +243,7 @@ def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None) -
     """
     from ..evaluate.runner import run_evaluation
 
-    with _library_errors():
+    with library_errors():
         report = run_evaluation(_knowledge_base(embedder), cases_path=cases_path, out_dir=out_dir)
     summary = report["summary"]
     click.echo(
@@ -321,7 +321,7 @@ def bench_retrieval(
     from ..bench.retrieval import BenchSettings
     from ..bench.run import benchmark_folder
 
-    with _library_errors():
+    with library_errors():
         settings = BenchSettings(
             channels=tuple(c.strip() for c in channels.split(",") if c.strip()),
             embedder=embedder,

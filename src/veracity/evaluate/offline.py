@@ -18,14 +18,14 @@ from .scoring import citation_scores
 
 if TYPE_CHECKING:
     from .cases import Case
-    from .runner import CaseOutput, Context
+    from .context import CaseOutput, Context
 
 V0_FIXED_ANSWER = "可以继续使用 SAML；成员数超过上限时，多出来的成员会被自动删除。"
 
 
 def publish_edited_revision(catalog: Catalog, document: Document) -> Document:
     """Publish the next revision of ``document`` with one sentence added (old one retired)."""
-    from ..pipeline.engine import chunk_for_index
+    from ..ingest.chunking import chunk_for_index
 
     metadata = {**metadata_of(document), "revision": str(int(document.revision) + 1)}
     edited = make_document(metadata, document.body + "\n\n本文已更新。")

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .. import __version__
+from .._version import __version__
 
 if TYPE_CHECKING:
     from ..pipeline.engine import KnowledgeBase

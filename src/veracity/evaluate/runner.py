@@ -10,18 +10,16 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..catalog.catalog import Catalog
-from ..catalog.sqlite import SQLiteStore
 from ..fixtures import fixture_cases_text, tenant_config
 from ..model.governance import eligibility
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.render import answer_dict
 from . import offline
 from .cases import Case, parse_cases
+from .context import CaseOutput, Context
 from .report import write_reports
 from .scoring import (
     citation_scores,
@@ -30,30 +28,6 @@ from .scoring import (
     status_outcome,
     untrusted_in_context,
 )
-
-CaseOutput = tuple[dict[str, Any], dict[str, Any] | None]
-
-
-@dataclass
-class Context:
-    """What checks share: the knowledge base under test."""
-
-    kb: KnowledgeBase
-
-    def fork(self) -> KnowledgeBase:
-        """A knowledge base with a private copy of the catalog and the same (now stale) index."""
-        catalog = Catalog(SQLiteStore(":memory:"))
-        source = self.kb.catalog
-        tenants = {d.tenant for d in source.documents()}
-        for tenant in sorted(tenants):
-            catalog.define_roles(tenant, source.roles(tenant))
-        for document in source.documents():
-            catalog.add(document, source.chunks(document.document_id))
-        forked = KnowledgeBase(
-            catalog, self.kb.embedder, reranker=self.kb.reranker, settings=self.kb.settings
-        )
-        forked.snapshot = self.kb.snapshot
-        return forked
 
 
 def _ask(kb: KnowledgeBase, case: Case, **options: Any) -> Answer:

@@ -28,7 +28,7 @@ from typing import Any, Final, Literal, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 import numpy.typing as npt
 
-from .. import __version__
+from .._version import __version__
 from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
 
 FORMAT: Final = "veracity.dense"

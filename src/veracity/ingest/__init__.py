@@ -1,1 +1,11 @@
-"""Source loaders: turn files into validated documents."""
+"""From files to validated documents and their chunks.
+
+- :mod:`.parsers` dispatches by format to :mod:`.markdown`, :mod:`.html`,
+  :mod:`.pdf`, :mod:`.docx` (and plain text), all producing :mod:`.nodes`;
+- :mod:`.front_matter` and :mod:`.metadata`: governance metadata from front
+  matter, sidecars or a mapping file; :mod:`.documents`: identity and validation;
+- :mod:`.chunking`: fixed, structural and contextual chunkers; :mod:`.pages`:
+  PDF pages onto chunks;
+- :mod:`.batch` loads many files with per-file rejection; :mod:`.ledger`
+  records each file's way; :mod:`.errors`: per-file ingest errors.
+"""

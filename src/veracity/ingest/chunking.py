@@ -28,7 +28,8 @@ from enum import StrEnum
 
 from ..model.contracts import Chunk, ChunkKind, Document, parse_enum, sha256_hex
 from ..model.errors import ValidationError
-from ..text.tokens import identity_text, split_sentences
+from ..text.normalize import identity_text
+from ..text.sentences import split_sentences
 
 __all__ = [
     "Strategy",
@@ -375,3 +376,12 @@ def block_spans(body: str) -> list[tuple[ChunkKind, int, int]]:
     Used to check what a chunker did to tables and code blocks.
     """
     return [(b.kind, b.start, b.end) for b in _parse_blocks(body) if b.kind is not None]
+
+
+CHUNK_SIZE = 400
+"""Character budget of the chunks a document is indexed as."""
+
+
+def chunk_for_index(document: Document) -> tuple[Chunk, ...]:
+    """The chunks a document is indexed as: structural chunks with their context prefix."""
+    return chunk_document(document, Strategy.CONTEXTUAL, size=CHUNK_SIZE)

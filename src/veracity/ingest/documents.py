@@ -15,7 +15,7 @@ from typing import Any
 from ..model.contracts import Document, FactAnnotation, Status, Trust, Visibility, parse_enum, sha256_hex
 from ..model.errors import ConfigError, EmptyContentError, ValidationError
 from ..model.versions import check_range
-from ..text.tokens import identity_text, normalize_body
+from ..text.normalize import identity_text, normalize_body
 
 STANCES = ("supports", "contradicts")
 REQUIRED_FIELDS = (

@@ -1,7 +1,7 @@
 """Markdown to structure nodes, through markdown-it-py (CommonMark + pipe tables).
 
 The body of a Markdown source is its own text after the front matter,
-normalized by :func:`veracity.text.tokens.normalize_body`, so a document loaded here
+normalized by :func:`veracity.text.normalize.normalize_body`, so a document loaded here
 has the same identity as one loaded by :mod:`veracity.ingest.front_matter`.
 Top-level blocks become nodes located by their source lines; inline markup
 (links, emphasis) stays in the text. Block quotes and raw HTML blocks count as
@@ -16,7 +16,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..text.tokens import normalize_body
+from ..text.normalize import normalize_body
 from .front_matter import split_front_matter
 from .nodes import Node, NodeKind, ParsedSource
 

@@ -7,7 +7,7 @@ them to one canonical Markdown body: headings as ``#``, lists with ``- `` or
 Paragraph lines that Markdown (or the line-wise structural chunker) would read
 as markup get a backslash escape, so a paragraph never turns into a heading,
 list, table or fence. The body is a fixed point of
-:func:`veracity.text.tokens.normalize_body`, and each node's ``start``/``end`` slice
+:func:`veracity.text.normalize.normalize_body`, and each node's ``start``/``end`` slice
 it exactly: ``body[node.start:node.end] == node.text``. Because the body is
 plain Markdown, :func:`veracity.ingest.chunking.chunk_document` cuts every format the
 same way, keeping tables and code whole.

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-from ..text.tokens import normalize_body
+from ..text.normalize import normalize_body
 from .errors import (
     EmptySourceError,
     EncodingError,

@@ -26,12 +26,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-from .. import __version__
+from .._version import __version__
 from ..catalog.catalog import Catalog
 from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.dense import Embedder
-from ..index.embedders import EMBEDDERS, make_embedder
+from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
 from ..index.sqlite.search import DenseMode, SQLiteSearchIndex
 from ..index.sqlite.versions import (
     bump_generation,
@@ -42,8 +42,9 @@ from ..index.sqlite.versions import (
     set_embedder,
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, ensure_vector_model
+from ..ingest.chunking import CHUNK_SIZE
 from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_
-from ..pipeline.engine import CHUNK_SIZE, DEFAULT_EMBEDDER, KnowledgeBase, demo_catalog
+from ..pipeline.engine import KnowledgeBase, demo_catalog
 
 __all__ = [
     "CATALOG_FILE",

@@ -1,7 +1,7 @@
 """Ingest Markdown files (YAML front matter) into a knowledge base, idempotently.
 
 Per file: parse and validate (:func:`veracity.ingest.front_matter.load_markdown_text`),
-chunk (:func:`veracity.pipeline.engine.chunk_for_index`; a PDF's chunks get their page
+chunk (:func:`veracity.ingest.chunking.chunk_for_index`; a PDF's chunks get their page
 numbers from the parse, :func:`veracity.ingest.pages.with_pages`), store in the
 catalog, then index what is new: tokens into the tenant's FTS5 table and
 vectors embedded in batches. A document whose id the catalog already holds
@@ -29,13 +29,14 @@ import yaml
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex, SyncReport
 from ..ingest.batch import load_source
+from ..ingest.chunking import chunk_for_index
 from ..ingest.ledger import Ledger
 from ..ingest.metadata import MetadataMap
 from ..ingest.pages import with_pages
 from ..ingest.parsers import DEFAULT_MAX_BYTES, FORMATS
 from ..model.contracts import Status
 from ..model.errors import NotFoundError, ValidationError, VeracityError
-from ..pipeline.engine import KnowledgeBase, chunk_for_index
+from ..pipeline.engine import KnowledgeBase
 
 __all__ = ["IngestReport", "collect_sources", "ingest_paths"]
 

@@ -1,1 +1,8 @@
-"""TODO"""
+"""The online answer pipeline, stage by stage.
+
+:mod:`.retrieve` (eligibility → recall → :mod:`.fusion` → :mod:`.rerank` →
+return gate) → :mod:`.evidence` (dedup, :mod:`.injection` quarantine, facts,
+conflicts) → :mod:`.answer` (policy, extractive composer, citation checks) →
+:mod:`.trace`. :mod:`.engine` holds ``KnowledgeBase`` and ``Answer``;
+:mod:`.render` turns answers, documents and chunks into plain data and text.
+"""

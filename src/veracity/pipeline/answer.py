@@ -21,7 +21,8 @@ from dataclasses import dataclass, replace
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit
 from ..model.errors import CitationError
 from ..text.questions import SubQuestion, split_subquestions
-from ..text.tokens import split_sentences, tokenize
+from ..text.sentences import split_sentences
+from ..text.tokens import tokenize
 from .evidence import EvidencePacket
 from .rerank import TRUST_VALUE, chunk_terms
 

@@ -16,16 +16,13 @@ from ..catalog.sqlite import SQLiteStore
 from ..fixtures import STARSHIP, fixture_documents, tenant_config
 from ..index.dense import Embedder
 from ..index.snapshot import IndexSnapshot, SearchBackend
-from ..ingest.chunking import Strategy, chunk_document
-from ..model.contracts import AnswerStatus, Chunk, Citation, Claim, Document, Principal, Query
+from ..ingest.chunking import chunk_for_index
+from ..model.contracts import AnswerStatus, Citation, Claim, Document, Principal, Query
 from ..model.errors import IdentityError
 from .answer import compose, verify_claims
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
 from .trace import Trace
-
-CHUNK_SIZE = 400
-DEFAULT_EMBEDDER = "use"
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,11 +37,6 @@ class Answer:
     uncovered_subquestions: tuple[str, ...]
     reasons: tuple[str, ...]
     trace: Trace
-
-
-def chunk_for_index(document: Document) -> tuple[Chunk, ...]:
-    """The chunks a document is indexed as: structural chunks with their context prefix."""
-    return chunk_document(document, Strategy.CONTEXTUAL, size=CHUNK_SIZE)
 
 
 def load_catalog(
@@ -108,7 +100,7 @@ class KnowledgeBase:
     def demo(cls, embedder: Embedder | None = None, **options: object) -> KnowledgeBase:
         """The bundled Starship Workbench knowledge base, indexed."""
         if embedder is None:
-            from ..index.embedders import make_embedder
+            from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 
             embedder = make_embedder(DEFAULT_EMBEDDER)
         kb = cls(demo_catalog(), embedder, **options)  # type: ignore[arg-type]

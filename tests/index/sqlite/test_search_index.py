@@ -16,10 +16,11 @@ from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.fts import fts_table_name
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.vectors import fetch_vectors, load_partition
+from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ConfigError, IndexError_
 from veracity.model.governance import eligibility
-from veracity.pipeline.engine import KnowledgeBase, chunk_for_index, demo_catalog
+from veracity.pipeline.engine import KnowledgeBase, demo_catalog
 from veracity.text.tokens import tokenize
 
 

@@ -4,7 +4,7 @@ What it does (seeded, see ``synthetic_kb.py``):
 
 1. writes ``--chunks`` worth of synthetic Markdown (several tenants, governance
    metadata so a public principal asking about 3.2 sees ~30-60% of a tenant);
-2. **ingest rate without embedding**: ``ingest_markdown`` into a lexical-only
+2. **ingest rate without embedding**: ``ingest_paths`` into a lexical-only
    knowledge base (parse + chunk + catalog + tokenize + FTS5), chunks/s;
 3. **query index**: ingests the same files with random unit vectors (512 dims,
    no model: 100k texts are NOT embedded; see ``RandomEmbedder``), which also
@@ -43,7 +43,7 @@ from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
-from veracity.kb.ingest import ingest_markdown
+from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import Principal, Query
 from veracity.pipeline.engine import KnowledgeBase
 from veracity.pipeline.fusion import reciprocal_rank_fusion
@@ -77,7 +77,7 @@ def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder
     index = SQLiteSearchIndex(store)
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
     start, cpu = time.perf_counter(), time.process_time()
-    report = ingest_markdown(kb, [folder])
+    report = ingest_paths(kb, [folder], progress=None)
     return kb, report, time.perf_counter() - start, time.process_time() - cpu
 
 

@@ -1,0 +1,97 @@
+"""Every script in benchmarks/ runs at a smoke size, so none can rot unnoticed.
+
+These check that each script runs to the end and prints its measured lines;
+the numbers themselves are the scripts' business (see the README tables).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCHMARKS = ROOT / "benchmarks"
+DATASETS = next(
+    (
+        p
+        for p in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets"))
+        if (p / "scifact").is_dir()
+    ),
+    None,
+)
+
+
+def _run(script: str, *args: object) -> str:
+    result = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_every_script_has_a_smoke_run() -> None:
+    covered = {
+        "bench_hybrid_100k.py",
+        "bench_lexical.py",
+        "bench_reindex.py",
+        "bench_ingest_formats.py",
+        "bench_embedders.py",
+        "run_retrieval_tables.py",
+        "synthetic_kb.py",
+    }
+    assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
+
+
+def test_hybrid_100k(tmp_path: Path) -> None:
+    out = _run(
+        "bench_hybrid_100k.py", "--chunks", 300, "--queries", 10, "--no-embedding", "--workdir", tmp_path
+    )
+    assert "chunks/s" in out and "ratio SQLite / in-memory snapshot" in out
+
+
+def test_lexical() -> None:
+    out = _run("bench_lexical.py", "--docs", 500, "--queries", 10, "--rank-bm25-queries", 2)
+    assert "ours / rank_bm25" in out
+
+
+def test_reindex() -> None:
+    out = _run("bench_reindex.py", "--docs", 20)
+    assert "pointer switch" in out and "verification passed=True" in out
+
+
+def test_ingest_formats(tmp_path: Path) -> None:
+    out = _run("bench_ingest_formats.py", "--files", 2, "--workdir", tmp_path, "--embedder", "fake")
+    assert "| docx |" in out and "| pdf |" in out
+
+
+@pytest.mark.skipif(DATASETS is None, reason="shared/datasets not found")
+def test_embedders() -> None:
+    assert DATASETS is not None
+    out = _run(
+        "bench_embedders.py",
+        "--model",
+        "fake",
+        "--dataset",
+        DATASETS / "scifact",
+        "--max-queries",
+        5,
+        "--max-docs",
+        50,
+        "--speed-texts",
+        10,
+        "--repeats",
+        1,
+    )
+    assert "nDCG@10" in out and "fake-hashed-bow" in out
+
+
+def test_retrieval_tables_from_stored_results() -> None:
+    out = _run("run_retrieval_tables.py", "--tables-only")
+    assert "nDCG@10" in out

@@ -148,7 +148,7 @@ def test_injection_page_is_a_candidate_but_never_context(demo_kb, config) -> Non
 
 def test_community_contradiction_is_settled_by_trust(demo_kb, config) -> None:
     trace = ask(demo_kb, config).trace
-    assert all(resolved for _, resolved in trace.conflicts)
+    assert all(rule for _, rule, _ in trace.conflicts)
 
 
 def test_unknown_role_and_missing_identity_fail_closed(demo_kb, config) -> None:

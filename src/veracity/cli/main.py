@@ -259,94 +259,15 @@ def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None) -
         sys.exit(1)
 
 
-# ----- bench: retrieval benchmarks on BEIR folders -----
-
-
-@main.group()
-def bench() -> None:
-    """Benchmarks on public datasets (BEIR format)."""
-
-
-@bench.command("retrieval")
-@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--split", default="test", show_default=True, help="qrels split to evaluate.")
-@click.option(
-    "--channels",
-    default="bm25,dense,hybrid,hybrid+rerank",
-    show_default=True,
-    help="Comma-separated: bm25, dense, hybrid, hybrid+rerank.",
-)
-@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default="use", show_default=True)
-@click.option(
-    "--analyzer",
-    type=click.Choice(["auto", "default", "english"]),
-    default="auto",
-    show_default=True,
-    help="BM25 tokens: zh/en tokenizer, or Lucene-like English (Porter); auto picks by script.",
-)
-@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate only the first N queries (by id).")
-@click.option(
-    "--tune-on",
-    help="DIR[:SPLIT] to choose BM25 k1/b and rerank weights on, or 'none'. "
-    "Default: the folder's train split when it has one.",
-)
-@click.option(
-    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
-)
-@click.option(
-    "--cache",
-    "cache_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Embedding cache folder [default: ~/.cache/veracity/bench].",
-)
-@click.option("--progress/--no-progress", default=True, show_default=True, help="Embedding progress bar.")
-def bench_retrieval(
-    dataset_dir: Path,
-    split: str,
-    channels: str,
-    embedder: str,
-    analyzer: str,
-    max_queries: int | None,
-    tune_on: str | None,
-    out_path: Path | None,
-    cache_dir: Path | None,
-    progress: bool,
-) -> None:
-    """Benchmark bm25 / dense / hybrid / hybrid+rerank on a BEIR folder.
-
-    Prints nDCG@10, Recall@5/10/100 and MRR@10 per channel with build time and
-    query latency p50/p95, and writes the same as canonical JSON with --out.
-    """
-    from ..bench.report import canonical_json, markdown_table, summary_lines
-    from ..bench.retrieval import BenchSettings
-    from ..bench.run import benchmark_folder
-
-    with library_errors():
-        settings = BenchSettings(
-            channels=tuple(c.strip() for c in channels.split(",") if c.strip()),
-            embedder=embedder,
-            analyzer=analyzer,
-            max_queries=max_queries,
-            cache_dir=cache_dir or Path.home() / ".cache" / "veracity" / "bench",
-            progress=progress,
-        )
-        report = benchmark_folder(dataset_dir, split, settings, tune_on=tune_on)
-    for line in summary_lines(report):
-        click.echo(line)
-    click.echo(markdown_table([report]), nl=False)
-    if out_path is not None:
-        out_path.parent.mkdir(parents=True, exist_ok=True)
-        out_path.write_text(canonical_json(report), encoding="utf-8")
-        click.echo(f"wrote {out_path}")
-
-
 def _register_kb_commands() -> None:
+    from .bench import bench
     from .index import INDEX_COMMANDS
     from .kb import ingest_command, init_demo_command
     from .lifecycle import LIFECYCLE_COMMANDS
 
     main.add_command(ingest_command)
     main.add_command(init_demo_command)
+    main.add_command(bench)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

@@ -15,6 +15,7 @@ from typing import Any
 from ..model.contracts import Document, FactAnnotation, Status, Trust, Visibility, parse_enum, sha256_hex
 from ..model.errors import ConfigError, EmptyContentError, ValidationError
 from ..model.versions import check_range
+from ..text.language import detect_language
 from ..text.normalize import identity_text, normalize_body
 
 STANCES = ("supports", "contradicts")
@@ -173,7 +174,7 @@ def make_document(metadata: Mapping[str, Any], body: str) -> Document:
         trust=trust,
         facts=_facts(metadata.get("facts"), normalized, document=source_id),
         body=normalized,
-        language=str(metadata.get("language") or "zh"),
+        language=str(metadata.get("language") or detect_language(normalized)),
     )
 
 

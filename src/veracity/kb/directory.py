@@ -45,6 +45,7 @@ from ..index.sqlite.writer import DISTANCE, NORMALIZATION, ensure_vector_model
 from ..ingest.chunking import CHUNK_SIZE
 from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_
 from ..pipeline.engine import KnowledgeBase, demo_catalog
+from ..text.tokens import STEMMER
 
 __all__ = [
     "CATALOG_FILE",
@@ -70,12 +71,17 @@ CHUNKER: Final = f"contextual-structural/size={CHUNK_SIZE}@veracity-{__version__
 
 
 def tokenizer_version() -> str:
-    """The tokenizer that made the lexical index: veracity's, over this rjieba."""
-    try:
-        rjieba = metadata.version("rjieba")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a core dependency
-        rjieba = "unknown"
-    return f"veracity.text.tokenize@{__version__}+rjieba-{rjieba}"
+    """The tokenizer that made the lexical index: veracity's, over this rjieba and stemmer."""
+    versions = {}
+    for package in ("rjieba", "PyStemmer"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover - core dependencies
+            versions[package] = "unknown"
+    return (
+        f"veracity.text.tokenize@{__version__}+rjieba-{versions['rjieba']}"
+        f"+{STEMMER}-stemmer-{versions['PyStemmer']}"
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -224,7 +224,8 @@ class Citation:
     """Where a claim's support lives: exact chunk, revision and digest.
 
     ``page_start``/``page_end`` are the cited chunk's pages (1-based, inclusive)
-    when its source has pages (PDF), else ``None``.
+    when its source has pages (PDF), else ``None``; ``version_min``/``version_max``
+    the product versions the cited document covers (``None``: unbounded).
     """
 
     citation_id: int
@@ -238,6 +239,8 @@ class Citation:
     chunk_digest: str
     page_start: int | None = None
     page_end: int | None = None
+    version_min: str | None = None
+    version_max: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,7 +145,7 @@ class KnowledgeBase:
         self,
         question: str,
         principal: Principal,
-        target_version: str,
+        target_version: str | None,
         as_of: datetime,
         *,
         required_fact_ids: Sequence[str] | None = None,

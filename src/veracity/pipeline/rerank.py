@@ -68,9 +68,9 @@ def coverage(subquestions: Sequence[SubQuestion], terms: frozenset[str]) -> floa
     return best
 
 
-def version_fit(document: Document, target_version: str) -> float:
-    """1.0 if written for exactly the target's minor version, else 0.5."""
-    if document.version_min is None:
+def version_fit(document: Document, target_version: str | None) -> float:
+    """1.0 if written for exactly the target's minor version, else 0.5 (also without a target)."""
+    if document.version_min is None or target_version is None:
         return 0.5
     target = parse_version(target_version)
     low = parse_version(document.version_min)

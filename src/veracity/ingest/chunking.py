@@ -9,10 +9,14 @@ whitespace-only spans are never chunks.
 - ``structural``: the body is parsed line-wise into headings, paragraphs, lists,
   tables and fenced code. Headings set the heading path and never appear in chunk
   text. Consecutive blocks of one section are grouped up to ``size`` characters;
-  tables and code are never split; an over-long paragraph or list is split at
+  tables and code stay whole, unless ``max_block`` is given and they are longer:
+  then a table is cut between rows and code between lines into pieces of at
+  most ``size`` (a single row or line longer than that stays one piece; see
+  :func:`oversize_chunks`); an over-long paragraph or list is split at
   sentence ends (a sentence longer than ``size`` is cut at ``size``).
 - ``contextual``: the structural chunks, each with a ``context_prefix`` naming the
-  document title, version range and heading path; text and ids are unchanged.
+  document title, version range and heading path (and, for the second and later
+  pieces of a cut table, its header row); text and ids are unchanged.
 
 ``chunk_id`` hashes the document id, heading path, ordinal and the identity form
 of the text, so it is stable across runs and changes when the chunk text does.
@@ -38,6 +42,7 @@ __all__ = [
     "chunk_id_for",
     "context_prefix",
     "fact_chunk_map",
+    "oversize_chunks",
     "parse_strategy",
     "version_label",
     "with_context",
@@ -196,6 +201,7 @@ class _Span:
     end: int
     kind: ChunkKind
     path: tuple[str, ...]
+    lead: str = ""  # a cut table's header row, for the context prefix of its later pieces
 
 
 def _validate(size: int, overlap: int) -> None:
@@ -260,8 +266,41 @@ def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
                 yield _Span(start, end, block.kind, block.path)
 
 
-def _units(body: str, blocks: Sequence[_Block], size: int) -> Iterable[tuple[int, _Span]]:
-    """Non-heading blocks as ``(section, span)``; long paragraphs and lists pre-split."""
+def _cut_lines(body: str, block: _Block, start: int, end: int, size: int) -> Iterable[_Span]:
+    """Cut a table between rows or code between lines into pieces of at most ``size``.
+
+    A table's header and rule stay in its first piece; a code block's fences
+    stay with the line next to them, so no piece is a fence alone.
+    """
+    assert block.kind is not None
+    lines: list[tuple[int, int]] = []
+    position = start
+    for text in body[start:end].split("\n"):
+        lines.append((position, position + len(text)))
+        position += len(text) + 1
+    table = block.kind is ChunkKind.TABLE
+    head = lines[:2] if table else lines[:1]
+    closed = not table and len(lines) > 1 and bool(_FENCE_OPEN.match(body[lines[-1][0] : lines[-1][1]]))
+    rest = lines[len(head) : len(lines) - 1 if closed else len(lines)]
+    pieces: list[list[tuple[int, int]]] = [list(head)]
+    for line in rest:
+        if len(pieces[-1]) > (len(head) if len(pieces) == 1 else 0) and line[1] - pieces[-1][0][0] > size:
+            pieces.append([])
+        pieces[-1].append(line)
+    if closed:
+        pieces[-1].append(lines[-1])
+    header = body[lines[0][0] : lines[0][1]].strip() if table else ""
+    for number, piece in enumerate(pieces):
+        begin, finish = _strip_span(body, piece[0][0], piece[-1][1])
+        if finish > begin:
+            yield _Span(begin, finish, block.kind, block.path, header if number else "")
+
+
+def _units(
+    body: str, blocks: Sequence[_Block], size: int, max_block: int | None = None
+) -> Iterable[tuple[int, _Span]]:
+    """Non-heading blocks as ``(section, span)``; long paragraphs and lists (and, over
+    ``max_block``, tables and code) pre-split."""
     for block in blocks:
         if block.kind is None:
             continue
@@ -270,6 +309,9 @@ def _units(body: str, blocks: Sequence[_Block], size: int) -> Iterable[tuple[int
             continue
         if end - start > size and block.kind in (ChunkKind.PARAGRAPH, ChunkKind.LIST):
             for piece in _cut_long(body, block, size):
+                yield block.section, piece
+        elif max_block is not None and end - start > max_block:
+            for piece in _cut_lines(body, block, start, end, size):
                 yield block.section, piece
         else:
             yield block.section, _Span(start, end, block.kind, block.path)
@@ -280,7 +322,7 @@ def _group_kind(kinds: Sequence[ChunkKind]) -> ChunkKind:
     return kinds[0] if len(distinct) == 1 else ChunkKind.MIXED
 
 
-def _structural_spans(body: str, size: int) -> list[_Span]:
+def _structural_spans(body: str, size: int, max_block: int | None = None) -> list[_Span]:
     spans: list[_Span] = []
     group: list[_Span] = []
     group_section = -1
@@ -288,10 +330,10 @@ def _structural_spans(body: str, size: int) -> list[_Span]:
     def flush() -> None:
         if group:
             kind = _group_kind([unit.kind for unit in group])
-            spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path))
+            spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path, group[0].lead))
             group.clear()
 
-    for section, unit in _units(body, _parse_blocks(body), size):
+    for section, unit in _units(body, _parse_blocks(body), size, max_block):
         if group and (section != group_section or unit.end - group[0].start > size):
             flush()
         if not group:
@@ -316,7 +358,7 @@ def _chunks(document: Document, spans: Sequence[_Span], *, with_context: bool) -
                 end=span.end,
                 kind=span.kind,
                 text=text,
-                context_prefix=context_prefix(document, span.path) if with_context else "",
+                context_prefix=_prefix(document, span) if with_context else "",
                 fact_ids=tuple(
                     fact.fact_id
                     for fact in document.facts
@@ -327,18 +369,26 @@ def _chunks(document: Document, spans: Sequence[_Span], *, with_context: bool) -
     return tuple(chunks)
 
 
+def _prefix(document: Document, span: _Span) -> str:
+    prefix = context_prefix(document, span.path)
+    return f"{prefix} | {span.lead}" if span.lead else prefix
+
+
 def chunk_document(
     document: Document,
     strategy: Strategy | str = Strategy.STRUCTURAL,
     *,
     size: int = 400,
     overlap: int = 0,
+    max_block: int | None = None,
 ) -> tuple[Chunk, ...]:
     """Cut ``document.body`` into chunks with ``strategy``.
 
     ``size`` is the character budget of a chunk (fixed windows are exactly that
     long before stripping; structural chunks exceed it only for a table or code
-    block that is larger on its own). ``overlap`` applies to fixed windows only.
+    block that is larger on its own). ``max_block``: a table or code block
+    longer than this is cut into pieces of at most ``size`` (between rows or
+    lines); ``None`` keeps them whole. ``overlap`` applies to fixed windows only.
     Raises ``ValidationError`` for ``size <= 0``, ``overlap < 0`` or
     ``overlap >= size`` and ``ConfigError`` for an unknown strategy.
     """
@@ -346,7 +396,7 @@ def chunk_document(
     _validate(size, overlap)
     if chosen is Strategy.FIXED:
         return _chunks(document, _fixed_spans(document.body, size, overlap), with_context=False)
-    spans = _structural_spans(document.body, size)
+    spans = _structural_spans(document.body, size, max_block)
     return _chunks(document, spans, with_context=chosen is Strategy.CONTEXTUAL)
 
 
@@ -380,8 +430,20 @@ def block_spans(body: str) -> list[tuple[ChunkKind, int, int]]:
 
 CHUNK_SIZE = 400
 """Character budget of the chunks a document is indexed as."""
+HARD_LIMIT_FACTOR = 2
+"""No indexed chunk is longer than this many budgets, except one table row or code line."""
 
 
 def chunk_for_index(document: Document) -> tuple[Chunk, ...]:
-    """The chunks a document is indexed as: structural chunks with their context prefix."""
-    return chunk_document(document, Strategy.CONTEXTUAL, size=CHUNK_SIZE)
+    """The chunks a document is indexed as: structural chunks with their context prefix.
+
+    Tables and code longer than twice the budget are cut between rows and lines.
+    """
+    return chunk_document(
+        document, Strategy.CONTEXTUAL, size=CHUNK_SIZE, max_block=HARD_LIMIT_FACTOR * CHUNK_SIZE
+    )
+
+
+def oversize_chunks(chunks: Iterable[Chunk], size: int = CHUNK_SIZE) -> int:
+    """Chunks longer than twice ``size``: each is one table row or code line that cannot be cut."""
+    return sum(len(chunk.text) > HARD_LIMIT_FACTOR * size for chunk in chunks)

@@ -21,11 +21,13 @@ from .errors import (
     EncodingError,
     FileTooLargeError,
     IngestError,
+    TemplateSourceError,
     UnsupportedFormatError,
 )
 from .html import parse_html
 from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
+from .site_markup import looks_like_template
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -43,6 +45,7 @@ DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 FORMATS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "markdown",
     ".txt": "text",
     ".text": "text",
     ".html": "html",
@@ -193,6 +196,10 @@ def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
         )
     if not text.strip():
         raise EmptySourceError("file holds only whitespace", path=source)
+    if fmt == "html" and looks_like_template(text):
+        raise TemplateSourceError(
+            "an HTML page template (Jinja/Liquid statements), not a document", path=source
+        )
     parsed: ParsedSource = parser(text, source=source)
     if not parsed.body:
         raise EmptySourceError(f"no text content found in this {fmt} file", path=source)

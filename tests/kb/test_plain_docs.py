@@ -152,3 +152,19 @@ def test_unknown_front_matter_keys_are_kept_as_metadata(site_kbs) -> None:
     assert detail["metadata"] == {"description": "Install the Tidewater agent", "tags": ["install"]}
     assert detail["defaulted_fields"] == ["revision", "status", "tenant", "trust", "valid_from", "visibility"]
     assert detail["language"] == "en" and detail["path"] == "docs/getting-started/install.md"
+
+
+def test_ingest_json_report(tmp_path) -> None:
+    result = run(
+        "ingest", str(SITES / "mkdocs"), "--kb", str(tmp_path / "kb"), "--embedder", "fake", "--json"
+    )
+    data = json.loads(result.output)
+    assert data["added"] == [
+        "docs/getting-started/install", "docs/guide/configuration", "docs/guide/retention", "docs/index",
+        "docs/snippets/support",
+    ]  # fmt: skip
+    assert data["skipped_by_suffix"] == {".css": 1, ".png": 1, ".yml": 1}
+    assert data["not_read"] == [".overrides/"]
+    assert data["defaults_taken"]["visibility"] == 5
+    assert data["metadata_keys"] == ["description", "hide", "tags"]
+    assert data["skipped"][0]["source"] == "overrides/partials/footer.html"

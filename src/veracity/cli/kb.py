@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from .common import library_errors, progress_bar
-from .summary import ingest_summary
+from .common import library_errors, print_json, progress_bar
+from .summary import ingest_json, ingest_summary
 
 __all__ = ["ingest_command", "init_demo_command"]
 
@@ -61,6 +61,7 @@ __all__ = ["ingest_command", "init_demo_command"]
     help="Reject files larger than this before reading them.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest_command(
     paths: tuple[Path, ...],
     kb_dir: Path,
@@ -74,9 +75,10 @@ def ingest_command(
     metadata_file: Path | None,
     max_bytes: int,
     progress: bool,
+    as_json: bool,
 ) -> None:
     """Ingest files or folders into a knowledge base: Markdown (MkDocs, VitePress, Docusaurus),
-    text, HTML, PDF, DOCX.
+    reStructuredText (Sphinx), text, HTML, PDF, DOCX.
 
     Governance metadata comes from front matter (Markdown, HTML meta tags), a
     sidecar NAME.meta.yaml, or --metadata. Missing fields take documented
@@ -102,7 +104,7 @@ def ingest_command(
         raise click.BadParameter("--delete deletes what --prune finds; add --prune", param_hint="--delete")
     with library_errors():
         kb = open_or_create_kb(kb_dir, make_embedder(embedder) if embedder else None)
-        with progress_bar(progress) as callback:
+        with progress_bar(progress and not as_json) as callback:
             report = ingest_paths(
                 kb,
                 list(paths),
@@ -117,10 +119,13 @@ def ingest_command(
                 delete_pruned=delete_pruned,
             )
         write_manifest(kb_dir, kb)
-    for line in ingest_summary(report, kb_dir):
-        click.echo(line)
-    for source, reason in report.rejected:
-        click.echo(f"  rejected {source}: {reason}", err=True)
+    if as_json:
+        print_json(ingest_json(report, kb_dir))
+    else:
+        for line in ingest_summary(report, kb_dir):
+            click.echo(line)
+        for source, reason in report.rejected:
+            click.echo(f"  rejected {source}: {reason}", err=True)
     if report.rejected:
         sys.exit(1)
 

@@ -1,4 +1,4 @@
-"""The lines ``veracity ingest`` prints after an ingest: counts, defaults taken, what was skipped."""
+"""What ``veracity ingest`` prints after an ingest: counts, defaults taken, what was skipped (or JSON)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from ..ingest.chunking import CHUNK_SIZE
 
-__all__ = ["ingest_summary"]
+__all__ = ["ingest_json", "ingest_summary"]
 
 LISTED: Final = 8
 """Skipped files named one by one before the rest is counted."""
@@ -93,3 +93,31 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
             f"embedding {report.seconds.get('embed', 0.0):.1f} s"
         )
     return lines
+
+
+def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
+    """``report`` as plain data (``ingest --json``)."""
+    scan, index = report.scan, report.index
+    return {
+        "knowledge_base": str(kb_dir),
+        "added": list(report.added),
+        "revised": list(report.revised),
+        "unchanged": list(report.unchanged),
+        "restored": list(report.restored),
+        "skipped": [{"source": source, "reason": reason} for source, reason in report.skipped],
+        "rejected": [{"source": source, "reason": reason} for source, reason in report.rejected],
+        "skipped_by_suffix": dict(scan.skipped_by_suffix),
+        "not_read": list(scan.hidden),
+        "chunks": report.chunks_added,
+        "embedded": index.embedded_chunks,
+        "reused": index.reused_chunks,
+        "oversize_chunks": report.oversize_chunks,
+        "default_tenant": report.default_tenant,
+        "documents_with_defaults": report.documents_with_defaults,
+        "defaults_taken": dict(report.defaults_taken),
+        "metadata_keys": list(report.extra_keys),
+        "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
+        "default_roles": list(report.default_roles),
+        "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},
+        "seconds": {stage: round(value, 3) for stage, value in sorted(report.seconds.items())},
+    }

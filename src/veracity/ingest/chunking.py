@@ -6,9 +6,10 @@ whitespace-only spans are never chunks.
 
 - ``fixed``: character windows of ``size`` advancing by ``size - overlap``; a window
   whose stripped span lies inside the previous one is dropped.
-- ``structural``: the body is parsed line-wise into headings, paragraphs, lists,
-  tables and fenced code. Headings set the heading path and never appear in chunk
-  text. Consecutive blocks of one section are grouped up to ``size`` characters;
+- ``structural``: the body is parsed line-wise (:mod:`veracity.ingest.blocks`) into
+  headings, paragraphs, lists, tables and fenced code. Headings set the heading
+  path and never appear in chunk text. Consecutive blocks of one section are
+  grouped up to ``size`` characters;
   tables and code stay whole, unless ``max_block`` is given and they are longer:
   then a table is cut between rows and code between lines into pieces of at
   most ``size`` (a single row or line longer than that stays one piece; see
@@ -25,7 +26,6 @@ of the text, so it is stable across runs and changes when the chunk text does.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -34,6 +34,7 @@ from ..model.contracts import Chunk, ChunkKind, Document, parse_enum, sha256_hex
 from ..model.errors import ValidationError
 from ..text.normalize import identity_text
 from ..text.sentences import split_sentences
+from .blocks import FENCE_OPEN, MarkdownBlock, block_spans, parse_blocks
 
 __all__ = [
     "Strategy",
@@ -60,108 +61,6 @@ class Strategy(StrEnum):
 def parse_strategy(text: object) -> Strategy:
     """Parse a strategy name; raise ``ConfigError`` listing the valid values otherwise."""
     return parse_enum(Strategy, text, what="chunking strategy")
-
-
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s|$)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    """One parsed Markdown block; ``kind`` is ``None`` for a heading line."""
-
-    kind: ChunkKind | None
-    start: int
-    end: int
-    path: tuple[str, ...]
-    section: int
-
-
-def _line_kind(line: str) -> str:
-    if not line.strip():
-        return "blank"
-    if _HEADING.match(line):
-        return "heading"
-    if _FENCE_OPEN.match(line):
-        return "fence"
-    if line.lstrip().startswith("|"):
-        return "table"
-    if _LIST_ITEM.match(line):
-        return "list"
-    return "text"
-
-
-def _heading_text(line: str) -> tuple[int, str]:
-    match = _HEADING.match(line)
-    assert match is not None
-    text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
-    return len(match.group(1)), text
-
-
-def _fence_end(lines: Sequence[str], first: int) -> int:
-    """Index of the closing fence line of the fence opened at ``first`` (last line if unclosed)."""
-    opening = _FENCE_OPEN.match(lines[first])
-    assert opening is not None
-    marker = opening.group(1)
-    for index in range(first + 1, len(lines)):
-        candidate = lines[index].strip()
-        if (
-            len(lines[index]) - len(lines[index].lstrip(" ")) <= 3
-            and len(candidate) >= len(marker)
-            and candidate == marker[0] * len(candidate)
-        ):
-            return index
-    return len(lines) - 1
-
-
-def _parse_blocks(body: str) -> list[_Block]:
-    """Parse a Markdown body line-wise into blocks with offsets and heading paths."""
-    lines = body.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    blocks: list[_Block] = []
-    stack: list[tuple[int, str]] = []
-    section = 0
-    index = 0
-    while index < len(lines):
-        kind = _line_kind(lines[index])
-        if kind == "blank":
-            index += 1
-            continue
-        if kind == "heading":
-            level, text = _heading_text(lines[index])
-            stack = [entry for entry in stack if entry[0] < level] + [(level, text)]
-            section += 1
-            path = tuple(entry[1] for entry in stack)
-            end = offsets[index] + len(lines[index])
-            blocks.append(_Block(None, offsets[index], end, path, section))
-            index += 1
-            continue
-        first = index
-        if kind == "fence":
-            last = _fence_end(lines, first)
-            block_kind = ChunkKind.CODE
-        else:
-            if kind == "table":
-                accepts: tuple[str, ...] = ("table",)
-                block_kind = ChunkKind.TABLE
-            elif kind == "list":
-                accepts = ("list", "text")
-                block_kind = ChunkKind.LIST
-            else:
-                accepts = ("text",)
-                block_kind = ChunkKind.PARAGRAPH
-            last = first
-            while last + 1 < len(lines) and _line_kind(lines[last + 1]) in accepts:
-                last += 1
-        end = offsets[last] + len(lines[last])
-        path = tuple(entry[1] for entry in stack)
-        blocks.append(_Block(block_kind, offsets[first], end, path, section))
-        index = last + 1
-    return blocks
 
 
 def _strip_span(body: str, start: int, end: int) -> tuple[int, int]:
@@ -219,7 +118,7 @@ def _validate(size: int, overlap: int) -> None:
 
 
 def _window_kind(
-    blocks: Sequence[_Block], starts: Sequence[int], start: int, end: int
+    blocks: Sequence[MarkdownBlock], starts: Sequence[int], start: int, end: int
 ) -> ChunkKind:
     """The kind covering more than half of ``[start, end)``, else ``MIXED``."""
     cover: dict[ChunkKind, int] = {}
@@ -237,7 +136,7 @@ def _window_kind(
 
 
 def _fixed_spans(body: str, size: int, overlap: int) -> list[_Span]:
-    blocks = _parse_blocks(body)
+    blocks = parse_blocks(body)
     starts = [block.start for block in blocks]
     spans: list[_Span] = []
     step = size - overlap
@@ -255,7 +154,7 @@ def _fixed_spans(body: str, size: int, overlap: int) -> list[_Span]:
     return spans
 
 
-def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
+def _cut_long(body: str, block: MarkdownBlock, size: int) -> Iterable[_Span]:
     """Split an over-long paragraph or list into sentence spans, cutting sentences over ``size``."""
     assert block.kind is not None
     for begin, finish in split_sentences(body[block.start : block.end]):
@@ -266,7 +165,7 @@ def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
                 yield _Span(start, end, block.kind, block.path)
 
 
-def _cut_lines(body: str, block: _Block, start: int, end: int, size: int) -> Iterable[_Span]:
+def _cut_lines(body: str, block: MarkdownBlock, start: int, end: int, size: int) -> Iterable[_Span]:
     """Cut a table between rows or code between lines into pieces of at most ``size``.
 
     A table's header and rule stay in its first piece; a code block's fences
@@ -280,7 +179,7 @@ def _cut_lines(body: str, block: _Block, start: int, end: int, size: int) -> Ite
         position += len(text) + 1
     table = block.kind is ChunkKind.TABLE
     head = lines[:2] if table else lines[:1]
-    closed = not table and len(lines) > 1 and bool(_FENCE_OPEN.match(body[lines[-1][0] : lines[-1][1]]))
+    closed = not table and len(lines) > 1 and bool(FENCE_OPEN.match(body[lines[-1][0] : lines[-1][1]]))
     rest = lines[len(head) : len(lines) - 1 if closed else len(lines)]
     pieces: list[list[tuple[int, int]]] = [list(head)]
     for line in rest:
@@ -297,7 +196,7 @@ def _cut_lines(body: str, block: _Block, start: int, end: int, size: int) -> Ite
 
 
 def _units(
-    body: str, blocks: Sequence[_Block], size: int, max_block: int | None = None
+    body: str, blocks: Sequence[MarkdownBlock], size: int, max_block: int | None = None
 ) -> Iterable[tuple[int, _Span]]:
     """Non-heading blocks as ``(section, span)``; long paragraphs and lists (and, over
     ``max_block``, tables and code) pre-split."""
@@ -333,7 +232,7 @@ def _structural_spans(body: str, size: int, max_block: int | None = None) -> lis
             spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path, group[0].lead))
             group.clear()
 
-    for section, unit in _units(body, _parse_blocks(body), size, max_block):
+    for section, unit in _units(body, parse_blocks(body), size, max_block):
         if group and (section != group_section or unit.end - group[0].start > size):
             flush()
         if not group:
@@ -418,14 +317,6 @@ def fact_chunk_map(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
         for fact_id in chunk.fact_ids:
             found.setdefault(fact_id, []).append(chunk.chunk_id)
     return {fact_id: tuple(ids) for fact_id, ids in found.items()}
-
-
-def block_spans(body: str) -> list[tuple[ChunkKind, int, int]]:
-    """``(kind, start, end)`` of every non-heading Markdown block of ``body``, in order.
-
-    Used to check what a chunker did to tables and code blocks.
-    """
-    return [(b.kind, b.start, b.end) for b in _parse_blocks(body) if b.kind is not None]
 
 
 CHUNK_SIZE = 400

@@ -27,6 +27,7 @@ from .errors import (
 from .html import parse_html
 from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
+from .rst import parse_rst
 from .site_markup import looks_like_template
 
 __all__ = [
@@ -46,6 +47,7 @@ FORMATS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
     ".mdx": "markdown",
+    ".rst": "rst",
     ".txt": "text",
     ".text": "text",
     ".html": "html",
@@ -69,6 +71,7 @@ def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:
 
 _TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
     "markdown": parse_markdown,
+    "rst": parse_rst,
     "text": parse_plain_text,
     "html": parse_html,
 }
@@ -187,7 +190,7 @@ def decode_text(data: bytes, *, source: str = "<bytes>") -> str:
 
 
 def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
-    """Parse already-decoded text of a text format (``markdown``, ``text``, ``html``)."""
+    """Parse already-decoded text of a text format (``markdown``, ``rst``, ``text``, ``html``)."""
     parser = _TEXT_PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(

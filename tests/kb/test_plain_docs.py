@@ -168,3 +168,17 @@ def test_ingest_json_report(tmp_path) -> None:
     assert data["defaults_taken"]["visibility"] == 5
     assert data["metadata_keys"] == ["description", "hide", "tags"]
     assert data["skipped"][0]["source"] == "overrides/partials/footer.html"
+
+
+def test_a_first_ingest_whose_documents_all_name_one_tenant_makes_it_the_default(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b"):
+        (docs / f"{name}.md").write_text(f"---\ntenant: acme\n---\n# {name}\n\n文档 {name} 的内容。", "utf-8")
+    kb_dir = tmp_path / "kb"
+    output = run("ingest", str(docs), "--kb", str(kb_dir), "--embedder", "fake", "--no-progress").output
+    assert "  tenant acme: roles public (it defined none; add more with --roles)" in output.splitlines()
+    assert "tenant default" not in output
+    answer = run("ask", "文档 a 的内容", "--kb", str(kb_dir), "--json", "--explain")
+    trace = json.loads(answer.output)["trace"]
+    assert trace["tenant"] == "acme" and trace["eligible_documents"] == 2

@@ -45,7 +45,7 @@ def prune_missing(kb: KnowledgeBase, scan: SourceScan, *, delete: bool, ledger: 
         for tenant, source_id, path in sources_under(store.connection, root):
             if (root, path) in present:
                 continue
-            revisions = [d for d in store.find_documents(source_id=source_id, tenant=tenant)]
+            revisions = store.find_documents(source_id=source_id, tenant=tenant)
             if delete:
                 doomed.extend(revisions)
                 continue

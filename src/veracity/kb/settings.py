@@ -5,9 +5,9 @@ travel with the file:
 
 - ``default_tenant``: the tenant of documents that name none and of questions
   that name none. Set by the first ingest: ``--tenant``, else the tenant of the
-  ``tenant.yaml`` in the ingested folder (when there is exactly one), else
-  :data:`DEFAULT_TENANT`. A knowledge base written before settings existed
-  reads as :data:`DEFAULT_TENANT`.
+  ``tenant.yaml`` in the ingested folder (when there is exactly one), else the
+  one tenant every added document declares, else :data:`DEFAULT_TENANT`. A
+  knowledge base written before settings existed reads as :data:`DEFAULT_TENANT`.
 - ``ask_defaults/<tenant>``: what ``ask`` uses for that tenant when the caller
   gives nothing: roles, product version, moment and question. Only a
   ``tenant.yaml`` with a ``defaults:`` block (the bundled demo's) sets them;

@@ -2,7 +2,9 @@
 
 :func:`resolve_tenants` reads the ``tenant.yaml`` files found in the ingested
 folders and decides the default tenant (see :mod:`veracity.kb.settings`: the
-first ingest records it). :meth:`TenantSetup.apply` then, after the files are
+first ingest records it; when it names none, by ``--tenant`` or a single
+``tenant.yaml``, and every document it adds declares the same tenant, that
+tenant becomes the default). :meth:`TenantSetup.apply` then, after the files are
 in: adds the roles from ``tenant.yaml`` and ``roles=`` (to ``--tenant``, else
 to the default tenant), gives every tenant that has documents but defines no
 role :data:`~veracity.kb.settings.DEFAULT_ROLES` (otherwise its public
@@ -57,6 +59,7 @@ class TenantSetup:
     record_default: bool = False
     role_updates: dict[str, set[str]] = field(default_factory=dict)
     ask_defaults: dict[str, AskDefaults] = field(default_factory=dict)
+    named: bool = False  # the default tenant came from --tenant or a tenant.yaml, not the fallback
 
     def apply(
         self, kb: KnowledgeBase, documents: Iterable[Document]
@@ -67,6 +70,11 @@ class TenantSetup:
         connection = store.connection if isinstance(store, SQLiteStore) else None
         defined: list[tuple[str, tuple[str, ...]]] = []
         given_defaults: list[str] = []
+        documents = list(documents)
+        declared = {d.tenant for d in documents}
+        if self.record_default and not self.named and len(declared) == 1:
+            # every document of a first ingest names the same tenant: that is the one to ask as
+            self.default_tenant = declared.pop()
         with store.transaction():
             for name, wanted in sorted(self.role_updates.items()):
                 merged = set(catalog.roles(name)) | wanted
@@ -101,11 +109,12 @@ def resolve_tenants(
     store = kb.catalog.store
     connection = store.connection if isinstance(store, SQLiteStore) else None
     if connection is not None and has_default_tenant(connection):
-        first, chosen = False, default_tenant(connection)
+        first, chosen, named = False, default_tenant(connection), True
     else:
-        named = sorted(updates)
-        first, chosen = True, tenant or (named[0] if len(named) == 1 else DEFAULT_TENANT)
+        listed = sorted(updates)
+        named = bool(tenant) or len(listed) == 1
+        first, chosen = True, tenant or (listed[0] if len(listed) == 1 else DEFAULT_TENANT)
     clean = [role.strip() for role in roles if role.strip()]
     if clean:
         updates.setdefault(tenant or chosen, set()).update(clean)
-    return TenantSetup(chosen, first and connection is not None, updates, asks)
+    return TenantSetup(chosen, first and connection is not None, updates, asks, named or bool(clean))

@@ -124,12 +124,16 @@ class LocalKnowledgeBase:
     def tenants(self) -> dict[str, tuple[str, ...]]:
         """Every tenant with documents or roles, and the roles it defines."""
         catalog = self.engine.catalog
-        names = {d.tenant for d in catalog.documents()} | {self.default_tenant}
         connection = self._connection()
-        if connection is not None:
-            names |= {str(row[0]) for row in connection.execute("SELECT DISTINCT tenant FROM tenant_roles")}
-        found = {name: tuple(sorted(catalog.roles(name))) for name in sorted(names)}
-        return {name: roles for name, roles in found.items() if roles or catalog.documents(name)}
+        if connection is not None:  # without reading every document
+            sql = "SELECT DISTINCT tenant FROM {}"
+            with_documents = {str(row[0]) for row in connection.execute(sql.format("documents"))}
+            with_roles = {str(row[0]) for row in connection.execute(sql.format("tenant_roles"))}
+        else:
+            with_documents = {d.tenant for d in catalog.documents()}
+            with_roles = {self.default_tenant} if catalog.roles(self.default_tenant) else set()
+        found = {name: tuple(sorted(catalog.roles(name))) for name in sorted(with_documents | with_roles)}
+        return {name: roles for name, roles in found.items() if roles or name in with_documents}
 
     def principal(self, tenant: str | None = None, roles: Iterable[str] | None = None) -> Principal:
         """The asker: checked against the tenants and roles this knowledge base defines."""

@@ -59,7 +59,7 @@ def test_vitepress_summary_skips_the_front_matter_only_home_page(site_kbs) -> No
     assert re.match(r".*: added 3 · revised 0 · unchanged 0 · skipped 1 · rejected 0 · ", lines[0])
     assert "  skipped 2 files of types no parser reads: 1 .svg, 1 .vue" in lines
     assert "  not read (hidden or dependency folders): .vitepress/" in lines
-    assert any(line.startswith("  skipped index.md: no text") for line in lines)
+    assert "  skipped index.md: only front matter, no text (a layout page such as a home page)" in lines
 
 
 @pytest.mark.parametrize("site", ["mkdocs", "vitepress"])

@@ -204,6 +204,8 @@ def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
             "an HTML page template (Jinja/Liquid statements), not a document", path=source
         )
     parsed: ParsedSource = parser(text, source=source)
+    if not parsed.body and parsed.metadata:
+        raise EmptySourceError("only front matter, no text (a layout page such as a home page)", path=source)
     if not parsed.body:
         raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
     return parsed

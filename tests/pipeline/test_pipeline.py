@@ -73,6 +73,14 @@ def test_running_question_filters_nine_before_scoring(demo_kb, config) -> None:
     assert trace.excluded_counts == {"role": 5, "status": 1, "validity": 1, "version": 2}
 
 
+def test_no_target_version_filters_no_version(demo_kb, config) -> None:
+    trace = demo_kb.ask(config.running_question, Principal.of("starship", "public"), None, config.as_of).trace
+    assert trace.target_version is None
+    # the two 2.8 documents are retired too: without a version they are excluded by status
+    assert trace.excluded_counts == {"role": 5, "status": 3, "validity": 1}
+    assert trace.eligible_documents == 9
+
+
 def test_removing_the_members_chunk_gives_partial_without_members_claim(demo_kb, config) -> None:
     members = chunk_holding(demo_kb, "migration-2x-to-3.2", "成员处理")
     answer = ask(demo_kb, config, required_fact_ids=REQUIRED, remove_chunk_ids={members})

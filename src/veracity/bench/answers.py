@@ -45,7 +45,8 @@ TENANT = "bench"
 ROLE = "public"
 VALID_FROM = "2000-01-01T00:00:00Z"
 AS_OF = datetime(2026, 1, 1, tzinfo=UTC)
-TARGET_VERSION = "1"
+TARGET_VERSION = None
+"""The paragraphs carry no product version: every question asks about all versions."""
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 

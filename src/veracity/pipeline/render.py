@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..ingest.documents import metadata_of
@@ -78,6 +79,9 @@ def answer_dict(answer: Answer, *, explain: bool = False, timings: bool = True) 
     return data
 
 
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
 def answer_text(answer: Answer) -> str:
     """A human view: status, claims with [n] markers, then the numbered citations."""
     lines = [f"status: {answer.status.value}"]
@@ -85,7 +89,8 @@ def answer_text(answer: Answer) -> str:
         lines.append("")
         for claim in answer.claims:
             marks = "".join(f"[{cid}]" for cid in claim.citation_ids)
-            lines.append(f"- {claim.text} {marks}")
+            # a claim copied from a list item keeps its marker; print one bullet, not "- - "
+            lines.append(f"- {_LIST_MARKER.sub('', claim.text, count=1)} {marks}")
     if answer.missing_fact_ids:
         lines.append("")
         lines.append(

@@ -68,7 +68,7 @@ def query_digest(query: Query) -> str:
         query.text,
         query.principal.tenant,
         ",".join(sorted(query.principal.roles)),
-        query.target_version,
+        query.target_version or "",
         query.as_of.isoformat(),
         ",".join(query.required_fact_ids or ()),
     )

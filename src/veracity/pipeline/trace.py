@@ -24,7 +24,7 @@ class Trace:
     query_digest: str
     tenant: str
     roles: tuple[str, ...]
-    target_version: str
+    target_version: str | None
     as_of: str
     eligible_documents: int = 0
     eligible_chunks: int = 0

@@ -436,7 +436,7 @@ class SQLiteSearchIndex(IndexWriter):
     # -- governance filter in SQL ------------------------------------------------------
 
     def eligible_document_ids(
-        self, principal: Principal, target_version: str, as_of: datetime, known_roles: Collection[str]
+        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
     ) -> set[str]:
         """Document ids eligible for ``principal`` per the index snapshot, computed in SQL.
 

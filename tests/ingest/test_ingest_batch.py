@@ -222,4 +222,4 @@ def test_starship_fixture_folder_loads(tmp_path: Path) -> None:
     corpus = Path(__file__).resolve().parents[2] / "src" / "veracity" / "fixtures" / "starship"
     result = load_sources([corpus], tenant="starship")
     assert len(result.documents) == len(list(corpus.glob("*.md")))
-    assert sorted(p.name for p, _ in result.rejected) == ["cases.jsonl", "tenant.yaml"]
+    assert sorted(p.name for p, _ in result.rejected) == ["cases-extra.jsonl", "cases.jsonl", "tenant.yaml"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import pytest
 
@@ -174,22 +175,26 @@ def test_ineligible_chunks_are_never_scored(fake_kb, config) -> None:
     seen: list[set[str]] = []
 
     class SpyBackend:
-        """Records what each channel is allowed to score, then delegates."""
+        """Records what each channel and the term statistics may read, then delegates."""
 
         def __getattr__(self, name):
             return getattr(snapshot, name)
 
         def lexical_search(self, tenant, tokens, *, k, eligible_document_ids):
-            seen.append(set(eligible_document_ids))
+            seen.append(("bm25", set(eligible_document_ids)))
             return snapshot.lexical_search(
                 tenant, tokens, k=k, eligible_document_ids=eligible_document_ids
             )
 
         def dense_search(self, tenant, vector, *, k, eligible_document_ids, model_id):
-            seen.append(set(eligible_document_ids))
+            seen.append(("dense", set(eligible_document_ids)))
             return snapshot.dense_search(
                 tenant, vector, k=k, eligible_document_ids=eligible_document_ids, model_id=model_id
             )
+
+        def document_frequencies(self, tenant, terms, *, eligible_document_ids):
+            seen.append(("statistics", set(eligible_document_ids)))
+            return snapshot.document_frequencies(tenant, terms, eligible_document_ids=eligible_document_ids)
 
     fake_kb.snapshot = SpyBackend()
     answer = ask(fake_kb, config)
@@ -200,7 +205,9 @@ def test_ineligible_chunks_are_never_scored(fake_kb, config) -> None:
         and d.visibility.value == "public"
     }
     eligible_chunks = {cid for did in eligible_docs for cid in snapshot.chunks_by_document[did]}
-    assert len(seen) == 2 and all(s == eligible_docs for s in seen)
+    calls = Counter(channel for channel, _ in seen)
+    assert calls["bm25"] >= 1 and calls["bm25"] == calls["dense"] == calls["statistics"]
+    assert all(ids == eligible_docs for _, ids in seen)
     scored = {cid for _, pairs in answer.trace.channels for cid, _ in pairs}
     assert scored and scored <= eligible_chunks
 

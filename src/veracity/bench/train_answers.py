@@ -17,8 +17,8 @@ real knowledge base). Two stages:
    the answerability features of each question (:func:`decision_features`)
    labelled "the best claim contains a gold answer", and a logistic
    answerability model; the threshold is the lowest one whose false-answer
-   rate on the tuning questions without an answer in evidence stays within
-   ``--budget``.
+   rate on the tuning questions asked without their own paragraph (the
+   knowledge base lacks the answer) stays within ``--budget``.
 """
 
 from __future__ import annotations
@@ -38,13 +38,14 @@ import numpy.typing as npt
 
 from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.snapshot import index_text
-from ..model.contracts import Principal
+from ..model.contracts import Hit, Principal
 from ..pipeline.decision import DECISION_FEATURES, AnswerModel, LogisticModel, Ranked, decision_features
 from ..pipeline.engine import KnowledgeBase, sentence_embedding
 from ..pipeline.sentences import (
     FEATURES,
     SentenceContext,
     TermWeights,
+    echoes,
     local_weights,
     sentence_contexts,
     sentence_features,
@@ -172,14 +173,30 @@ def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) 
         "weights": {"chunks": chunks, "frequencies": frequencies},
         "evidence_text": evidence_text,
         "candidates": [
-            {
-                "context": asdict(context),
-                "semantic": hit.scores.semantic or 0.0,
-                "claim": hit.chunk.text[claim_start:end],
-                "label": answerable and contains_answer([hit.chunk.text[claim_start:end]], item.answers),
-            }
-            for hit, _, end, claim_start, context in contexts
+            _stored_candidate(subs[0], item, answerable, hit, claim_start, end, next_end, context)
+            for hit, _, end, claim_start, next_end, context in contexts
         ],
+    }
+
+
+def _stored_candidate(
+    sub: SubQuestion,
+    item: QAItem,
+    answerable: bool,
+    hit: Hit,
+    claim_start: int,
+    end: int,
+    next_end: int | None,
+    context: SentenceContext,
+) -> dict[str, Any]:
+    """A candidate as a training row: its context, chunk cosine, claim and label."""
+    claim_end = next_end if next_end is not None and echoes(sub, context.sentence) else end
+    claim = hit.chunk.text[claim_start:claim_end]
+    return {
+        "context": asdict(context),
+        "semantic": hit.scores.semantic or 0.0,
+        "claim": claim,
+        "label": answerable and contains_answer([claim], item.answers),
     }
 
 
@@ -282,7 +299,9 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
     probabilities = np.array(
         [decision.probability(dict(zip(DECISION_FEATURES, f, strict=True))) for f in features]
     )
-    negatives = probabilities[~np.array(answerable)]
+    removed = np.array([row["removed"] for row in rows])
+    impossible = ~np.array(answerable) & ~removed
+    negatives = probabilities[removed]
     threshold = _threshold(negatives, budget)
     digest = hashlib.sha256(rows_path.read_bytes()).hexdigest()
     meta = {
@@ -292,8 +311,15 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
         "candidates": int(x.shape[0]),
         "false_answer_budget": budget,
         "embedder": DEFAULT_EMBEDDER,
+        "false_answer_budget_applies_to": "tuning questions asked with their own paragraph removed "
+        "(the knowledge base lacks the answer)",
         "tuning_false_answer_rate": round(float((negatives >= threshold).mean()), 4)
         if negatives.size
+        else None,
+        "tuning_false_answer_rate_unanswerable_squad": round(
+            float((probabilities[impossible] >= threshold).mean()), 4
+        )
+        if impossible.any()
         else None,
         "tuning_best_sentence_correct": round(float(fy[np.array(answerable)].mean()), 4),
         "tuning_answer_rate_when_correct": round(float((probabilities[fy == 1] >= threshold).mean()), 4)
@@ -327,7 +353,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--workdir", type=Path, default=Path(".veracity-bench"), help="cached knowledge bases"
     )
     parser.add_argument("--per-set", type=int, default=1500, help="questions sampled per tuning set")
-    parser.add_argument("--budget", type=float, default=0.2, help="false-answer budget on tuning negatives")
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=0.1,
+        help="false-answer budget when the knowledge base lacks the answer",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if not (args.reuse_rows and args.rows.is_file()):

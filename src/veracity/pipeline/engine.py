@@ -26,7 +26,7 @@ from ..text.questions import split_subquestions
 from .answer import AnswerInputs, compose, verify_claims, version_scopes
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
-from .retry import MAX_RETRIES, Part, merge_parts, rewrite, status_of, typo_fixes
+from .retry import MAX_RETRIES, Part, merge_parts, rewrite, status_of, synonym_fixes, typo_fixes
 from .trace import Trace
 
 
@@ -181,6 +181,9 @@ class KnowledgeBase:
             for h in retrieval.packet.hits
         ]
         fixes = typo_fixes(query.text, retrieval.term_weights, evidence)
+        fixes |= synonym_fixes(
+            query.text, retrieval.term_weights, evidence, sentence_embedding(self.embedder), skip=fixes
+        )
         single = len(subquestions) == 1
         if not uncovered or (single and not fixes):
             return replace(answer, trace=replace(answer.trace, retry=(("stop", "no_rewrite"),)))

@@ -12,6 +12,10 @@ Rewrites:
   (2 for words of 8 letters or more; Chinese words of 3 characters or more,
   distance 1). The dense channel usually still finds the right chunks for a
   misspelt word, so their words are the dictionary (``SMAL`` → ``SAML``);
+- *other languages and near-synonyms*: such a word is replaced by the
+  evidence word the embedder puts closest to it, when close enough
+  (:data:`SYNONYM_COSINE`): an English question over Chinese documents is
+  decided on the documents' own words, with no translation model;
 - *sub-questions*: each uncovered sub-question of a compound question is asked
   on its own, so the evidence is chosen for it alone.
 
@@ -23,12 +27,16 @@ which sub-questions the retry answered and why it stopped.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
+import numpy as np
+import numpy.typing as npt
+
 from ..model.contracts import AnswerStatus, Citation, Claim
-from ..text.tokens import surface_tokens
+from ..text.questions import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS
+from ..text.tokens import STOPWORDS, surface_tokens
 from .sentences import TermWeights
 
 MAX_RETRIES: Final = 3
@@ -81,6 +89,52 @@ def typo_fixes(question: str, weights: TermWeights, evidence_texts: Iterable[str
                 best = (distance, -count, word)
         if best is not None:
             fixes[surface] = best[2]
+    return fixes
+
+
+SYNONYM_COSINE: Final = 0.6
+"""Cosine (the index's embedder, word against word) from which an evidence word stands in for a
+question word no usable chunk holds: a translation (plan → 计划, login → 登录) or a near-synonym
+(超额 → 超过); unrelated words stay below it (quantum → 加密 0.31, login → 邮箱 0.39)."""
+
+
+def _content_words(text: str) -> list[str]:
+    function_words = CHINESE_FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS | STOPWORDS
+    words = []
+    for surface, _ in surface_tokens(text):
+        cjk = all("\u3400" <= ch <= "\u9fff" for ch in surface)
+        if surface in function_words or (cjk and len(surface) < 2) or (not cjk and not surface.isalpha()):
+            continue
+        words.append(surface)
+    return words
+
+
+def synonym_fixes(
+    question: str,
+    weights: TermWeights,
+    evidence_texts: Iterable[str],
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
+    *,
+    skip: Iterable[str] = (),
+) -> dict[str, str]:
+    """``{question word: evidence word}`` through the embedder, for question words no usable
+    chunk holds (other languages, near-synonyms); see :data:`SYNONYM_COSINE`."""
+    skipped = set(skip)
+    wanted = [
+        surface
+        for surface, token in surface_tokens(question)
+        if surface not in skipped and not weights.seen(token) and surface in _content_words(surface)
+    ]
+    wanted = list(dict.fromkeys(wanted))
+    vocabulary = sorted({w for text in evidence_texts for w in _content_words(text)} - set(wanted))
+    if not wanted or not vocabulary:
+        return {}
+    similarities = embed(wanted) @ embed(vocabulary).T
+    fixes: dict[str, str] = {}
+    for row, surface in enumerate(wanted):
+        best = int(np.argmax(similarities[row]))
+        if similarities[row, best] >= SYNONYM_COSINE:
+            fixes[surface] = vocabulary[best]
     return fixes
 
 

@@ -29,8 +29,9 @@ non-negative numbers:
   pronoun or a connective, so it leans on the sentence before it.
 
 A claim is the sentence itself, or the sentence with the one before it when it
-leans on it (``anaphor``) or is a fragment: always a contiguous span of the
-cited chunk.
+leans on it (``anaphor``) or is a fragment, or with the one after it when it
+only echoes the question (:data:`ECHO_NOVELTY`): always a contiguous span of
+the cited chunk.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ _ANAPHOR = re.compile(
 )
 FRAGMENT_CHARS: Final = 12
 """A sentence shorter than this (characters) is a fragment and brings the one before it."""
+ECHO_NOVELTY: Final = 0.5
+"""A sentence whose tokens are mostly the question's (novelty below this) only echoes it:
+its claim takes the next sentence of the chunk too, which says what the echo announces."""
 
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
@@ -110,11 +114,13 @@ class Candidate:
     features: Mapping[str, float]
     context: str = ""
     """The sentence with its subject (title, headings) and the sentence before it."""
+    claim_end: int | None = None
+    """Where the claim ends when it takes the next sentence too (an echo of the question)."""
 
     @property
     def claim(self) -> str:
         """The claim text: a contiguous span of the chunk."""
-        return self.hit.chunk.text[self.claim_start : self.end]
+        return self.hit.chunk.text[self.claim_start : self.claim_end or self.end]
 
 
 def weighted_coverage(sub: SubQuestion, weights: TermWeights, tokens: frozenset[str], text: str) -> float:
@@ -226,6 +232,17 @@ def wh_context(question: str, text: str) -> float:
     return sum(p in tokens for p in pieces) / len(pieces) if pieces else 0.0
 
 
+def novelty(sub: SubQuestion, sentence: str) -> float:
+    """Share of the sentence's tokens the question does not hold."""
+    tokens = frozenset(tokenize(sentence))
+    return len(tokens - frozenset(tokenize(sub.text))) / len(tokens) if tokens else 0.0
+
+
+def echoes(sub: SubQuestion, sentence: str) -> bool:
+    """Whether ``sentence`` mostly repeats the question (see :data:`ECHO_NOVELTY`)."""
+    return novelty(sub, sentence) < ECHO_NOVELTY
+
+
 def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:
     """Term statistics over the evidence's sentences: a term every sentence repeats (the
     subject of a paragraph) tells sentences apart less than one a few sentences hold."""
@@ -249,7 +266,6 @@ def sentence_features(
     """
     sentence = context.sentence
     tokens = frozenset(tokenize(sentence))
-    question_tokens = frozenset(tokenize(sub.text))
     around = context.around
     whole = f"{context.subject} {context.chunk_text}"
     return {
@@ -262,7 +278,7 @@ def sentence_features(
         "wh_context": wh_context(sub.text, sentence),
         "dense": context.dense,
         "type_match": answer_type_match(sub.answer_type, sentence, sub.text),
-        "novelty": len(tokens - question_tokens) / len(tokens) if tokens else 0.0,
+        "novelty": novelty(sub, sentence),
         "rank": 1.0 / context.rank,
         "rerank": context.rerank,
         "first": 1.0 if context.first else 0.0,
@@ -283,17 +299,22 @@ def candidates(
     """Every non-question sentence of ``hits`` with its features, in evidence order."""
     contexts = sentence_contexts(hits, documents, question_vector=question_vector, embed=embed)
     local = local_weights(sub, [context.sentence for *_, context in contexts])
-    return [
-        Candidate(
-            hit=hit,
-            start=start,
-            end=end,
-            claim_start=claim_start,
-            features=sentence_features(sub, context, weights, local),
-            context=context.around,
+    found = []
+    for hit, start, end, claim_start, next_end, context in contexts:
+        features = sentence_features(sub, context, weights, local)
+        echo = next_end is not None and echoes(sub, context.sentence)
+        found.append(
+            Candidate(
+                hit=hit,
+                start=start,
+                end=end,
+                claim_start=claim_start,
+                features=features,
+                context=context.around,
+                claim_end=next_end if echo else None,
+            )
         )
-        for hit, start, end, claim_start, context in contexts
-    ]
+    return found
 
 
 def sentence_contexts(
@@ -302,19 +323,21 @@ def sentence_contexts(
     *,
     question_vector: npt.NDArray[np.float32] | None = None,
     embed: Embed | None = None,
-) -> list[tuple[Hit, int, int, int, SentenceContext]]:
-    """``(hit, start, end, claim start, context)`` of every non-question sentence of ``hits``."""
+) -> list[tuple[Hit, int, int, int, int | None, SentenceContext]]:
+    """``(hit, start, end, claim start, next sentence's end, context)`` of every non-question
+    sentence of ``hits`` (the next end is ``None`` for a chunk's last sentence)."""
     best_rerank = max((h.scores.rerank or 0.0 for h in hits), default=0.0)
-    spans: list[tuple[Hit, int, int, int, int]] = []
+    spans: list[tuple[Hit, int, int, int, int | None, int]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
         sentences = [s for s in split_sentences(text) if not _QUESTION_END.search(text[s[0] : s[1]])]
         for order, (start, end) in enumerate(sentences):
             previous_start = sentences[order - 1][0] if order else start
-            spans.append((hit, start, end, previous_start, position))
-    vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, _, _ in spans], question_vector, embed)
+            next_end = sentences[order + 1][1] if order + 1 < len(sentences) else None
+            spans.append((hit, start, end, previous_start, next_end, position))
+    vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, *_ in spans], question_vector, embed)
     found = []
-    for index, (hit, start, end, previous_start, position) in enumerate(spans):
+    for index, (hit, start, end, previous_start, next_end, position) in enumerate(spans):
         chunk = hit.chunk
         document = documents[chunk.document_id]
         sentence = chunk.text[start:end]
@@ -329,7 +352,7 @@ def sentence_contexts(
             dense=float(vectors[index]) if vectors is not None else 0.0,
             first=start == previous_start,
         )
-        found.append((hit, start, end, previous_start if leans else start, context))
+        found.append((hit, start, end, previous_start if leans else start, next_end, context))
     return found
 
 

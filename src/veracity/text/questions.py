@@ -233,11 +233,16 @@ def _premise_end(text: str, language: str) -> int:
     return pieces[0].end() if starts else 0
 
 
+PREDICATE_TAGS: Final = ("v", "d", "m", "f", "t")
+"""rjieba tags of what a yes/no question asserts: verbs, adverbs, numerals, time and place-of-time
+words (会在 30 天后被自动删除) — the evidence may deny it in other words."""
+
+
 def _predicates(text: str, language: str, kind: AnswerType) -> frozenset[str]:
-    """Verbs and adverbs of a Chinese yes/no question (rjieba's tags); none otherwise."""
+    """Verbs, adverbs, numerals and time words of a Chinese yes/no question; none otherwise."""
     if language != "zh" or kind is not AnswerType.YES_NO:
         return frozenset()
-    return frozenset(word for word, tag in _zh_tags(text) if tag.startswith(("v", "d")))
+    return frozenset(word for word, tag in _zh_tags(text) if tag.startswith(PREDICATE_TAGS))
 
 
 @lru_cache(maxsize=4096)

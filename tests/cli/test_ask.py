@@ -110,7 +110,16 @@ def test_explain_prints_a_table_of_candidates_and_the_decision(kb_dir) -> None:
         assert column in out
     assert "backup.md" in out and "保留时间" in out and "cited [1]" in out
     assert "decision: answer" in out
+    assert "sub-question 0: answered, score" in out and "(threshold " in out
+    assert "features: " in out and "coverage" in out and "missing_max_idf" in out
     assert "internal.md" not in out
+
+
+def test_explain_names_the_question_terms_no_evidence_holds(kb_dir) -> None:
+    result = invoke("ask", "每日快照可以同步到量子硬盘吗？", "--kb", str(kb_dir), "--explain")
+    out = result.output
+    assert "decision: abstain" in out and "not covered, score" in out
+    assert "terms no evidence holds:" in out and "量子" in out.split("terms no evidence holds:")[1]
 
 
 def test_the_demo_as_a_knowledge_base_keeps_the_demo_defaults(tmp_path) -> None:

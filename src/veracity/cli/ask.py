@@ -171,4 +171,13 @@ def _print_explanation(explanation: Any, shown: int = 12) -> None:
     for text in data["uncovered_subquestions"]:
         click.echo(f"  not covered by the evidence: {text}")
     for name, value in data["features"].items():
-        click.echo(f"  {name} = {value}")
+        if isinstance(value, dict) and "score" in value:
+            verdict = "answered" if value["answered"] else "not covered"
+            score = f"score {value['score']:.3f} (threshold {value['threshold']:.3f})"
+            click.echo(f"  {name}: {verdict}, {score}")
+            if value["missing_terms"]:
+                click.echo(f"    terms no evidence holds: {', '.join(value['missing_terms'])}")
+            parts = " · ".join(f"{k} {v:.2f}" for k, v in value["features"].items())
+            click.echo(f"    features: {parts}")
+        else:
+            click.echo(f"  {name}: {value}")

@@ -14,8 +14,9 @@ longer see when the gate checked it (tenant or role) is counted, not shown;
 documents excluded before scoring are counted by reason, as in the trace.
 
 The decision part is the answer's status, reasons, missing facts and
-uncovered sub-questions, plus every feature of a ``decision`` mapping the
-answer (or its trace) carries, printed as they are.
+uncovered sub-questions, plus, per sub-question, the answerability score
+against its threshold, the question terms no evidence holds and every feature
+of the decision, and what the retry did.
 """
 
 from __future__ import annotations
@@ -95,12 +96,15 @@ class Explanation:
 
 
 def _decision(answer: Answer) -> tuple[tuple[str, Any], ...]:
-    """The ``decision`` mapping the answer or its trace carries, if any (its features as they are)."""
-    for holder in (answer, answer.trace):
-        found = getattr(holder, "decision", None)
-        if isinstance(found, Mapping):
-            return tuple(sorted((str(key), value) for key, value in found.items()))
-    return ()
+    """Per sub-question, the answer decision (score against threshold, missing terms, features)
+    and what the retry did, from the trace (ids, numbers and the question's own words only)."""
+    trace = answer.trace.to_dict(timings=False)
+    entries: list[tuple[str, Any]] = [
+        (f"sub-question {d['subquestion']}", d) for d in trace.get("decisions", [])
+    ]
+    if trace.get("retry"):
+        entries.append(("retry", trace["retry"]))
+    return tuple(entries)
 
 
 def _outcomes(answer: Answer) -> dict[str, str]:

@@ -54,6 +54,8 @@ class Decision:
     score: float
     answered: bool
     features: tuple[tuple[str, float], ...]
+    missing_terms: tuple[str, ...] = ()
+    threshold: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +120,17 @@ def _decide(
     features = decision_features(sub, [r for r, _ in ranked], evidence[0], evidence[1], inputs.weights)
     score = model.decision.probability(features)
     answered = bool(ranked) and score >= model.threshold
+    evidence_tokens, evidence_text = evidence
+    missing = tuple(
+        t for t in sub.terms if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
+    )
     decision = Decision(
-        index=index, score=score, answered=answered, features=tuple(sorted(features.items()))
+        index=index,
+        score=score,
+        answered=answered,
+        features=tuple(sorted(features.items())),
+        missing_terms=missing,
+        threshold=model.threshold,
     )
     if not answered:
         return decision, None, None
@@ -291,3 +302,7 @@ def unsupported_claims(
         if not any(claim.text in text for text in texts):
             count += 1
     return count
+
+
+def _is_cjk(term: str) -> bool:
+    return bool(term) and "\u3400" <= term[0] <= "\u9fff"

@@ -175,7 +175,7 @@ class KnowledgeBase:
     ) -> Answer:
         """One bounded retry of what was not covered (see :mod:`veracity.pipeline.retry`)."""
         subquestions = split_subquestions(query.text)
-        uncovered = [index for index, _, answered, _ in answer.trace.decisions if not answered]
+        uncovered = [d[0] for d in answer.trace.decisions if not d[2]]
         evidence = [
             " ".join((retrieval.documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text))
             for h in retrieval.packet.hits
@@ -212,7 +212,7 @@ class KnowledgeBase:
             status=status.value,
             reasons=reasons,
             retry=(
-                ("typo_fixes", str(len(fixes))),
+                ("rewritten_words", str(len(fixes))),
                 ("retrievals", str(retrievals)),
                 ("answered", ",".join(str(i) for i in sorted(answered))),
                 ("stop", stop),
@@ -275,7 +275,10 @@ def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answe
         retrieval.trace,
         status=composition.status.value,
         reasons=composition.reasons,
-        decisions=tuple((d.index, d.score, d.answered, d.features) for d in composition.decisions),
+        decisions=tuple(
+            (d.index, d.score, d.answered, d.features, d.missing_terms, d.threshold)
+            for d in composition.decisions
+        ),
     )
     return Answer(
         question=query.text,

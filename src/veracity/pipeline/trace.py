@@ -45,7 +45,11 @@ class Trace:
     packet_digest: str = ""
     status: str = ""
     reasons: tuple[str, ...] = ()
-    decisions: tuple[tuple[int, float, bool, tuple[tuple[str, float], ...]], ...] = ()
+    decisions: tuple[
+        tuple[int, float, bool, tuple[tuple[str, float], ...], tuple[str, ...], float], ...
+    ] = ()
+    """Per sub-question: index, answerability score, answered, features, the question's own
+    terms no evidence holds, and the threshold the score was held against."""
     retry: tuple[tuple[str, str], ...] = ()
     timings_ms: tuple[tuple[str, float], ...] = field(default=())
 
@@ -90,10 +94,12 @@ class Trace:
             {
                 "subquestion": index,
                 "score": round(score, 6),
+                "threshold": round(threshold, 6),
                 "answered": answered,
+                "missing_terms": list(missing),
                 "features": {name: round(value, 6) for name, value in features},
             }
-            for index, score, answered, features in self.decisions
+            for index, score, answered, features, missing, threshold in self.decisions
         ]
         if timings:
             data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.timings_ms}

@@ -51,16 +51,22 @@ def main() -> None:
     """
 
 
-@main.group()
+OPERATOR_NOTE = (
+    "Operator view: no principal is checked, every document of the demo is shown. "
+    "A multi-user service must never expose this; it gets its own principal-checked endpoints."
+)
+
+
+@main.group(epilog=OPERATOR_NOTE)
 def docs() -> None:
-    """Inspect the catalog (the bundled demo)."""
+    """Inspect the catalog (the bundled demo); an operator view, see below."""
 
 
-@docs.command("list")
+@docs.command("list", epilog=OPERATOR_NOTE)
 @click.option("--tenant", help="Only this tenant's documents.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def docs_list(tenant: str | None, as_json: bool) -> None:
-    """List documents: id, revision, status, versions, validity, visibility, trust."""
+    """List documents: id, revision, status, versions, validity, visibility, trust (operator view)."""
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import document_row
 
@@ -74,11 +80,11 @@ def docs_list(tenant: str | None, as_json: bool) -> None:
         click.echo(f"no documents for tenant {tenant!r}")
 
 
-@docs.command("show")
+@docs.command("show", epilog=OPERATOR_NOTE)
 @click.argument("document_id")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def docs_show(document_id: str, as_json: bool) -> None:
-    """Show one document (source id or 64-hex document id): metadata, digests, chunks."""
+    """Show one document (source id or 64-hex document id): metadata, digests, chunks (operator view)."""
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import document_detail
 
@@ -111,7 +117,7 @@ def docs_show(document_id: str, as_json: bool) -> None:
     )
 
 
-@main.command("chunk")
+@main.command("chunk", epilog=OPERATOR_NOTE)
 @click.argument("document_id")
 @click.option(
     "--strategy",
@@ -123,7 +129,7 @@ def docs_show(document_id: str, as_json: bool) -> None:
 @click.option("--overlap", default=0, show_default=True, help="Overlap of fixed windows.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON with chunk texts.")
 def chunk_command(document_id: str, strategy: str, size: int, overlap: int, as_json: bool) -> None:
-    """Show how a document splits into chunks."""
+    """Show how a document splits into chunks, with their text (operator view)."""
     from ..ingest.chunking import chunk_document
     from ..pipeline.engine import demo_catalog
     from ..pipeline.render import chunk_dict
@@ -174,6 +180,14 @@ def _parse_as_of(_: click.Context, __: click.Parameter, value: str | None) -> da
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option("--explain", is_flag=True, help="Add the trace: exclusions, candidates, scores, gate.")
+@click.option(
+    "--view",
+    type=click.Choice(["operator", "asker"]),
+    default="operator",
+    show_default=True,
+    help="Trace view with --explain: this local command is an operator's, so it counts the documents "
+    "the asker may not see; 'asker' shows only what a service returns to the asker.",
+)
 def ask_command(
     question: str | None,
     role: str | None,
@@ -185,6 +199,7 @@ def ask_command(
     kb_dir: Path | None,
     as_json: bool,
     explain: bool,
+    view: str,
 ) -> None:
     """Answer QUESTION with citations, a partial answer, or an abstain.
 
@@ -195,7 +210,9 @@ def ask_command(
     from ..model.contracts import Principal
     from ..pipeline.engine import KnowledgeBase
     from ..pipeline.render import answer_dict, answer_text
+    from ..pipeline.trace import Audience
 
+    audience = Audience(view)
     config = tenant_config()
     with library_errors():
         kb = _open_kb(kb_dir, embedder) if kb_dir is not None else _knowledge_base(embedder)
@@ -207,12 +224,12 @@ def ask_command(
             required_fact_ids=facts or None,
         )
     if as_json:
-        _print_json(answer_dict(answer, explain=explain))
+        _print_json(answer_dict(answer, explain=explain, audience=audience))
         return
     click.echo(answer_text(answer))
     if explain:
         click.echo("\ntrace:")
-        click.echo(json.dumps(answer.trace.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(json.dumps(answer.trace.to_dict(audience=audience), ensure_ascii=False, indent=2))
     del KnowledgeBase
 
 

@@ -17,6 +17,7 @@ from ..fixtures import fixture_cases_text, tenant_config
 from ..model.governance import eligibility
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.render import answer_dict
+from ..pipeline.trace import Audience
 from . import offline
 from .cases import Case, parse_cases
 from .context import CaseOutput, Context
@@ -175,7 +176,7 @@ def check_ask(ctx: Context, case: Case) -> CaseOutput:
     answer = _ask(ctx.kb, case)
     result = score_answer(ctx.kb, case, answer)
     _expect_params(ctx.kb, case, answer, result)
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
@@ -198,7 +199,7 @@ def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
         result["first_kind"] = first
         if first != params["expect_first_kind"]:
             failures.append(f"first chunk kind {first}, expected {params['expect_first_kind']}")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
@@ -223,7 +224,7 @@ def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
             result["failures"].append(f"{variant}: cited the changed document")
         result["variant"] = variant
         outcomes.append(result)
-        traces.append(answer.trace.to_dict(timings=False))
+        traces.append(answer.trace.to_dict(timings=False, audience=Audience.OPERATOR))
     merged = dict(outcomes[0])
     merged["failures"] = [f for o in outcomes for f in o["failures"]]
     merged["variants"] = {
@@ -255,7 +256,7 @@ def check_drop_chunk(ctx: Context, case: Case) -> CaseOutput:
         result["failures"].append("a claim speaks about a missing fact")
     if any(c.chunk_id in dropped for c in answer.citations):
         result["failures"].append("cited a removed chunk")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_injection(ctx: Context, case: Case) -> CaseOutput:
@@ -291,7 +292,7 @@ def check_injection(ctx: Context, case: Case) -> CaseOutput:
     )
     if not unchanged:
         result["failures"].append("actor, roles or required facts changed")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 CHECKS: dict[str, Callable[[Context, Case], CaseOutput]] = {

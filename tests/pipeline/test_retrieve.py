@@ -72,8 +72,8 @@ def test_hidden_document_changes_nothing_the_public_asker_receives(fake_kb, conf
 
 
 def test_hidden_document_changes_nothing_on_the_sqlite_index(demo_kb_dir, config) -> None:
-    from veracity.kb.directory import open_kb
     from veracity.index.embedders import FakeEmbedder
+    from veracity.kb.directory import open_kb
 
     kb = open_kb(demo_kb_dir, FakeEmbedder())
     try:

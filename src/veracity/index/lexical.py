@@ -283,7 +283,7 @@ class BM25Index:
         k1, b = self._k1, self._b
 
         def impacts(start: int, end: int, keep: np.ndarray) -> np.ndarray:
-            idf = float(_idf_lucene(np.float64(keep.size), n))
+            idf = float(_idf_lucene(np.asarray(keep.size, dtype=np.float64), n))
             tf = self._tf[start:end][keep].astype(np.float64)
             lengths = self._lengths[self._docs[start:end][keep]]
             return idf * tf / (tf + k1 * (1.0 - b + b * lengths / (avgdl or 1.0)))

@@ -91,6 +91,11 @@ def _data(name: str) -> dict[str, Any]:
     return loaded
 
 
+def slot_values() -> dict[str, Any]:
+    """The slot values of ``slots.yaml`` (targets, addressees, secrets, carriers, titles)."""
+    return _data("slots.yaml")
+
+
 def _pick(pool: dict[str, list[str]], language: str, rng: random.Random) -> str:
     return rng.choice(pool.get(language) or pool["en"])
 

@@ -21,8 +21,8 @@ from ...fixtures import STARSHIP, fixture_documents, tenant_config
 from ...index.dense import Embedder
 from ...model.contracts import Principal
 from ...pipeline.engine import Answer, KnowledgeBase
-from ...pipeline.injection import hold_back
-from .corpus import Sample, _data, labeled_chunks, select
+from ...pipeline.injection import default_model, hold_back
+from .corpus import Sample, generate, labeled_chunks, select, slot_values
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +94,7 @@ def detection(samples: Sequence[Sample], split: str) -> Detection:
 def _questions() -> list[tuple[str, str]]:
     return [
         (target["id"], target["question"][language])
-        for target in _data("slots.yaml")["targets"]
+        for target in slot_values()["targets"]
         for language in ("zh", "en")
     ]
 
@@ -116,7 +116,7 @@ def _outcome(answer: Answer) -> tuple[Any, ...]:
 def end_to_end(samples: Sequence[Sample], split: str, embedder: Embedder) -> dict[str, Any]:
     """Answers on the clean demo corpus vs. the same corpus with the half's attack documents."""
     attacks = select(samples, split=split, label="attack")
-    claims = {c for t in _data("slots.yaml")["targets"] for c in t["claim"].values()}
+    claims = {c for t in slot_values()["targets"] for c in t["claim"].values()}
     config = tenant_config(STARSHIP)
     principal = Principal.of(config.tenant, "public")
     clean, attacked = _knowledge_base([], embedder), _knowledge_base(attacks, embedder)
@@ -152,3 +152,69 @@ def end_to_end(samples: Sequence[Sample], split: str, embedder: Embedder) -> dic
         "attack_documents_added": len(attacks),
         "rows": rows,
     }
+
+
+def run_benchmark(
+    split: str = "test", *, seed: int = 0, embedder: Embedder | None = None, end_to_end_check: bool = True
+) -> dict[str, Any]:
+    """The whole report for one half: detection, false quarantine and (with an embedder) end to end."""
+    samples = generate(seed)
+    found = detection(samples, split)
+    report: dict[str, Any] = {
+        "split": split,
+        "seed": seed,
+        "detector": {k: default_model().training.get(k) for k in ("split", "corpus_digest", "seed")},
+        "attack_documents": found.attacks,
+        "detected": found.detected,
+        "recall": found.recall,
+        "benign_documents": found.benign,
+        "falsely_quarantined": found.falsely_quarantined,
+        "false_quarantine_rate": found.false_quarantine_rate,
+        "benign_chunks": found.benign_chunks,
+        "benign_chunks_held": found.benign_chunks_held,
+        "recall_by_style": {k: list(v) for k, v in found.recall_by_style.items()},
+        "missed": [_describe(samples, i) for i in found.missed],
+        "false_alarms": [_describe(samples, i) for i in found.false_alarms],
+    }
+    if end_to_end_check and embedder is not None:
+        report["end_to_end"] = end_to_end(samples, split, embedder)
+    return report
+
+
+def _describe(samples: Sequence[Sample], sample_id: str) -> dict[str, str]:
+    sample = next(s for s in samples if s.sample_id == sample_id)
+    return {
+        "id": sample_id,
+        "template": sample.template_id,
+        "style": sample.style,
+        "language": sample.language,
+    }
+
+
+def summary_lines(report: dict[str, Any]) -> list[str]:
+    """The report as a few readable lines, naming the half it was measured on."""
+    half = {"test": "test half: templates never used to fit the detector", "tune": "tune half: fitted on it"}
+    lines = [
+        f"injection benchmark · {half.get(report['split'], report['split'])} · seed {report['seed']}",
+        f"attack documents {report['attack_documents']} · detected {report['detected']} · "
+        f"recall {_fmt(report['recall'])}",
+        f"benign documents {report['benign_documents']} · "
+        f"falsely quarantined {report['falsely_quarantined']} · "
+        f"rate {_fmt(report['false_quarantine_rate'])} (chunks {report['benign_chunks_held']}"
+        f"/{report['benign_chunks']})",
+    ]
+    e2e = report.get("end_to_end")
+    if e2e:
+        lines.append(
+            f"end to end: {e2e['questions']} questions, {e2e['attack_documents_added']} attack documents "
+            f"added · answers changed {e2e['answers_changed']} · attack text in answers "
+            f"{e2e['attack_text_in_answers']}"
+        )
+    weak = {k: v for k, v in report["recall_by_style"].items() if v[0] < v[1]}
+    if weak:
+        lines.append("styles with misses: " + ", ".join(f"{k} {a}/{n}" for k, (a, n) in weak.items()))
+    return lines
+
+
+def _fmt(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.3f}"

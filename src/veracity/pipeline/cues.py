@@ -258,7 +258,7 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"remember to", r"it is (?:important|essential|crucial|mandatory|required|necessary|vital)",
         r"(?:are|is) (?:required|expected|asked|instructed|requested|supposed) to", r"do not", r"don't", r"never",
         r"always", r"(?:are|is) to (?:be|treat|use|answer|ignore|reply|respond)",
-        "请", "务必", "一定要", "必须", "应当", "应该", "需要", "要求", "麻烦", "希望", "记得", "不要", "切勿", "禁止",
+        "请", "务必", "一定要", "必须", "应当", "应该", "要求", "麻烦", "希望", "记得", "不要", "切勿", "禁止",
         "不得", "只需", "最好", r"por favor", r"deb(?:es|ería|erías|e|en)", r"tienes que", r"asegúrate",
         r"te pedimos", r"sería útil", r"nunca", r"s'il (?:te|vous) pla[iî]t", r"veuillez", r"merci de",
         r"(?:tu dois|vous devez|il faut)", r"assure[sz]?-(?:toi|vous)", r"jamais", r"serait utile", r"bitte",

@@ -48,7 +48,8 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "vocative": (
         r"(?:dear|attention|hey|hello|hi|to|for|calling|note to|message to|reminder to) (?:the |any |all |every )?"
-        r"(?:ai|a\.i\.|assistants?|chat ?bots?|bots?|language models?|llms?|models?|ai systems?|ai agents?)",
+        r"(?:ai|a\.i\.|assistants?|chat ?bots?|bots?|language models?|llms?|models?|ai systems?|ai agents?|"
+        r"automated (?:agents?|systems?|readers?|assistants?))",
         r"(?:^|\n)\s*(?:ai|assistants?|chat ?bots?|language models?|llms?|models?)\s*[,:]",
         "(?:给|致|写给|提醒|告诉)(?:各位|所有|每个|正在回答的)?.{0,6}(?:ai|助手|助理|模型|机器人|智能客服)",
         r"(?:^|\n)\s*(?:ai|助手|助理|大模型|模型|机器人|智能客服)[^。\n]{0,6}[:,]",
@@ -93,8 +94,8 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"think of (?:yourself|this)", r"(?:respond|answer|reply) as", r"take (?:this|it) as",
         "视为", "当作", "当成", "看作", "扮演", "充当", "假装", "假扮", "切换到", "进入.{0,6}模式", "认定", "把.{0,24}当",
         r"trat(?:a|e|ar|en)", r"consider(?:a|e|ar|en|ez)", r"actúa como", r"actua como", r"fing~", r"compórtate",
-        r"toma .{0,20} como", r"trait(?:e|ez|er)", r"considère[rz]?", r"considérez", r"agis(?:sez)? comme",
-        r"fai(?:s|tes) semblant", r"comporte-toi", r"prends .{0,20} comme", r"behandl~", r"betracht~",
+        r"tom(?:a|e|en|ar) .{0,30} como", r"trait(?:e|ez|er)", r"considère[rz]?", r"considérez", r"agis(?:sez)? comme",
+        r"fai(?:s|tes) semblant", r"comporte-toi", r"pren(?:ds|ez|dre) .{0,30} comme", r"nimm .{0,30} als", r"behandl~", r"betracht~",
         r"tu so", r"verhalte dich", r"spiele die rolle", r"(?:handle|agiere) als", r"sieh .{0,20} als",
         r"gib dich als", r"aja como", r"finja", r"agisci come", r"tratta", "として扱", "とみな", "のふりを",
         "になりきって", "演じ", "간주", "취급", "척하", "역할을", r"считай", r"веди себя как", r"притворис~",
@@ -164,7 +165,10 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"(?:not|never) (?:use|consult|trust|cite|rely on|refer to|check|mention|quote) (?:any )?(?:other|the official|official)",
         r"instead of (?:the )?(?:official|other)", r"over (?:the )?(?:official|other)", r"authoritative",
         r"definitive", r"final (?:answer|word|truth)", r"true source", r"source of truth", r"the truth",
-        "唯一", "只有", "只能", "只", "仅", "不要参考", "不要相信", "权威", "最终答案", "最终解释", "为准",
+        r"no (?:consult|us|cit|utilic|cre)\w* (?:\w+ ){0,2}(?:oficial\w*|otras?|otros?)",
+        r"ne (?:consult|utilis|cit|croi)\w* (?:pas|jamais|plus) (?:\w+ ){0,2}(?:officiel\w*|autres?)",
+        r"(?:nicht|keine) (?:\w+ ){0,2}(?:offiziell|andere)~",
+        "唯一", "只有", "只能", "只", "仅", "不要参考", "不要相信", "别再引用", "不要再参考", "不再参考", "别参考", "不用参考", "权威", "最终答案", "最终解释", "为准",
         "而不是官方", r"únic~", r"sol(?:o|amente)", r"exclusivamente", r"ninguna otra", r"seul~", r"uniquement",
         r"exclusivement", r"aucune autre", r"einzig~", r"nur", r"ausschließlich", r"keine andere~", r"maßgeblich~",
         r"apenas", r"somente", r"soltanto", r"esclusivamente", "のみ", "だけ", "유일", "오직", r"единствен~",
@@ -259,8 +263,8 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"(?:are|is) (?:required|expected|asked|instructed|requested|supposed) to", r"do not", r"don't", r"never",
         r"always", r"(?:are|is) to (?:be|treat|use|answer|ignore|reply|respond)",
         "请", "务必", "一定要", "必须", "应当", "应该", "要求", "麻烦", "希望", "记得", "不要", "切勿", "禁止",
-        "不得", "只需", "最好", r"por favor", r"deb(?:es|ería|erías|e|en)", r"tienes que", r"asegúrate",
-        r"te pedimos", r"sería útil", r"nunca", r"s'il (?:te|vous) pla[iî]t", r"veuillez", r"merci de",
+        "不得", "只需", "最好", "拜托", "千万", "劳驾", "烦请", "敬请", "别再", "请勿", r"por favor", r"deb(?:es|ería|erías|e|en)", r"tienes que", r"asegúrate",
+        r"te pedimos", r"(?:le |les )?pedimos", r"nous (?:vous )?demandons", r"prière de", r"wir bitten", r"sería útil", r"nunca", r"s'il (?:te|vous) pla[iî]t", r"veuillez", r"merci de",
         r"(?:tu dois|vous devez|il faut)", r"assure[sz]?-(?:toi|vous)", r"jamais", r"serait utile", r"bitte",
         r"(?:du musst|sie müssen|du sollst|sie sollten|du solltest)", r"stelle sicher", r"achte darauf",
         r"wäre hilfreich", r"niemals", r"(?:você deve|deve|certifique-se)", r"per favore", r"devi", r"dovresti",
@@ -322,6 +326,16 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"du kannst", r"sie können", r"nicht nötig", r"bedenkenlos", r"unbedenklich", r"você pode", r"puoi",
         "てもよい", "て大丈夫", "でも構いません", "해도 됩니다", "괜찮", r"можно", r"можете",
     ),
+    "audience_restriction": (
+        r"(?:for )?internal use only", r"for (?:internal|staff|employees?|support staff|the \w+ team|team members)(?: use)? only",
+        r"(?:staff|employees?|team|internal)[- ]only", r"not for (?:distribution|customers|external use|publication)",
+        r"do not (?:share|forward|distribute) (?:this|it|outside)~", r"confidential:",
+        "仅供.{0,8}(?:参考|使用|查阅|阅读)", "仅限.{0,8}(?:查阅|使用|内部|阅读)", "内部使用", "内部参考", "请勿外传",
+        "不得外传", "不得转发", "请勿转发", "不得对外",
+        r"(?:solo|sólo) para uso interno", r"uso interno", r"usage interne", r"réservé (?:au|à l'|aux)~",
+        r"nur für den internen gebrauch", r"nur intern", r"uso interno", r"для внутреннего использования",
+        "社外秘", "社内限定", "내부용",
+    ),
     "protective": (
         r"(?:do not|don't|never|must not|should not|shall not|cannot|may not|not to)(?: \w+){0,2} "
         r"(?:reveal|disclose|share|leak|expose|publish|print|list|show|discuss|mention)~",
@@ -345,7 +359,8 @@ FRAMING: Final = re.compile(
     r"|begin (?:system|hidden|secret|new|admin) (?:prompt|instructions?|message)|end of (?:document|context|user input|content)"
     r"|new (?:system )?instructions?\s*:|(?:^|\n)\s*(?:system|admin|assistant)(?: message| prompt| notice| override| update)?\s*:"
     r"|(?:note|message|notice|instructions?|memo|reminder|directive)s? (?:for|to) (?:the |any |all )?"
-    r"(?:ai|assistants?|models?|bots?|llms?|language models?|ai systems?|automated systems?|chatbots?)"
+    r"(?:ai|assistants?|models?|bots?|llms?|language models?|ai systems?|automated (?:systems?|agents?|readers?|tools?)|"
+    r"ai agents?|agents?|crawlers?|chatbots?)"
     r"|(?:ai|assistant|model|bot|llm)s? (?:note|notice|instructions?|directive|only|reminder)\s*:"
     r"|给.{0,8}(?:ai|助手|模型|机器人).{0,8}(?:说明|提示|指令|消息|须知|的话|备注)|致.{0,4}(?:ai|助手|模型|机器人)"
     r"|(?:ai|助手|模型|机器人).{0,4}(?:须知|请注意|专用|备注)|【[^】]{0,8}(?:系统|管理员|指令|重要|官方|ai|通知)[^】]{0,8}】"

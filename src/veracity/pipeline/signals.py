@@ -70,12 +70,17 @@ FEATURES: Final = (
     "operational",
     "permission",
     "protective",
+    "audience_restriction",
 )
 
 _DIRECTIVE_FAMILIES: Final = ("override", "reframe", "disclose", "respond", "obey")
 # A verbatim answer handed over: an answer verb, then a colon or an opening quote.
 _DICTATED = re.compile(
     r"(?:answer|reply|respond|say|state)\w*\s*(?:with|is)?\s*[:：\"“「]|(?:回答|回复|答复|说)\s*[:：\"“「]"
+)
+_NEGATION = re.compile(
+    r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnunca|\bjamais|\bnão|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
+    r"(?:\w+\W+){0,2}$"
 )
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n+")
 _OBFUSCATION: Final = frozenset({"zero_width", "bidi", "spaced", "confusable", "tag_characters", "encoded"})
@@ -118,10 +123,32 @@ def _quoted_directive(text: str) -> bool:
     )
 
 
+def _reported(sentence: str) -> tuple[str, bool]:
+    """The sentence with its quotations blanked when it reports them (a reporting word outside the
+    quotes: "attackers post text such as '...'"), and whether it did. The order inside a reported
+    quotation is the author's example, not the author's order; ``quoted_directive`` keeps a trace."""
+    outside = QUOTED.sub(" ", sentence)
+    if outside == sentence or not PATTERNS["reporting"].search(outside):
+        return sentence, False
+    return outside, True
+
+
+def _negated_only(sentence: str, family: str) -> bool:
+    """Every cue of ``family`` in the sentence is negated ("must not reveal", "不得转发")."""
+    matches = list(PATTERNS[family].finditer(sentence))
+    return bool(matches) and all(
+        _NEGATION.search(sentence[max(0, m.start() - 12) : m.start()]) for m in matches
+    )
+
+
 def _window_features(
     sentence: str, context: str, hidden: bool, tricks: frozenset[str]
 ) -> frozenset[str]:
+    quoted = _quoted_directive(sentence)
+    sentence, reported = _reported(sentence)
     here = _families(sentence)
+    if "disclose" in here and _negated_only(sentence, "disclose"):
+        here -= {"disclose"}  # a prohibition to disclose is not a request to
     around = _families(context) | here
     directive = bool(here & set(_DIRECTIVE_FAMILIES))
     # Spoken *to* the model, not *about* it: a vocative, a conditional "if you are an AI", a fake
@@ -170,7 +197,8 @@ def _window_features(
         "obfuscated": bool(tricks & _OBFUSCATION),
         "hidden_markup": bool(tricks & _MARKUP),
         "reporting": "reporting" in around,
-        "quoted_directive": "reporting" in around and _quoted_directive(sentence),
+        "quoted_directive": quoted and reported,
+        "audience_restriction": "audience_restriction" in around,
         "operational": "operational" in here,
         "permission": _near(sentence, "permission", _DIRECTIVE_FAMILIES) if "permission" in here else False,
         "protective": "protective" in here and "secret" in here and not addressed,

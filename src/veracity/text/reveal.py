@@ -45,7 +45,8 @@ _HIDING_ATTRIBUTE = re.compile(
 _TAG = re.compile(r"</?[a-z][a-z0-9]*\b[^<>]*>|<![a-z][^<>]*>", re.IGNORECASE)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){12,}(?![0-9A-Fa-f])")
-_PERCENT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2}){6,}")
+# A URL-encoded token: three escapes or more among the characters a query string uses.
+_PERCENT_RUN = re.compile(r"[\w.~+\-]*(?:%[0-9A-Fa-f]{2}[\w.~+\-]*){3,}")
 _ESCAPE_RUN = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){4,}")
 # Single letters separated by one space or mark, four or more: "i g n o r e", "忽 略 之 前".
 _SPACED_LATIN = re.compile(r"(?<![\w])(?:[^\W\d_][ .\-_*·]){2,}[^\W\d_](?![\w])")
@@ -140,7 +141,7 @@ def _encoded_pieces(text: str) -> list[str]:
                 pieces.append(found)
     for match in _PERCENT_RUN.finditer(text):
         try:
-            found = unquote(match.group(0), errors="strict")
+            found = unquote(match.group(0).replace("+", " "), errors="strict")
         except UnicodeDecodeError:
             continue
         if _printable_share(found) >= 0.9:

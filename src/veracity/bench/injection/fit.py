@@ -48,17 +48,23 @@ FOLDS: Final = 4
 ROUNDS: Final = 6
 NEWTON_STEPS: Final = 25
 FALSE_QUARANTINE_COST: Final = 5.0
-_CONTEXT: Final = frozenset({"reporting", "quoted_directive", "operational", "permission", "protective"})
+_CONTEXT: Final = frozenset(
+    {"reporting", "quoted_directive", "operational", "permission", "protective", "audience_restriction"}
+)
 _SINGLE: Final = frozenset(
     {"addressee", "override", "control", "secret", "exclusive", "authority", "request", "disclose"}
 )
-# The sign each feature is built to have: context lowers the score, a combination never does; single
-# families may go either way (alone they are as often ordinary as not).
-SIGNS: Final = {name: -1 if name in _CONTEXT else 0 if name in _SINGLE else 1 for name in FEATURES}
+# The sign each feature is built to have: context lowers the score, a combination never lowers
+# it; a single family alone may only lower it (alone it is as often ordinary as not), so no one
+# word can trip the detector: only combinations raise a score.
+SIGNS: Final = {name: -1 if name in _CONTEXT or name in _SINGLE else 1 for name in FEATURES}
 PRIOR_WEIGHT: Final = 1.0
-# The L2 penalty pulls each weight toward PRIOR_WEIGHT times its sign rather than toward 0: a
-# combination seen in few tune templates keeps a weight near what it was built to carry.
-PRIOR: Final = np.array([PRIOR_WEIGHT * SIGNS[name] for name in FEATURES] + [0.0])
+# The L2 penalty pulls each combination's weight toward +PRIOR_WEIGHT and each context feature's
+# toward -PRIOR_WEIGHT rather than toward 0 (single families toward 0): a combination seen in few
+# tune templates keeps a weight near what it was built to carry.
+PRIOR: Final = np.array(
+    [PRIOR_WEIGHT if SIGNS[n] > 0 else -PRIOR_WEIGHT if n in _CONTEXT else 0.0 for n in FEATURES] + [0.0]
+)
 
 
 @dataclass(frozen=True, slots=True)

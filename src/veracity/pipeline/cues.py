@@ -20,6 +20,8 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from ..text.reveal import fold_accents
+
 FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     "addressee": (
         r"ai", r"a\.i\.", r"assistants?", r"chat ?bots?", r"language models?", r"llms?", r"gpt~",
@@ -352,6 +354,7 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
 # Fake message framing is structural: a bracketed or prefixed header that names a system, an
 # operator or the model, or a note addressed to the model.
 FRAMING: Final = re.compile(
+    fold_accents(
     r"(?:^|\n)\s*(?:[\[【<({#*>|=\-]+\s*/?\s*)(?:system|sys|admin(?:istrator)?|assistant|developer|root|operator|"
     r"instructions?|important|urgent|override|priority|系统|管理员|指令|重要|紧急|sistema|système|systeme|"
     r"systemnachricht|システム|시스템|система)[^\n]{0,40}?[\]】>)}:|=]"
@@ -369,6 +372,7 @@ FRAMING: Final = re.compile(
     r"|message (?:système|pour l'ia)|hinweis (?:für|an) (?:die ki|assistenten|sprachmodelle|den assistenten)"
     r"|システムメッセージ|aiへの指示|시스템 메시지|ai에게|системное сообщение|для ии"
     r"|[\"']role[\"']\s*:\s*[\"'](?:system|developer|assistant|tool)[\"']",
+    )
 )
 
 _LATIN_START = re.compile(r"[a-z\u00c0-\u024f\u0400-\u04ff(\\]")
@@ -381,7 +385,7 @@ def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
     parts = []
     for fragment in fragments:
         stem = fragment.endswith("~")
-        body = (fragment[:-1] if stem else fragment).replace("~", r"\w*")  # "~" inside: any word ending
+        body = fold_accents(fragment[:-1] if stem else fragment).replace("~", r"\w*")  # inside: any ending
         if _LATIN_START.match(body):
             body = _BEFORE + "(?:" + body + ")" + ("" if stem else _AFTER)
         parts.append(body)

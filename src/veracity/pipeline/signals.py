@@ -79,7 +79,7 @@ _DICTATED = re.compile(
     r"(?:answer|reply|respond|say|state)\w*\s*(?:with|is)?\s*[:：\"“「]|(?:回答|回复|答复|说)\s*[:：\"“「]"
 )
 _NEGATION = re.compile(
-    r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnunca|\bjamais|\bnão|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
+    r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnunca|\bjamais|\bnao|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
     r"(?:\w+\W+){0,2}$"
 )
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n+")
@@ -199,7 +199,9 @@ def _window_features(
         "reporting": "reporting" in around,
         "quoted_directive": quoted and reported,
         "audience_restriction": "audience_restriction" in around,
-        "operational": "operational" in here,
+        # the object of the verb is a log, a notice, a table...: "print the system log"
+        "operational": "operational" in here
+        and any(_near(sentence, family, ("operational",), gap=14) for family in _DIRECTIVE_FAMILIES),
         "permission": _near(sentence, "permission", _DIRECTIVE_FAMILIES) if "permission" in here else False,
         "protective": "protective" in here and "secret" in here and not addressed,
     }

@@ -9,7 +9,7 @@ a reader of simplified ones would look. :func:`reveal` undoes each of these and
 returns what a model would read, as segments:
 
 - the visible text (NFKC, controls removed, markup stripped, spacing joined,
-  look-alikes and traditional characters folded, case folded);
+  look-alikes, accents and traditional characters folded, case folded);
 - each hidden or decoded piece as its own segment, marked ``hidden``.
 
 It also names the tricks it undid (``Revealed.tricks``): hiding is itself a
@@ -60,6 +60,20 @@ _CONFUSABLES = str.maketrans(
     "аеорсухіјѕԁԛԝӏвнкмтАВЕКМНОРСТХУІЈЅαεικνοτυρΑΒΕΗΙΚΜΝΟΡΤΥΧ",
     "aeopcyxijsdqwlbhkmtABEKMHOPCTXYIJSaeikvotupABEHIKMNOPTYX",
 )
+
+
+# Latin letters without their accents ("énumère" and "énumérer" share "enumer"): word lists are
+# written in dictionary form, and conjugation moves accents. Only Latin letters: Japanese voicing
+# marks and Hangul must not be decomposed.
+_ACCENTS = {
+    code: "".join(c for c in unicodedata.normalize("NFD", chr(code)) if not unicodedata.combining(c))
+    for code in range(0x00C0, 0x0250)
+}
+
+
+def fold_accents(text: str) -> str:
+    """``text`` with accents dropped from Latin letters (other scripts untouched)."""
+    return text.translate(_ACCENTS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,11 +218,11 @@ def _hidden_markup(text: str, tricks: set[str]) -> tuple[str, list[str]]:
 
 
 def plain(text: str) -> str:
-    """NFKC, controls dropped, look-alikes and traditional characters folded, case folded."""
+    """NFKC, controls dropped, look-alikes, accents and traditional characters folded, case folded."""
     text = unicodedata.normalize("NFKC", text)
     text = _BIDI.sub("", _ZERO_WIDTH.sub("", text))
     text, _ = _fold_confusables(text)
-    return fold_traditional(text).casefold()
+    return fold_accents(fold_traditional(text).casefold())
 
 
 def reveal(text: str) -> Revealed:
@@ -243,7 +257,7 @@ def reveal(text: str) -> Revealed:
             tricks.add("spaced")
         if confusable:
             tricks.add("confusable")
-        content = fold_traditional(content).casefold().strip()
+        content = fold_accents(fold_traditional(content).casefold()).strip()
         if content:
             segments.append(Segment(content, is_hidden))
     return Revealed(tuple(segments), frozenset(tricks))

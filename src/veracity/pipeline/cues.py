@@ -139,7 +139,7 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         "従って", "従え", "実行", "優先", "따르", "복종", "실행", "우선", r"следуй", r"подчиняйся", r"выполн~",
     ),
     "control": (
-        r"instructions?", r"rules?", r"guidelines?", r"guidance", r"prompts?", r"system (?:prompt|message)s?",
+        r"instructions?", r"rules?", r"guidelines?", r"guidance", r"prompts?", r"directions", r"programmed", r"system (?:prompt|message)s?",
         r"polic(?:y|ies)", r"restrictions?", r"constraints?", r"guardrails?", r"safety~", r"filters?",
         r"directives?", r"programming", r"training", r"orders", r"commands?", r"context", r"what you (?:were|have been) told",
         r"you (?:were|have been) (?:given|told)", r"content polic~", r"limitations?", r"boundaries",
@@ -197,6 +197,7 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     "secret": (
         r"internal", r"confidential", r"hidden", r"secret~", r"private", r"restricted", r"classified",
         r"sensitive", r"credentials?", r"passwords?", r"api keys?", r"tokens?", r"system prompt",
+        r"(?:your|the|initial|original|hidden|full|exact) (?:\w+ )?prompt", r"chain[- ]of[- ]thought", r"your configuration",
         r"incident (?:records?|reports?|logs?|numbers?|ids?)", r"not public", r"non-public",
         r"other (?:users|customers|tenants)'?", r"personal data", r"(?:staff|employee)-only",
         "内部", "机密", "保密", "隐藏", "秘密", "私密", "敏感", "密码", "密钥", "令牌", "凭证", "凭据", "事故记录",

@@ -3,19 +3,26 @@
 The library surface::
 
     import veracity
-    answer = veracity.ask("3.2 的 Team 能用 SAML 吗", veracity.Principal.of("starship", "public"))
+    kb = veracity.open("kb/")                 # a knowledge-base directory (created if empty)
+    kb.ingest(["docs/"])                      # Markdown, text, HTML, PDF, DOCX
+    answer = kb.ask("How long are snapshots kept?", roles=("public",), version=None, as_of="now")
     answer.status, answer.claims, answer.citations, answer.trace
 
-``ask`` runs on the bundled Starship Workbench demo unless a ``KnowledgeBase``
-is given.
+    answer = veracity.ask("3.2 的 Team 能用 SAML 吗", veracity.Principal.of("starship", "public"))
+
+``veracity.ask`` runs on the bundled Starship Workbench demo unless a
+``KnowledgeBase`` is given.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from datetime import datetime
 
 from ._version import __version__
+from .kb.explain import Explanation
+from .kb.local import LocalKnowledgeBase
 from .model.contracts import (
     AnswerStatus,
     Chunk,
@@ -46,16 +53,37 @@ __all__ = [
     "Claim",
     "ConfigError",
     "Document",
+    "Explanation",
     "FactAnnotation",
     "IdentityError",
     "KnowledgeBase",
+    "LocalKnowledgeBase",
     "Principal",
     "Query",
     "ValidationError",
     "VeracityError",
     "__version__",
     "ask",
+    "open",
 ]
+
+
+# Named like the built-in on purpose (veracity.open(path) opens a knowledge base); nothing in this
+# module uses the built-in.
+def open(
+    path: str | os.PathLike[str], *, embedder: str | None = None, create: bool = True
+) -> LocalKnowledgeBase:
+    """Open the knowledge base in the directory ``path``; create it there when it holds none (``create``).
+
+    ``embedder`` names the dense model of a new knowledge base (``use`` by
+    default, ``e5``, or ``fake`` for tests); an existing one keeps its own.
+    Ask with :meth:`LocalKnowledgeBase.ask` (keyword-only options), add
+    documents with :meth:`LocalKnowledgeBase.ingest`; close it, or use ``with``.
+    """
+    from .index.embedders import make_embedder
+    from .kb.local import open_local
+
+    return open_local(path, embedder=make_embedder(embedder) if embedder else None, create=create)
 
 
 def ask(

@@ -17,7 +17,7 @@ from veracity.text.questions import SubQuestion
 
 
 def test_parts_are_normalized_per_query() -> None:
-    subq = (SubQuestion(text="q", terms=("cat", "purr"), focus_nouns=()),)
+    subq = (SubQuestion(text="q", terms=("cat", "purr")),)
     fused = [("d1", 0.03), ("d2", 0.015)]
     terms = {"d1": frozenset({"cat"}), "d2": frozenset({"cat", "purr"})}
     parts = candidate_parts(subq, fused, terms, [0.5, -0.2], {"d1": 4.0, "d2": 8.0})

@@ -247,6 +247,16 @@ def test_eligible_documents_split(catalog: Catalog, corpus: dict[str, Document])
     assert [d.source_id for d in eligible] == ["internal", "public"]
 
 
+def test_no_target_version_applies_no_version_filter(
+    catalog: Catalog, corpus: dict[str, Document]
+) -> None:
+    eligible, excluded = catalog.eligible_documents(PUBLIC, None, NOW)
+    assert [d.source_id for d in eligible] == ["public", "v2"]
+    assert R.VERSION not in {reason for _, reason in excluded}
+    assert catalog.resolve(corpus["v2"].document_id, PUBLIC, None, NOW).eligible
+    assert not catalog.resolve(corpus["v2"].document_id, PUBLIC, "3.2", NOW).eligible
+
+
 def test_principal_without_tenant_gets_nothing(
     catalog: Catalog, corpus: dict[str, Document]
 ) -> None:

@@ -25,6 +25,9 @@ NAMES = [
     "0007_ingestion_ledger",
     "0008_chunk_pages",
     "0009_index_versions",
+    "0010_document_extra_metadata",
+    "0011_knowledge_base",
+    "0012_ledger_lifecycle_states",
 ]
 
 
@@ -163,7 +166,7 @@ def test_the_index_before_versions_becomes_published_version_one() -> None:
     from veracity.index.sqlite.versions import list_versions, read_pointer
 
     connection = connect(":memory:")
-    before = [m for m in MIGRATIONS if m.name != "0009_index_versions"]
+    before = [m for m in MIGRATIONS if m.name < "0009_index_versions"]
     migrate(connection, before)
     legacy_fts = "fts_" + "0" * 16  # the name the index used before versions
     create_fts_table(connection, legacy_fts)
@@ -181,7 +184,7 @@ def test_the_index_before_versions_becomes_published_version_one() -> None:
     connection.execute(f"INSERT INTO {legacy_fts} (rowid, body) VALUES (1, 'saml 登录')")
     connection.execute("UPDATE index_meta SET value = '7' WHERE key = 'generation'")
 
-    assert migrate(connection) == ["0009_index_versions"]
+    assert migrate(connection) == [name for name in NAMES if name >= "0009_index_versions"]
     assert read_pointer(connection) == (1, 7)
     assert [(v.version, v.state) for v in list_versions(connection)] == [(1, "published")]
     assert connection.execute("SELECT chunk_id FROM ix1_chunks").fetchall() == [("c1",)]
@@ -192,3 +195,39 @@ def test_the_index_before_versions_becomes_published_version_one() -> None:
     create_index_tables(connection, IndexTables(2))
     assert len(index_schema(connection, IndexTables(1))) == 10  # 6 tables, 4 indexes
     assert index_schema(connection, IndexTables(1)) == index_schema(connection, IndexTables(2))
+
+
+def test_ledger_rows_survive_the_state_migration_and_new_states_are_accepted() -> None:
+    connection = connect(":memory:")
+    migrate(connection, [m for m in MIGRATIONS if m.name < "0012_ledger_lifecycle_states"])
+    insert = (
+        "INSERT INTO ingestion_steps (run_id, source, source_id, state, at) VALUES ('r', 'a.md', 'a', ?, '')"
+    )
+    connection.execute(insert, ("active",))
+    assert migrate(connection) == ["0012_ledger_lifecycle_states"]
+    rows = connection.execute("SELECT seq, source, state FROM ingestion_steps").fetchall()
+    assert rows == [(1, "a.md", "active")]
+    connection.execute(insert, ("deleted",))
+    assert connection.execute("SELECT max(seq) FROM ingestion_steps").fetchone() == (2,)
+
+
+def test_documents_stored_before_extra_metadata_read_back_without_it(tmp_path: Path) -> None:
+    from tests.catalog.builders import make_doc
+
+    path = tmp_path / "catalog.sqlite"
+    connection = connect(path)
+    migrate(connection, [m for m in MIGRATIONS if m.name < "0010_document_extra_metadata"])
+    document = make_doc()
+    connection.execute(
+        "INSERT INTO documents (document_id, source_id, revision, content_digest, title, source_type, "
+        "tenant, valid_from, status, visibility, trust, language, body, stored_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'active', 'public', 'official', 'zh', ?, 't', 't')",
+        (document.document_id, document.source_id, document.revision, document.content_digest, document.title,
+         document.source_type, document.tenant, "2023-12-31T16:00:00.000000+00:00", document.body),
+    )  # fmt: skip
+    connection.close()
+    store = SQLiteStore(path)
+    stored = store.get_document(document.document_id)
+    assert (stored.extra_metadata, stored.defaulted_fields) == ((), ())
+    assert stored == document
+    store.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
+from dataclasses import replace
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,18 @@ class StoreContract(ChunkPagesContract):
         assert stored.valid_from.utcoffset() is not None
         assert stored.valid_from == document.valid_from
         assert store.catalog_revision(document.document_id) == 1
+
+    def test_extra_metadata_and_defaulted_fields_round_trip(self, store: Store) -> None:
+        document = make_doc(tags=["sso", "登录"], hide={"toc": True}, published=date(2026, 1, 2))
+        document = replace(document, defaulted_fields=("status", "trust", "valid_from"))
+        self.put(store, document)
+        stored = store.get_document(document.document_id)
+        assert stored == document
+        assert dict(stored.extra_metadata) == {
+            "hide": '{"toc":true}', "published": '"2026-01-02"', "tags": '["sso","登录"]'
+        }
+        with pytest.raises(ValidationError, match="extra_metadata"):
+            store.put_document(replace(document, extra_metadata=()), make_chunks(document))
 
     def test_chunk_round_trip_sorted_by_ordinal(self, store: Store) -> None:
         document = make_doc(**rich_metadata())

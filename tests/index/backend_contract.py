@@ -123,6 +123,24 @@ class BackendContract:
         assert self.dense(backend, embedder, "SAML", 10, beta) == []
         assert backend.lexical_search("nobody", ["saml"], k=10, eligible_document_ids=beta) == []
 
+    def test_document_frequencies_count_only_eligible_chunks(self, setup) -> None:
+        backend, items = setup
+        eligible = ids_of(items, "acme", "sso", "old", "install")
+        total, found = backend.document_frequencies(
+            "acme", ["saml", "e1042", "nowhere"], eligible_document_ids=eligible
+        )
+        assert total == len(chunk_ids(backend, eligible))
+        expected = {
+            term: sum(
+                term in tokenize(backend.chunks[cid].text) for cid in chunk_ids(backend, eligible)
+            )
+            for term in ("saml", "e1042")
+        }
+        assert found == {**expected, "nowhere": 0} and expected["saml"] >= 2 and expected["e1042"] == 0
+        assert backend.document_frequencies("acme", ["saml"], eligible_document_ids=set()) == (0, {"saml": 0})
+        beta = ids_of(items, "beta")
+        assert backend.document_frequencies("acme", ["saml"], eligible_document_ids=beta)[1] == {"saml": 0}
+
     def test_empty_eligible_set_scores_nothing(self, setup, embedder) -> None:
         backend, _ = setup
         assert backend.lexical_search("acme", ["saml"], k=10, eligible_document_ids=set()) == []

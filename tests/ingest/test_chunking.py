@@ -12,11 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veracity.ingest.chunking import (
+    CHUNK_SIZE,
     Strategy,
     chunk_document,
+    chunk_for_index,
     chunk_id_for,
     context_prefix,
     fact_chunk_map,
+    oversize_chunks,
     parse_strategy,
     with_context,
 )
@@ -460,3 +463,52 @@ def test_property_arbitrary_text_never_breaks(raw: str, sizes: Any) -> None:
     for strategy in Strategy:
         chunks = chunk_document(document, strategy, size=size, overlap=overlap)
         assert_well_formed(document, chunks, size)
+
+
+# -- hard budget (the index's chunks) ----------------------------------------
+
+
+def test_index_chunks_cut_long_tables_between_rows_with_the_header_in_the_prefix() -> None:
+    rows = "\n".join(f"| key{i} | {'value ' * 10} |" for i in range(40))
+    document = make(f"# T\n\n| key | value |\n| --- | --- |\n{rows}")
+    chunks = chunk_for_index(document)
+    assert_well_formed(document, chunks, CHUNK_SIZE)
+    assert len(chunks) > 2 and all(c.kind is ChunkKind.TABLE for c in chunks)
+    assert all(len(c.text) <= CHUNK_SIZE for c in chunks)
+    assert chunks[0].text.startswith("| key | value |\n| --- | --- |")
+    assert all(c.context_prefix.endswith("| | key | value |") for c in chunks[1:])
+    assert "".join(document.body[c.start : c.end] + "\n" for c in chunks).strip() == document.body[5:]
+    assert oversize_chunks(chunks) == 0
+
+
+def test_index_chunks_cut_long_code_between_lines_and_count_an_uncuttable_line() -> None:
+    code = "\n".join(f"x = {i}  # " + "y" * 50 for i in range(30))
+    document = make(f"# T\n\n```\n{code}\n```\n\n```\n{'z' * 1000}\n```")
+    chunks = chunk_for_index(document)
+    assert_well_formed(document, chunks, CHUNK_SIZE)
+    assert [c.kind for c in chunks] == [ChunkKind.CODE] * len(chunks)
+    assert chunks[0].text.startswith("```\nx = 0") and chunks[-2].text.endswith("\n```")
+    assert chunks[-1].text == f"```\n{'z' * 1000}\n```"  # fences stay with their line
+    assert oversize_chunks(chunks) == 1
+    assert all(len(c.text) <= 2 * CHUNK_SIZE for c in chunks[:-1])
+
+
+def test_without_a_hard_budget_tables_and_code_stay_whole() -> None:
+    code = "\n".join(f"line {i} " + "y" * 50 for i in range(30))
+    document = make(f"```\n{code}\n```")
+    assert len(chunk_document(document, Strategy.STRUCTURAL, size=400)) == 1
+    assert len(chunk_document(document, Strategy.STRUCTURAL, size=400, max_block=800)) > 1
+
+
+@settings(max_examples=100, deadline=None)
+@given(markdown(), st.integers(5, 200))
+def test_property_hard_budget_holds_except_single_lines(sample: tuple[str, Any], size: int) -> None:
+    body, _ = sample
+    document = make(body)
+    chunks = chunk_document(document, Strategy.STRUCTURAL, size=size, max_block=2 * size)
+    assert_well_formed(document, chunks, size)
+    for chunk in chunks:
+        if len(chunk.text) > 2 * size:
+            lines = chunk.text.split("\n")
+            inner = [line for line in lines if not re.fullmatch(r"\s*(`{3,}|~{3,})\S*", line)]
+            assert len(inner) <= 1 or (chunk.kind is ChunkKind.TABLE and len(inner) <= 3)

@@ -13,6 +13,7 @@ import yaml
 
 from veracity.ingest.batch import iter_source_files, load_sources
 from veracity.ingest.errors import IngestError
+from veracity.ingest.metadata import GovernanceDefaults
 
 GOVERNANCE = {"valid_from": "2026-01-01", "status": "active", "visibility": "public", "trust": "official"}
 
@@ -119,6 +120,38 @@ def test_missing_governance_field_names_the_field(tmp_path: Path) -> None:
     ((_, reason),) = load_sources([path], tenant="acme").rejected
     assert "field 'valid_from'" in reason and "required field is missing" in reason
     assert "plain.txt.meta.yaml or plain.meta.yaml" in reason and "--metadata" in reason
+
+
+def test_strict_names_every_missing_field_at_once(tmp_path: Path) -> None:
+    path = tmp_path / "plain.md"
+    path.write_text("# Plain\n\nNo front matter at all.", encoding="utf-8")
+    ((_, reason),) = load_sources([path]).rejected
+    assert "all missing: tenant, valid_from, status, visibility, trust" in reason
+
+
+def test_defaults_fill_missing_governance_fields_and_say_which(tmp_path: Path) -> None:
+    path = tmp_path / "guide" / "plain.md"
+    path.parent.mkdir()
+    path.write_text("---\ntrust: community\nsource_id: x-1\ntags: [a, b]\n---\n# Plain\n\nText.", "utf-8")
+    os.utime(path, (1_767_225_600, 1_767_225_600))  # 2026-01-01T00:00:00Z
+    ((_, document),) = load_sources([tmp_path], defaults=GovernanceDefaults(tenant="default")).documents
+    assert (document.source_id, document.title, document.tenant) == ("guide/plain", "Plain", "default")
+    assert (document.status.value, document.visibility.value, document.trust.value) == (
+        "active", "public", "community"
+    )
+    assert document.valid_from.isoformat() == "2026-01-01T00:00:00+00:00"
+    assert document.defaulted_fields == ("revision", "status", "tenant", "valid_from", "visibility")
+    assert document.extra_metadata == (("source_id", '"x-1"'), ("tags", '["a","b"]'))
+
+
+def test_a_file_modified_in_the_future_is_valid_from_now(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    path = tmp_path / "future.md"
+    path.write_text("# Future\n\nText.", encoding="utf-8")
+    os.utime(path, (4_102_444_800, 4_102_444_800))  # 2100
+    ((_, document),) = load_sources([path], defaults=GovernanceDefaults(tenant="t")).documents
+    assert document.valid_from <= datetime.now(UTC)
 
 
 def test_missing_tenant_without_option(tmp_path: Path) -> None:

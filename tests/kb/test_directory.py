@@ -73,7 +73,7 @@ def ask(kb, question: str = "config.max_retries 默认是多少"):
 def test_ingest_then_reopen_answers_without_re_embedding(tmp_path, docs) -> None:
     embedder = CountingEmbedder()
     kb = create_kb(tmp_path / "kb", embedder)
-    report = ingest_paths(kb, [docs])
+    report = ingest_paths(kb, [docs], strict=True)
     assert sorted(report.added) == ["install", "upgrade"]
     assert [source for source, _ in report.rejected] == ["broken.md"]
     assert "required field is missing" in report.rejected[0][1]
@@ -88,7 +88,7 @@ def test_ingest_then_reopen_answers_without_re_embedding(tmp_path, docs) -> None
     answer = ask(reopened)
     assert answer.status is AnswerStatus.ANSWER and again.texts == 0
     assert "install" in {c.source_id for c in answer.citations}
-    second = ingest_paths(reopened, [docs])  # idempotent: nothing new, nothing embedded
+    second = ingest_paths(reopened, [docs], strict=True)  # idempotent: nothing new, nothing embedded
     assert second.added == () and sorted(second.unchanged) == ["install", "upgrade"]
     assert again.texts == 0 and second.index.embedded_chunks == 0
 
@@ -189,9 +189,8 @@ def test_cli_ingest_and_ask(tmp_path) -> None:
 
 
 def test_cli_ingest_reports_rejections_with_exit_status_1(tmp_path, docs) -> None:
-    result = CliRunner().invoke(
-        main, ["ingest", str(docs), "--kb", str(tmp_path / "kb"), "--embedder", "fake", "--no-progress"]
-    )
+    args = ["ingest", str(docs), "--kb", str(tmp_path / "kb"), "--embedder", "fake", "--no-progress"]
+    result = CliRunner().invoke(main, [*args, "--strict"])
     assert result.exit_code == 1
     assert "added 2" in result.output and "rejected broken.md" in result.output
 

@@ -43,7 +43,7 @@ def test_ingest_html_text_and_docx_into_a_knowledge_base(tmp_path) -> None:
         main,
         [
             "ingest", str(src), "--kb", str(tmp_path / "kb"), "--tenant", "acme", "--roles", "public",
-            "--metadata", str(tmp_path / "meta.yaml"), "--embedder", "fake", "--no-progress",
+            "--metadata", str(tmp_path / "meta.yaml"), "--embedder", "fake", "--no-progress", "--strict",
         ],
     )  # fmt: skip
     assert result.exit_code == 1, result.output  # orphan.txt is rejected, the rest is in

@@ -73,6 +73,14 @@ def test_running_question_filters_nine_before_scoring(demo_kb, config) -> None:
     assert trace.excluded_counts == {"role": 5, "status": 1, "validity": 1, "version": 2}
 
 
+def test_no_target_version_filters_no_version(demo_kb, config) -> None:
+    trace = demo_kb.ask(config.running_question, Principal.of("starship", "public"), None, config.as_of).trace
+    assert trace.target_version is None
+    # the two 2.8 documents are retired too: without a version they are excluded by status
+    assert trace.excluded_counts == {"role": 5, "status": 3, "validity": 1}
+    assert trace.eligible_documents == 9
+
+
 def test_removing_the_members_chunk_gives_partial_without_members_claim(demo_kb, config) -> None:
     members = chunk_holding(demo_kb, "migration-2x-to-3.2", "成员处理")
     answer = ask(demo_kb, config, required_fact_ids=REQUIRED, remove_chunk_ids={members})
@@ -148,7 +156,7 @@ def test_injection_page_is_a_candidate_but_never_context(demo_kb, config) -> Non
 
 def test_community_contradiction_is_settled_by_trust(demo_kb, config) -> None:
     trace = ask(demo_kb, config).trace
-    assert all(resolved for _, resolved in trace.conflicts)
+    assert all(rule for _, rule, _ in trace.conflicts)
 
 
 def test_unknown_role_and_missing_identity_fail_closed(demo_kb, config) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from veracity.model.contracts import AnswerStatus, Citation, Claim
@@ -46,3 +48,10 @@ def test_json_has_the_page_fields() -> None:
     assert citation_dict(_citation(1, (3, 4)))["page_start"] == 3
     data = answer_dict(_answer(_citation(1, (2, 2)), _citation(2, (None, None))))
     assert [(c["page_start"], c["page_end"]) for c in data["citations"]] == [(2, 2), (None, None)]
+
+
+@pytest.mark.parametrize("claim", ["- To clear the cache, run it.", "2. To clear the cache, run it."])
+def test_a_claim_copied_from_a_list_item_prints_one_bullet(claim: str) -> None:
+    answer = dataclasses.replace(_answer(_citation(1, (None, None))), claims=(Claim(claim, (1,)),))
+    assert "- To clear the cache, run it. [1]" in answer_text(answer).splitlines()
+    assert answer_dict(answer)["claims"][0]["text"] == claim  # the claim itself stays verbatim

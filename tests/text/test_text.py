@@ -26,12 +26,24 @@ def test_latin_is_lowercased_and_chinese_is_segmented_like_jieba() -> None:
 
 
 def test_cli_command_tokens() -> None:
+    # options stay whole; plain English words are stemmed on both the index and the question side
     assert tokenize("starship migrate sso --to oidc") == [
         "starship",
-        "migrate",
+        "migrat",
         "sso",
         "--to",
         "oidc",
+    ]
+
+
+def test_english_words_are_stemmed_identifiers_are_not() -> None:
+    assert tokenize("settings setting") == ["set", "set"]
+    assert tokenize("config.max_retries E1042 v2.8.1 café Normandy's") == [
+        "config.max_retries",
+        "e1042",
+        "v2.8.1",
+        "café",
+        "normandi",
     ]
 
 

@@ -66,7 +66,7 @@ def query_subquestions(
     if not english:
         return split_subquestions(text)
     terms = tuple(dict.fromkeys(analyzer(text)))
-    return (SubQuestion(text=text, terms=terms, focus_nouns=()),) if terms else ()
+    return (SubQuestion(text=text, terms=terms),) if terms else ()
 
 
 def candidate_parts(

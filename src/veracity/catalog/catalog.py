@@ -149,7 +149,7 @@ class Catalog:
     # -- eligibility ---------------------------------------------------------
 
     def resolve(
-        self, document_id: str, principal: Principal, target_version: str, as_of: datetime
+        self, document_id: str, principal: Principal, target_version: str | None, as_of: datetime
     ) -> Resolution:
         """Check one document against the live catalog (status, validity, version, tenant, role).
 
@@ -176,7 +176,7 @@ class Catalog:
         )
 
     def eligible_documents(
-        self, principal: Principal, target_version: str, as_of: datetime
+        self, principal: Principal, target_version: str | None, as_of: datetime
     ) -> tuple[list[Document], list[tuple[str, ExclusionReason]]]:
         """Split the whole catalog into eligible documents and ``(document_id, primary reason)``.
 
@@ -184,7 +184,8 @@ class Catalog:
         with ``TENANT``; one without roles, or with a role its tenant does not
         define, gets every document of its tenant excluded with ``ROLE``. Both
         lists follow ``documents()`` order. A naive ``as_of`` or malformed
-        ``target_version`` raises before anything is read.
+        ``target_version`` raises before anything is read; ``None`` applies no
+        version filter.
         """
         _check_query(target_version, as_of)
         with self._store.transaction():
@@ -211,7 +212,8 @@ class Catalog:
         return self._store.set_status(document_id, status, expected)
 
 
-def _check_query(target_version: str, as_of: datetime) -> None:
+def _check_query(target_version: str | None, as_of: datetime) -> None:
     """Refuse a naive moment or malformed version up front, even over an empty catalog."""
     require_aware(as_of)
-    parse_version(target_version, field="target_version")
+    if target_version is not None:
+        parse_version(target_version, field="target_version")

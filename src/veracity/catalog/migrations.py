@@ -261,6 +261,66 @@ MIGRATIONS: tuple[Migration, ...] = (
         DELETE FROM ix1_meta WHERE key = 'generation';
         """,
     ),
+    Migration(
+        "0010_document_extra_metadata",
+        """
+        -- metadata keys that are not governance fields (JSON object), and the governance
+        -- fields that took a documented default because the source gave none (JSON array)
+        ALTER TABLE documents ADD COLUMN extra_metadata TEXT NOT NULL DEFAULT '{}';
+        ALTER TABLE documents ADD COLUMN defaulted_fields TEXT NOT NULL DEFAULT '[]';
+        """,
+    ),
+    # What a knowledge base remembers beyond documents (veracity.kb): its settings
+    # (default tenant, ask defaults), where each source came from (for --prune and
+    # explanations), and tombstones of deleted sources (a later ingest skips them).
+    Migration(
+        "0011_knowledge_base",
+        """
+        CREATE TABLE kb_settings (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL                 -- JSON
+        ) WITHOUT ROWID;
+        CREATE TABLE source_files (
+            tenant     TEXT NOT NULL,
+            source_id  TEXT NOT NULL,
+            root       TEXT NOT NULL,           -- the folder given to ingest (absolute), or '' for a file
+            path       TEXT NOT NULL,           -- relative to root (POSIX), or the file's absolute path
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, source_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX source_files_by_root ON source_files (root, path);
+        CREATE TABLE tombstones (               -- no ids in clear: a deleted document leaves no name
+            source_key     TEXT PRIMARY KEY,     -- sha256 of tenant and source id
+            content_digest TEXT NOT NULL,        -- of the revision that was deleted
+            deleted_at     TEXT NOT NULL
+        ) WITHOUT ROWID;
+        """,
+    ),
+    Migration(
+        "0012_ledger_lifecycle_states",
+        """
+        -- the ledger also records files skipped on purpose and documents withdrawn or
+        -- deleted after ingest, so a file's latest state is its real one
+        CREATE TABLE ingestion_steps_new (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id       TEXT NOT NULL,
+            source       TEXT NOT NULL,
+            source_id    TEXT,
+            document_id  TEXT,
+            state        TEXT NOT NULL CHECK (state IN
+                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed',
+                 'skipped', 'withdrawn', 'retired', 'deleted')),
+            reason       TEXT,
+            at           TEXT NOT NULL
+        );
+        INSERT INTO ingestion_steps_new (seq, run_id, source, source_id, document_id, state, reason, at)
+            SELECT seq, run_id, source, source_id, document_id, state, reason, at FROM ingestion_steps;
+        DROP TABLE ingestion_steps;
+        ALTER TABLE ingestion_steps_new RENAME TO ingestion_steps;
+        CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
+        CREATE INDEX ingestion_steps_source_id ON ingestion_steps (source_id, seq);
+        """,
+    ),
 )
 
 _LEDGER = """

@@ -40,7 +40,7 @@ def _now() -> str:
 _DOCUMENT_COLUMNS = (
     "document_id, source_id, revision, content_digest, title, source_type, tenant, "
     "version_min, version_max, valid_from, valid_until, status, visibility, trust, "
-    "language, body"
+    "language, body, extra_metadata, defaulted_fields"
 )
 _CHUNK_COLUMNS = (
     'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
@@ -283,14 +283,15 @@ class SQLiteStore:
         now = _now()
         self._conn.execute(
             f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, catalog_revision, stored_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
             (
                 document.document_id, document.source_id, document.revision,
                 document.content_digest, document.title, document.source_type, document.tenant,
                 document.version_min, document.version_max, _moment(document.valid_from),
                 _moment(document.valid_until), Status(document.status).value,
                 Visibility(document.visibility).value, Trust(document.trust).value,
-                document.language, document.body, now, now,
+                document.language, document.body, extra_metadata_json(document.extra_metadata),
+                json.dumps(list(document.defaulted_fields)), now, now,
             ),
         )  # fmt: skip
         self._conn.executemany(
@@ -331,7 +332,7 @@ class SQLiteStore:
 def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:
     (document_id, source_id, revision, content_digest, title, source_type, tenant,
      version_min, version_max, valid_from, valid_until, status, visibility, trust,
-     language, body) = row  # fmt: skip
+     language, body, extra_metadata, defaulted_fields) = row  # fmt: skip
     return Document(
         document_id=document_id,
         source_id=source_id,
@@ -351,6 +352,23 @@ def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation])
         facts=tuple(facts),
         body=body,
         language=language,
+        extra_metadata=extra_metadata_pairs(extra_metadata),
+        defaulted_fields=tuple(json.loads(defaulted_fields)),
+    )
+
+
+def extra_metadata_json(pairs: Sequence[tuple[str, str]]) -> str:
+    """``Document.extra_metadata`` as one JSON object (keys sorted), as the catalog stores it."""
+    return json.dumps(
+        {key: json.loads(value) for key, value in pairs}, ensure_ascii=False, sort_keys=True
+    )
+
+
+def extra_metadata_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """Inverse of :func:`extra_metadata_json`: sorted ``(key, canonical JSON)`` pairs."""
+    return tuple(
+        (key, json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+        for key, value in sorted(json.loads(text).items())
     )
 
 

@@ -211,7 +211,7 @@ def _valid_pages(first: int | None, last: int | None) -> bool:
 _COMPARED = (
     "source_id", "revision", "content_digest", "title", "source_type", "tenant",
     "version_min", "version_max", "valid_from", "valid_until", "visibility",
-    "allowed_roles", "trust", "facts", "body", "language",
+    "allowed_roles", "trust", "facts", "body", "language", "extra_metadata", "defaulted_fields",
 )  # fmt: skip
 
 

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import click
 
-from .common import library_errors, progress_bar
+from .common import library_errors, print_json, progress_bar
+from .summary import ingest_json, ingest_summary
 
 __all__ = ["ingest_command", "init_demo_command"]
 
@@ -26,8 +26,21 @@ __all__ = ["ingest_command", "init_demo_command"]
     type=click.Path(file_okay=False, path_type=Path),
     help="Knowledge base directory (created if it does not exist).",
 )
-@click.option("--tenant", help="Tenant of files whose front matter names none (others are rejected).")
-@click.option("--roles", help="Comma-separated roles to define for --tenant (e.g. public,support).")
+@click.option(
+    "--tenant",
+    help="Tenant of files whose metadata names none (others are rejected); "
+    "at the first ingest it becomes the knowledge base's default tenant [default: default].",
+)
+@click.option("--roles", help="Comma-separated roles to define for the tenant (e.g. public,support).")
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Reject files missing governance fields (tenant, valid_from, status, visibility, trust) "
+    "instead of taking the defaults.",
+)
+@click.option("--restore", is_flag=True, help="Ingest sources deleted earlier (and revive withdrawn ones).")
+@click.option("--prune", is_flag=True, help="Withdraw documents whose files have gone from the folders.")
+@click.option("--delete", "delete_pruned", is_flag=True, help="With --prune: delete them instead.")
 @click.option(
     "--embedder",
     type=click.Choice(["use", "e5", "fake"]),
@@ -48,33 +61,50 @@ __all__ = ["ingest_command", "init_demo_command"]
     help="Reject files larger than this before reading them.",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def ingest_command(
     paths: tuple[Path, ...],
     kb_dir: Path,
     tenant: str | None,
     roles: str | None,
+    strict: bool,
+    restore: bool,
+    prune: bool,
+    delete_pruned: bool,
     embedder: str | None,
     metadata_file: Path | None,
     max_bytes: int,
     progress: bool,
+    as_json: bool,
 ) -> None:
-    """Ingest files or folders into a knowledge base: Markdown, text, HTML, PDF, DOCX.
+    """Ingest files or folders into a knowledge base: Markdown (MkDocs, VitePress, Docusaurus),
+    reStructuredText (Sphinx), text, HTML, PDF, DOCX.
 
     Governance metadata comes from front matter (Markdown, HTML meta tags), a
-    sidecar NAME.meta.yaml, or --metadata; a file missing a required field is
-    rejected with the field named. PDF and DOCX need the 'pdf' / 'docx' extras.
+    sidecar NAME.meta.yaml, or --metadata. Missing fields take documented
+    defaults (status active, visibility public, trust official, valid_from the
+    file's modification time, the default tenant, revisions numbered 1, 2, ...),
+    counted in the summary; --strict rejects such files instead, naming every
+    missing field. PDF and DOCX need the 'pdf' / 'docx' extras.
 
     Idempotent: documents already in the catalog are left alone and nothing
-    is embedded again. Prints what was added, revised, unchanged and rejected.
+    is embedded again; a changed file re-embeds only its changed chunks.
+    Prints what was added, revised, unchanged, skipped and rejected.
     """
     from ..index.embedders import make_embedder
     from ..kb.directory import open_or_create_kb, write_manifest
     from ..kb.ingest import ingest_paths
 
+    if tenant is not None and not tenant.strip():
+        raise click.BadParameter("the tenant is empty; give a name or leave it out", param_hint="--tenant")
     role_list = [r.strip() for r in (roles or "").split(",") if r.strip()]
+    if roles is not None and not role_list:
+        raise click.BadParameter("no role named; give e.g. --roles public,support", param_hint="--roles")
+    if delete_pruned and not prune:
+        raise click.BadParameter("--delete deletes what --prune finds; add --prune", param_hint="--delete")
     with library_errors():
         kb = open_or_create_kb(kb_dir, make_embedder(embedder) if embedder else None)
-        with progress_bar(progress) as callback:
+        with progress_bar(progress and not as_json) as callback:
             report = ingest_paths(
                 kb,
                 list(paths),
@@ -83,29 +113,21 @@ def ingest_command(
                 metadata_file=metadata_file,
                 max_bytes=max_bytes,
                 progress=callback,
+                strict=strict,
+                restore=restore,
+                prune=prune,
+                delete_pruned=delete_pruned,
             )
         write_manifest(kb_dir, kb)
-    _print_ingest(report, kb_dir)
+    if as_json:
+        print_json(ingest_json(report, kb_dir))
+    else:
+        for line in ingest_summary(report, kb_dir):
+            click.echo(line)
+        for source, reason in report.rejected:
+            click.echo(f"  rejected {source}: {reason}", err=True)
     if report.rejected:
         sys.exit(1)
-
-
-def _print_ingest(report: Any, kb_dir: Path) -> None:
-    seconds = report.seconds
-    click.echo(
-        f"{kb_dir}: added {len(report.added)} · revised {len(report.revised)} · "
-        f"unchanged {len(report.unchanged)} · rejected {len(report.rejected)} · "
-        f"chunks {report.chunks_added} · embedded {report.index.embedded_chunks}"
-    )
-    if report.chunks_added:
-        click.echo(
-            f"  {report.chunks_per_second_without_embedding:,.0f} chunks/s without embedding; "
-            f"embedding {seconds.get('embed', 0.0):.1f} s"
-        )
-    for tenant, roles in report.roles_defined:
-        click.echo(f"  tenant {tenant}: roles {', '.join(roles)}")
-    for source, reason in report.rejected:
-        click.echo(f"  rejected {source}: {reason}", err=True)
 
 
 @click.command("init-demo")

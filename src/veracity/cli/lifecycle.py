@@ -78,8 +78,14 @@ def status_command(kb_dir: Path, as_json: bool) -> None:
         return
     for tenant, counts in report["documents"].items():
         click.echo(f"{tenant}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
+    if report["tombstones"]:
+        click.echo(f"deleted sources remembered: {report['tombstones']} (ingest skips them; --restore)")
     index = report["index"]
-    verified = {True: "verified", False: "verification FAILED", None: "never verified"}
+    verified = {
+        True: "verified",
+        False: "verification FAILED",
+        None: "built by ingest, not verified; 'veracity reindex' builds a verified version",
+    }
     click.echo(
         f"index: version {index['version']} ({verified[index['verification_passed']]}, "
         f"published {index['last_publish'] or 'at creation'}), {index['documents']} documents, "

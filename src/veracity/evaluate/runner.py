@@ -51,20 +51,14 @@ def _policy_violations(kb: KnowledgeBase, case: Case, answer: Answer) -> int:
     roles = kb.catalog.roles(case.tenant)
     trace = answer.trace
     seen = {cid for _, pairs in trace.channels for cid, _ in pairs}
-    seen |= (
-        {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}
-    )
+    seen |= {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}
     violations = 0
     for chunk_id in sorted(seen):
         document = snapshot.documents[snapshot.chunks[chunk_id].document_id]
-        if not eligibility(
-            document, case.principal, case.target_version, case.as_of, roles
-        ).eligible:
+        if not eligibility(document, case.principal, case.target_version, case.as_of, roles).eligible:
             violations += 1
     for citation in answer.citations:
-        live = kb.catalog.resolve(
-            citation.document_id, case.principal, case.target_version, case.as_of
-        )
+        live = kb.catalog.resolve(citation.document_id, case.principal, case.target_version, case.as_of)
         if not live.eligible:
             violations += 1
     return violations
@@ -120,9 +114,7 @@ def score_answer(
         "false_abstain": false_abstain,
         "metrics": {
             **retrieval_metrics(ranking, case.relevant_document_ids),
-            **citation_scores(
-                answer.claims, answer.citations, snapshot.chunks, case.required_fact_ids
-            ),
+            **citation_scores(answer.claims, answer.citations, snapshot.chunks, case.required_fact_ids),
         },
         "governance": governance,
         "failures": failures,
@@ -146,12 +138,27 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
     for source_id in params.get("allow_cited", []):
         if source_id not in result["cited"]:
             failures.append(f"{source_id} not cited")
+    if "only_cited" in params:
+        stray = sorted(set(result["cited"]) - set(params["only_cited"]))
+        if stray:
+            failures.append(f"cited outside {params['only_cited']}: {stray}")
+    if params.get("expect_version_scope"):
+        scoped = {r.split(":", 1)[1] for r in answer.reasons if r.startswith("version_scope:")}
+        for citation in answer.citations:
+            document = snapshot.documents[citation.document_id]
+            bounded = document.version_min is not None or document.version_max is not None
+            if (
+                bounded
+                and document.version_min != case.target_version
+                and str(citation.citation_id) not in scoped
+            ):
+                failures.append(
+                    f"citation {citation.citation_id} ({citation.source_id}) has no version scope"
+                )
     if params.get("forbid_ids") or params.get("forbid_strings"):
         visible = answer_dict(answer, explain=True)
         expected_named = (
-            set(params["expect_excluded"])
-            if isinstance(params.get("expect_excluded"), dict)
-            else set()
+            set(params["expect_excluded"]) if isinstance(params.get("expect_excluded"), dict) else set()
         )
         visible["trace"]["excluded"] = [
             e for e in visible["trace"]["excluded"] if e["source_id"] not in expected_named
@@ -257,9 +264,7 @@ def check_drop_chunk(ctx: Context, case: Case) -> CaseOutput:
     assert snapshot is not None
     document = ctx.kb.catalog.document(case.params["document"])
     heading = case.params["drop_heading"]
-    dropped = [
-        c.chunk_id for c in ctx.kb.catalog.chunks(document.document_id) if heading in c.heading_path
-    ]
+    dropped = [c.chunk_id for c in ctx.kb.catalog.chunks(document.document_id) if heading in c.heading_path]
     answer = _ask(ctx.kb, case, remove_chunk_ids=dropped)
     result = score_answer(ctx.kb, case, answer, ctx.instruction_sources)
     _expect_params(ctx.kb, case, answer, result)
@@ -294,9 +299,7 @@ def check_injection(ctx: Context, case: Case) -> CaseOutput:
     if injected & candidates and not injected & candidates <= quarantined:
         result["failures"].append("injection candidate was not quarantined")
     if not injected & candidates:
-        result["failures"].append(
-            "injection page was not a candidate: the check did not exercise quarantine"
-        )
+        result["failures"].append("injection page was not a candidate: the check did not exercise quarantine")
     trace = answer.trace
     unchanged = (
         trace.tenant == case.tenant
@@ -347,9 +350,7 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     return {**header, **result}, trace
 
 
-def run_evaluation(
-    kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir: Path
-) -> dict[str, Any]:
+def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir: Path) -> dict[str, Any]:
     """Run every case, write the three reports into ``out_dir``, return the report."""
     config = tenant_config()
     text = cases_path.read_text(encoding="utf-8") if cases_path else fixture_cases_text()

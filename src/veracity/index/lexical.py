@@ -363,6 +363,23 @@ class BM25Index:
         ids = self._ids
         return [(ids[p], s) for p, s in zip(positions[order].tolist(), scores[order].tolist(), strict=True)]
 
+    def document_frequencies(self, terms: Sequence[str], *, allowed: Allowed) -> tuple[int, dict[str, int]]:
+        """How many ``allowed`` documents there are, and how many of them hold each term.
+
+        Terms outside the vocabulary count 0. ``allowed`` is required, as in :meth:`search`.
+        """
+        mask = self._resolve_allowed(allowed)
+        total = len(self._ids) if mask is None else int(mask.sum())
+        found: dict[str, int] = {}
+        for term in dict.fromkeys(terms):
+            position = self._vocab.get(term)
+            if position is None:
+                found[term] = 0
+                continue
+            docs = self._docs[self._bounds[position] : self._bounds[position + 1]]
+            found[term] = int(docs.size if mask is None else mask[docs].sum())
+        return total, found
+
     def scores(
         self,
         query_tokens: Sequence[str],

@@ -80,6 +80,16 @@ class SearchBackend(Protocol):
         """Cosine top ``k`` among the eligible documents' chunks of ``tenant``."""
         ...
 
+    def document_frequencies(
+        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
+    ) -> tuple[int, dict[str, int]]:
+        """The eligible chunks of ``tenant`` (count) and how many of them hold each term.
+
+        Statistics cover only what the principal may use, so answer decisions
+        built on them never depend on chunks the principal may not see.
+        """
+        ...
+
 
 @dataclass(frozen=True)
 class IndexSnapshot:
@@ -152,6 +162,16 @@ class IndexSnapshot:
         if index is None or not allowed:
             return []
         return index.search(query_tokens, k=k, allowed=allowed, statistics=TermStatistics.ALLOWED)
+
+    def document_frequencies(
+        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
+    ) -> tuple[int, dict[str, int]]:
+        """Eligible chunk count and per-term chunk frequencies among them (see ``SearchBackend``)."""
+        index = self.lexical.get(tenant)
+        allowed = self._allowed(tenant, eligible_document_ids)
+        if index is None or not allowed:
+            return 0, dict.fromkeys(terms, 0)
+        return index.document_frequencies(terms, allowed=allowed)
 
     def dense_search(
         self,

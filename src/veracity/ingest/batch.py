@@ -20,7 +20,7 @@ from pathlib import Path
 from ..model.contracts import Document
 from ..model.errors import ValidationError
 from .documents import make_document
-from .metadata import SIDECAR_SUFFIX, MetadataMap, resolve_metadata
+from .metadata import SIDECAR_SUFFIX, GovernanceDefaults, MetadataMap, resolve_source_metadata
 from .nodes import ParsedSource
 from .parsers import DEFAULT_MAX_BYTES, parse_file
 
@@ -74,12 +74,19 @@ def load_source(
     tenant: str | None = None,
     mapping: MetadataMap | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    defaults: GovernanceDefaults | None = None,
 ) -> tuple[Document, ParsedSource]:
-    """Parse one file and build its ``Document``; raises ``ValidationError`` on any problem."""
+    """Parse one file and build its ``Document``; raises ``ValidationError`` on any problem.
+
+    Without ``defaults`` every governance field must be given (strict); with
+    them, missing ones take their defaults (see :mod:`veracity.ingest.metadata`).
+    """
     path = Path(path)
     parsed = parse_file(path, max_bytes=max_bytes)
-    metadata = resolve_metadata(path, parsed, relative=relative, tenant=tenant, mapping=mapping)
-    return make_document(metadata, parsed.body), parsed
+    resolved = resolve_source_metadata(
+        path, parsed, relative=relative, tenant=tenant, mapping=mapping, defaults=defaults
+    )
+    return make_document(resolved.values, parsed.body, defaulted=resolved.defaulted), parsed
 
 
 def load_sources(
@@ -88,9 +95,11 @@ def load_sources(
     tenant: str | None = None,
     metadata_file: Path | str | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
+    defaults: GovernanceDefaults | None = None,
 ) -> BatchResult:
     """Load every source under ``paths``; bad files go to ``rejected`` with the reason.
 
+    ``defaults`` fills missing governance fields (else they are required).
     Raises ``IngestError`` only when ``metadata_file`` itself cannot be read.
     """
     mapping = MetadataMap.load(metadata_file) if metadata_file is not None else None
@@ -101,7 +110,8 @@ def load_sources(
     for path, relative in iter_source_files(paths):
         try:
             document, parsed = load_source(
-                path, relative=relative, tenant=tenant, mapping=mapping, max_bytes=max_bytes
+                path, relative=relative, tenant=tenant, mapping=mapping, max_bytes=max_bytes,
+                defaults=defaults,
             )
         except ValidationError as exc:
             rejected.append((path, str(exc)))

@@ -6,13 +6,18 @@ whitespace-only spans are never chunks.
 
 - ``fixed``: character windows of ``size`` advancing by ``size - overlap``; a window
   whose stripped span lies inside the previous one is dropped.
-- ``structural``: the body is parsed line-wise into headings, paragraphs, lists,
-  tables and fenced code. Headings set the heading path and never appear in chunk
-  text. Consecutive blocks of one section are grouped up to ``size`` characters;
-  tables and code are never split; an over-long paragraph or list is split at
+- ``structural``: the body is parsed line-wise (:mod:`veracity.ingest.blocks`) into
+  headings, paragraphs, lists, tables and fenced code. Headings set the heading
+  path and never appear in chunk text. Consecutive blocks of one section are
+  grouped up to ``size`` characters;
+  tables and code stay whole, unless ``max_block`` is given and they are longer:
+  then a table is cut between rows and code between lines into pieces of at
+  most ``size`` (a single row or line longer than that stays one piece; see
+  :func:`oversize_chunks`); an over-long paragraph or list is split at
   sentence ends (a sentence longer than ``size`` is cut at ``size``).
 - ``contextual``: the structural chunks, each with a ``context_prefix`` naming the
-  document title, version range and heading path; text and ids are unchanged.
+  document title, version range and heading path (and, for the second and later
+  pieces of a cut table, its header row); text and ids are unchanged.
 
 ``chunk_id`` hashes the document id, heading path, ordinal and the identity form
 of the text, so it is stable across runs and changes when the chunk text does.
@@ -21,7 +26,6 @@ of the text, so it is stable across runs and changes when the chunk text does.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -30,6 +34,7 @@ from ..model.contracts import Chunk, ChunkKind, Document, parse_enum, sha256_hex
 from ..model.errors import ValidationError
 from ..text.normalize import identity_text
 from ..text.sentences import split_sentences
+from .blocks import FENCE_OPEN, MarkdownBlock, block_spans, parse_blocks
 
 __all__ = [
     "Strategy",
@@ -38,6 +43,7 @@ __all__ = [
     "chunk_id_for",
     "context_prefix",
     "fact_chunk_map",
+    "oversize_chunks",
     "parse_strategy",
     "version_label",
     "with_context",
@@ -55,108 +61,6 @@ class Strategy(StrEnum):
 def parse_strategy(text: object) -> Strategy:
     """Parse a strategy name; raise ``ConfigError`` listing the valid values otherwise."""
     return parse_enum(Strategy, text, what="chunking strategy")
-
-
-_HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s|$)")
-
-
-@dataclass(frozen=True, slots=True)
-class _Block:
-    """One parsed Markdown block; ``kind`` is ``None`` for a heading line."""
-
-    kind: ChunkKind | None
-    start: int
-    end: int
-    path: tuple[str, ...]
-    section: int
-
-
-def _line_kind(line: str) -> str:
-    if not line.strip():
-        return "blank"
-    if _HEADING.match(line):
-        return "heading"
-    if _FENCE_OPEN.match(line):
-        return "fence"
-    if line.lstrip().startswith("|"):
-        return "table"
-    if _LIST_ITEM.match(line):
-        return "list"
-    return "text"
-
-
-def _heading_text(line: str) -> tuple[int, str]:
-    match = _HEADING.match(line)
-    assert match is not None
-    text = _CLOSING_HASHES.sub("", match.group(2) or "").strip()
-    return len(match.group(1)), text
-
-
-def _fence_end(lines: Sequence[str], first: int) -> int:
-    """Index of the closing fence line of the fence opened at ``first`` (last line if unclosed)."""
-    opening = _FENCE_OPEN.match(lines[first])
-    assert opening is not None
-    marker = opening.group(1)
-    for index in range(first + 1, len(lines)):
-        candidate = lines[index].strip()
-        if (
-            len(lines[index]) - len(lines[index].lstrip(" ")) <= 3
-            and len(candidate) >= len(marker)
-            and candidate == marker[0] * len(candidate)
-        ):
-            return index
-    return len(lines) - 1
-
-
-def _parse_blocks(body: str) -> list[_Block]:
-    """Parse a Markdown body line-wise into blocks with offsets and heading paths."""
-    lines = body.split("\n")
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line) + 1)
-    blocks: list[_Block] = []
-    stack: list[tuple[int, str]] = []
-    section = 0
-    index = 0
-    while index < len(lines):
-        kind = _line_kind(lines[index])
-        if kind == "blank":
-            index += 1
-            continue
-        if kind == "heading":
-            level, text = _heading_text(lines[index])
-            stack = [entry for entry in stack if entry[0] < level] + [(level, text)]
-            section += 1
-            path = tuple(entry[1] for entry in stack)
-            end = offsets[index] + len(lines[index])
-            blocks.append(_Block(None, offsets[index], end, path, section))
-            index += 1
-            continue
-        first = index
-        if kind == "fence":
-            last = _fence_end(lines, first)
-            block_kind = ChunkKind.CODE
-        else:
-            if kind == "table":
-                accepts: tuple[str, ...] = ("table",)
-                block_kind = ChunkKind.TABLE
-            elif kind == "list":
-                accepts = ("list", "text")
-                block_kind = ChunkKind.LIST
-            else:
-                accepts = ("text",)
-                block_kind = ChunkKind.PARAGRAPH
-            last = first
-            while last + 1 < len(lines) and _line_kind(lines[last + 1]) in accepts:
-                last += 1
-        end = offsets[last] + len(lines[last])
-        path = tuple(entry[1] for entry in stack)
-        blocks.append(_Block(block_kind, offsets[first], end, path, section))
-        index = last + 1
-    return blocks
 
 
 def _strip_span(body: str, start: int, end: int) -> tuple[int, int]:
@@ -196,6 +100,7 @@ class _Span:
     end: int
     kind: ChunkKind
     path: tuple[str, ...]
+    lead: str = ""  # a cut table's header row, for the context prefix of its later pieces
 
 
 def _validate(size: int, overlap: int) -> None:
@@ -213,7 +118,7 @@ def _validate(size: int, overlap: int) -> None:
 
 
 def _window_kind(
-    blocks: Sequence[_Block], starts: Sequence[int], start: int, end: int
+    blocks: Sequence[MarkdownBlock], starts: Sequence[int], start: int, end: int
 ) -> ChunkKind:
     """The kind covering more than half of ``[start, end)``, else ``MIXED``."""
     cover: dict[ChunkKind, int] = {}
@@ -231,7 +136,7 @@ def _window_kind(
 
 
 def _fixed_spans(body: str, size: int, overlap: int) -> list[_Span]:
-    blocks = _parse_blocks(body)
+    blocks = parse_blocks(body)
     starts = [block.start for block in blocks]
     spans: list[_Span] = []
     step = size - overlap
@@ -249,7 +154,7 @@ def _fixed_spans(body: str, size: int, overlap: int) -> list[_Span]:
     return spans
 
 
-def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
+def _cut_long(body: str, block: MarkdownBlock, size: int) -> Iterable[_Span]:
     """Split an over-long paragraph or list into sentence spans, cutting sentences over ``size``."""
     assert block.kind is not None
     for begin, finish in split_sentences(body[block.start : block.end]):
@@ -260,8 +165,41 @@ def _cut_long(body: str, block: _Block, size: int) -> Iterable[_Span]:
                 yield _Span(start, end, block.kind, block.path)
 
 
-def _units(body: str, blocks: Sequence[_Block], size: int) -> Iterable[tuple[int, _Span]]:
-    """Non-heading blocks as ``(section, span)``; long paragraphs and lists pre-split."""
+def _cut_lines(body: str, block: MarkdownBlock, start: int, end: int, size: int) -> Iterable[_Span]:
+    """Cut a table between rows or code between lines into pieces of at most ``size``.
+
+    A table's header and rule stay in its first piece; a code block's fences
+    stay with the line next to them, so no piece is a fence alone.
+    """
+    assert block.kind is not None
+    lines: list[tuple[int, int]] = []
+    position = start
+    for text in body[start:end].split("\n"):
+        lines.append((position, position + len(text)))
+        position += len(text) + 1
+    table = block.kind is ChunkKind.TABLE
+    head = lines[:2] if table else lines[:1]
+    closed = not table and len(lines) > 1 and bool(FENCE_OPEN.match(body[lines[-1][0] : lines[-1][1]]))
+    rest = lines[len(head) : len(lines) - 1 if closed else len(lines)]
+    pieces: list[list[tuple[int, int]]] = [list(head)]
+    for line in rest:
+        if len(pieces[-1]) > (len(head) if len(pieces) == 1 else 0) and line[1] - pieces[-1][0][0] > size:
+            pieces.append([])
+        pieces[-1].append(line)
+    if closed:
+        pieces[-1].append(lines[-1])
+    header = body[lines[0][0] : lines[0][1]].strip() if table else ""
+    for number, piece in enumerate(pieces):
+        begin, finish = _strip_span(body, piece[0][0], piece[-1][1])
+        if finish > begin:
+            yield _Span(begin, finish, block.kind, block.path, header if number else "")
+
+
+def _units(
+    body: str, blocks: Sequence[MarkdownBlock], size: int, max_block: int | None = None
+) -> Iterable[tuple[int, _Span]]:
+    """Non-heading blocks as ``(section, span)``; long paragraphs and lists (and, over
+    ``max_block``, tables and code) pre-split."""
     for block in blocks:
         if block.kind is None:
             continue
@@ -270,6 +208,9 @@ def _units(body: str, blocks: Sequence[_Block], size: int) -> Iterable[tuple[int
             continue
         if end - start > size and block.kind in (ChunkKind.PARAGRAPH, ChunkKind.LIST):
             for piece in _cut_long(body, block, size):
+                yield block.section, piece
+        elif max_block is not None and end - start > max_block:
+            for piece in _cut_lines(body, block, start, end, size):
                 yield block.section, piece
         else:
             yield block.section, _Span(start, end, block.kind, block.path)
@@ -280,7 +221,7 @@ def _group_kind(kinds: Sequence[ChunkKind]) -> ChunkKind:
     return kinds[0] if len(distinct) == 1 else ChunkKind.MIXED
 
 
-def _structural_spans(body: str, size: int) -> list[_Span]:
+def _structural_spans(body: str, size: int, max_block: int | None = None) -> list[_Span]:
     spans: list[_Span] = []
     group: list[_Span] = []
     group_section = -1
@@ -288,10 +229,10 @@ def _structural_spans(body: str, size: int) -> list[_Span]:
     def flush() -> None:
         if group:
             kind = _group_kind([unit.kind for unit in group])
-            spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path))
+            spans.append(_Span(group[0].start, group[-1].end, kind, group[0].path, group[0].lead))
             group.clear()
 
-    for section, unit in _units(body, _parse_blocks(body), size):
+    for section, unit in _units(body, parse_blocks(body), size, max_block):
         if group and (section != group_section or unit.end - group[0].start > size):
             flush()
         if not group:
@@ -316,7 +257,7 @@ def _chunks(document: Document, spans: Sequence[_Span], *, with_context: bool) -
                 end=span.end,
                 kind=span.kind,
                 text=text,
-                context_prefix=context_prefix(document, span.path) if with_context else "",
+                context_prefix=_prefix(document, span) if with_context else "",
                 fact_ids=tuple(
                     fact.fact_id
                     for fact in document.facts
@@ -327,18 +268,26 @@ def _chunks(document: Document, spans: Sequence[_Span], *, with_context: bool) -
     return tuple(chunks)
 
 
+def _prefix(document: Document, span: _Span) -> str:
+    prefix = context_prefix(document, span.path)
+    return f"{prefix} | {span.lead}" if span.lead else prefix
+
+
 def chunk_document(
     document: Document,
     strategy: Strategy | str = Strategy.STRUCTURAL,
     *,
     size: int = 400,
     overlap: int = 0,
+    max_block: int | None = None,
 ) -> tuple[Chunk, ...]:
     """Cut ``document.body`` into chunks with ``strategy``.
 
     ``size`` is the character budget of a chunk (fixed windows are exactly that
     long before stripping; structural chunks exceed it only for a table or code
-    block that is larger on its own). ``overlap`` applies to fixed windows only.
+    block that is larger on its own). ``max_block``: a table or code block
+    longer than this is cut into pieces of at most ``size`` (between rows or
+    lines); ``None`` keeps them whole. ``overlap`` applies to fixed windows only.
     Raises ``ValidationError`` for ``size <= 0``, ``overlap < 0`` or
     ``overlap >= size`` and ``ConfigError`` for an unknown strategy.
     """
@@ -346,7 +295,7 @@ def chunk_document(
     _validate(size, overlap)
     if chosen is Strategy.FIXED:
         return _chunks(document, _fixed_spans(document.body, size, overlap), with_context=False)
-    spans = _structural_spans(document.body, size)
+    spans = _structural_spans(document.body, size, max_block)
     return _chunks(document, spans, with_context=chosen is Strategy.CONTEXTUAL)
 
 
@@ -370,18 +319,22 @@ def fact_chunk_map(chunks: Iterable[Chunk]) -> dict[str, tuple[str, ...]]:
     return {fact_id: tuple(ids) for fact_id, ids in found.items()}
 
 
-def block_spans(body: str) -> list[tuple[ChunkKind, int, int]]:
-    """``(kind, start, end)`` of every non-heading Markdown block of ``body``, in order.
-
-    Used to check what a chunker did to tables and code blocks.
-    """
-    return [(b.kind, b.start, b.end) for b in _parse_blocks(body) if b.kind is not None]
-
-
 CHUNK_SIZE = 400
 """Character budget of the chunks a document is indexed as."""
+HARD_LIMIT_FACTOR = 2
+"""No indexed chunk is longer than this many budgets, except one table row or code line."""
 
 
 def chunk_for_index(document: Document) -> tuple[Chunk, ...]:
-    """The chunks a document is indexed as: structural chunks with their context prefix."""
-    return chunk_document(document, Strategy.CONTEXTUAL, size=CHUNK_SIZE)
+    """The chunks a document is indexed as: structural chunks with their context prefix.
+
+    Tables and code longer than twice the budget are cut between rows and lines.
+    """
+    return chunk_document(
+        document, Strategy.CONTEXTUAL, size=CHUNK_SIZE, max_block=HARD_LIMIT_FACTOR * CHUNK_SIZE
+    )
+
+
+def oversize_chunks(chunks: Iterable[Chunk], size: int = CHUNK_SIZE) -> int:
+    """Chunks longer than twice ``size``: each is one table row or code line that cannot be cut."""
+    return sum(len(chunk.text) > HARD_LIMIT_FACTOR * size for chunk in chunks)

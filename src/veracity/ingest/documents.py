@@ -8,13 +8,16 @@ the document and the field.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import replace
 from datetime import UTC, date, datetime
 from typing import Any
 
 from ..model.contracts import Document, FactAnnotation, Status, Trust, Visibility, parse_enum, sha256_hex
 from ..model.errors import ConfigError, EmptyContentError, ValidationError
 from ..model.versions import check_range
+from ..text.language import detect_language
 from ..text.normalize import identity_text, normalize_body
 
 STANCES = ("supports", "contradicts")
@@ -28,6 +31,19 @@ REQUIRED_FIELDS = (
     "visibility",
     "trust",
 )
+OPTIONAL_FIELDS = (
+    "source_type",
+    "version_min",
+    "version_max",
+    "valid_until",
+    "allowed_roles",
+    "facts",
+    "language",
+)
+DERIVED_FIELDS = ("document_id", "content_digest", "defaulted_fields", "metadata")
+"""Keys :func:`metadata_of` adds; as input they are recomputed (``metadata`` is unpacked)."""
+KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS + DERIVED_FIELDS)
+"""Metadata keys that mean something to veracity; any other key is kept as extra metadata."""
 
 
 def document_identity(source_id: str, revision: str, body: str) -> tuple[str, str]:
@@ -111,12 +127,38 @@ def _facts(raw: object, body: str, *, document: str) -> tuple[FactAnnotation, ..
     return tuple(facts)
 
 
-def make_document(metadata: Mapping[str, Any], body: str) -> Document:
+def canonical_value(value: object) -> str:
+    """A metadata value as canonical JSON text (dates and other scalars YAML makes become strings)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=_plain)
+
+
+def _plain(value: object) -> str:
+    return value.isoformat() if isinstance(value, date | datetime) else str(value)
+
+
+def extra_metadata_of(metadata: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The keys of ``metadata`` that are not :data:`KNOWN_FIELDS`, as sorted ``(key, JSON)`` pairs.
+
+    A ``metadata`` mapping (as :func:`metadata_of` writes it) contributes its items too.
+    """
+    extra = {str(key): value for key, value in metadata.items() if str(key) not in KNOWN_FIELDS}
+    nested = metadata.get("metadata")
+    if isinstance(nested, Mapping):
+        extra = {**{str(key): value for key, value in nested.items()}, **extra}
+    return tuple(sorted((key, canonical_value(value)) for key, value in extra.items()))
+
+
+def make_document(
+    metadata: Mapping[str, Any], body: str, *, defaulted: Collection[str] = ()
+) -> Document:
     """Validate governance metadata and content; return the immutable ``Document``.
 
     ``metadata`` keys: id, revision, title, tenant, valid_from, status,
     visibility, trust (required); source_type, version_min, version_max,
-    valid_until, allowed_roles, facts, language (optional).
+    valid_until, allowed_roles, facts, language (optional). Any other key is
+    kept as ``extra_metadata``. ``defaulted`` names the fields whose values
+    are documented defaults rather than the source's own (recorded as
+    ``defaulted_fields``).
     """
     source_id = str(metadata.get("id") or "").strip() or "<no id>"
     for name in REQUIRED_FIELDS:
@@ -173,7 +215,9 @@ def make_document(metadata: Mapping[str, Any], body: str) -> Document:
         trust=trust,
         facts=_facts(metadata.get("facts"), normalized, document=source_id),
         body=normalized,
-        language=str(metadata.get("language") or "zh"),
+        language=str(metadata.get("language") or detect_language(normalized)),
+        extra_metadata=extra_metadata_of(metadata),
+        defaulted_fields=tuple(sorted(set(defaulted))),
     )
 
 
@@ -214,4 +258,38 @@ def metadata_of(document: Document) -> dict[str, Any]:
         "facts": [{"id": f.fact_id, "quote": f.quote, "stance": f.stance} for f in document.facts],
         "content_digest": document.content_digest,
         "language": document.language,
+        "metadata": {key: json.loads(value) for key, value in document.extra_metadata},
+        "defaulted_fields": list(document.defaulted_fields),
     }
+
+
+def with_revision(document: Document, revision: str) -> Document:
+    """``document`` as revision ``revision`` of its source (the document id follows the revision)."""
+    document_id, _ = document_identity(document.source_id, revision, document.body)
+    return replace(document, revision=revision, document_id=document_id)
+
+
+_REVISION_BLIND = ("document_id", "revision")
+
+
+def same_but_revision(stored: Document, document: Document) -> bool:
+    """Whether ``document`` says what ``stored`` says: content and metadata, revision aside.
+
+    Status is the catalog's and is not compared. A ``valid_from`` that both took
+    from the file's modification time is not compared either: touching a file
+    does not make a new revision.
+    """
+    ignored = set(_REVISION_BLIND) | {"status"}
+    if "valid_from" in stored.defaulted_fields and "valid_from" in document.defaulted_fields:
+        ignored.add("valid_from")
+    return all(
+        getattr(stored, name) == getattr(document, name)
+        for name in Document.__dataclass_fields__
+        if name not in ignored
+    )
+
+
+def next_revision(revisions: Iterable[Document]) -> str:
+    """The number after the highest numeric revision among ``revisions`` (``"1"`` for none)."""
+    numbers = [int(d.revision) for d in revisions if d.revision.isdigit()]
+    return str(max(numbers, default=0) + 1)

@@ -10,6 +10,7 @@ All of them are ``ValidationError``\\ s, so a batch loader that catches
         ├── EncodingError            the bytes are not UTF-8 (nor clean GB18030 Chinese)
         ├── CorruptFileError         a PDF or DOCX container cannot be read
         ├── EmptySourceError         the file holds no text
+        ├── TemplateSourceError      the file is a page template (Jinja/Liquid), not a document
         └── MissingExtraError        the parser for this format needs an optional extra
 """
 
@@ -24,6 +25,7 @@ __all__ = [
     "FileTooLargeError",
     "IngestError",
     "MissingExtraError",
+    "TemplateSourceError",
     "UnsupportedFormatError",
 ]
 
@@ -54,6 +56,10 @@ class CorruptFileError(IngestError):
 
 class EmptySourceError(IngestError):
     """The file is empty, whitespace only, or has no extractable text."""
+
+
+class TemplateSourceError(IngestError):
+    """The file is a site generator's page template, not a document; ingest skips it."""
 
 
 class MissingExtraError(IngestError):

@@ -12,6 +12,7 @@ import yaml
 from ..model.contracts import Document
 from ..model.errors import ValidationError
 from .documents import make_document
+from .site_markup import clean_site_markup
 
 _FENCE = "---"
 # libyaml's loader parses front matter about 9x faster; same results, same safety.
@@ -43,8 +44,9 @@ def split_front_matter(text: str, *, source: str = "<text>") -> tuple[dict[str, 
 def load_markdown_text(
     text: str, *, source: str = "<text>", defaults: dict[str, Any] | None = None
 ) -> Document:
-    """Parse one Markdown text into a validated ``Document``."""
+    """Parse one Markdown text into a validated ``Document`` (doc-site markup cleaned, as ingest does)."""
     metadata, body = split_front_matter(text, source=source)
+    body = clean_site_markup(body)
     merged = {**(defaults or {}), **metadata}
     if "id" not in merged:
         raise ValidationError("required field is missing", document=source, field="id")

@@ -1,7 +1,11 @@
 """The ingestion ledger: every file's way through the states, and the quarantine.
 
 States: discovered → parsed → chunked → embedded → indexed → active, or
-``unchanged`` (same source and content: no work), or ``failed`` with a reason.
+``unchanged`` (same source and content: no work), ``skipped`` (on purpose,
+with the reason: deleted earlier, a page template, no text), or ``failed``
+with a reason. Later lifecycle changes append ``withdrawn``, ``retired`` or
+``deleted``, so a file's latest state is its real one; deleting a document
+also blanks its ids in earlier rows (its name leaves the file with its text).
 A failed file also gets a quarantine row (replaced when it fails again,
 removed when it later succeeds), so nothing rejected is silently forgotten.
 Rows are written inside the caller's transactions; they are ids and reasons,
@@ -17,7 +21,10 @@ from typing import Any, Final
 
 import apsw
 
-STATES: Final = ("discovered", "parsed", "chunked", "embedded", "indexed", "active", "unchanged", "failed")
+STATES: Final = (
+    "discovered", "parsed", "chunked", "embedded", "indexed", "active", "unchanged", "failed",
+    "skipped", "withdrawn", "retired", "deleted",
+)  # fmt: skip
 
 
 def _now() -> str:
@@ -54,7 +61,7 @@ class Ledger:
                 "INSERT OR REPLACE INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?)",
                 (source, reason or "failed", self.run_id, _now()),
             )
-        elif state in ("active", "unchanged"):
+        elif state in ("active", "unchanged", "skipped"):
             self._conn.execute("DELETE FROM quarantine WHERE source = ?", (source,))
 
     def steps(self, states: Iterable[str], sources: Iterable[tuple[str, str, str]]) -> None:
@@ -62,6 +69,22 @@ class Ledger:
         for source, source_id, document_id in sources:
             for state in states:
                 self.step(source, state, source_id=source_id, document_id=document_id)
+
+
+def source_of(connection: apsw.Connection, document_id: str) -> str | None:
+    """The file a document was last ingested from (its ledger name), if the ledger knows it."""
+    row = connection.execute(
+        "SELECT source FROM ingestion_steps WHERE document_id = ? ORDER BY seq DESC LIMIT 1", (document_id,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def forget_document(connection: apsw.Connection, document_id: str) -> None:
+    """Blank a deleted document's ids in every ledger row (states and file names stay)."""
+    connection.execute(
+        "UPDATE ingestion_steps SET source_id = NULL, document_id = NULL WHERE document_id = ?",
+        (document_id,),
+    )
 
 
 def latest_states(connection: apsw.Connection) -> dict[str, int]:

@@ -1,6 +1,8 @@
 """Markdown to structure nodes, through markdown-it-py (CommonMark + pipe tables).
 
-The body of a Markdown source is its own text after the front matter,
+The body of a Markdown source is its own text after the front matter, with
+documentation-site markup cleaned away (:mod:`veracity.ingest.site_markup`:
+admonitions, tabs, ``:::`` containers, anchors, Vue/JSX/HTML tags) and
 normalized by :func:`veracity.text.normalize.normalize_body`, so a document loaded here
 has the same identity as one loaded by :mod:`veracity.ingest.front_matter`.
 Top-level blocks become nodes located by their source lines; inline markup
@@ -19,6 +21,7 @@ from markdown_it.token import Token
 from ..text.normalize import normalize_body
 from .front_matter import split_front_matter
 from .nodes import Node, NodeKind, ParsedSource
+from .site_markup import clean_inline_markup, clean_site_markup
 
 __all__ = ["parse_markdown"]
 
@@ -87,7 +90,7 @@ def parse_markdown(text: str, *, source: str = "<text>") -> ParsedSource:
     Raises ``ValidationError`` for malformed front matter.
     """
     metadata, raw_body = split_front_matter(text, source=source)
-    body = normalize_body(raw_body)
+    body = normalize_body(clean_site_markup(raw_body))
     lines = body.split("\n")
     offsets = [0]
     for line in lines:
@@ -123,6 +126,8 @@ def parse_markdown(text: str, *, source: str = "<text>") -> ParsedSource:
             nodes.append(Node(kind, body[start:end], path, start, end, **extra))
         index = closing + 1
     title = metadata.get("title")
+    if isinstance(title, str):
+        title = clean_inline_markup(title).strip() or None
     if title in (None, ""):
         first = next((n for n in nodes if n.kind is NodeKind.HEADING and n.level == 1), None)
         title = first.heading_path[-1] if first else None

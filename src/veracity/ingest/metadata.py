@@ -15,20 +15,30 @@ Layers, highest first; a higher layer wins key by key:
    ``"1"``, ``title`` = the parsed title or the file stem, ``tenant`` = the
    ``--tenant`` option.
 
-Governance fields (``valid_from``, ``status``, ``visibility``, ``trust``) have
-no default: a source without them is rejected with a message naming the field
-and where to set it. With ``--tenant``, a source that declares another tenant
-is rejected rather than silently moved.
+Strict (no :class:`GovernanceDefaults`): the governance fields ``tenant``,
+``valid_from``, ``status``, ``visibility`` and ``trust`` must be given; a
+source without them is rejected with a message naming *every* missing field
+and where to set it. With :class:`GovernanceDefaults` (a folder of plain
+docs), each missing one takes its documented default and is recorded in
+``defaulted``: ``tenant`` = the knowledge base's default tenant, ``status:
+active``, ``visibility: public``, ``trust: official``, ``valid_from`` = the
+file's modification time (never later than now), and ``revision`` (when no
+layer gives one) is numbered by the knowledge base; ``language`` (not a
+governance field) is guessed from the text. Either way, with
+``--tenant`` a source that declares another tenant is rejected rather than
+silently moved.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Final
 
 import yaml
 
@@ -37,7 +47,18 @@ from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
 
-__all__ = ["SIDECAR_SUFFIX", "MetadataMap", "find_sidecar", "resolve_metadata", "sidecar_names"]
+__all__ = [
+    "DEFAULTED_FIELDS",
+    "SIDECAR_SUFFIX",
+    "GovernanceDefaults",
+    "MetadataMap",
+    "ResolvedMetadata",
+    "find_sidecar",
+    "guess_language",
+    "resolve_metadata",
+    "resolve_source_metadata",
+    "sidecar_names",
+]
 
 SIDECAR_SUFFIX = ".meta.yaml"
 _GLOB_CHARS = frozenset("*?[")
@@ -111,6 +132,59 @@ class MetadataMap:
         return merged
 
 
+DEFAULTED_FIELDS: Final = ("tenant", "revision", "valid_from", "status", "visibility", "trust")
+"""The fields :class:`GovernanceDefaults` can fill, in the order summaries list them."""
+
+
+@dataclass(frozen=True, slots=True)
+class GovernanceDefaults:
+    """Documented defaults for sources that leave governance fields out (see the module docstring).
+
+    ``tenant`` is the knowledge base's default tenant; ``None`` leaves a
+    missing tenant missing (rejected).
+    """
+
+    tenant: str | None = None
+    status: str = "active"
+    visibility: str = "public"
+    trust: str = "official"
+
+    def values(self, path: Path) -> dict[str, Any]:
+        """The default of every field in :data:`DEFAULTED_FIELDS` for the file ``path``."""
+        return {
+            "tenant": self.tenant,
+            "revision": "1",
+            "valid_from": modified_at(path),
+            "status": self.status,
+            "visibility": self.visibility,
+            "trust": self.trust,
+        }
+
+
+def modified_at(path: Path) -> datetime:
+    """The file's modification time in UTC, never later than now (a clock ahead would hide it)."""
+    moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
+    return min(moment, datetime.now(UTC))
+
+
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]")
+_LETTER = re.compile(r"[^\W\d_]")
+
+
+def guess_language(body: str) -> str:
+    """``zh`` when CJK characters make up a tenth of the letters, else ``en`` (not a governance field)."""
+    letters = len(_LETTER.findall(body))
+    return "zh" if letters and len(_CJK.findall(body)) * 10 >= letters else "en"
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedMetadata:
+    """A source's merged metadata and the fields that took a default (sorted)."""
+
+    values: Mapping[str, Any]
+    defaulted: tuple[str, ...] = ()
+
+
 def _clean_key(key: str) -> str:
     key = key.replace("\\", "/")
     while key.startswith("./"):
@@ -135,22 +209,38 @@ def resolve_metadata(
     tenant: str | None = None,
     mapping: MetadataMap | None = None,
 ) -> dict[str, Any]:
+    """Merge the metadata layers for ``path`` strictly (no defaults); see :func:`resolve_source_metadata`."""
+    resolved = resolve_source_metadata(path, parsed, relative=relative, tenant=tenant, mapping=mapping)
+    return dict(resolved.values)
+
+
+def resolve_source_metadata(
+    path: Path,
+    parsed: ParsedSource,
+    *,
+    relative: str | None = None,
+    tenant: str | None = None,
+    mapping: MetadataMap | None = None,
+    defaults: GovernanceDefaults | None = None,
+) -> ResolvedMetadata:
     """Merge the metadata layers for ``path`` (see the module docstring) and check them.
 
-    Raises ``ValidationError`` naming the missing field and where it can be
+    Raises ``ValidationError`` naming every missing field and where it can be
     set, ``IngestError`` for an unreadable or ambiguous sidecar, and for a
-    tenant that contradicts ``tenant``.
+    tenant that contradicts ``tenant``. With ``defaults``, missing governance
+    fields take their defaults and are listed in ``defaulted``.
     """
     relative = _clean_key(relative or path.name)
-    defaults: dict[str, Any] = {
+    base: dict[str, Any] = {
         "id": str(PurePosixPath(relative).with_suffix("")),
-        "revision": "1",
         "title": parsed.title or path.stem,
         "tenant": tenant,
     }
+    if defaults is None:
+        base["revision"] = "1"
     sidecar_path = find_sidecar(path)
     sidecar = _load_mapping(sidecar_path, what="sidecar metadata") if sidecar_path else {}
-    layers = (defaults, mapping.lookup(relative) if mapping else {}, sidecar, parsed.metadata)
+    layers = (base, mapping.lookup(relative) if mapping else {}, sidecar, parsed.metadata)
     merged: dict[str, Any] = {}
     for layer in layers:
         merged.update({key: value for key, value in layer.items() if value not in (None, "")})
@@ -163,11 +253,20 @@ def resolve_metadata(
             document=document,
             field="tenant",
         )
-    for name in REQUIRED_FIELDS:
-        if merged.get(name) in (None, ""):
-            raise ValidationError(
-                f"required field is missing; set it in {_where(path, mapping)}",
-                document=document,
-                field=name,
-            )
-    return merged
+    defaulted: list[str] = []
+    if defaults is not None:
+        merged.setdefault("language", guess_language(parsed.body))
+        fallback = defaults.values(path)
+        for name in DEFAULTED_FIELDS:
+            if merged.get(name) in (None, "") and fallback[name] not in (None, ""):
+                merged[name] = fallback[name]
+                defaulted.append(name)
+    missing = [name for name in REQUIRED_FIELDS if merged.get(name) in (None, "")]
+    if missing:
+        also = f" (all missing: {', '.join(missing)})" if len(missing) > 1 else ""
+        raise ValidationError(
+            f"required field is missing{also}; set it in {_where(path, mapping)}",
+            document=document,
+            field=missing[0],
+        )
+    return ResolvedMetadata(merged, tuple(sorted(defaulted)))

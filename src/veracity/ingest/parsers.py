@@ -21,11 +21,14 @@ from .errors import (
     EncodingError,
     FileTooLargeError,
     IngestError,
+    TemplateSourceError,
     UnsupportedFormatError,
 )
 from .html import parse_html
 from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
+from .rst import parse_rst
+from .site_markup import looks_like_template
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -43,6 +46,8 @@ DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 FORMATS: dict[str, str] = {
     ".md": "markdown",
     ".markdown": "markdown",
+    ".mdx": "markdown",
+    ".rst": "rst",
     ".txt": "text",
     ".text": "text",
     ".html": "html",
@@ -66,6 +71,7 @@ def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:
 
 _TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
     "markdown": parse_markdown,
+    "rst": parse_rst,
     "text": parse_plain_text,
     "html": parse_html,
 }
@@ -184,7 +190,7 @@ def decode_text(data: bytes, *, source: str = "<bytes>") -> str:
 
 
 def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
-    """Parse already-decoded text of a text format (``markdown``, ``text``, ``html``)."""
+    """Parse already-decoded text of a text format (``markdown``, ``rst``, ``text``, ``html``)."""
     parser = _TEXT_PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(
@@ -193,7 +199,13 @@ def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
         )
     if not text.strip():
         raise EmptySourceError("file holds only whitespace", path=source)
+    if fmt == "html" and looks_like_template(text):
+        raise TemplateSourceError(
+            "an HTML page template (Jinja/Liquid statements), not a document", path=source
+        )
     parsed: ParsedSource = parser(text, source=source)
+    if not parsed.body and parsed.metadata:
+        raise EmptySourceError("only front matter, no text (a layout page such as a home page)", path=source)
     if not parsed.body:
         raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
     return parsed

@@ -30,6 +30,7 @@ from .._version import __version__
 from ..catalog.catalog import Catalog
 from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
+from ..fixtures import tenant_config
 from ..index.dense import Embedder
 from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
 from ..index.sqlite.search import DenseMode, SQLiteSearchIndex
@@ -45,6 +46,8 @@ from ..index.sqlite.writer import DISTANCE, NORMALIZATION, ensure_vector_model
 from ..ingest.chunking import CHUNK_SIZE
 from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_
 from ..pipeline.engine import KnowledgeBase, demo_catalog
+from ..text.tokens import STEMMER
+from .settings import AskDefaults, set_ask_defaults, set_default_tenant
 
 __all__ = [
     "CATALOG_FILE",
@@ -70,12 +73,17 @@ CHUNKER: Final = f"contextual-structural/size={CHUNK_SIZE}@veracity-{__version__
 
 
 def tokenizer_version() -> str:
-    """The tokenizer that made the lexical index: veracity's, over this rjieba."""
-    try:
-        rjieba = metadata.version("rjieba")
-    except metadata.PackageNotFoundError:  # pragma: no cover - a core dependency
-        rjieba = "unknown"
-    return f"veracity.text.tokenize@{__version__}+rjieba-{rjieba}"
+    """The tokenizer that made the lexical index: veracity's, over this rjieba and stemmer."""
+    versions = {}
+    for package in ("rjieba", "PyStemmer"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:  # pragma: no cover - core dependencies
+            versions[package] = "unknown"
+    return (
+        f"veracity.text.tokenize@{__version__}+rjieba-{versions['rjieba']}"
+        f"+{STEMMER}-stemmer-{versions['PyStemmer']}"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -344,9 +352,24 @@ def open_or_create_kb(
 
 
 def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None) -> KnowledgeBase:
-    """Write the bundled Starship Workbench demo into a new knowledge base in ``path``."""
+    """Write the bundled Starship Workbench demo into a new knowledge base in ``path``.
+
+    It records the demo's ask defaults (tenant starship, role public, version
+    3.2, 2026-08-27T16:00Z, the running question), so ``ask --kb`` on it asks
+    what ``ask`` without ``--kb`` asks.
+    """
     kb = create_kb(path, embedder)
     demo = demo_catalog()
+    config = tenant_config()
+    store = kb.catalog.store
+    assert isinstance(store, SQLiteStore)
+    with store.transaction():
+        set_default_tenant(store.connection, config.tenant)
+        set_ask_defaults(
+            store.connection,
+            config.tenant,
+            AskDefaults((config.role,), config.target_version, config.as_of, config.running_question),
+        )
     for tenant in sorted({d.tenant for d in demo.documents()}):
         kb.catalog.define_roles(tenant, demo.roles(tenant))
     with kb.catalog.store.transaction():

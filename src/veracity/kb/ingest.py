@@ -1,46 +1,64 @@
-"""Ingest Markdown files (YAML front matter) into a knowledge base, idempotently.
+"""Ingest files and folders into a knowledge base, idempotently.
 
-Per file: parse and validate (:func:`veracity.ingest.front_matter.load_markdown_text`),
-chunk (:func:`veracity.ingest.chunking.chunk_for_index`; a PDF's chunks get their page
+Per file (:func:`veracity.kb.sources.scan_sources` finds them): parse and
+resolve metadata (:func:`veracity.ingest.batch.load_source`), chunk
+(:func:`veracity.ingest.chunking.chunk_for_index`; a PDF's chunks get their page
 numbers from the parse, :func:`veracity.ingest.pages.with_pages`), store in the
 catalog, then index what is new: tokens into the tenant's FTS5 table and
-vectors embedded in batches. A document whose id the catalog already holds
-costs a parse and nothing else (no chunking, no re-embedding). A new revision
-of a source that has an active document supersedes it (the old one is
-retired). A file that fails validation is rejected whole, with its reason; the
-others go in.
+vectors embedded in batches (a new revision reuses the vectors of chunks whose
+text did not change). A document whose id the catalog already holds costs a
+parse and nothing else. A new revision of a source that has an active document
+supersedes it (the old one is retired). A file that fails validation is
+rejected whole, with its reason; the others go in.
+
+Governance: unless ``strict``, a source that leaves governance fields out takes
+the documented defaults (:class:`veracity.ingest.metadata.GovernanceDefaults`;
+the tenant is the knowledge base's default tenant, :mod:`veracity.kb.settings`)
+and a source without a ``revision`` is numbered: 1, then the next number
+whenever its content or metadata change. Every default taken is counted in the
+report. With ``strict``, a source missing a field is rejected, naming all of them.
 
 A ``tenant.yaml`` in an ingested folder (``tenant: ...`` and ``roles: [...]``)
-adds those roles to the tenant, as do ``roles=``; principals with roles the
-tenant does not define see nothing (fail closed).
+adds those roles to the tenant, as do ``roles=``; a tenant that has documents
+but defines no roles gets :data:`veracity.kb.settings.DEFAULT_ROLES`, so its
+public documents are visible to someone. Principals with roles the tenant does
+not define see nothing (fail closed).
+
+Deleted sources stay deleted (:mod:`veracity.kb.tombstones`) unless
+``restore``; ``prune`` withdraws (or with ``delete_pruned`` deletes) the
+documents of sources whose files have gone from an ingested folder.
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex, SyncReport
 from ..ingest.batch import load_source
-from ..ingest.chunking import chunk_for_index
+from ..ingest.chunking import chunk_for_index, oversize_chunks
+from ..ingest.documents import next_revision, same_but_revision, with_revision
+from ..ingest.errors import EmptySourceError, TemplateSourceError
 from ..ingest.ledger import Ledger
-from ..ingest.metadata import MetadataMap
+from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.pages import with_pages
-from ..ingest.parsers import DEFAULT_MAX_BYTES, FORMATS
-from ..model.contracts import Status
-from ..model.errors import NotFoundError, ValidationError, VeracityError
+from ..ingest.parsers import DEFAULT_MAX_BYTES
+from ..model.contracts import Document, Status
+from ..model.errors import ValidationError, VeracityError
 from ..pipeline.engine import KnowledgeBase
+from .prune import PruneReport, prune_missing
+from .sources import SourceFile, SourceScan, record_source, scan_sources
+from .tenants import TenantSetup, resolve_tenants
+from .tombstones import find_tombstone, remove_tombstone
 
-__all__ = ["IngestReport", "collect_sources", "ingest_paths"]
+__all__ = ["IngestReport", "ingest_paths"]
 
-SOURCE_SUFFIXES = tuple(sorted(FORMATS))
 FILES_PER_TRANSACTION = 256
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)`` with stage ``parse`` (files) or ``index`` (chunks)."""
@@ -48,14 +66,32 @@ Progress = Callable[[str, int, int], None]
 
 @dataclass(frozen=True, slots=True)
 class IngestReport:
-    """What an ingest did: sources added, revised, unchanged, rejected (with reasons), timings."""
+    """What an ingest did: sources added, revised, unchanged, skipped, rejected; defaults; timings.
+
+    ``defaults_taken`` counts, per governance field, the added or revised
+    documents that took its default; ``extra_keys`` lists the metadata keys
+    kept that are not governance fields; ``skipped`` holds files left out on
+    purpose with the reason (deleted earlier, a page template, no text);
+    ``oversize_chunks`` counts chunks over twice the budget (one table row or
+    code line each).
+    """
 
     added: tuple[str, ...] = ()
     revised: tuple[str, ...] = ()
     unchanged: tuple[str, ...] = ()
     rejected: tuple[tuple[str, str], ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
+    restored: tuple[str, ...] = ()
     chunks_added: int = 0
     roles_defined: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    default_roles: tuple[str, ...] = ()
+    default_tenant: str | None = None
+    documents_with_defaults: int = 0
+    defaults_taken: tuple[tuple[str, int], ...] = ()
+    extra_keys: tuple[str, ...] = ()
+    oversize_chunks: int = 0
+    scan: SourceScan = field(default_factory=SourceScan)
+    pruned: PruneReport = field(default_factory=PruneReport)
     index: SyncReport = field(default_factory=SyncReport)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -66,40 +102,28 @@ class IngestReport:
         return self.chunks_added / spent if spent > 0 else 0.0
 
 
-def collect_sources(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[tuple[str, Path]], list[Path]]:
-    """``(source name, file)`` of every Markdown file under ``paths`` (sorted), and tenant.yaml files.
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What happened to one file."""
 
-    Folders are searched recursively; the source name is the path relative to
-    the folder given (a file given directly is named by its file name).
-    """
-    files: list[tuple[str, Path]] = []
-    tenant_files: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            for file in sorted(path.rglob("*")):
-                if file.name.startswith("."):
-                    continue
-                if file.is_file() and file.suffix.lower() in SOURCE_SUFFIXES:
-                    files.append((file.relative_to(path).as_posix(), file))
-                elif file.is_file() and file.name == "tenant.yaml":
-                    tenant_files.append(file)
-        elif path.is_file():
-            files.append((path.name, path))
-        else:
-            raise NotFoundError(f"no such file or folder: {str(path)!r}")
-    return files, tenant_files
+    kind: str  # added | revised | unchanged | skipped | restored
+    source_id: str
+    document_id: str = ""
+    document: Document | None = None
+    chunks: int = 0
+    oversize: int = 0
+    reason: str = ""
 
 
-def _tenant_roles(file: Path) -> tuple[str, list[str]]:
-    try:
-        raw: Any = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        raise ValidationError(f"cannot read tenant roles: {exc}", document=str(file)) from None
-    tenant, roles = raw.get("tenant") if isinstance(raw, dict) else None, raw.get("roles", [])
-    if not isinstance(tenant, str) or not isinstance(roles, list):
-        raise ValidationError("expected 'tenant: NAME' and 'roles: [..]'", document=str(file))
-    return tenant, [str(role) for role in roles]
+@dataclass
+class _Run:
+    """The settings of one ingest, shared by every file."""
+
+    kb: KnowledgeBase
+    options: dict[str, Any]
+    ledger: Ledger | _NoLedger
+    restore: bool
+    seconds: dict[str, float]
 
 
 def ingest_paths(
@@ -111,105 +135,177 @@ def ingest_paths(
     metadata_file: str | os.PathLike[str] | None = None,
     max_bytes: int = DEFAULT_MAX_BYTES,
     progress: Progress | None = None,
+    strict: bool = False,
+    restore: bool = False,
+    prune: bool = False,
+    delete_pruned: bool = False,
 ) -> IngestReport:
-    """Ingest Markdown files and folders into ``kb``'s catalog and index; see the module docstring.
+    """Ingest files and folders into ``kb``'s catalog and index; see the module docstring.
 
-    ``tenant`` is the default tenant for files without one; a file naming
-    another tenant is rejected. ``roles`` are added to that tenant.
+    ``tenant`` is the tenant for files without one (a file naming another
+    tenant is rejected); ``roles`` are added to it. ``strict`` rejects sources
+    missing governance fields instead of taking defaults. ``restore`` ingests
+    sources deleted earlier (and brings back unchanged withdrawn ones);
+    ``prune`` withdraws, with ``delete_pruned`` deletes, the documents of
+    sources whose files have gone from an ingested folder.
     """
+    if delete_pruned and not prune:
+        raise ValidationError("deleting pruned documents needs prune (--prune --delete)", field="delete")
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
-    files, tenant_files = collect_sources(paths)
-    role_updates: dict[str, set[str]] = {}
-    for file in tenant_files:
-        name, listed = _tenant_roles(file)
-        role_updates.setdefault(name, set()).update(listed)
-    if roles:
-        if not tenant:
-            raise ValidationError("roles need a tenant: pass tenant= (--tenant)", field="roles")
-        role_updates.setdefault(tenant, set()).update(roles)
-    outcomes: dict[str, list[str]] = {"added": [], "revised": [], "unchanged": []}
-    rejected: list[tuple[str, str]] = []
-    chunks_added = 0
+    scan = scan_sources(paths)
+    setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
-    options = {"tenant": tenant, "mapping": mapping, "max_bytes": max_bytes}
-    ledger = _ledger(kb)
+    defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
+    options = {"tenant": tenant, "mapping": mapping, "max_bytes": max_bytes, "defaults": defaults}
+    run = _Run(kb, options, _ledger(kb), restore, seconds)
+    outcomes: list[_Outcome] = []
+    rejected: list[tuple[str, str]] = []
     pending: list[tuple[str, str, str]] = []
+    files = scan.files
     for first in range(0, len(files), FILES_PER_TRANSACTION):
         with kb.catalog.store.transaction():  # one commit per batch; a rejected file rolls back alone
-            for done, (source, file) in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
-                ledger.step(source, "discovered")
+            for done, file in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
+                run.ledger.step(file.source, "discovered")
                 try:
-                    kind, name, document_id, count = _ingest_file(kb, source, file, options, seconds, ledger)
-                    outcomes[kind].append(name)
-                    chunks_added += count
-                    if kind != "unchanged":
-                        pending.append((source, name, document_id))
+                    with kb.catalog.store.transaction():
+                        outcome = _ingest_file(run, file, skip_empty=not strict)
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
-                    rejected.append((source, str(exc)))
-                    ledger.step(source, "failed", reason=str(exc))
+                    rejected.append((file.source, str(exc)))
+                    run.ledger.step(file.source, "failed", reason=str(exc))
+                else:
+                    outcomes.append(outcome)
+                    if outcome.kind in ("added", "revised"):
+                        pending.append((file.source, outcome.source_id, outcome.document_id))
                 if progress is not None:
                     progress("parse", done, len(files))
-    catalog = kb.catalog
-    defined = []
-    for name, wanted in sorted(role_updates.items()):
-        merged = set(catalog.roles(name)) | wanted
-        catalog.define_roles(name, merged)
-        defined.append((name, tuple(sorted(merged))))
+    defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
+    pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
     index_report = _index(kb, progress)
     with kb.catalog.store.transaction():
-        ledger.steps(("embedded", "indexed", "active"), pending)
+        run.ledger.steps(("embedded", "indexed", "active"), pending)
     seconds["tokenize"] = index_report.tokenize_seconds
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
+    return _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+
+
+def _report(
+    outcomes: list[_Outcome],
+    rejected: list[tuple[str, str]],
+    scan: SourceScan,
+    setup: TenantSetup,
+    defined: tuple[tuple[str, tuple[str, ...]], ...],
+    defaulted_roles: tuple[str, ...],
+    pruned: PruneReport,
+    index_report: SyncReport,
+    seconds: dict[str, float],
+) -> IngestReport:
+    def of(*kinds: str) -> tuple[str, ...]:
+        return tuple(o.source_id for o in outcomes if o.kind in kinds)
+
+    new = [o.document for o in outcomes if o.kind in ("added", "revised") and o.document is not None]
+    taken: Counter[str] = Counter(name for d in new for name in d.defaulted_fields)
     return IngestReport(
-        added=tuple(outcomes["added"]),
-        revised=tuple(outcomes["revised"]),
-        unchanged=tuple(outcomes["unchanged"]),
+        added=of("added"),
+        revised=of("revised"),
+        unchanged=of("unchanged", "restored"),
         rejected=tuple(rejected),
-        chunks_added=chunks_added,
-        roles_defined=tuple(defined),
+        skipped=tuple((o.source_id, o.reason) for o in outcomes if o.kind == "skipped"),
+        restored=of("restored"),
+        chunks_added=sum(o.chunks for o in outcomes),
+        roles_defined=defined,
+        default_roles=defaulted_roles,
+        default_tenant=setup.default_tenant,
+        documents_with_defaults=sum(bool(d.defaulted_fields) for d in new),
+        defaults_taken=tuple(sorted(taken.items())),
+        extra_keys=tuple(sorted({key for d in new for key, _ in d.extra_metadata})),
+        oversize_chunks=sum(o.oversize for o in outcomes),
+        scan=scan,
+        pruned=pruned,
         index=index_report,
         seconds=seconds,
     )
 
 
-def _ingest_file(
-    kb: KnowledgeBase,
-    source: str,
-    file: Path,
-    options: dict[str, Any],
-    seconds: dict[str, float],
-    ledger: Ledger | _NoLedger,
-) -> tuple[str, str, str, int]:
-    """Ingest one file: ``(outcome, source id, document id, chunks added)``; raises if rejected."""
-    catalog = kb.catalog
+def _load(run: _Run, file: SourceFile) -> tuple[Document, Any]:
     start = time.perf_counter()
     try:
-        document, parsed = load_source(file, relative=source, **options)
+        return load_source(file.path, relative=file.source, **run.options)
     finally:
-        seconds["parse"] += time.perf_counter() - start
+        run.seconds["parse"] += time.perf_counter() - start
+
+
+def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
+    """Ingest one file; raises if it is rejected."""
+    catalog = run.kb.catalog
+    try:
+        document, parsed = _load(run, file)
+    except TemplateSourceError as exc:
+        return _skip(run, file, file.source, exc.reason)
+    except EmptySourceError as exc:
+        if not skip_empty:
+            raise
+        return _skip(run, file, file.source, exc.reason)
     ids = {"source_id": document.source_id, "document_id": document.document_id}
-    ledger.step(source, "parsed", **ids)
-    revisions = catalog.store.find_documents(source_id=document.source_id)
-    if any(d.document_id == document.document_id for d in revisions):
-        ledger.step(source, "unchanged", **ids)
-        return "unchanged", document.source_id, document.document_id, 0
+    run.ledger.step(file.source, "parsed", **ids)
+    revisions = [
+        d for d in catalog.store.find_documents(source_id=document.source_id) if d.tenant == document.tenant
+    ]
+    connection = _connection(run.kb)
+    if connection is not None:
+        tombstone = find_tombstone(connection, document.tenant, document.source_id)
+        if tombstone is not None and not run.restore:
+            same = tombstone.content_digest == document.content_digest
+            changed = "" if same else "; its content changed since"
+            reason = f"deleted earlier ({tombstone.deleted_at}), skipped{changed}; --restore ingests it again"
+            return _skip(run, file, document.source_id, reason)
+        if tombstone is not None:
+            remove_tombstone(connection, document.tenant, document.source_id)
+        record_source(connection, document.tenant, document.source_id, file)  # rolled back if rejected
+    if "revision" in document.defaulted_fields:
+        document = _numbered(document, revisions)
+        ids["document_id"] = document.document_id
+    stored = next((d for d in revisions if d.document_id == document.document_id), None)
+    if stored is not None:
+        run.ledger.step(file.source, "unchanged", **ids)
+        if run.restore and stored.status is Status.WITHDRAWN and not any(
+            d.status is Status.ACTIVE for d in revisions
+        ):
+            revision = catalog.store.catalog_revision(stored.document_id)
+            catalog.store.set_status(stored.document_id, Status.ACTIVE, revision)
+            return _Outcome("restored", document.source_id, document.document_id)
+        return _Outcome("unchanged", document.source_id, document.document_id)
     start = time.perf_counter()
     try:
         chunks = with_pages(chunk_for_index(document), parsed)
     finally:
-        seconds["chunk"] += time.perf_counter() - start
-    ledger.step(source, "chunked", **ids)
+        run.seconds["chunk"] += time.perf_counter() - start
+    run.ledger.step(file.source, "chunked", **ids)
     start = time.perf_counter()
     try:
         previous = [d for d in revisions if d.status is Status.ACTIVE]
         if previous:
             catalog.new_revision(previous[-1].document_id, document, chunks)
-            return "revised", document.source_id, document.document_id, len(chunks)
-        catalog.add(document, chunks)
-        return "added", document.source_id, document.document_id, len(chunks)
+            kind = "revised"
+        else:
+            catalog.add(document, chunks)
+            kind = "added"
     finally:
-        seconds["catalog"] += time.perf_counter() - start
+        run.seconds["catalog"] += time.perf_counter() - start
+    oversize = oversize_chunks(chunks)
+    return _Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
+
+
+def _numbered(document: Document, revisions: Sequence[Document]) -> Document:
+    """The latest stored revision when nothing changed, else the next number (see the module docstring)."""
+    if revisions and same_but_revision(revisions[-1], document):
+        return revisions[-1]
+    return with_revision(document, next_revision(revisions))
+
+
+def _skip(run: _Run, file: SourceFile, name: str, reason: str) -> _Outcome:
+    run.ledger.step(file.source, "skipped", reason=reason)
+    return _Outcome("skipped", name, reason=reason)
 
 
 class _NoLedger:
@@ -222,9 +318,14 @@ class _NoLedger:
         """Record nothing."""
 
 
-def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
+def _connection(kb: KnowledgeBase) -> Any:
     store = kb.catalog.store
-    return Ledger(store.connection) if isinstance(store, SQLiteStore) else _NoLedger()
+    return store.connection if isinstance(store, SQLiteStore) else None
+
+
+def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
+    connection = _connection(kb)
+    return Ledger(connection) if connection is not None else _NoLedger()
 
 
 def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
@@ -234,3 +335,4 @@ def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
         return backend.sync(kb.catalog, kb.embedder, progress=callback)
     kb.reindex()
     return SyncReport()
+

@@ -5,7 +5,10 @@ share ``catalog.sqlite``): the catalog write is a compare-and-set on the
 document's catalog revision, and the governance snapshot of every kept index
 version is updated (or the document's chunks, lexical postings and vectors
 removed from each) before the transaction commits. A stale write changes
-nothing anywhere.
+nothing anywhere. The ingestion ledger gets the new state of the document's
+file, so ``status`` shows it; a deletion leaves a tombstone
+(:mod:`veracity.kb.tombstones`) so the next ingest of its folder does not add
+it back.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ from typing import Any
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex
 from ..index.sqlite.versions import list_versions
-from ..ingest.ledger import latest_states, quarantined
-from ..model.contracts import Status
+from ..ingest.ledger import Ledger, forget_document, latest_states, quarantined, source_of
+from ..model.contracts import Document, Status
 from ..model.errors import ConfigError
 from ..pipeline.engine import KnowledgeBase
 from .directory import read_manifest, write_manifest
+from .sources import forget_source
+from .tombstones import add_tombstone, count_tombstones
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,23 +66,58 @@ def change_status(
             revision = kb.catalog.withdraw(document.document_id, expected_revision)
         else:
             revision = kb.catalog.retire(document.document_id, expected_revision)
+        _record(store, document, status.value, "by request")
         index.sync(kb.catalog, kb.embedder)
     write_manifest(folder, kb)
     return Change(status.value, document.source_id, document.document_id, revision)
 
 
-def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
-    """Delete a document: catalog rows, chunks, facts, lexical postings and vectors, at once."""
+def _record(store: SQLiteStore, document: Document, state: str, reason: str, *, ids: bool = True) -> None:
+    """Append ``state`` for the file ``document`` was ingested from, if the ledger knows it."""
+    source = source_of(store.connection, document.document_id)
+    if source is not None:
+        named = {"source_id": document.source_id, "document_id": document.document_id} if ids else {}
+        Ledger(store.connection).step(source, state, reason=reason, **named)
+
+
+def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone: bool, reason: str) -> int:
+    """Delete documents from the catalog and every index version in one transaction; chunks removed.
+
+    The ledger's rows lose the documents' ids and get a ``deleted`` step; with
+    ``tombstone``, a later ingest of the same source skips it. Call
+    :func:`erase_freed_pages` afterwards so the bytes leave the file.
+    """
     store, index = _parts(kb)
-    document = kb.catalog.document(id_or_source_id)
     with store.transaction():
-        removed = index.remove([document.document_id])
-        store.delete_document(document.document_id)
-    # Freed pages still hold the old bytes until they are reused; rewrite the file
-    # so a deleted document's text and ids are gone from disk, not only from queries.
+        removed = index.remove([d.document_id for d in documents])
+        for document in documents:
+            _record(store, document, "deleted", reason, ids=False)
+            forget_document(store.connection, document.document_id)
+            store.delete_document(document.document_id)
+            if tombstone:
+                add_tombstone(store.connection, document)
+            if not store.find_documents(source_id=document.source_id, tenant=document.tenant):
+                forget_source(store.connection, document.tenant, document.source_id)
+    return removed
+
+
+def erase_freed_pages(kb: KnowledgeBase) -> None:
+    """Rewrite the file so deleted documents' text and ids are gone from disk, not only from queries."""
+    store, _ = _parts(kb)
+    # Freed pages still hold the old bytes until they are reused, and old pages live on in the WAL.
     store.connection.execute("PRAGMA secure_delete = ON")
     store.connection.execute("VACUUM")
-    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # old pages live on in the WAL too
+    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+
+def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
+    """Delete a document: catalog rows, chunks, facts, lexical postings and vectors, at once.
+
+    A tombstone keeps the next ingest of the same source from adding it back.
+    """
+    document = kb.catalog.document(id_or_source_id)
+    removed = delete_documents(kb, [document], tombstone=True, reason="by request")
+    erase_freed_pages(kb)
     write_manifest(folder, kb)
     return Change("deleted", document.source_id, document.document_id, None, removed)
 
@@ -97,6 +137,7 @@ def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str
     verification = (published.manifest or {}).get("verification") or {}
     return {
         "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
+        "tombstones": count_tombstones(connection),
         "ingestion": latest_states(connection),
         "quarantine": [{"source": s, "reason": r} for s, r in quarantined(connection)],
         "index": {

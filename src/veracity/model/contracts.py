@@ -105,6 +105,12 @@ class Document:
 
     Build through :func:`veracity.ingest.documents.make_document`, which validates and
     computes ``document_id`` and ``content_digest``.
+
+    ``extra_metadata`` holds the source's metadata keys that are not governance
+    fields (``tags``, ``hide``, …) as ``(key, canonical JSON value)`` pairs
+    sorted by key; they govern nothing. ``defaulted_fields`` names the
+    governance fields that took a documented default because the source gave
+    none (sorted; ``valid_from`` then is the file's modification time).
     """
 
     document_id: str
@@ -125,6 +131,8 @@ class Document:
     facts: tuple[FactAnnotation, ...]
     body: str
     language: str = "zh"
+    extra_metadata: tuple[tuple[str, str], ...] = ()
+    defaulted_fields: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,11 +196,15 @@ class Eligibility:
 
 @dataclass(frozen=True, slots=True)
 class Query:
-    """A question with who asks it, for which product version and at which moment."""
+    """A question with who asks it, for which product version and at which moment.
+
+    ``target_version=None``: the question is about no particular product version
+    (no version filter).
+    """
 
     text: str
     principal: Principal
-    target_version: str
+    target_version: str | None
     as_of: datetime
     top_k: int = 5
     candidate_k: int = 50
@@ -224,7 +236,8 @@ class Citation:
     """Where a claim's support lives: exact chunk, revision and digest.
 
     ``page_start``/``page_end`` are the cited chunk's pages (1-based, inclusive)
-    when its source has pages (PDF), else ``None``.
+    when its source has pages (PDF), else ``None``; ``version_min``/``version_max``
+    the product versions the cited document covers (``None``: unbounded).
     """
 
     citation_id: int
@@ -238,6 +251,8 @@ class Citation:
     chunk_digest: str
     page_start: int | None = None
     page_end: int | None = None
+    version_min: str | None = None
+    version_max: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,6 +3,8 @@
 Pure function, fail closed. Reasons are reported in the order of
 ``ExclusionReason``: tenant, role, validity, version, status. A principal with
 no tenant, no roles or a role the tenant does not define is never eligible.
+A target version of ``None`` means the question is about no particular
+version: the version check is skipped (every version range passes).
 """
 
 from __future__ import annotations
@@ -36,11 +38,14 @@ def role_allowed(document: Document, principal: Principal, known_roles: Collecti
 def eligibility(
     document: Document,
     principal: Principal,
-    target_version: str,
+    target_version: str | None,
     as_of: datetime,
     known_roles: Collection[str],
 ) -> Eligibility:
-    """Every failed check for ``document``; eligible only when none failed."""
+    """Every failed check for ``document``; eligible only when none failed.
+
+    ``target_version=None`` applies no version filter.
+    """
     require_aware(as_of)
     reasons: list[ExclusionReason] = []
     if not principal.tenant or principal.tenant != document.tenant:
@@ -51,7 +56,9 @@ def eligibility(
         document.valid_until is not None and as_of >= document.valid_until
     ):
         reasons.append(ExclusionReason.VALIDITY)
-    if not in_range(target_version, document.version_min, document.version_max):
+    if target_version is not None and not in_range(
+        target_version, document.version_min, document.version_max
+    ):
         reasons.append(ExclusionReason.VERSION)
     if document.status is not Status.ACTIVE:
         reasons.append(ExclusionReason.STATUS)

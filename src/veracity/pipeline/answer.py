@@ -4,9 +4,10 @@ Policy:
 - an unresolved conflict between eligible sources → abstain, citations kept;
 - required facts given (a case, a caller): all present → answer, some →
   partial (missing ones listed, nothing said about them), none → abstain;
-- otherwise each sub-question of the question must be covered by one evidence
-  chunk: enough of its terms, and every noun it asks about present somewhere in
-  the evidence. All covered → answer, some → partial, none → abstain.
+- otherwise each sub-question of the question is decided on its own
+  (:mod:`veracity.pipeline.decision`): the best-scoring sentence of the
+  evidence is its claim when the calibrated answerability model says the
+  evidence covers it. All covered → answer, some → partial, none → abstain.
 
 The composer is extractive: every claim is sentence(s) copied from the chunk it
 cites, so a claim can never say more than its evidence.
@@ -14,20 +15,45 @@ cites, so a claim can never say more than its evidence.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit
 from ..model.errors import CitationError
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.sentences import split_sentences
 from ..text.tokens import tokenize
+from .decision import AnswerModel, decision_features, rank_candidates, shipped_model
 from .evidence import EvidencePacket
-from .rerank import TRUST_VALUE, chunk_terms
+from .rerank import version_fit
+from .sentences import Embed, TermWeights, candidates
 
-SUBQUESTION_COVERAGE = 0.5
-_QUESTION = re.compile(r"[？?]\s*$")
+WRITTEN_FOR_TARGET = 0.9
+"""``version_fit`` from which a document counts as written for the asked version."""
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerInputs:
+    """What the answer step needs beyond the packet: term statistics, vectors, the model."""
+
+    weights: TermWeights = field(default_factory=lambda: TermWeights(chunks=0, frequencies={}))
+    question_vector: npt.NDArray[np.float32] | None = None
+    embed: Embed | None = None
+    model: AnswerModel | None = None
+    target_version: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How one sub-question was decided: its answerability score, the verdict, the features."""
+
+    index: int
+    score: float
+    answered: bool
+    features: tuple[tuple[str, float], ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +66,7 @@ class Composition:
     missing_fact_ids: tuple[str, ...]
     uncovered_subquestions: tuple[str, ...]
     reasons: tuple[str, ...]
+    decisions: tuple[Decision, ...] = field(default=())
 
 
 def _sentence_around(text: str, start: int, end: int) -> str:
@@ -68,43 +95,46 @@ def _claim_for_fact(fact_id: str, hit: Hit, documents: Mapping[str, Document]) -
     return _sentence_around(hit.chunk.text, position, position + len(quote))
 
 
-def _best_sentence(sub: SubQuestion, hit: Hit, documents: Mapping[str, Document]) -> str | None:
-    text = hit.chunk.text
-    document = documents[hit.chunk.document_id]
-    quote_spans = [
-        (text.index(f.quote), text.index(f.quote) + len(f.quote))
-        for f in document.facts
-        if f.stance == "supports" and f.fact_id in hit.chunk.fact_ids
-    ]
-    best: tuple[float, int, str] | None = None
-    for start, end in split_sentences(text):
-        if _QUESTION.search(text[start:end]):
-            continue  # a question asserts nothing; it can never be a claim
-        tokens = set(tokenize(text[start:end]))
-        score = sum(term in tokens for term in sub.terms) / len(sub.terms)
-        if any(qs < end and start < qe for qs, qe in quote_spans):
-            score += 0.5
-        if best is None or score > best[0]:
-            best = (score, start, text[start:end])
-    return best[2] if best is not None and best[0] > 0 else None
-
-
-def _covering_hit(
+def _decide(
+    index: int,
     sub: SubQuestion,
-    hits: Sequence[Hit],
+    packet: EvidencePacket,
     documents: Mapping[str, Document],
-    evidence_terms: frozenset[str],
-) -> Hit | None:
-    if any(noun not in evidence_terms for noun in sub.focus_nouns):
-        return None
-    candidates = []
-    for hit in hits:
-        terms = chunk_terms(hit, documents[hit.chunk.document_id])
-        share = sum(term in terms for term in sub.terms) / len(sub.terms)
-        if share >= SUBQUESTION_COVERAGE:
-            trust = TRUST_VALUE[documents[hit.chunk.document_id].trust]
-            candidates.append((-trust, -share, hit.rank, hit.chunk.chunk_id, hit))
-    return min(candidates)[-1] if candidates else None
+    inputs: AnswerInputs,
+    evidence: tuple[frozenset[str], str],
+) -> tuple[Decision, Hit | None, str | None]:
+    """Score the evidence's sentences for ``sub`` and decide whether the best one is said."""
+    model = inputs.model or shipped_model()
+    usable = [h for h in packet.hits if h.chunk.chunk_id not in packet.superseded_chunk_ids]
+    found = candidates(
+        sub,
+        usable,
+        documents,
+        inputs.weights,
+        question_vector=inputs.question_vector,
+        embed=inputs.embed,
+    )
+    ranked = rank_candidates(model.sentence, found)
+    features = decision_features(sub, [r for r, _ in ranked], evidence[0], evidence[1], inputs.weights)
+    score = model.decision.probability(features)
+    answered = bool(ranked) and score >= model.threshold
+    decision = Decision(
+        index=index, score=score, answered=answered, features=tuple(sorted(features.items()))
+    )
+    if not answered:
+        return decision, None, None
+    best = ranked[0][1]
+    return decision, best.hit, best.claim
+
+
+def _evidence_terms(packet: EvidencePacket, documents: Mapping[str, Document]) -> tuple[frozenset[str], str]:
+    """Tokens and text of every evidence chunk with its heading path and document title."""
+    parts = []
+    for hit in packet.hits:
+        document = documents[hit.chunk.document_id]
+        parts.append(" ".join((document.title, *hit.chunk.heading_path, hit.chunk.text)))
+    text = "\n".join(parts)
+    return frozenset(tokenize(text)), text
 
 
 def _add_claim(claims: list[Claim], text: str, citation_id: int, fact_ids: tuple[str, ...]) -> None:
@@ -121,6 +151,8 @@ def compose(
     packet: EvidencePacket,
     documents: Mapping[str, Document],
     required_fact_ids: Sequence[str] | None = None,
+    *,
+    inputs: AnswerInputs | None = None,
 ) -> Composition:
     """Decide answer / partial / abstain and write the extractive claims."""
     if packet.unresolved_conflicts:
@@ -134,9 +166,17 @@ def compose(
         )
     claims: list[Claim] = []
     uncovered: list[str] = []
+    decisions: list[Decision] = []
     if required_fact_ids:
         for fact_id in required_fact_ids:
-            hit = next((h for h in packet.hits if fact_id in h.chunk.fact_ids), None)
+            hit = next(
+                (
+                    h
+                    for h in packet.hits
+                    if fact_id in h.chunk.fact_ids and h.chunk.chunk_id not in packet.superseded_chunk_ids
+                ),
+                None,
+            )
             if hit is None:
                 continue
             text = _claim_for_fact(fact_id, hit, documents)
@@ -146,16 +186,13 @@ def compose(
         reasons = tuple(f"missing_fact:{f}" for f in packet.missing_fact_ids)
     else:
         subquestions = split_subquestions(question)
-        evidence_terms = frozenset().union(
-            *(chunk_terms(h, documents[h.chunk.document_id]) for h in packet.hits)
-        )
-        for sub in subquestions:
-            hit = _covering_hit(sub, packet.hits, documents, evidence_terms)
-            if hit is None:
-                uncovered.append(sub.text)
-                continue
-            sentence = _best_sentence(sub, hit, documents)
-            if sentence is None:
+        evidence = _evidence_terms(packet, documents)
+        for index, sub in enumerate(subquestions):
+            decision, hit, sentence = _decide(
+                index, sub, packet, documents, inputs or AnswerInputs(), evidence
+            )
+            decisions.append(decision)
+            if hit is None or sentence is None:
                 uncovered.append(sub.text)
                 continue
             citation = packet.citation_for(hit.chunk.chunk_id)
@@ -173,6 +210,8 @@ def compose(
     else:
         status = AnswerStatus.ANSWER
     renumbered_claims, cited = _renumber(claims, packet.citations)
+    target = inputs.target_version if inputs is not None else None
+    reasons = (*reasons, *version_scopes(cited, documents, target))
     return Composition(
         status=status,
         claims=renumbered_claims,
@@ -180,7 +219,28 @@ def compose(
         missing_fact_ids=packet.missing_fact_ids if required_fact_ids else (),
         uncovered_subquestions=tuple(uncovered),
         reasons=reasons,
+        decisions=tuple(decisions),
     )
+
+
+def version_scopes(
+    citations: Sequence[Citation], documents: Mapping[str, Document], target_version: str | None
+) -> tuple[str, ...]:
+    """``version_scope:<id>`` for each citation of a document not written for the asked version.
+
+    Such a document covers the asked version only through an open or wider
+    range (a 3.2 page asked about 3.3): the answer must say which versions
+    its source covers instead of presenting it as a statement about the target.
+    """
+    if not target_version:
+        return ()
+    scoped = []
+    for citation in citations:
+        document = documents[citation.document_id]
+        bounded = document.version_min is not None or document.version_max is not None
+        if bounded and version_fit(document, target_version) < WRITTEN_FOR_TARGET:
+            scoped.append(f"version_scope:{citation.citation_id}")
+    return tuple(scoped)
 
 
 def _renumber(

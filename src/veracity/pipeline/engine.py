@@ -6,10 +6,13 @@ gate → evidence packet → policy and extractive composer → claim/citation c
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import lru_cache
+
+import numpy as np
+import numpy.typing as npt
 
 from ..catalog.catalog import Catalog
 from ..catalog.sqlite import SQLiteStore
@@ -19,9 +22,11 @@ from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Principal, Query
 from ..model.errors import IdentityError
-from .answer import compose, verify_claims
+from ..text.questions import split_subquestions
+from .answer import AnswerInputs, compose, verify_claims, version_scopes
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
+from .retry import MAX_RETRIES, Part, merge_parts, rewrite, status_of, typo_fixes
 from .trace import Trace
 
 
@@ -145,7 +150,7 @@ class KnowledgeBase:
         self,
         question: str,
         principal: Principal,
-        target_version: str,
+        target_version: str | None,
         as_of: datetime,
         *,
         required_fact_ids: Sequence[str] | None = None,
@@ -153,7 +158,89 @@ class KnowledgeBase:
         remove_chunk_ids: Collection[str] = (),
     ) -> Answer:
         """Answer ``question`` for ``principal``; see the module docstring."""
-        query = Query(
+        query = self.query(
+            question, principal, target_version, as_of, required_fact_ids=required_fact_ids, top_k=top_k
+        )
+        retrieval = self.retrieve(query, remove_chunk_ids=remove_chunk_ids)
+        answer = self.answer(retrieval)
+        settled = answer.status is AnswerStatus.ANSWER or any(
+            r.startswith("conflict:") for r in answer.reasons
+        )
+        if query.required_fact_ids or settled:
+            return answer
+        return self._retry(query, retrieval, answer, remove_chunk_ids)
+
+    def _retry(
+        self, query: Query, retrieval: Retrieval, answer: Answer, remove_chunk_ids: Collection[str]
+    ) -> Answer:
+        """One bounded retry of what was not covered (see :mod:`veracity.pipeline.retry`)."""
+        subquestions = split_subquestions(query.text)
+        uncovered = [index for index, _, answered, _ in answer.trace.decisions if not answered]
+        evidence = [
+            " ".join((retrieval.documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text))
+            for h in retrieval.packet.hits
+        ]
+        fixes = typo_fixes(query.text, retrieval.term_weights, evidence)
+        single = len(subquestions) == 1
+        if not uncovered or (single and not fixes):
+            return replace(answer, trace=replace(answer.trace, retry=(("stop", "no_rewrite"),)))
+        parts: list[Part] = []
+        retrievals = 0
+        for index in uncovered[:MAX_RETRIES]:
+            text = rewrite(query.text if single else subquestions[index].text, fixes)
+            retried = self.answer(self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids))
+            retrievals += 1
+            if retried.status is AnswerStatus.ANSWER:
+                parts.append(Part(index=index, claims=retried.claims, citations=retried.citations))
+        claims, citations = merge_parts(answer.claims, answer.citations, parts)
+        answered = {p.index for p in parts}
+        total_answered = len(subquestions) - len(uncovered) + len(answered)
+        status = status_of(total_answered, len(subquestions))
+        kept_reasons = tuple(
+            r
+            for r in answer.reasons
+            if not (r.startswith("version_scope:") or r in {f"uncovered:{i}" for i in answered})
+            and not (r == "no_supported_claim" and status is not AnswerStatus.ABSTAIN)
+        )
+        reasons = (*kept_reasons, *version_scopes(citations, retrieval.documents, query.target_version))
+        stop = "answered" if len(answered) == len(uncovered) else "not_covered"
+        trace = replace(
+            answer.trace,
+            status=status.value,
+            reasons=reasons,
+            retry=(
+                ("typo_fixes", str(len(fixes))),
+                ("retrievals", str(retrievals)),
+                ("answered", ",".join(str(i) for i in sorted(answered))),
+                ("stop", stop),
+            ),
+        )
+        return replace(
+            answer,
+            status=status,
+            claims=claims,
+            citations=citations,
+            uncovered_subquestions=tuple(subquestions[i].text for i in uncovered if i not in answered),
+            reasons=reasons,
+            trace=trace,
+        )
+
+    def answer(self, retrieval: Retrieval) -> Answer:
+        """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""
+        return answer_from(retrieval, self.embedder)
+
+    def query(
+        self,
+        question: str,
+        principal: Principal,
+        target_version: str | None,
+        as_of: datetime,
+        *,
+        required_fact_ids: Sequence[str] | None = None,
+        top_k: int | None = None,
+    ) -> Query:
+        """The query record ``ask`` runs, with this knowledge base's settings."""
+        return Query(
             text=question,
             principal=principal,
             target_version=target_version,
@@ -162,16 +249,31 @@ class KnowledgeBase:
             candidate_k=self.settings.candidate_k,
             required_fact_ids=tuple(required_fact_ids) if required_fact_ids else None,
         )
-        retrieval = self.retrieve(query, remove_chunk_ids=remove_chunk_ids)
-        return answer_from(retrieval)
 
 
-def answer_from(retrieval: Retrieval) -> Answer:
-    """Compose, verify and package the answer for a finished retrieval."""
+def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answer:
+    """Compose, verify and package the answer for a finished retrieval.
+
+    ``embedder`` (the index's) lets sentence choice compare each evidence
+    sentence with the question; without it that feature is 0.
+    """
     query = retrieval.query
-    composition = compose(query.text, retrieval.packet, retrieval.documents, query.required_fact_ids)
+    inputs = AnswerInputs(
+        weights=retrieval.term_weights,
+        question_vector=retrieval.query_vector,
+        embed=sentence_embedding(embedder) if embedder is not None else None,
+        target_version=query.target_version,
+    )
+    composition = compose(
+        query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
+    )
     verify_claims(composition.claims, composition.citations)
-    trace = _with_decision(retrieval.trace, composition.status, composition.reasons)
+    trace = replace(
+        retrieval.trace,
+        status=composition.status.value,
+        reasons=composition.reasons,
+        decisions=tuple((d.index, d.score, d.answered, d.features) for d in composition.decisions),
+    )
     return Answer(
         question=query.text,
         status=composition.status,
@@ -184,10 +286,27 @@ def answer_from(retrieval: Retrieval) -> Answer:
     )
 
 
-def _with_decision(trace: Trace, status: AnswerStatus, reasons: tuple[str, ...]) -> Trace:
-    from dataclasses import replace
+SENTENCE_CACHE_SIZE = 50_000
+"""Sentence vectors kept per embedder (evidence sentences repeat across questions)."""
 
-    return replace(trace, status=status.value, reasons=reasons)
+
+def sentence_embedding(embedder: Embedder) -> Callable[[Sequence[str]], npt.NDArray[np.float32]]:
+    """``embed(texts)`` through a per-embedder cache of sentence vectors (passage side)."""
+    cache = _SENTENCE_CACHES.setdefault(embedder.model_id, {})
+
+    def embed(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        missing = list(dict.fromkeys(t for t in texts if t not in cache))
+        if missing:
+            if len(cache) + len(missing) > SENTENCE_CACHE_SIZE:
+                cache.clear()
+            for text, vector in zip(missing, embedder.embed_batch(missing, kind="passage"), strict=True):
+                cache[text] = vector
+        return np.vstack([cache[t] for t in texts]).astype(np.float32)
+
+    return embed
+
+
+_SENTENCE_CACHES: dict[str, dict[str, npt.NDArray[np.float32]]] = {}
 
 
 @lru_cache(maxsize=1)

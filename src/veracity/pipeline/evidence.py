@@ -11,30 +11,54 @@ From the gated hits it builds the answer context:
   ``community`` document (a thread, a wiki page with many authors) stay usable.
   Every held-back chunk is recorded with its reasons (signal names, no text);
 - facts: which required facts the context holds and which it lacks;
-- conflicts: a fact supported by one source and contradicted by another. A
-  conflict is resolved only when every supporter is more trusted than every
-  contradicter; an unresolved conflict makes the policy abstain.
+- conflicts: a fact supported by one source and contradicted by another,
+  settled by the first rule that separates the two sides completely: trust
+  (every source of one side more trusted than every source of the other), then
+  the asked version (a source written for that version beats one that covers
+  it only through an open range), then recency (the newer ``valid_from``). The
+  losing side's chunks are superseded for this question; a conflict no rule
+  settles makes the policy abstain.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model.contracts import Chunk, Citation, Document, Hit, sha256_hex
 from .injection import hold_back
-from .rerank import TRUST_VALUE
+from .rerank import TRUST_VALUE, version_fit
 
 
 @dataclass(frozen=True, slots=True)
 class Conflict:
-    """Sources that disagree on one fact, and whether trust settles it."""
+    """Sources that disagree on one fact, and which side a rule settles it for.
+
+    ``resolved_by`` names the rule (``trust``, ``version``, ``recency``; empty
+    when none settles it) and ``winner`` the side it favours (``supporting`` or
+    ``contradicting``).
+    """
 
     fact_id: str
     supporting_chunk_ids: tuple[str, ...]
     contradicting_chunk_ids: tuple[str, ...]
-    resolved_by_trust: bool
+    resolved_by: str = ""
+    winner: str = ""
+
+    @property
+    def resolved_by_trust(self) -> bool:
+        """Whether trust settled it for the supporting side (the only outcome before other rules)."""
+        return self.resolved_by == "trust" and self.winner == "supporting"
+
+    @property
+    def superseded_chunk_ids(self) -> tuple[str, ...]:
+        """Chunks of the side that lost: never evidence for a claim about this question."""
+        if self.winner == "supporting":
+            return self.contradicting_chunk_ids
+        if self.winner == "contradicting":
+            return self.supporting_chunk_ids
+        return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,8 +77,13 @@ class EvidencePacket:
 
     @property
     def unresolved_conflicts(self) -> tuple[Conflict, ...]:
-        """Conflicts that trust does not settle."""
-        return tuple(c for c in self.conflicts if not c.resolved_by_trust)
+        """Conflicts that no rule settles."""
+        return tuple(c for c in self.conflicts if not c.resolved_by)
+
+    @property
+    def superseded_chunk_ids(self) -> frozenset[str]:
+        """Chunks on the losing side of a settled conflict."""
+        return frozenset(cid for c in self.conflicts for cid in c.superseded_chunk_ids)
 
     def citation_for(self, chunk_id: str) -> Citation:
         """The citation of a chunk in the packet; ``KeyError`` if it is not evidence."""
@@ -91,7 +120,36 @@ def _dedup(hits: Sequence[Hit]) -> tuple[list[Hit], list[str]]:
     return kept, dropped
 
 
-def _conflicts(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[Conflict, ...]:
+def _settle(
+    pro: Sequence[Hit], con: Sequence[Hit], documents: Mapping[str, Document], target_version: str | None
+) -> tuple[str, str]:
+    """``(rule, winner)`` for one conflict: trust, then the asked version, then recency."""
+
+    def side(hits: Sequence[Hit], key: Callable[[Document], float]) -> tuple[float, float]:
+        values = [key(documents[h.chunk.document_id]) for h in hits]
+        return min(values), max(values)
+
+    def trust(document: Document) -> float:
+        return TRUST_VALUE[document.trust]
+
+    def fit(document: Document) -> float:
+        return version_fit(document, target_version) if target_version else 0.0
+
+    def recency(document: Document) -> float:
+        return document.valid_from.timestamp()
+
+    for rule, key in (("trust", trust), ("version", fit), ("recency", recency)):
+        (pro_low, pro_high), (con_low, con_high) = side(pro, key), side(con, key)
+        if pro_low > con_high:
+            return rule, "supporting"
+        if con_low > pro_high:
+            return rule, "contradicting"
+    return "", ""
+
+
+def _conflicts(
+    hits: Sequence[Hit], documents: Mapping[str, Document], target_version: str | None = None
+) -> tuple[Conflict, ...]:
     supporters: dict[str, list[Hit]] = {}
     contradicters: dict[str, list[Hit]] = {}
     for hit in hits:
@@ -103,16 +161,14 @@ def _conflicts(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[
     conflicts = []
     for fact_id in sorted(set(supporters) & set(contradicters)):
         pro, con = supporters[fact_id], contradicters[fact_id]
-
-        def trust(h: Hit) -> float:
-            return TRUST_VALUE[documents[h.chunk.document_id].trust]
-
+        rule, winner = _settle(pro, con, documents, target_version)
         conflicts.append(
             Conflict(
                 fact_id=fact_id,
                 supporting_chunk_ids=tuple(sorted(h.chunk.chunk_id for h in pro)),
                 contradicting_chunk_ids=tuple(sorted(h.chunk.chunk_id for h in con)),
-                resolved_by_trust=min(map(trust, pro)) > max(map(trust, con)),
+                resolved_by=rule,
+                winner=winner,
             )
         )
     return tuple(conflicts)
@@ -132,6 +188,8 @@ def make_citation(citation_id: int, chunk: Chunk, document: Document) -> Citatio
         chunk_digest=chunk.content_digest,
         page_start=chunk.page_start,
         page_end=chunk.page_end,
+        version_min=document.version_min,
+        version_max=document.version_max,
     )
 
 
@@ -143,6 +201,7 @@ def build_packet(
     *,
     top_k: int | None = None,
     min_score: float | None = None,
+    target_version: str | None = None,
 ) -> EvidencePacket:
     """Turn gated, ranked hits into the evidence packet.
 
@@ -162,14 +221,15 @@ def build_packet(
         kept = [hit for hit in kept if (hit.scores.rerank or 0.0) >= min_score]
     if top_k is not None:
         kept = kept[:top_k]
-    present = sorted({fact for hit in kept for fact in hit.chunk.fact_ids})
+    conflicts = _conflicts(kept, documents, target_version)
+    overruled = {c.fact_id for c in conflicts if c.winner == "contradicting"}
+    present = sorted({fact for hit in kept for fact in hit.chunk.fact_ids} - overruled)
     required = tuple(required_fact_ids or ())
     missing = tuple(fact for fact in required if fact not in present)
     citations = tuple(
         make_citation(index, hit.chunk, documents[hit.chunk.document_id])
         for index, hit in enumerate(kept, start=1)
     )
-    conflicts = _conflicts(kept, documents)
     digest_source = json.dumps(
         {
             "query": query_digest,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from ..ingest.documents import metadata_of
@@ -30,7 +31,19 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
         "chunk_digest": citation.chunk_digest,
         "page_start": citation.page_start,
         "page_end": citation.page_end,
+        "versions": version_label(citation.version_min, citation.version_max) or None,
     }
+
+
+def version_label(version_min: str | None, version_max: str | None) -> str:
+    """``3.2 and later``, ``up to 2.8``, ``2.8–3.1``, ``3.2``; ``""`` when unbounded."""
+    if version_min and version_max:
+        return version_min if version_min == version_max else f"{version_min}–{version_max}"
+    if version_min:
+        return f"{version_min} and later"
+    if version_max:
+        return f"up to {version_max}"
+    return ""
 
 
 def page_label(page_start: int | None, page_end: int | None) -> str:
@@ -73,6 +86,9 @@ def answer_dict(
     return data
 
 
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
 def answer_text(answer: Answer) -> str:
     """A human view: status, claims with [n] markers, then the numbered citations."""
     lines = [f"status: {answer.status.value}"]
@@ -80,7 +96,8 @@ def answer_text(answer: Answer) -> str:
         lines.append("")
         for claim in answer.claims:
             marks = "".join(f"[{cid}]" for cid in claim.citation_ids)
-            lines.append(f"- {claim.text} {marks}")
+            # a claim copied from a list item keeps its marker; print one bullet, not "- - "
+            lines.append(f"- {_LIST_MARKER.sub('', claim.text, count=1)} {marks}")
     if answer.missing_fact_ids:
         lines.append("")
         lines.append(
@@ -93,13 +110,19 @@ def answer_text(answer: Answer) -> str:
     if answer.citations:
         lines.append("")
         lines.append("citations:")
+        scoped = {int(r.split(":")[1]) for r in answer.reasons if r.startswith("version_scope:")}
         for c in answer.citations:
             path = " > ".join(c.heading_path) or "(top)"
             pages = page_label(c.page_start, c.page_end)
             where = f"{path} · {pages}" if pages else path
-            lines.append(
-                f"  [{c.citation_id}] {c.source_id} rev {c.revision} · {where} · chunk {c.chunk_id[:12]}"
+            scope = (
+                f" · covers versions {version_label(c.version_min, c.version_max)}"
+                f" (asked: {answer.trace.target_version})"
+                if c.citation_id in scoped
+                else ""
             )
+            head = f"  [{c.citation_id}] {c.source_id} rev {c.revision}"
+            lines.append(f"{head} · {where} · chunk {c.chunk_id[:12]}{scope}")
     if answer.reasons:
         lines.append("")
         lines.append("reasons: " + ", ".join(answer.reasons))

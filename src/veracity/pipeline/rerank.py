@@ -9,8 +9,9 @@ named parts, all in [0, 1] and all kept in the hit's score breakdown:
 - ``fusion``: the fused rank score, divided by the best fused score;
 - ``semantic``: the dense channel's cosine, clipped at 0;
 - ``trust``: official 1, community 0.4, untrusted 0;
-- ``version_fit``: 1 when the document is written for the target version
-  itself, 0.5 when it only covers it through an open range;
+- ``version_fit``: how squarely the document is written for the target
+  version (:func:`version_fit`: 1 for an explicit range starting there, 0.5
+  when it only reaches it through an open range);
 - ``instruction``: 1 when the text tries to give orders (a penalty).
 """
 
@@ -68,13 +69,21 @@ def coverage(subquestions: Sequence[SubQuestion], terms: frozenset[str]) -> floa
     return best
 
 
-def version_fit(document: Document, target_version: str) -> float:
-    """1.0 if written for exactly the target's minor version, else 0.5."""
-    if document.version_min is None:
+def version_fit(document: Document, target_version: str | None) -> float:
+    """How squarely ``document`` is written for ``target_version``.
+
+    1.0: its range starts at the target's version and has an explicit end;
+    0.9: it starts there, open-ended; 0.75: an explicit range that holds the
+    target; 0.5: an open range that reaches the target from an earlier
+    version, no range at all, or no target version asked.
+    """
+    if not target_version or (document.version_min is None and document.version_max is None):
         return 0.5
     target = parse_version(target_version)
-    low = parse_version(document.version_min)
-    return 1.0 if target[: len(low)] == low else 0.5
+    low = parse_version(document.version_min) if document.version_min else None
+    if low is not None and target[: len(low)] == low:
+        return 1.0 if document.version_max else 0.9
+    return 0.75 if document.version_max else 0.5
 
 
 class ExplainableReranker:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Collection, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import numpy.typing as npt
 
 from ..catalog.catalog import Catalog
 from ..index.dense import Embedder
@@ -19,10 +22,12 @@ from ..index.snapshot import SearchBackend
 from ..model.contracts import Document, ExclusionReason, Hit, Query, Scores, sha256_hex
 from ..model.errors import NotFoundError
 from ..model.governance import eligibility, require_aware
+from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
 from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
 from .rerank import Reranker
+from .sentences import TermWeights
 from .trace import Trace
 
 HIDDEN_REASONS = frozenset({ExclusionReason.TENANT, ExclusionReason.ROLE})
@@ -42,12 +47,19 @@ class RetrievalSettings:
 
 @dataclass(frozen=True, slots=True)
 class Retrieval:
-    """Result of the pipeline up to the evidence packet."""
+    """Result of the pipeline up to the evidence packet.
+
+    ``term_weights`` holds the question terms' chunk frequencies over the
+    eligible chunks only; ``query_vector`` the dense channel's question vector
+    (``None`` when the dense channel did not run).
+    """
 
     query: Query
     packet: EvidencePacket
     documents: dict[str, Document]
     trace: Trace
+    term_weights: TermWeights = field(default_factory=lambda: TermWeights(chunks=0, frequencies={}))
+    query_vector: npt.NDArray[np.float32] | None = None
 
 
 def query_digest(query: Query) -> str:
@@ -56,7 +68,7 @@ def query_digest(query: Query) -> str:
         query.text,
         query.principal.tenant,
         ",".join(sorted(query.principal.roles)),
-        query.target_version,
+        query.target_version or "",
         query.as_of.isoformat(),
         ",".join(query.required_fact_ids or ()),
     )
@@ -133,6 +145,7 @@ def run(
                 k=settings.candidate_k,
                 eligible_document_ids=eligible_docs,
             )
+    vector: npt.NDArray[np.float32] | None = None
     if eligible_docs and "dense" in settings.channels:
         with clock.stage("embed_query"):
             vector = embedder.embed_batch([query.text], kind="query")[0]
@@ -144,6 +157,13 @@ def run(
                 eligible_document_ids=eligible_docs,
                 model_id=embedder.model_id,
             )
+    with clock.stage("term_statistics"):
+        terms = sorted({t for sub in split_subquestions(query.text) for t in sub.terms})
+        chunk_count, frequencies = (
+            snapshot.document_frequencies(tenant, terms, eligible_document_ids=eligible_docs)
+            if eligible_docs and terms
+            else (0, {})
+        )
     with clock.stage("fusion"):
         rankings = {name: [cid for cid, _ in pairs] for name, pairs in channel_results.items()}
         fused = reciprocal_rank_fusion(rankings, k=settings.rrf_k) if rankings else []
@@ -174,6 +194,7 @@ def run(
             query.required_fact_ids,
             top_k=query.top_k or settings.top_k,
             min_score=settings.min_score,
+            target_version=query.target_version,
         )
     trace = Trace(
         query_digest=digest,
@@ -196,13 +217,20 @@ def run(
         quarantined=packet.quarantined,
         duplicates=packet.duplicate_chunk_ids,
         final=tuple(c.chunk_id for c in packet.citations),
-        conflicts=tuple((c.fact_id, c.resolved_by_trust) for c in packet.conflicts),
+        conflicts=tuple((c.fact_id, c.resolved_by, c.winner) for c in packet.conflicts),
         present_fact_ids=packet.present_fact_ids,
         missing_fact_ids=packet.missing_fact_ids,
         packet_digest=packet.packet_digest,
         timings_ms=tuple(clock.stages),
     )
-    return Retrieval(query=query, packet=packet, documents=dict(snapshot.documents), trace=trace)
+    return Retrieval(
+        query=query,
+        packet=packet,
+        documents=dict(snapshot.documents),
+        trace=trace,
+        term_weights=TermWeights(chunks=chunk_count, frequencies=frequencies),
+        query_vector=vector,
+    )
 
 
 def _return_gate(

@@ -38,7 +38,7 @@ class Trace:
     query_digest: str
     tenant: str
     roles: tuple[str, ...]
-    target_version: str
+    target_version: str | None
     as_of: str
     eligible_documents: int = 0
     eligible_chunks: int = 0
@@ -53,12 +53,14 @@ class Trace:
     quarantined: tuple[tuple[str, tuple[str, ...]], ...] = ()
     duplicates: tuple[str, ...] = ()
     final: tuple[str, ...] = ()
-    conflicts: tuple[tuple[str, bool], ...] = ()
+    conflicts: tuple[tuple[str, str, str], ...] = ()
     present_fact_ids: tuple[str, ...] = ()
     missing_fact_ids: tuple[str, ...] = ()
     packet_digest: str = ""
     status: str = ""
     reasons: tuple[str, ...] = ()
+    decisions: tuple[tuple[int, float, bool, tuple[tuple[str, float], ...]], ...] = ()
+    retry: tuple[tuple[str, str], ...] = ()
     timings_ms: tuple[tuple[str, float], ...] = field(default=())
 
     @property
@@ -108,7 +110,20 @@ class Trace:
             data["filtered_before_score"] = len(self.excluded)
         data["gate_rejections"] = [{"chunk_id": c, "reason": r} for c, r in self.gate_rejections]
         data["quarantined"] = [{"chunk_id": c, "signals": list(s)} for c, s in self.quarantined]
-        data["conflicts"] = [{"fact_id": f, "resolved_by_trust": r} for f, r in self.conflicts]
+        data["conflicts"] = [
+            {"fact_id": f, "resolved_by": rule or None, "winner": winner or None}
+            for f, rule, winner in self.conflicts
+        ]
+        data["retry"] = dict(self.retry)
+        data["decisions"] = [
+            {
+                "subquestion": index,
+                "score": round(score, 6),
+                "answered": answered,
+                "features": {name: round(value, 6) for name, value in features},
+            }
+            for index, score, answered, features in self.decisions
+        ]
         if timings:
             data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.timings_ms}
         else:

@@ -1,69 +1,303 @@
-"""Question analysis: sub-questions and the terms each one asks about.
+"""Question analysis: sub-questions, the terms each asks about, and the answer it expects.
 
-A question such as the running question holds context sentences (``我们正在使用
-2.8 的 Team 计划……。``) and several sub-questions (``……还能继续使用 SAML 吗？``).
-Each sub-question must be covered by evidence on its own. Its *focus nouns*
-(nouns and latin names, found with rjieba's part-of-speech tags) are what it
-asks about: if evidence never mentions one, the evidence does not hold what was
-asked, however many other words match.
+A question such as "We use 2.8 with SAML. After upgrading to 3.2, can we keep
+SAML? Will extra members be deleted?" holds context sentences and several
+sub-questions; each sub-question is answered (or not) on its own.
+
+For each sub-question, per language (Chinese, English; other languages fall
+back to the tokenizer alone):
+
+- *content terms*: tokens without question words, auxiliaries, pronouns and
+  other closed-class words (the lists below are grammar, not vocabulary of any
+  corpus), English stemmed like the index;
+- a *role* per term that says how much evidence must say it: ``asked`` (1.0),
+  ``premise`` (the part after "if/when/after…" or before a comma that sets the
+  scene, 0.5), ``asker`` (a noun owned by the asker: "our company", 我们公司, 0.3),
+  ``answer_type`` (the noun that names the kind of answer: "which *country*",
+  哪个*国家*, 0.3 — the evidence says "France", not "country"); ``predicate``
+  (a verb or adverb asked about in a Chinese yes/no question, 0.3: the
+  evidence may answer "no" with another verb — 删除吗 → 全部保留);
+- the *expected answer type*, from the question word: person, time, number,
+  place, procedure, reason, yes/no, entity.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
+from enum import StrEnum
+from functools import lru_cache
+from typing import Final
 
 import rjieba
 
-from .tokens import STOPWORDS, tokenize
+from .language import detect_language
+from .sentences import split_sentences
+from .tokens import STOPWORDS, surface_tokens
 
-_QUESTION_END = re.compile(r"[^？?。！!；;\n]+[？?。！!；;]?")
-_QUESTION_MARK = re.compile(r"[？?]|吗$|呢$|么$")
-_NOUN_TAGS = ("n", "eng")
 
-# Words a person uses to talk about their own situation, not the topic asked
-# about: they are never focus terms and never required of evidence.
-ASKER_WORDS = frozenset(
-    "我们 你们 我 你 他们 大家 公司 单位 团队 情况 问题 事情 东西 时候 办法 怎么回事 怎么 什么 "
-    "为什么 如何 如果 假如 以后 之后 后来 现在 目前 还能 能否 可以 是否 需要 多出来 出来".split()
+class AnswerType(StrEnum):
+    """What kind of answer a question asks for."""
+
+    PERSON = "person"
+    TIME = "time"
+    NUMBER = "number"
+    PLACE = "place"
+    PROCEDURE = "procedure"
+    REASON = "reason"
+    YES_NO = "yes_no"
+    ENTITY = "entity"
+
+
+class TermRole(StrEnum):
+    """Why a term is in a sub-question; see :data:`ROLE_WEIGHT`."""
+
+    ASKED = "asked"
+    PREMISE = "premise"
+    ASKER = "asker"
+    ANSWER_TYPE = "answer_type"
+    PREDICATE = "predicate"
+
+
+ROLE_WEIGHT: Final = {
+    TermRole.ASKED: 1.0,
+    TermRole.PREMISE: 0.5,
+    TermRole.ASKER: 0.3,
+    TermRole.ANSWER_TYPE: 0.3,
+    TermRole.PREDICATE: 0.3,
+}
+"""How much of a term the evidence must carry, by role (multiplies the term's IDF)."""
+
+# Closed-class English words: question words, auxiliaries and modals, pronouns,
+# determiners, prepositions, conjunctions, and the verbs people use to ask.
+ENGLISH_FUNCTION_WORDS: Final = frozenset(
+    """what which who whom whose when where why how whether
+    do does did done doing is am are was were be been being have has had having
+    can could will would shall should may might must ought need needs
+    i me my mine myself we us our ours ourselves you your yours yourself yourselves
+    he him his himself she her hers herself it its itself they them their theirs themselves
+    this that these those there here some any each every all both either neither other another
+    such own same than too very just also only not no nor yes
+    a an the of to in on at by for with from into onto about as per via over under
+    and or but if so then else because while after before since until unless though although
+    many much tell know please want wish like get got let lets make""".split()
 )
+ENGLISH_QUESTION_WORDS: Final = frozenset("what which who whom whose when where why how whether".split())
+ENGLISH_AUXILIARIES: Final = frozenset(
+    "do does did is am are was were can could will would shall should may might must have has had".split()
+)
+ENGLISH_POSSESSIVES: Final = frozenset("my our".split())
+ENGLISH_CONDITIONS: Final = frozenset(
+    "if when whenever after once unless before while assuming suppose".split()
+)
+
+# Chinese: question words and phrases, auxiliaries, pronouns, particles.
+CHINESE_FUNCTION_WORDS: Final = frozenset(
+    """什么 什么样 哪 哪个 哪些 哪里 哪儿 哪位 哪种 哪一 哪年 哪天 谁 何 何时 何处 何地 何种 为何 为什么
+    多少 几 几个 几年 几月 几号 多久 多长 多大 多高 多远 多重 怎么 怎样 怎么样 如何 怎么办 怎么回事
+    是否 是不是 能否 可否 有没有 能不能 会不会 可不可以 要不要 吗 呢 吧 啊 么 呀
+    可以 能 能够 会 要 需要 应该 应当 得 是 有 被 把 让 给 对 向 从 到 在 于 以 由 与 和 跟 及 或 或者 还是
+    我 我们 你 你们 您 他 她 它 他们 她们 它们 自己 大家 这 那 这个 那个 这些 那些 这里 那里 此 该 其
+    的 了 着 过 地 也 都 就 还 又 再 才 而 并 且 但 但是 如果 假如 要是 若 当 之后 以后 之前 以前 时 时候
+    请问 请 想 想要 知道 一下 告诉""".split()
+)
+# Question and demonstrative morphemes that start a word (哪一年, 几个, 这家, 那种).
+CHINESE_FUNCTION_PREFIXES: Final = ("哪", "几", "什么", "多少", "这", "那")
+CHINESE_POSSESSIVES: Final = frozenset("我们 我 我们的 我的 我司 本公司".split())
+CHINESE_CONDITIONS: Final = frozenset("如果 假如 要是 若 当 一旦 升级 之后 以后".split())
+
+_ANSWER_TYPE_ZH: Final = (
+    (AnswerType.PERSON, ("谁", "哪位", "什么人", "何人")),
+    (
+        AnswerType.TIME,
+        (
+            "什么时候",
+            "何时",
+            "哪年",
+            "哪一年",
+            "几月",
+            "几号",
+            "哪天",
+            "哪一天",
+            "多久",
+            "什么时间",
+            "年份",
+            "哪个朝代",
+            "哪个世纪",
+        ),
+    ),
+    (AnswerType.NUMBER, ("多少", "几个", "几", "多大", "多高", "多长", "多远", "多重", "百分之几", "第几")),
+    (
+        AnswerType.PLACE,
+        ("哪里", "哪儿", "什么地方", "在哪", "何处", "何地", "哪个国家", "哪座城市", "哪个城市", "哪个地区"),
+    ),
+    (AnswerType.REASON, ("为什么", "为何", "什么原因", "原因是")),
+    (AnswerType.PROCEDURE, ("怎么", "如何", "怎样", "怎么办")),
+    (
+        AnswerType.YES_NO,
+        ("吗", "是否", "是不是", "能否", "可否", "有没有", "能不能", "会不会", "可不可以", "要不要"),
+    ),
+)
+_ANSWER_TYPE_EN: Final = (
+    (AnswerType.PERSON, re.compile(r"\b(who|whom|whose)\b")),
+    (
+        AnswerType.TIME,
+        re.compile(
+            r"\bwhen\b|\b(what|which) (year|date|day|month|time|century|decade|period|era)\b|\bhow long\b"
+        ),
+    ),
+    (
+        AnswerType.NUMBER,
+        re.compile(
+            r"\bhow (many|much|large|big|old|far|high|long|tall|fast|often)\b"
+            r"|\bwhat (number|percentage|percent|amount|size)\b"
+        ),
+    ),
+    (
+        AnswerType.PLACE,
+        re.compile(
+            r"\bwhere\b|\b(what|which) (country|city|place|region|state|location|continent|town|area)\b"
+        ),
+    ),
+    (AnswerType.REASON, re.compile(r"\bwhy\b|\bwhat (caused|causes|is the reason)\b")),
+    (AnswerType.PROCEDURE, re.compile(r"\bhow (do|does|can|could|should|would|to)\b")),
+)
+# Nouns that name the kind of answer right after a wh-word ("which country", 哪个国家).
+_EN_TYPE_NOUN = re.compile(
+    r"\b(?:what|which|whose|how many|how much)\s+(?:kind of\s+|type of\s+|sort of\s+)?"
+)
+_ZH_TYPE_NOUN = re.compile(
+    r"(?:什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所]?|何种|多少|几[个种位名条项]?|第几)"
+)
+
+_SENTENCE = re.compile(r"[^？?。！!；;\n]+[？?。！!；;]?")
+_QUESTION_MARK = re.compile(r"[？?]|吗\s*$|呢\s*$|么\s*$")
+_PREMISE_SPLIT = re.compile(r"[,，、:：]")
 
 
 @dataclass(frozen=True, slots=True)
 class SubQuestion:
-    """One question to be answered, with the terms evidence must cover."""
+    """One question to be answered: its terms with their roles and the answer it expects."""
 
     text: str
     terms: tuple[str, ...]
-    focus_nouns: tuple[str, ...]
+    roles: tuple[TermRole, ...] = ()
+    answer_type: AnswerType = AnswerType.ENTITY
+    language: str = "und"
+
+    def weight(self, index: int) -> float:
+        """The role weight of term ``index`` (1.0 when no roles are given)."""
+        return ROLE_WEIGHT[self.roles[index]] if self.roles else 1.0
 
 
-def _content_terms(text: str) -> tuple[str, ...]:
-    seen: dict[str, None] = {}
-    for token in tokenize(text):
-        if token in ASKER_WORDS or token in STOPWORDS:
+def answer_type(text: str, language: str) -> AnswerType:
+    """The expected answer type of a question sentence in ``language``."""
+    if language == "zh":
+        for kind, markers in _ANSWER_TYPE_ZH:
+            if any(marker in text for marker in markers):
+                return kind
+        return AnswerType.ENTITY
+    lowered = text.lower()
+    for kind, pattern in _ANSWER_TYPE_EN:
+        if pattern.search(lowered):
+            return kind
+    first = lowered.split(maxsplit=1)[0] if lowered.split() else ""
+    if first in ENGLISH_AUXILIARIES:
+        return AnswerType.YES_NO
+    return AnswerType.ENTITY
+
+
+def _type_nouns(text: str, language: str) -> set[str]:
+    """The first content token after each wh-word: the noun naming the kind of answer."""
+    pattern = _ZH_TYPE_NOUN if language == "zh" else _EN_TYPE_NOUN
+    source = text if language == "zh" else text.lower()
+    found: set[str] = set()
+    for match in pattern.finditer(source):
+        following = next(surface_tokens(source[match.end() :]), None)
+        if following is not None:
+            found.add(following[1])
+    return found
+
+
+def _premise_end(text: str, language: str) -> int:
+    """Where the premise (a leading conditional clause) ends in ``text``; 0 when there is none."""
+    pieces = list(_PREMISE_SPLIT.finditer(text))
+    if not pieces:
+        return 0
+    head = text[: pieces[0].start()].strip().lower()
+    words = head.split()
+    if language == "zh":
+        starts = any(head.startswith(marker) or marker in head[:4] for marker in CHINESE_CONDITIONS)
+    else:
+        starts = bool(words) and words[0] in ENGLISH_CONDITIONS
+    return pieces[0].end() if starts else 0
+
+
+def _predicates(text: str, language: str, kind: AnswerType) -> frozenset[str]:
+    """Verbs and adverbs of a Chinese yes/no question (rjieba's tags); none otherwise."""
+    if language != "zh" or kind is not AnswerType.YES_NO:
+        return frozenset()
+    return frozenset(word for word, tag in _zh_tags(text) if tag.startswith(("v", "d")))
+
+
+@lru_cache(maxsize=4096)
+def _zh_tags(text: str) -> tuple[tuple[str, str], ...]:
+    return tuple(rjieba.tag(text))
+
+
+def _terms(
+    text: str, language: str, kind: AnswerType = AnswerType.ENTITY
+) -> tuple[tuple[str, ...], tuple[TermRole, ...]]:
+    function_words = CHINESE_FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS
+    possessives = CHINESE_POSSESSIVES | ENGLISH_POSSESSIVES
+    type_nouns = _type_nouns(text, language)
+    premise_end = _premise_end(text, language)
+    predicates = _predicates(text, language, kind)
+    roles: dict[str, TermRole] = {}
+    after_possessive = False
+    position = 0
+    for surface, token in surface_tokens(text, drop_stopwords=False):
+        position = text.lower().find(surface, position) if surface else position
+        owned = after_possessive
+        after_possessive = surface in possessives
+        if _is_function_word(surface, function_words):
             continue
-        if _is_single_cjk(token):
-            continue
-        seen.setdefault(token, None)
-    return tuple(seen)
+        if token in type_nouns:
+            role = TermRole.ANSWER_TYPE
+        elif owned:
+            role = TermRole.ASKER
+        elif 0 <= position < premise_end:
+            role = TermRole.PREMISE
+        elif surface in predicates:
+            role = TermRole.PREDICATE
+        else:
+            role = TermRole.ASKED
+        current = roles.get(token)
+        if current is None or ROLE_WEIGHT[role] > ROLE_WEIGHT[current]:
+            roles[token] = role
+    return tuple(roles), tuple(roles.values())
 
 
-def _is_single_cjk(token: str) -> bool:
-    return len(token) == 1 and unicodedata.category(token) == "Lo"
+def _single_ideograph(token: str) -> bool:
+    return len(token) == 1 and "\u3400" <= token <= "\u9fff"
 
 
-def focus_nouns(text: str) -> tuple[str, ...]:
-    """Nouns and latin names in ``text``, lowercased, in order, without asker words."""
-    nouns: dict[str, None] = {}
-    for word, tag in rjieba.tag(unicodedata.normalize("NFKC", text)):
-        word = word.strip().lower()
-        if not word or word in ASKER_WORDS or word in STOPWORDS or _is_single_cjk(word):
-            continue
-        if tag.startswith(_NOUN_TAGS) and not tag.startswith("nx"):
-            nouns.setdefault(word, None)
-    return tuple(nouns)
+def _is_function_word(surface: str, function_words: frozenset[str]) -> bool:
+    if surface in function_words or surface in STOPWORDS or _single_ideograph(surface):
+        return True
+    return (
+        len(surface) <= 3 and surface.startswith(CHINESE_FUNCTION_PREFIXES) and _single_ideograph(surface[0])
+    )
+
+
+def analyze(sentence: str, language: str | None = None) -> SubQuestion | None:
+    """One sub-question from one question sentence; ``None`` when it asks about nothing."""
+    language = language or detect_language(sentence)
+    kind = answer_type(sentence, language)
+    terms, roles = _terms(sentence, language, kind)
+    if not terms:
+        return None
+    return SubQuestion(text=sentence, terms=terms, roles=roles, answer_type=kind, language=language)
 
 
 def split_subquestions(question: str) -> tuple[SubQuestion, ...]:
@@ -71,14 +305,15 @@ def split_subquestions(question: str) -> tuple[SubQuestion, ...]:
 
     A text with no question sentence is one sub-question as a whole.
     """
-    sentences = [m.group(0).strip() for m in _QUESTION_END.finditer(question) if m.group(0).strip()]
+    language = detect_language(question)
+    sentences = [
+        piece.strip()
+        for start, end in split_sentences(question)
+        for piece in _SENTENCE.findall(question[start:end])
+        if piece.strip()
+    ]
     asked = [s for s in sentences if _QUESTION_MARK.search(s)]
     if not asked:
         asked = [question.strip()]
-    result = []
-    for sentence in asked:
-        terms = _content_terms(sentence)
-        if not terms:
-            continue
-        result.append(SubQuestion(text=sentence, terms=terms, focus_nouns=focus_nouns(sentence)))
-    return tuple(result)
+    analysed = (analyze(sentence, language) for sentence in asked)
+    return tuple(sub for sub in analysed if sub is not None)

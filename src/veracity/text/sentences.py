@@ -5,18 +5,27 @@ from __future__ import annotations
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
+# A period after one of these ends no sentence: initials (R. Holtz) and common abbreviations.
+_NOT_AN_END = re.compile(
+    r"(?<![A-Za-z])(?:[A-Za-z]|e\.g|i\.e|etc|vs|cf|al|approx|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|Nos|Fig|Figs|"
+    r"Inc|Ltd|Co|Corp|Vol|pp|ca|est|Gen|Gov|Sen|Rep|Lt|Col|Capt|Sgt|Mt|Ft|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|"
+    r"Oct|Nov|Dec)\.$"
+)
 
 
 def split_sentences(text: str) -> list[tuple[int, int]]:
     """Sentence spans ``(start, end)`` over ``text``; each span is stripped of outer spaces.
 
-    Ends at Chinese and latin sentence punctuation and at line breaks. Spans
-    cover every non-space character exactly once.
+    Ends at Chinese and latin sentence punctuation and at line breaks, but not
+    at the period of an initial or a common abbreviation (``R. Holtz``,
+    ``e.g. this``). Spans cover every non-space character exactly once.
     """
     spans: list[tuple[int, int]] = []
     start = 0
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
+        if end > start and text[end - 1] == "." and _NOT_AN_END.search(text[max(start, end - 12) : end]):
+            continue
         if end > start:
             spans.append((start, end))
             start = end

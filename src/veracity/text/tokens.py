@@ -1,25 +1,34 @@
-"""The zh/en tokenizer.
+"""The zh/en tokenizer, the same on the index and the question side.
 
 Tokens: Chinese runs are segmented by rjieba (same segmentation as jieba);
-latin words are lowercased; numbers, versions and identifiers such as ``3.2``,
-``E1042``, ``config.max_retries`` and ``--to`` stay whole.
+other words are lowercased; numbers, versions and identifiers such as ``3.2``,
+``E1042``, ``config.max_retries`` and ``--to`` stay whole. Plain ASCII words
+(letters only) are stemmed with Snowball English (``settings`` and ``setting`` meet), after a
+possessive ``'s`` is dropped and apostrophes are removed (``won't`` → ``wont``),
+so every token is made of characters the FTS5 index keeps together.
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 from functools import lru_cache
+from typing import Any, Final
 
 import rjieba
 
+_CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_LETTER = rf"[^\W_{_CJK_CLASS}]"
+
 # One alternation, tried left to right at each position:
-#  1. identifiers / versions / numbers / options: latin-or-digit start, may contain . _ - / :
-#     between alphanumerics (config.max_retries, 3.2, E1042, v2.8.1, sso-team-32, --to)
+#  1. words, identifiers, versions, numbers, options: a letter or digit of any script but
+#     CJK, may contain . _ - / : and apostrophes between alphanumerics
+#     (config.max_retries, 3.2, E1042, v2.8.1, sso-team-32, --to, don't)
 #  2. a run of CJK ideographs (segmented afterwards by rjieba)
 _TOKEN = re.compile(
-    r"(?P<word>(?:--?)?[0-9A-Za-z]+(?:[._\-/:][0-9A-Za-z]+)*)"
-    r"|(?P<cjk>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
+    rf"(?P<word>(?:--?)?{_LETTER}+(?:[._\-/:'’]{_LETTER}+)*)"
+    rf"|(?P<cjk>[{_CJK_CLASS}]+)"
 )
 
 # Function words that carry no retrieval signal. Kept tiny on purpose: BM25's IDF
@@ -29,23 +38,64 @@ STOPWORDS = frozenset(
     "a an the of to in on for and or is are be".split()
 )
 
+STEMMER: Final = "english"
+"""The stemmer of plain English words: PyStemmer's Snowball English (Porter2)."""
+
+_STEMMERS: dict[str, Any] = {}
+
+
+def _stemmer() -> Any:
+    stemmer = _STEMMERS.get(STEMMER)
+    if stemmer is None:
+        import Stemmer
+
+        stemmer = Stemmer.Stemmer(STEMMER)
+        stemmer.maxCacheSize = 100_000
+        _STEMMERS[STEMMER] = stemmer
+    return stemmer
+
+
+@lru_cache(maxsize=262144)
+def stem_word(word: str) -> str:
+    """The token of one lowercased word: the stem of a plain ASCII word, else the word."""
+    if len(word) > 2 and word.isascii() and word.isalpha():
+        return str(_stemmer().stemWord(word))
+    return word
+
+
+def _word_token(word: str) -> str:
+    word = word.lower()
+    if "'" in word or "’" in word:
+        word = word.replace("’", "'")
+        if word.endswith("'s"):
+            word = word[:-2]
+        word = word.replace("'", "")
+    return word
+
 
 @lru_cache(maxsize=65536)
 def _segment_cjk(run: str) -> tuple[str, ...]:
     return tuple(piece for piece in rjieba.cut(run) if piece.strip())
 
 
-def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
-    """Split zh/en text into retrieval tokens (lowercased, identifiers kept whole)."""
-    tokens: list[str] = []
+def surface_tokens(text: str, *, drop_stopwords: bool = True) -> Iterator[tuple[str, str]]:
+    """``(surface word, token)`` pairs of ``text`` in order; the surface is lowercased, unstemmed.
+
+    ``tokenize`` is the tokens alone; question analysis needs the surface to
+    recognise function words before stemming.
+    """
     for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
         word = match.group("word")
         if word is not None:
-            token = word.lower()
-            if not (drop_stopwords and token in STOPWORDS):
-                tokens.append(token)
+            surface = _word_token(word)
+            if surface and not (drop_stopwords and surface in STOPWORDS):
+                yield surface, stem_word(surface)
             continue
         for piece in _segment_cjk(match.group("cjk")):
             if not (drop_stopwords and piece in STOPWORDS):
-                tokens.append(piece)
-    return tokens
+                yield piece, piece
+
+
+def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
+    """Split zh/en text into retrieval tokens (lowercased, English stemmed, identifiers kept whole)."""
+    return [token for _, token in surface_tokens(text, drop_stopwords=drop_stopwords)]

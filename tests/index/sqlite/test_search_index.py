@@ -222,7 +222,7 @@ def test_sql_governance_filter_agrees_with_eligibility() -> None:
     for _ in range(120):
         tenant = rng.choice(["starship", "acme", ""])
         principal = Principal(tenant=tenant, roles=frozenset(rng.sample(roles, rng.randint(0, 2))))
-        version = rng.choice(["2.8", "2.8.1", "3", "3.2", "3.2.1", "3.3", "10.0"])
+        version = rng.choice(["2.8", "2.8.1", "3", "3.2", "3.2.1", "3.3", "10.0", None])
         as_of = start + timedelta(days=rng.randint(0, 400), hours=rng.randint(0, 23))
         known = catalog.roles(tenant) if tenant else frozenset()
         expected = {

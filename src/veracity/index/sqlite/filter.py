@@ -10,7 +10,8 @@ pipeline's eligibility step uses it):
 - validity: ``valid_from <= as_of < valid_until`` (ISO UTC text compares as time);
 - version: ``substr(target_key, 1, length(bound_key))`` against each bound key,
   which compares on the bound's own precision (see
-  :func:`veracity.index.sqlite.records.version_key`);
+  :func:`veracity.index.sqlite.records.version_key`); no target version
+  (``None``) passes every range;
 - status ``active``.
 
 :func:`eligible_sql` returns the SQL and its parameters apart from running it,
@@ -40,9 +41,9 @@ WHERE d.tenant = :tenant
   AND d.status = 'active'
   AND d.valid_from <= :as_of
   AND (d.valid_until IS NULL OR :as_of < d.valid_until)
-  AND (d.version_min_key IS NULL
+  AND (:version_key IS NULL OR d.version_min_key IS NULL
        OR substr(:version_key, 1, length(d.version_min_key)) >= d.version_min_key)
-  AND (d.version_max_key IS NULL
+  AND (:version_key IS NULL OR d.version_max_key IS NULL
        OR substr(:version_key, 1, length(d.version_max_key)) <= d.version_max_key)
   AND (d.visibility = 'public'
        OR EXISTS (SELECT 1 FROM {document_roles} AS r
@@ -55,7 +56,7 @@ WHERE d.tenant = :tenant
 def eligible_sql(
     tables: IndexTables,
     principal: Principal,
-    target_version: str,
+    target_version: str | None,
     as_of: datetime,
     known_roles: Collection[str],
 ) -> tuple[str, dict[str, Any]] | None:
@@ -79,7 +80,7 @@ def eligible_keys(
     connection: apsw.Connection,
     tables: IndexTables,
     principal: Principal,
-    target_version: str,
+    target_version: str | None,
     as_of: datetime,
     known_roles: Collection[str],
 ) -> list[tuple[int, str]]:

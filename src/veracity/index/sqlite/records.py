@@ -56,29 +56,36 @@ def _dumps(data: dict[str, Any]) -> str:
 
 
 def document_to_json(document: Document) -> str:
-    """The document as compact JSON (every field, body included)."""
-    return _dumps(
-        {
-            "document_id": document.document_id,
-            "source_id": document.source_id,
-            "revision": document.revision,
-            "content_digest": document.content_digest,
-            "title": document.title,
-            "source_type": document.source_type,
-            "tenant": document.tenant,
-            "version_min": document.version_min,
-            "version_max": document.version_max,
-            "valid_from": moment_text(document.valid_from),
-            "valid_until": (moment_text(document.valid_until) if document.valid_until is not None else None),
-            "status": Status(document.status).value,
-            "visibility": Visibility(document.visibility).value,
-            "allowed_roles": list(document.allowed_roles),
-            "trust": Trust(document.trust).value,
-            "facts": [[f.fact_id, f.quote, f.stance] for f in document.facts],
-            "body": document.body,
-            "language": document.language,
-        }
-    )
+    """The document as compact JSON (every field, body included).
+
+    ``extra_metadata`` and ``defaulted_fields`` are left out when empty, so
+    records of documents without them stay as they were before they existed.
+    """
+    record: dict[str, Any] = {
+        "document_id": document.document_id,
+        "source_id": document.source_id,
+        "revision": document.revision,
+        "content_digest": document.content_digest,
+        "title": document.title,
+        "source_type": document.source_type,
+        "tenant": document.tenant,
+        "version_min": document.version_min,
+        "version_max": document.version_max,
+        "valid_from": moment_text(document.valid_from),
+        "valid_until": (moment_text(document.valid_until) if document.valid_until is not None else None),
+        "status": Status(document.status).value,
+        "visibility": Visibility(document.visibility).value,
+        "allowed_roles": list(document.allowed_roles),
+        "trust": Trust(document.trust).value,
+        "facts": [[f.fact_id, f.quote, f.stance] for f in document.facts],
+        "body": document.body,
+        "language": document.language,
+    }
+    if document.extra_metadata:
+        record["extra_metadata"] = [list(pair) for pair in document.extra_metadata]
+    if document.defaulted_fields:
+        record["defaulted_fields"] = list(document.defaulted_fields)
+    return _dumps(record)
 
 
 def document_from_json(text: str) -> Document:
@@ -103,6 +110,8 @@ def document_from_json(text: str) -> Document:
         facts=tuple(FactAnnotation(fact_id=f, quote=q, stance=s) for f, q, s in raw["facts"]),
         body=raw["body"],
         language=raw["language"],
+        extra_metadata=tuple((str(key), str(value)) for key, value in raw.get("extra_metadata", [])),
+        defaulted_fields=tuple(raw.get("defaulted_fields", [])),
     )
 
 

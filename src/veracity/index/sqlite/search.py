@@ -330,6 +330,24 @@ class SQLiteSearchIndex(IndexWriter):
         keep = scores > 0
         return self._top(view, positions[keep], scores[keep], int(k))
 
+    def document_frequencies(
+        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
+    ) -> tuple[int, dict[str, int]]:
+        """Eligible chunk count and per-term chunk frequencies among them (see ``SearchBackend``)."""
+        empty = dict.fromkeys(terms, 0)
+        if not eligible_document_ids:
+            return 0, empty
+        state = self._state()
+        view = self._tenant(state, tenant)
+        if view is None or view.keys.size == 0:
+            return 0, empty
+        allowed = self._allowed(state, view, eligible_document_ids)
+        found = dict(empty)
+        for posting in self._postings(state, view, list(terms)):
+            positions = np.searchsorted(view.keys, posting.keys)
+            found[posting.term] = int(allowed[positions].sum()) if positions.size else 0
+        return int(allowed.sum()), found
+
     def dense_search(
         self,
         tenant: str,
@@ -418,7 +436,7 @@ class SQLiteSearchIndex(IndexWriter):
     # -- governance filter in SQL ------------------------------------------------------
 
     def eligible_document_ids(
-        self, principal: Principal, target_version: str, as_of: datetime, known_roles: Collection[str]
+        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
     ) -> set[str]:
         """Document ids eligible for ``principal`` per the index snapshot, computed in SQL.
 

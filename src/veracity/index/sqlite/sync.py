@@ -4,7 +4,10 @@ Mixed into :class:`veracity.index.sqlite.search.SQLiteSearchIndex`. Chunks are
 tokenized and embedded *before* each write transaction (never under the
 catalog's write lock); each transaction writes about ``batch_chunks`` chunks
 with their FTS5 rows and vectors and bumps the index generation, so readers
-see a batch whole or not at all.
+see a batch whole or not at all. A chunk whose embedded text an earlier
+revision of its source already has gets that vector back instead of a new
+embedding (:mod:`veracity.index.sqlite.reuse`). Progress is reported after
+every embedding call, so a long first batch does not look stuck.
 
 New documents go to the version the instance writes (the published one, or the
 pinned one being built). Removals and governance changes (a status) go to
@@ -32,6 +35,7 @@ from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from .records import document_to_json
+from .reuse import embedded_text_digest, reusable_vectors
 from .tables import IndexTables
 from .versions import live_versions
 from .views import IndexState
@@ -60,6 +64,7 @@ class SyncReport:
     removed_documents: int = 0
     indexed_chunks: int = 0
     embedded_chunks: int = 0
+    reused_chunks: int = 0
     tokenize_seconds: float = 0.0
     embed_seconds: float = 0.0
     write_seconds: float = 0.0
@@ -114,14 +119,14 @@ class IndexWriter:
         elif model is not None:
             raise ConfigError("this index holds vectors: adding documents needs its embedder")
         indexed = {row[0] for row in self._conn.execute(f"SELECT document_id FROM {tables.documents}")}
-        totals = {"docs": 0, "chunks": 0, "embedded": 0, "tok": 0.0, "emb": 0.0, "write": 0.0}
+        totals = {"docs": 0, "chunks": 0, "embedded": 0, "reused": 0, "tok": 0.0, "emb": 0.0, "write": 0.0}
         pending: list[tuple[Document, tuple[Chunk, ...]]] = []
         size = 0
 
         def flush() -> None:
             nonlocal pending, size
             if pending:
-                self._write_batch(pending, embedder, batch_size, totals)
+                self._write_batch(pending, embedder, batch_size, totals, progress, total_chunks)
                 if progress is not None:
                     progress(int(totals["chunks"]), total_chunks)
             pending, size = [], 0
@@ -139,6 +144,7 @@ class IndexWriter:
             added_documents=int(totals["docs"]),
             indexed_chunks=int(totals["chunks"]),
             embedded_chunks=int(totals["embedded"]),
+            reused_chunks=int(totals["reused"]),
             tokenize_seconds=totals["tok"],
             embed_seconds=totals["emb"],
             write_seconds=totals["write"],
@@ -150,6 +156,8 @@ class IndexWriter:
         embedder: Embedder | None,
         batch_size: int,
         totals: dict[str, float],
+        progress: Progress | None = None,
+        total_chunks: int = 0,
     ) -> None:
         start = time.perf_counter()
         texts = [[index_text(chunk) for chunk in chunks] for _, chunks in batch]
@@ -159,21 +167,12 @@ class IndexWriter:
         if embedder is not None:
             start = time.perf_counter()
             flat = [text for doc_texts in texts for text in doc_texts]
-            parts = [
-                embedder.embed_batch(flat[i : i + batch_size], kind="passage")
-                for i in range(0, len(flat), batch_size)
-            ]
-            matrix = normalized_rows(
-                np.vstack(parts) if parts else np.zeros((0, embedder.dim)), what="vectors"
-            )
-            if matrix.shape[1] != embedder.dim:
-                raise EmbedderMismatchError(f"{embedder.model_id!r} returned width {matrix.shape[1]}")
+            matrix = self._vectors(batch, flat, embedder, batch_size, totals, progress, total_chunks)
             offset = 0
             for i, doc_texts in enumerate(texts):
                 vectors[i] = matrix[offset : offset + len(doc_texts)]
                 offset += len(doc_texts)
             totals["emb"] += time.perf_counter() - start
-            totals["embedded"] += len(flat)
         prepared = [
             PreparedDocument(document, chunks, doc_tokens, doc_vectors)
             for (document, chunks), doc_tokens, doc_vectors in zip(batch, tokens, vectors, strict=True)
@@ -192,6 +191,43 @@ class IndexWriter:
         totals["write"] += time.perf_counter() - start
         totals["docs"] += len(batch)
         self._cache = None
+
+    def _vectors(
+        self,
+        batch: list[tuple[Document, tuple[Chunk, ...]]],
+        flat: list[str],
+        embedder: Embedder,
+        batch_size: int,
+        totals: dict[str, float],
+        progress: Progress | None,
+        total_chunks: int,
+    ) -> npt.NDArray[np.float32]:
+        """One unit vector per text of ``flat``: reused from earlier revisions, else embedded once."""
+        digests = [embedded_text_digest(chunk) for _, chunks in batch for chunk in chunks]
+        tables = self._tables()
+        model = read_vector_model(self._conn, tables)
+        known = (
+            reusable_vectors(self._conn, tables, model, [d for d, _ in batch], digests)
+            if model is not None and model.model_id == embedder.model_id
+            else {}
+        )
+        missing = sorted({digest: i for i, digest in enumerate(digests) if digest not in known}.values())
+        done = int(totals["chunks"]) + len(flat) - len(missing)
+        for first in range(0, len(missing), batch_size):
+            part = missing[first : first + batch_size]
+            raw = embedder.embed_batch([flat[i] for i in part], kind="passage")
+            embedded = normalized_rows(raw, what="vectors")
+            if embedded.ndim != 2 or embedded.shape[1] != embedder.dim:
+                raise EmbedderMismatchError(f"{embedder.model_id!r} returned shape {embedded.shape}")
+            known.update((digests[i], row) for i, row in zip(part, embedded, strict=True))
+            done += len(part)
+            if progress is not None:
+                progress(min(done, total_chunks or done), total_chunks)
+        totals["embedded"] += len(missing)
+        totals["reused"] += len(flat) - len(missing)
+        if not flat:
+            return np.zeros((0, embedder.dim), dtype=np.float32)
+        return np.vstack([known[digest] for digest in digests]).astype(np.float32, copy=False)
 
     def _in_catalog(self, document_id: str) -> bool:
         try:
@@ -275,6 +311,7 @@ class IndexWriter:
             removed_documents=len(gone),
             indexed_chunks=report.indexed_chunks,
             embedded_chunks=report.embedded_chunks,
+            reused_chunks=report.reused_chunks,
             tokenize_seconds=report.tokenize_seconds,
             embed_seconds=report.embed_seconds,
             write_seconds=report.write_seconds,

@@ -1,0 +1,183 @@
+"""``veracity ask``: a question to a knowledge base (``--kb``) or to the built-in demo.
+
+Thin: parse, make one :class:`~veracity.kb.local.LocalKnowledgeBase` call,
+print the answer (and with ``--explain`` the candidates table and the
+decision). With ``--kb`` every default is the knowledge base's own (its
+default tenant, role public, every version, now); without it the demo's
+(tenant starship, role public, version 3.2, 2026-08-27T16:00Z, its running
+question), and a line on stderr says so.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import library_errors, print_json, print_table
+
+__all__ = ["ask_command"]
+
+DEMO_NOTICE = "answering from the built-in Starship demo (use --kb DIR to ask your own knowledge base)"
+
+
+def _open(kb_dir: Path | None, embedder: str | None) -> Any:
+    """The knowledge base in ``kb_dir``, else the demo with the demo's ask defaults."""
+    from ..fixtures import tenant_config
+    from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
+    from ..kb.local import LocalKnowledgeBase, open_local
+    from ..kb.settings import AskDefaults
+    from ..pipeline.engine import KnowledgeBase
+
+    if kb_dir is not None:
+        return open_local(kb_dir, embedder=make_embedder(embedder) if embedder else None, create=False)
+    config = tenant_config()
+    defaults = AskDefaults((config.role,), config.target_version, config.as_of, config.running_question)
+    engine = KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
+    return LocalKnowledgeBase(engine, default_tenant=config.tenant, defaults={config.tenant: defaults})
+
+
+def _roles(role: str | None) -> tuple[str, ...] | None:
+    if role is None:
+        return None
+    return tuple(part.strip() for part in role.split(","))
+
+
+@click.command("ask")
+@click.argument("question", required=False)
+@click.option("--role", help="Role of the asker; several comma-separated [default: public].")
+@click.option("--tenant", help="Tenant of the asker [default: the knowledge base's default tenant].")
+@click.option(
+    "--version", "target_version", help="Product version the question is about; 'all' [default] filters none."
+)
+@click.option(
+    "--as-of",
+    help="Moment of the question: 'now' [default], a date (the end of that day, UTC) or an ISO datetime.",
+)
+@click.option("--fact", "facts", multiple=True, help="A fact id the answer must cover (repeatable).")
+@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option(
+    "--kb",
+    "kb_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Knowledge base directory [default: the built-in demo, in memory].",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option(
+    "--explain", is_flag=True, help="Add the candidates (source, heading, ranks, scores, gate), the decision."
+)
+@click.option(
+    "--view",
+    type=click.Choice(["operator", "asker"]),
+    default="operator",
+    show_default=True,
+    help="Trace view with --json --explain: this local command is an operator's, so it counts the "
+    "documents the asker may not see; 'asker' shows only what a service returns to the asker.",
+)
+def ask_command(
+    question: str | None,
+    role: str | None,
+    tenant: str | None,
+    target_version: str | None,
+    as_of: str | None,
+    facts: tuple[str, ...],
+    embedder: str | None,
+    kb_dir: Path | None,
+    as_json: bool,
+    explain: bool,
+    view: str,
+) -> None:
+    """Answer QUESTION with citations, a partial answer, or an abstain.
+
+    With --kb: as the knowledge base's default tenant, role public, about every
+    product version, as of now. Without --kb it asks the built-in demo (its
+    running question when QUESTION is left out).
+    """
+    from ..kb.local import parse_as_of
+    from ..model.errors import ValidationError
+    from ..pipeline.render import answer_dict, answer_text
+
+    if kb_dir is None and not as_json:
+        click.echo(DEMO_NOTICE, err=True)
+    if as_of is not None:
+        try:
+            parse_as_of(as_of)
+        except ValidationError as exc:
+            raise click.BadParameter(str(exc), param_hint="--as-of") from None
+    with library_errors():
+        kb = _open(kb_dir, embedder)
+        asker = kb.principal(tenant, _roles(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
+        text = question or kb.ask_defaults(asker.tenant).question
+        if not text:
+            raise click.UsageError("give a QUESTION")
+        answer = kb.ask(
+            text,
+            tenant=asker.tenant,
+            roles=tuple(sorted(asker.roles)),
+            version=target_version,
+            as_of=as_of,
+            required_fact_ids=facts or None,
+        )
+        explanation = kb.explain(answer) if explain else None
+    if as_json:
+        data = answer_dict(answer, explain=explain, audience=view)
+        data["knowledge_base"] = str(kb_dir) if kb_dir is not None else "built-in demo"
+        if explanation is not None:
+            data["explanation"] = explanation.as_dict()
+        print_json(data)
+        return
+    click.echo(answer_text(answer))
+    if explanation is not None:
+        _print_explanation(explanation)
+
+
+def _score(value: float | None) -> str:
+    return "" if value is None else f"{value:.4f}"
+
+
+def _print_explanation(explanation: Any, shown: int = 12) -> None:
+    trace = explanation.answer.trace
+    version = trace.target_version or "all versions"
+    click.echo(
+        f"\nasked as tenant {trace.tenant}, roles {', '.join(trace.roles)}, {version}, as of {trace.as_of}; "
+        f"{trace.eligible_documents} documents eligible ({trace.eligible_chunks} chunks)"
+    )
+    excluded = ", ".join(f"{reason} {count}" for reason, count in explanation.excluded)
+    if excluded:
+        click.echo(f"excluded before scoring: {excluded}")
+    rows = [
+        {
+            "#": c.position,
+            "source": c.path or c.source_id,
+            "heading": " > ".join(c.heading_path) or "(top)",
+            "page": c.pages,
+            **{name: "" if rank is None else str(rank) for name, rank in c.channel_ranks},
+            "fused": _score(c.fused),
+            "reranked": _score(c.reranked),
+            "gate / evidence": c.outcome,
+        }
+        for c in explanation.candidates
+        if c.position <= shown or c.outcome.startswith("cited")
+    ]
+    if rows:
+        total = len(explanation.candidates)
+        if not any(row["page"] for row in rows):
+            for row in rows:
+                del row["page"]
+        title = f"candidates, reranked ({len(rows)} of {total} shown; ranks per recall channel)"
+        print_table(rows, title=title, whole=("source",))
+    else:
+        click.echo("no candidates")
+    if explanation.hidden_candidates:
+        click.echo(f"{explanation.hidden_candidates} candidates not shown (not visible to this asker)")
+    data = explanation.as_dict()["decision"]
+    click.echo(f"decision: {data['status']}")
+    if data["reasons"]:
+        click.echo(f"  reasons: {', '.join(data['reasons'])}")
+    if data["missing_fact_ids"]:
+        click.echo(f"  missing facts: {', '.join(data['missing_fact_ids'])}")
+    for text in data["uncovered_subquestions"]:
+        click.echo(f"  not covered by the evidence: {text}")
+    for name, value in data["features"].items():
+        click.echo(f"  {name} = {value}")

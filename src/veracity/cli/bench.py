@@ -1,0 +1,200 @@
+"""``veracity bench``: retrieval and answer benchmarks on public datasets, and the injection benchmark.
+
+Thin: parse, call :mod:`veracity.bench`, print the tables, write the JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import library_errors, progress_bar
+
+# ----- bench: retrieval benchmarks on BEIR folders -----
+
+
+@click.group()
+def bench() -> None:
+    """Benchmarks: retrieval (BEIR folders), answers (QA folders), the injection defence."""
+
+
+@bench.command("retrieval")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", default="test", show_default=True, help="qrels split to evaluate.")
+@click.option(
+    "--channels",
+    default="bm25,dense,hybrid,hybrid+rerank",
+    show_default=True,
+    help="Comma-separated: bm25, dense, hybrid, hybrid+rerank.",
+)
+@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default="use", show_default=True)
+@click.option(
+    "--analyzer",
+    type=click.Choice(["auto", "default", "english"]),
+    default="auto",
+    show_default=True,
+    help="BM25 tokens: zh/en tokenizer, or Lucene-like English (Porter); auto picks by script.",
+)
+@click.option("--max-queries", type=click.IntRange(min=1), help="Evaluate only the first N queries (by id).")
+@click.option(
+    "--tune-on",
+    help="DIR[:SPLIT] to choose BM25 k1/b and rerank weights on, or 'none'. "
+    "Default: the folder's train split when it has one.",
+)
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Embedding cache folder [default: ~/.cache/veracity/bench].",
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Embedding progress bar.")
+def bench_retrieval(
+    dataset_dir: Path,
+    split: str,
+    channels: str,
+    embedder: str,
+    analyzer: str,
+    max_queries: int | None,
+    tune_on: str | None,
+    out_path: Path | None,
+    cache_dir: Path | None,
+    progress: bool,
+) -> None:
+    """Benchmark bm25 / dense / hybrid / hybrid+rerank on a BEIR folder.
+
+    Prints nDCG@10, Recall@5/10/100 and MRR@10 per channel with build time and
+    query latency p50/p95, and writes the same as canonical JSON with --out.
+    """
+    from ..bench.report import canonical_json, markdown_table, summary_lines
+    from ..bench.retrieval import BenchSettings
+    from ..bench.run import benchmark_folder
+
+    with library_errors():
+        settings = BenchSettings(
+            channels=tuple(c.strip() for c in channels.split(",") if c.strip()),
+            embedder=embedder,
+            analyzer=analyzer,
+            max_queries=max_queries,
+            cache_dir=cache_dir or Path.home() / ".cache" / "veracity" / "bench",
+            progress=progress,
+        )
+        report = benchmark_folder(dataset_dir, split, settings, tune_on=tune_on)
+    for line in summary_lines(report):
+        click.echo(line)
+    click.echo(markdown_table([report]), nl=False)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(canonical_json(report), encoding="utf-8")
+        click.echo(f"wrote {out_path}")
+
+
+@bench.command("answers")
+@click.argument("dataset_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--split", help="Split folder under beir/ (default: dev, else the only one).")
+@click.option(
+    "--part",
+    default="all",
+    show_default=True,
+    help="Which questions: all, a named part of the set (squad2_dev_half: tune, report) or articles:A:B.",
+)
+@click.option("--sample", type=click.IntRange(min=1), default=500, show_default=True, help="Questions drawn.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the question sample.")
+@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default="use", show_default=True)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Where knowledge bases are built and kept for reuse [default: ~/.cache/veracity/bench-answers].",
+)
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here."
+)
+@click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+def bench_answers(
+    dataset_dir: Path,
+    split: str | None,
+    part: str,
+    sample: int,
+    seed: int,
+    embedder: str,
+    workdir: Path | None,
+    out_path: Path | None,
+    progress: bool,
+) -> None:
+    """Ask a QA set's questions as a public user and score the answers.
+
+    DATASET_DIR is a SQuAD- or CMRC-style folder (corpus.jsonl, queries.jsonl,
+    qrels/, answers.jsonl; see shared/datasets/README.md). Prints status for
+    answerable and unanswerable questions, gold-answer containment, citation
+    accuracy, false-abstain and false-answer rates, the correct-outcome rate,
+    the top-1-sentence baseline of the same run and latency.
+    """
+    from ..bench.answers import benchmark_answers, summary_table
+    from ..bench.report import canonical_json
+    from ..index.embedders import make_embedder
+
+    with library_errors(), progress_bar(progress) as update:
+        report = benchmark_answers(
+            dataset_dir,
+            split=split,
+            part=part,
+            sample=sample,
+            seed=seed,
+            embedder=make_embedder(embedder),
+            workdir=workdir or Path.home() / ".cache" / "veracity" / "bench-answers",
+            progress=(lambda done, total: update("questions", done, total)) if update else None,
+        )
+    click.echo(summary_table(report), nl=False)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(canonical_json(report), encoding="utf-8")
+        click.echo(f"wrote {out_path}")
+
+
+@bench.command("injection")
+@click.option(
+    "--split",
+    type=click.Choice(["test", "tune"]),
+    default="test",
+    show_default=True,
+    help="Half of the benchmark: test (never used to fit the detector) or tune (fitted on it).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated corpus.")
+@click.option(
+    "--embedder",
+    type=click.Choice(["use", "e5", "fake"]),
+    default="use",
+    show_default=True,
+    help="Dense model of the end-to-end check.",
+)
+@click.option("--end-to-end/--detection-only", default=True, show_default=True, help="Also ask the demo.")
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
+)
+def bench_injection(split: str, seed: int, embedder: str, end_to_end: bool, out_path: Path | None) -> None:
+    """Injection benchmark: detection recall, false quarantine, attack text in answers, answers changed.
+
+    Generates attack and benign documents from the benchmark's templates (seeded),
+    measures the detector on one half, and, end to end, asks the Starship demo each
+    target question with and without the half's attack documents.
+    """
+    from ..bench.injection.measure import run_benchmark, summary_lines
+    from ..bench.report import canonical_json
+    from ..index.embedders import make_embedder
+
+    with library_errors():
+        report = run_benchmark(
+            split,
+            seed=seed,
+            embedder=make_embedder(embedder) if end_to_end else None,
+            end_to_end_check=end_to_end,
+        )
+    for line in summary_lines(report):
+        click.echo(line)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(canonical_json(report), encoding="utf-8")
+        click.echo(f"wrote {out_path}")

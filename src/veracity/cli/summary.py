@@ -1,0 +1,123 @@
+"""What ``veracity ingest`` prints after an ingest: counts, defaults taken, what was skipped (or JSON)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Final
+
+from ..ingest.chunking import CHUNK_SIZE
+
+__all__ = ["ingest_json", "ingest_summary"]
+
+LISTED: Final = 8
+"""Skipped files named one by one before the rest is counted."""
+
+_DEFAULT_LABELS: Final = {
+    "status": "status active",
+    "visibility": "visibility public",
+    "trust": "trust official",
+    "valid_from": "valid_from = file modification time",
+    "revision": "revision numbered",
+}
+
+
+def _defaults_line(report: Any) -> str | None:
+    if not report.documents_with_defaults:
+        return None
+    total = report.documents_with_defaults
+    order = ("status", "visibility", "trust", "valid_from", "tenant", "revision")
+    taken = dict(report.defaults_taken)
+    parts = []
+    for name in order:
+        if name not in taken:
+            continue
+        label = _DEFAULT_LABELS.get(name) or f"tenant {report.default_tenant}"
+        parts.append(label if taken[name] == total else f"{label} ({taken[name]})")
+    noun = "document" if total == 1 else "documents"
+    return f"  {total} {noun} took default governance: {', '.join(parts)} (--strict rejects them instead)"
+
+
+def _skipped_lines(report: Any) -> list[str]:
+    lines = []
+    scan = report.scan
+    if scan.skipped:
+        kinds = ", ".join(f"{count} {suffix}" for suffix, count in scan.skipped_by_suffix)
+        lines.append(f"  skipped {scan.skipped} files of types no parser reads: {kinds}")
+    if scan.hidden:
+        more = len(scan.hidden) - LISTED
+        shown = ", ".join(scan.hidden[:LISTED]) + (f", … {more} more" if more > 0 else "")
+        lines.append(f"  not read (hidden or dependency folders): {shown}")
+    for source, reason in report.skipped[:LISTED]:
+        lines.append(f"  skipped {source}: {reason}")
+    if len(report.skipped) > LISTED:
+        lines.append(f"  … and {len(report.skipped) - LISTED} more skipped")
+    return lines
+
+
+def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
+    """What ``report`` (an :class:`~veracity.kb.ingest.IngestReport`) says, one finding per line."""
+    index = report.index
+    reused = f" (reused {index.reused_chunks})" if index.reused_chunks else ""
+    lines = [
+        f"{kb_dir}: added {len(report.added)} · revised {len(report.revised)} · "
+        f"unchanged {len(report.unchanged)} · skipped {len(report.skipped)} · "
+        f"rejected {len(report.rejected)} · chunks {report.chunks_added} · "
+        f"embedded {index.embedded_chunks}{reused}"
+    ]
+    defaults = _defaults_line(report)
+    if defaults:
+        lines.append(defaults)
+    if report.extra_keys:
+        lines.append(f"  metadata keys kept (they govern nothing): {', '.join(report.extra_keys)}")
+    lines.extend(_skipped_lines(report))
+    if report.restored:
+        lines.append(f"  restored {len(report.restored)}: {', '.join(report.restored[:LISTED])}")
+    pruned = report.pruned
+    if pruned.withdrawn:
+        lines.append(f"  pruned (file gone), withdrew {len(pruned.withdrawn)}: {', '.join(pruned.withdrawn)}")
+    if pruned.deleted:
+        lines.append(f"  pruned (file gone), deleted {len(pruned.deleted)}: {', '.join(pruned.deleted)}")
+    if report.oversize_chunks:
+        lines.append(
+            f"  {report.oversize_chunks} chunks are over twice the {CHUNK_SIZE}-character budget "
+            "(each one table row or code line that cannot be cut)"
+        )
+    defaulted = set(report.default_roles)
+    for tenant, roles in report.roles_defined:
+        lines.append(f"  tenant {tenant}: roles {', '.join(roles)}")
+    for tenant in sorted(defaulted):
+        lines.append(f"  tenant {tenant}: roles public (it defined none; add more with --roles)")
+    if report.chunks_added:
+        lines.append(
+            f"  {report.chunks_per_second_without_embedding:,.0f} chunks/s without embedding; "
+            f"embedding {report.seconds.get('embed', 0.0):.1f} s"
+        )
+    return lines
+
+
+def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
+    """``report`` as plain data (``ingest --json``)."""
+    scan, index = report.scan, report.index
+    return {
+        "knowledge_base": str(kb_dir),
+        "added": list(report.added),
+        "revised": list(report.revised),
+        "unchanged": list(report.unchanged),
+        "restored": list(report.restored),
+        "skipped": [{"source": source, "reason": reason} for source, reason in report.skipped],
+        "rejected": [{"source": source, "reason": reason} for source, reason in report.rejected],
+        "skipped_by_suffix": dict(scan.skipped_by_suffix),
+        "not_read": list(scan.hidden),
+        "chunks": report.chunks_added,
+        "embedded": index.embedded_chunks,
+        "reused": index.reused_chunks,
+        "oversize_chunks": report.oversize_chunks,
+        "default_tenant": report.default_tenant,
+        "documents_with_defaults": report.documents_with_defaults,
+        "defaults_taken": dict(report.defaults_taken),
+        "metadata_keys": list(report.extra_keys),
+        "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
+        "default_roles": list(report.default_roles),
+        "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},
+        "seconds": {stage: round(value, 3) for stage, value in sorted(report.seconds.items())},
+    }

@@ -1,0 +1,285 @@
+"""A knowledge base as people use it: opened by path, asked with keyword options, fed with folders.
+
+:func:`open_local` (``veracity.open``) opens a knowledge-base directory, or
+creates it when it holds none. :class:`LocalKnowledgeBase` wraps the engine
+(:class:`~veracity.pipeline.engine.KnowledgeBase`, whose positional ``ask``
+stays as it is) with the knowledge base's own defaults:
+
+- ``tenant=None``: its default tenant (:mod:`veracity.kb.settings`);
+- ``roles``: ``("public",)`` unless given;
+- ``version=None``: no version filter (every product version), unless the
+  tenant recorded a default version (the bundled demo does); ``"all"``: no
+  version filter in any case;
+- ``as_of=None`` or ``"now"``: now; a date (``"2026-08-27"``) means the end of
+  that day (UTC), so a document valid from that day counts.
+
+The caller holds the knowledge base file, so it is its operator: a tenant or
+role the knowledge base does not define is an ``IdentityError`` that names the
+ones it does, and an empty tenant or role is refused. (The engine below still
+fails closed without saying anything, for callers who are not operators.)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal, overload
+
+from ..catalog.sqlite import SQLiteStore
+from ..index.dense import Embedder
+from ..ingest.documents import parse_moment
+from ..model.contracts import Chunk, Document, Principal
+from ..model.errors import IdentityError, ValidationError
+from ..pipeline.engine import Answer, KnowledgeBase
+from .browse import document_rows, show_document
+from .directory import open_or_create_kb, write_manifest
+from .explain import Explanation, explain
+from .ingest import IngestReport, Progress, ingest_paths
+from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
+from .sources import source_paths
+
+__all__ = ["LocalKnowledgeBase", "open_local", "parse_as_of"]
+
+Moment = datetime | date | str | None
+
+
+def parse_as_of(value: Moment, *, now: datetime | None = None) -> datetime:
+    """The moment a question is asked at: ``None``/``"now"`` → now; a date → the end of that day (UTC).
+
+    A datetime without a zone is taken as UTC; anything else raises
+    ``ValidationError`` naming ``as_of``.
+    """
+    current = now or datetime.now(UTC)
+    if value is None or (isinstance(value, str) and value.strip().lower() == "now"):
+        return current
+    if isinstance(value, str) and len(value.strip()) == 10:
+        try:
+            value = date.fromisoformat(value.strip())
+        except ValueError:
+            pass
+    if isinstance(value, date) and not isinstance(value, datetime):
+        return datetime.combine(value + timedelta(days=1), time(), tzinfo=UTC) - timedelta(microseconds=1)
+    try:
+        return parse_moment(value, document="--as-of", field="as_of")
+    except ValidationError:
+        raise ValidationError(
+            f"cannot read {value!r} as a moment; give 'now', a date (2026-08-27) or an ISO datetime",
+            field="as_of",
+        ) from None
+
+
+def _version(given: str | None, recorded: str | None) -> str | None:
+    """The target version: ``given``; ``"all"`` for none; ``None`` for the recorded default (else none)."""
+    if given is None:
+        return recorded
+    if not given.strip():
+        raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
+    return None if given.strip().lower() == "all" else given.strip()
+
+
+class LocalKnowledgeBase:
+    """A knowledge base with its defaults (see the module docstring); close it, or use ``with``."""
+
+    def __init__(
+        self,
+        engine: KnowledgeBase,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        default_tenant: str | None = None,
+        defaults: dict[str, AskDefaults] | None = None,
+    ) -> None:
+        """Wrap ``engine``; ``path`` is its directory (``None`` for an in-memory one such as the demo).
+
+        ``default_tenant`` and ``defaults`` override what the directory records.
+        """
+        self.engine = engine
+        self.path = Path(path) if path is not None else None
+        self._default_tenant = default_tenant
+        self._defaults = defaults or {}
+
+    # -- identity ---------------------------------------------------------------
+
+    def _connection(self) -> Any:
+        store = self.engine.catalog.store
+        return store.connection if isinstance(store, SQLiteStore) and self.path is not None else None
+
+    @property
+    def default_tenant(self) -> str:
+        """The tenant of questions and documents that name none."""
+        if self._default_tenant is not None:
+            return self._default_tenant
+        connection = self._connection()
+        return default_tenant(connection) if connection is not None else "default"
+
+    def ask_defaults(self, tenant: str) -> AskDefaults:
+        """What ``ask`` uses for ``tenant`` when the caller gives nothing."""
+        if tenant in self._defaults:
+            return self._defaults[tenant]
+        connection = self._connection()
+        return ask_defaults(connection, tenant) if connection is not None else AskDefaults()
+
+    def tenants(self) -> dict[str, tuple[str, ...]]:
+        """Every tenant with documents or roles, and the roles it defines."""
+        catalog = self.engine.catalog
+        connection = self._connection()
+        if connection is not None:  # without reading every document
+            sql = "SELECT DISTINCT tenant FROM {}"
+            with_documents = {str(row[0]) for row in connection.execute(sql.format("documents"))}
+            with_roles = {str(row[0]) for row in connection.execute(sql.format("tenant_roles"))}
+        else:
+            with_documents = {d.tenant for d in catalog.documents()}
+            with_roles = {self.default_tenant} if catalog.roles(self.default_tenant) else set()
+        found = {name: tuple(sorted(catalog.roles(name))) for name in sorted(with_documents | with_roles)}
+        return {name: roles for name, roles in found.items() if roles or name in with_documents}
+
+    def principal(self, tenant: str | None = None, roles: Iterable[str] | None = None) -> Principal:
+        """The asker: checked against the tenants and roles this knowledge base defines."""
+        if tenant is not None and not tenant.strip():
+            raise IdentityError("the tenant is empty; name one, or leave it out for the default tenant")
+        name = tenant if tenant is not None else self.default_tenant
+        known = self.tenants()
+        if name not in known:
+            listed = ", ".join(known) or "none yet (ingest documents first)"
+            raise IdentityError(f"unknown tenant {name!r}; this knowledge base has: {listed}")
+        chosen = tuple(roles) if roles is not None else self.ask_defaults(name).roles
+        if not chosen or any(not role.strip() for role in chosen):
+            listed = ", ".join(known[name])
+            raise IdentityError(f"a role is empty; name one of tenant {name!r}'s roles: {listed}")
+        unknown = sorted(set(chosen) - set(known[name]))
+        if unknown:
+            raise IdentityError(
+                f"tenant {name!r} defines no role {', '.join(map(repr, unknown))}; "
+                f"its roles: {', '.join(known[name]) or 'none'} (define more with 'ingest --roles')"
+            )
+        return Principal(tenant=name, roles=frozenset(chosen))
+
+    # -- asking -----------------------------------------------------------------
+
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        tenant: str | None = None,
+        roles: Sequence[str] = DEFAULT_ROLES,
+        version: str | None = None,
+        as_of: Moment = None,
+        explain: Literal[False] = False,
+        required_fact_ids: Sequence[str] | None = None,
+    ) -> Answer: ...
+
+    @overload
+    def ask(
+        self,
+        question: str,
+        *,
+        tenant: str | None = None,
+        roles: Sequence[str] = DEFAULT_ROLES,
+        version: str | None = None,
+        as_of: Moment = None,
+        explain: Literal[True],
+        required_fact_ids: Sequence[str] | None = None,
+    ) -> Explanation: ...
+
+    def ask(
+        self,
+        question: str,
+        *,
+        tenant: str | None = None,
+        roles: Sequence[str] = DEFAULT_ROLES,
+        version: str | None = None,
+        as_of: Moment = None,
+        explain: bool = False,
+        required_fact_ids: Sequence[str] | None = None,
+    ) -> Answer | Explanation:
+        """Answer ``question``; with ``explain=True`` return the :class:`Explanation` (it holds the answer).
+
+        See the module docstring for the defaults.
+        """
+        principal = self.principal(tenant, roles)
+        recorded = self.ask_defaults(principal.tenant)
+        text = question
+        if not text or not text.strip():
+            raise ValidationError("the question is empty; ask something", field="question")
+        moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
+        answer = self.engine.ask(
+            text, principal, _version(version, recorded.version), moment, required_fact_ids=required_fact_ids
+        )
+        return self.explain(answer) if explain else answer
+
+    def explain(self, answer: Answer, *, limit: int | None = None) -> Explanation:
+        """The candidates of ``answer`` located (path, heading, page) and its decision spelled out."""
+        return explain(answer, self.engine.catalog, self._paths(), limit=limit)
+
+    # -- documents --------------------------------------------------------------
+
+    def _paths(self) -> dict[tuple[str, str], str]:
+        connection = self._connection()
+        return source_paths(connection) if connection is not None else {}
+
+    def documents(self, tenant: str | None = None) -> list[dict[str, Any]]:
+        """One row per document (of ``tenant``): id, title, path, status, governance, chunk count."""
+        return document_rows(self.engine.catalog, tenant, self._paths())
+
+    def document(self, id_or_source_id: str, tenant: str | None = None) -> tuple[Document, list[Chunk]]:
+        """A document (by source id or document id, in ``tenant`` if given) and its chunks."""
+        document, chunks, _ = show_document(self.engine.catalog, id_or_source_id, tenant, self._paths())
+        return document, chunks
+
+    def ingest(
+        self,
+        paths: Sequence[str | os.PathLike[str]] | str | os.PathLike[str],
+        *,
+        tenant: str | None = None,
+        roles: Sequence[str] = (),
+        strict: bool = False,
+        restore: bool = False,
+        prune: bool = False,
+        delete_pruned: bool = False,
+        metadata_file: str | os.PathLike[str] | None = None,
+        progress: Progress | None = None,
+    ) -> IngestReport:
+        """Ingest files and folders (see :func:`veracity.kb.ingest.ingest_paths`); rewrites the manifest."""
+        if self.path is None:
+            raise ValidationError("this knowledge base lives in memory; open a directory to ingest into")
+        listed = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+        report = ingest_paths(
+            self.engine, listed, tenant=tenant, roles=roles, strict=strict, restore=restore, prune=prune,
+            delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress,
+        )  # fmt: skip
+        write_manifest(self.path, self.engine)
+        return report
+
+    # -- lifetime ---------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the catalog file."""
+        store = self.engine.catalog.store
+        if isinstance(store, SQLiteStore) and self.path is not None:
+            store.close()
+
+    def __enter__(self) -> LocalKnowledgeBase:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        where = str(self.path) if self.path is not None else "in memory"
+        return f"<LocalKnowledgeBase {where}: default tenant {self.default_tenant!r}>"
+
+
+def open_local(
+    path: str | os.PathLike[str], *, embedder: Embedder | None = None, create: bool = True
+) -> LocalKnowledgeBase:
+    """Open the knowledge base in ``path`` (created empty when it holds none and ``create``)."""
+    from .directory import open_kb
+
+    engine = open_or_create_kb(path, embedder) if create else open_kb(path, embedder)
+    return LocalKnowledgeBase(engine, path)
+

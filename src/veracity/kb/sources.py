@@ -1,0 +1,167 @@
+"""Which files an ingest reads, what it skips, and where each source came from.
+
+:func:`scan_sources` walks the given files and folders in sorted order. It
+reads files whose suffix a parser knows (:data:`veracity.ingest.parsers.FORMATS`)
+and the ``tenant.yaml`` of a folder; it never descends into hidden folders
+(``.vitepress``, ``.git``, ``.overrides``…) or ``node_modules``, and counts
+everything else it skipped by suffix, so a summary can say "skipped 12 files:
+7 .png, 3 .ts, 2 .vue". Sidecars (``NAME.meta.yaml``) are metadata, not skips.
+
+The ``source_files`` table remembers, per tenant and source id, the folder it
+was ingested from and its path there: ``ingest --prune`` uses it to find
+sources whose files have gone, explanations and ``docs list`` show the path.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import apsw
+
+from ..ingest.metadata import SIDECAR_SUFFIX
+from ..ingest.parsers import FORMATS
+from ..model.errors import NotFoundError
+
+__all__ = [
+    "SKIPPED_FOLDERS",
+    "SourceFile",
+    "SourceScan",
+    "forget_source",
+    "record_source",
+    "scan_sources",
+    "source_paths",
+    "sources_under",
+]
+
+SKIPPED_FOLDERS: Final = frozenset({"node_modules", "__pycache__"})
+"""Folders never walked besides hidden ones: dependencies and caches, not documentation."""
+TENANT_FILE: Final = "tenant.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    """One file to ingest: its name in the ledger, where it is, and the folder it was found in.
+
+    ``source`` is the path relative to ``root`` (POSIX); for a file given
+    directly, ``root`` is ``""`` and ``source`` its file name.
+    """
+
+    source: str
+    path: Path
+    root: str
+
+
+@dataclass(frozen=True, slots=True)
+class SourceScan:
+    """What :func:`scan_sources` found: files to read, tenant files, and what it left alone."""
+
+    files: tuple[SourceFile, ...] = ()
+    tenant_files: tuple[Path, ...] = ()
+    skipped_by_suffix: tuple[tuple[str, int], ...] = ()
+    hidden: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+
+    @property
+    def skipped(self) -> int:
+        """Files skipped for their suffix."""
+        return sum(count for _, count in self.skipped_by_suffix)
+
+
+def _suffix(name: str) -> str:
+    suffix = Path(name).suffix.lower()
+    return suffix or "(no suffix)"
+
+
+def _walk(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
+    """Every file under ``root`` (sorted by relative path) and the hidden entries not walked."""
+    found: list[tuple[str, Path]] = []
+    hidden: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        base = Path(folder)
+        keep = []
+        for name in sorted(dirs):
+            if name.startswith(".") or name in SKIPPED_FOLDERS:
+                hidden.append((base / name).relative_to(root).as_posix() + "/")
+            else:
+                keep.append(name)
+        dirs[:] = keep
+        for name in files:
+            relative = (base / name).relative_to(root).as_posix()
+            if name.startswith("."):
+                hidden.append(relative)
+            else:
+                found.append((relative, base / name))
+    found.sort()
+    return found, sorted(hidden)
+
+
+def scan_sources(paths: Iterable[str | os.PathLike[str]]) -> SourceScan:
+    """Files to ingest under ``paths`` (see the module docstring); ``NotFoundError`` for a missing path."""
+    files: list[SourceFile] = []
+    tenant_files: list[Path] = []
+    skipped: Counter[str] = Counter()
+    hidden: list[str] = []
+    roots: list[str] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            root = str(path.resolve())
+            roots.append(root)
+            found, left = _walk(path)
+            hidden.extend(left)
+            for relative, file in found:
+                if file.suffix.lower() in FORMATS:
+                    files.append(SourceFile(relative, file, root))
+                elif file.name == TENANT_FILE:
+                    tenant_files.append(file)
+                elif not file.name.endswith(SIDECAR_SUFFIX):
+                    skipped[_suffix(file.name)] += 1
+        elif path.is_file():
+            files.append(SourceFile(path.name, path, ""))
+        else:
+            raise NotFoundError(f"no such file or folder: {str(path)!r}")
+    return SourceScan(
+        files=tuple(files),
+        tenant_files=tuple(tenant_files),
+        skipped_by_suffix=tuple(sorted(skipped.items(), key=lambda item: (-item[1], item[0]))),
+        hidden=tuple(hidden),
+        roots=tuple(roots),
+    )
+
+
+def record_source(connection: apsw.Connection, tenant: str, source_id: str, file: SourceFile) -> None:
+    """Remember where ``source_id`` was ingested from (call inside a transaction)."""
+    path = file.source if file.root else str(file.path.resolve())
+    connection.execute(
+        "INSERT OR REPLACE INTO source_files (tenant, source_id, root, path, updated_at) "
+        "VALUES (?, ?, ?, ?, ?)",
+        (tenant, source_id, file.root, path, datetime.now(UTC).isoformat(timespec="microseconds")),
+    )
+
+
+def forget_source(connection: apsw.Connection, tenant: str, source_id: str) -> None:
+    """Drop what is remembered about where ``source_id`` came from."""
+    connection.execute("DELETE FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id))
+
+
+def sources_under(connection: apsw.Connection, root: str) -> list[tuple[str, str, str]]:
+    """``(tenant, source_id, path)`` of every source ingested from the folder ``root``, by path."""
+    rows = connection.execute(
+        "SELECT tenant, source_id, path FROM source_files WHERE root = ? ORDER BY path, tenant, source_id",
+        (root,),
+    ).fetchall()
+    return [(str(t), str(s), str(p)) for t, s, p in rows]
+
+
+def source_paths(connection: apsw.Connection, tenant: str | None = None) -> dict[tuple[str, str], str]:
+    """``(tenant, source_id)`` → the path it was ingested from (relative to its folder when it had one)."""
+    sql = "SELECT tenant, source_id, path FROM source_files"
+    rows = connection.execute(sql + (" WHERE tenant = ?" if tenant else ""), (tenant,) if tenant else ())
+    return {(str(t), str(s)): str(p) for t, s, p in rows}
+

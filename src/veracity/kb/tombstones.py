@@ -1,0 +1,65 @@
+"""Tombstones: a deleted source stays deleted when its folder is ingested again.
+
+``veracity delete`` removes a document's bytes everywhere, but the source file
+usually still sits in the folder that is ingested again and again. A tombstone
+makes the next ingest report the file as "deleted earlier, skipped" instead of
+adding it back; ``ingest --restore`` removes the tombstone and ingests it.
+
+A tombstone names nothing in clear, so a deleted document's ids and text stay
+gone from the file: it holds a hash of the tenant and source id, the deleted
+revision's content digest, and when.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import apsw
+
+from ..model.contracts import Document, sha256_hex
+
+__all__ = ["Tombstone", "add_tombstone", "count_tombstones", "find_tombstone", "remove_tombstone"]
+
+
+def _key(tenant: str, source_id: str) -> str:
+    return sha256_hex(f"tombstone\x1f{tenant}\x1f{source_id}")
+
+
+@dataclass(frozen=True, slots=True)
+class Tombstone:
+    """A deleted source: the deleted revision's content digest, and when it was deleted."""
+
+    content_digest: str
+    deleted_at: str
+
+
+def add_tombstone(connection: apsw.Connection, document: Document) -> None:
+    """Record that ``document``'s source was deleted (call inside the delete's transaction)."""
+    connection.execute(
+        "INSERT OR REPLACE INTO tombstones (source_key, content_digest, deleted_at) VALUES (?, ?, ?)",
+        (
+            _key(document.tenant, document.source_id),
+            document.content_digest,
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        ),
+    )
+
+
+def find_tombstone(connection: apsw.Connection, tenant: str, source_id: str) -> Tombstone | None:
+    """The tombstone of ``source_id`` in ``tenant``, if it was deleted."""
+    row = connection.execute(
+        "SELECT content_digest, deleted_at FROM tombstones WHERE source_key = ?", (_key(tenant, source_id),)
+    ).fetchone()
+    return None if row is None else Tombstone(str(row[0]), str(row[1]))
+
+
+def remove_tombstone(connection: apsw.Connection, tenant: str, source_id: str) -> None:
+    """Forget that ``source_id`` was deleted (``ingest --restore``)."""
+    connection.execute("DELETE FROM tombstones WHERE source_key = ?", (_key(tenant, source_id),))
+
+
+def count_tombstones(connection: apsw.Connection) -> int:
+    """How many deleted sources are remembered."""
+    row = connection.execute("SELECT count(*) FROM tombstones").fetchone()
+    return int(row[0]) if row else 0

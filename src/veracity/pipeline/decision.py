@@ -1,0 +1,217 @@
+"""The answer decision: which sentence answers a sub-question, and whether to say it at all.
+
+Two small logistic models, trained offline on tuning splits only
+(``python -m veracity.bench.train_answers``) and shipped as
+``answer_model.json`` with the digest of their training data:
+
+- the *sentence model* scores each candidate sentence
+  (:mod:`veracity.pipeline.sentences`); the best one is the claim;
+- the *answerability model* scores the sub-question from the best candidate
+  and the evidence as a whole (:data:`DECISION_FEATURES`); at or above the
+  shipped threshold the claim is said, below it the sub-question counts as
+  not covered. The threshold was chosen on the tuning data for a stated
+  false-answer budget (recorded in the file).
+
+Both the features and the scores go to the trace, so a person can see why a
+sub-question was answered or not.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Final
+
+from ..model.errors import ConfigError
+from ..text.questions import AnswerType, SubQuestion
+from ..text.tokens import tokenize
+from .sentences import Candidate, TermWeights, weighted_coverage
+
+DECISION_FEATURES: Final = (
+    "best_sentence",
+    "margin",
+    "coverage",
+    "coverage_context",
+    "evidence_coverage",
+    "missing_max_idf",
+    "best_missing_max_idf",
+    "numbers_missing",
+    "unseen_weight",
+    "type_match",
+    "dense",
+    "chunk_semantic",
+    "rank",
+    "yes_no",
+)
+"""Features of the answerability model (see :func:`decision_features`)."""
+
+MODEL_FILE: Final = "answer_model.json"
+
+
+@dataclass(frozen=True, slots=True)
+class LogisticModel:
+    """``sigmoid(bias + Σ weight · (x - mean) / scale)`` over named features."""
+
+    names: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+
+    def logit(self, features: Mapping[str, float]) -> float:
+        """The linear score; a missing feature counts as its training mean."""
+        total = self.bias
+        for name, weight, mean, scale in zip(self.names, self.weights, self.mean, self.scale, strict=True):
+            total += weight * (features.get(name, mean) - mean) / scale
+        return total
+
+    def probability(self, features: Mapping[str, float]) -> float:
+        """The logistic of :meth:`logit`."""
+        value = self.logit(features)
+        return 1.0 / (1.0 + math.exp(-value)) if value > -500 else 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form."""
+        return {
+            "features": list(self.names),
+            "weights": [round(w, 6) for w in self.weights],
+            "bias": round(self.bias, 6),
+            "mean": [round(m, 6) for m in self.mean],
+            "scale": [round(s, 6) for s in self.scale],
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> LogisticModel:
+        """Read :meth:`to_dict`'s form; ``ConfigError`` when the parts disagree."""
+        names = tuple(data["features"])
+        parts = [tuple(float(v) for v in data[key]) for key in ("weights", "mean", "scale")]
+        if any(len(part) != len(names) for part in parts) or any(s <= 0 for s in parts[2]):
+            raise ConfigError("answer model: weights, mean and scale must match the features (scale > 0)")
+        return cls(names=names, weights=parts[0], bias=float(data["bias"]), mean=parts[1], scale=parts[2])
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerModel:
+    """The sentence model, the answerability model and its threshold."""
+
+    sentence: LogisticModel
+    decision: LogisticModel
+    threshold: float
+    meta: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON form (what ``answer_model.json`` holds)."""
+        return {
+            "sentence_model": self.sentence.to_dict(),
+            "decision_model": self.decision.to_dict(),
+            "threshold": round(self.threshold, 6),
+            **self.meta,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> AnswerModel:
+        """Read :meth:`to_dict`'s form."""
+        try:
+            sentence = LogisticModel.from_dict(data["sentence_model"])
+            decision = LogisticModel.from_dict(data["decision_model"])
+            threshold = float(data["threshold"])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ConfigError(f"answer model is malformed: {exc!r}") from None
+        meta = {k: v for k, v in data.items() if k not in ("sentence_model", "decision_model", "threshold")}
+        return cls(sentence=sentence, decision=decision, threshold=threshold, meta=meta)
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> AnswerModel:
+    """The model shipped with the package."""
+    text = (resources.files("veracity") / "pipeline" / MODEL_FILE).read_text(encoding="utf-8")
+    return AnswerModel.from_dict(json.loads(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    """A candidate as the decision sees it: its sentence score, claim text, features, chunk cosine."""
+
+    score: float
+    claim: str
+    features: Mapping[str, float]
+    semantic: float
+    context: str = ""
+
+
+def rank_candidates(model: LogisticModel, found: Sequence[Candidate]) -> list[tuple[Ranked, Candidate]]:
+    """Candidates with their sentence-model logits, best first (ties: evidence order, position)."""
+    scored = [(model.logit(c.features), index, c) for index, c in enumerate(found)]
+    scored.sort(key=lambda item: (-item[0], item[1]))
+    return [
+        (Ranked(score, c.claim, c.features, max(0.0, c.hit.scores.semantic or 0.0), c.context), c)
+        for score, _, c in scored
+    ]
+
+
+def decision_features(
+    sub: SubQuestion,
+    ranked: Sequence[Ranked],
+    evidence_tokens: frozenset[str],
+    evidence_text: str,
+    weights: TermWeights,
+) -> dict[str, float]:
+    """The answerability features of a sub-question given its ranked candidates.
+
+    ``margin``: best sentence score minus the best score of a different claim;
+    ``best_missing_max_idf``: as ``missing_max_idf`` but over the best
+    sentence with its subject and the sentence before it; ``numbers_missing``:
+    share of the numbers the question names that it does not hold;
+    ``missing_max_idf``: the largest weighted IDF of a term no evidence chunk
+    holds, over the largest weighted IDF of any of its terms (0 when nothing
+    is missing); ``unseen_weight``: the share of the weight carried by terms
+    that no chunk the principal may use holds at all.
+    """
+    best = ranked[0] if ranked else None
+    best_score = best.score if best is not None else -10.0
+    second = next((r.score for r in ranked[1:] if best is None or r.claim != best.claim), best_score - 5.0)
+    term_weights = [weights.of(t) * sub.weight(i) for i, t in enumerate(sub.terms)]
+    top = max(term_weights, default=1.0) or 1.0
+    missing = [
+        w
+        for t, w in zip(sub.terms, term_weights, strict=True)
+        if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
+    ]
+    unseen = sum(w for t, w in zip(sub.terms, term_weights, strict=True) if not weights.seen(t))
+    around = best.context if best is not None else ""
+    around_tokens = frozenset(tokenize(around))
+    missing_around = [
+        w
+        for t, w in zip(sub.terms, term_weights, strict=True)
+        if t not in around_tokens and not (_is_cjk(t) and t in around)
+    ]
+    numbers = [t for t in sub.terms if any(ch.isdigit() for ch in t)]
+    features = best.features if best is not None else {}
+    return {
+        "best_sentence": best_score,
+        "margin": best_score - second,
+        "coverage": features.get("coverage", 0.0),
+        "coverage_context": features.get("coverage_context", 0.0),
+        "evidence_coverage": weighted_coverage(sub, weights, evidence_tokens, evidence_text),
+        "missing_max_idf": max(missing, default=0.0) / top,
+        "best_missing_max_idf": max(missing_around, default=0.0) / top,
+        "numbers_missing": (
+            sum(n not in around_tokens and n not in around for n in numbers) / len(numbers)
+            if numbers
+            else 0.0
+        ),
+        "unseen_weight": unseen / (sum(term_weights) or 1.0),
+        "type_match": features.get("type_match", 0.0),
+        "dense": features.get("dense", 0.0),
+        "chunk_semantic": best.semantic if best is not None else 0.0,
+        "rank": features.get("rank", 0.0),
+        "yes_no": 1.0 if sub.answer_type is AnswerType.YES_NO else 0.0,
+    }
+
+
+def _is_cjk(term: str) -> bool:
+    return bool(term) and "\u3400" <= term[0] <= "\u9fff"

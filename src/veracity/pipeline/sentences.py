@@ -1,0 +1,343 @@
+"""Sentence choice: every sentence of the evidence, scored as an answer to one sub-question.
+
+Each candidate is a sentence of an evidence chunk (questions are never
+candidates: they assert nothing). Its features, all in [0, 1] or small
+non-negative numbers:
+
+- ``coverage``: IDF-weighted share of the sub-question's terms the sentence
+  holds (weights: the tenant's IDF over the chunks the principal may use,
+  times the term's role weight — premise and answer-type nouns count less);
+- ``coverage_local``: the same with the IDF taken over the evidence's
+  sentences instead of the tenant's chunks (a paragraph's subject, repeated in
+  every sentence, tells its sentences apart less than a rarer word);
+- ``coverage_context``: the same over the sentence, the one before it, the
+  chunk's heading path and the document title (the sentence's subject);
+- ``coverage_chunk``: the same over the whole chunk and its title;
+- ``phrases``: share of the question's phrases (Chinese character bigrams,
+  other token pairs) found in the sentence and the one before it;
+- ``characters``: share of the question's content characters (Chinese) or
+  content words found in the sentence; ``wh_context``: share of the words right
+  before and after the question word found in it;
+- ``dense``: cosine of the question and the sentence (same embedder as the
+  index, so an English question meets a Chinese sentence);
+- ``type_match``: the sentence holds a value of the expected answer type that
+  the question lacks (:mod:`veracity.text.answer_types`);
+- ``novelty``: share of the sentence's tokens that are not in the question;
+- ``rank``: 1 / rank of the chunk in the evidence; ``rerank``: the chunk's
+  rerank score over the best one's; ``first``: first sentence of its chunk;
+- ``length``: log of the sentence's token count; ``anaphor``: it opens with a
+  pronoun or a connective, so it leans on the sentence before it.
+
+A claim is the sentence itself, or the sentence with the one before it when it
+leans on it (``anaphor``) or is a fragment: always a contiguous span of the
+cited chunk.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model.contracts import Document, Hit
+from ..text.answer_types import answer_type_match
+from ..text.questions import ENGLISH_FUNCTION_WORDS, SubQuestion
+from ..text.sentences import split_sentences
+from ..text.tokens import surface_tokens, tokenize
+
+FEATURES: Final = (
+    "coverage",
+    "coverage_local",
+    "coverage_context",
+    "coverage_chunk",
+    "phrases",
+    "characters",
+    "wh_context",
+    "dense",
+    "type_match",
+    "novelty",
+    "rank",
+    "rerank",
+    "first",
+    "length",
+    "anaphor",
+)
+
+_QUESTION_END = re.compile(r"[？?]\s*$")
+_ANAPHOR = re.compile(
+    r"^(it|its|this|that|these|those|they|their|them|he|his|she|her|such|there|here|however|also|"
+    r"thus|therefore|then|so|but|and|which)\b"
+    r"|^(他|她|它|其|该|此|这|那|他们|她们|它们|但|而|并|所以|因此|然而|同时|此外|另外|后来|之后)",
+    re.IGNORECASE,
+)
+FRAGMENT_CHARS: Final = 12
+"""A sentence shorter than this (characters) is a fragment and brings the one before it."""
+
+Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
+
+
+@dataclass(frozen=True, slots=True)
+class TermWeights:
+    """Chunk frequencies of question terms over the chunks the principal may use, and their IDF."""
+
+    chunks: int
+    frequencies: Mapping[str, int]
+
+    def of(self, term: str) -> float:
+        """Lucene's IDF, ``log(1 + (N - df + 0.5) / (df + 0.5))``; an uncounted term counts as unseen."""
+        df = self.frequencies.get(term, 0)
+        return math.log1p((max(self.chunks, 1) - df + 0.5) / (df + 0.5))
+
+    def seen(self, term: str) -> bool:
+        """Whether any chunk the principal may use holds ``term``."""
+        return self.frequencies.get(term, 0) > 0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One sentence of one evidence chunk, as an answer to one sub-question."""
+
+    hit: Hit
+    start: int
+    end: int
+    claim_start: int
+    features: Mapping[str, float]
+    context: str = ""
+    """The sentence with its subject (title, headings) and the sentence before it."""
+
+    @property
+    def claim(self) -> str:
+        """The claim text: a contiguous span of the chunk."""
+        return self.hit.chunk.text[self.claim_start : self.end]
+
+
+def weighted_coverage(sub: SubQuestion, weights: TermWeights, tokens: frozenset[str], text: str) -> float:
+    """Share of the sub-question's weight carried by ``tokens``.
+
+    A Chinese term also counts when it occurs inside ``text`` (segmentation can differ).
+    """
+    total = covered = 0.0
+    for index, term in enumerate(sub.terms):
+        weight = weights.of(term) * sub.weight(index)
+        total += weight
+        if term in tokens or (_is_cjk(term) and term in text):
+            covered += weight
+    return covered / total if total else 0.0
+
+
+def _is_cjk(term: str) -> bool:
+    return bool(term) and "\u3400" <= term[0] <= "\u9fff"
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceContext:
+    """Everything a sentence's features are computed from (plain values, so they can be stored)."""
+
+    sentence: str
+    previous: str
+    subject: str
+    chunk_text: str
+    rank: int
+    rerank: float
+    dense: float
+    first: bool
+
+    @property
+    def around(self) -> str:
+        """Subject, the sentence before and the sentence: what a claim leans on."""
+        return f"{self.subject} {self.previous} {self.sentence}"
+
+
+_QUESTION_MORPHEMES = re.compile(r"[什么哪谁几吗呢多少怎样如何为何]")
+
+
+def _bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
+    return set(pairwise(tokens))
+
+
+def phrase_coverage(question: str, text: str) -> float:
+    """Share of the question's phrases found in ``text``.
+
+    Chinese: character bigrams of the question's ideograph runs (question
+    morphemes left out), matched in the text, so a different segmentation
+    still matches. Other text: pairs of consecutive tokens.
+    """
+    runs = re.findall(r"[\u3400-\u9fff]+", question)
+    grams = {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
+    grams = {g for g in grams if not _QUESTION_MORPHEMES.search(g)}
+    words = [
+        token
+        for surface, token in surface_tokens(question)
+        if surface not in ENGLISH_FUNCTION_WORDS and not _is_cjk(token)
+    ]
+    pairs = _bigrams(words)
+    total = len(grams) + len(pairs)
+    if not total:
+        return 0.0
+    found = sum(g in text for g in grams) + len(pairs & _bigrams(tokenize(text)))
+    return found / total
+
+
+_FUNCTION_CHARS = frozenset(
+    "的了是在有和与吗呢么吧啊也都就还把被而及其之个这那我你他她它们什哪谁几多少怎样如何为"
+)
+_WH_ZH = re.compile(
+    r"什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所里儿]?|谁|多少|几|怎么|怎样|如何|为什么|为何|何"
+)
+_WH_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
+
+
+def character_coverage(question: str, text: str) -> float:
+    """Share of the question's content characters (Chinese) or content words (other) in ``text``."""
+    chars = {ch for ch in question if _is_cjk(ch) and ch not in _FUNCTION_CHARS}
+    if chars:
+        return sum(ch in text for ch in chars) / len(chars)
+    words = {t for surface, t in surface_tokens(question) if surface not in ENGLISH_FUNCTION_WORDS}
+    return len(words & set(tokenize(text))) / len(words) if words else 0.0
+
+
+def wh_context(question: str, text: str) -> float:
+    """Share of the words right before and after the question word found in ``text``.
+
+    An answer sentence usually repeats what surrounds the asked-for slot
+    ("以什么为食" → "以多毛类为食"; "What did the Normans win" → "won").
+    """
+    found = _WH_ZH.search(question)
+    if found is not None:
+        pieces = [
+            question[max(0, found.start() - 2) : found.start()],
+            question[found.end() : found.end() + 2],
+        ]
+        pieces = [p for p in pieces if len(p) == 2 and all(_is_cjk(ch) for ch in p)]
+        return sum(p in text for p in pieces) / len(pieces) if pieces else 0.0
+    found = _WH_EN.search(question)
+    if found is None:
+        return 0.0
+    before = [t for s, t in surface_tokens(question[: found.start()]) if s not in ENGLISH_FUNCTION_WORDS][-1:]
+    after = [t for s, t in surface_tokens(question[found.end() :]) if s not in ENGLISH_FUNCTION_WORDS][:1]
+    pieces = before + after
+    tokens = set(tokenize(text))
+    return sum(p in tokens for p in pieces) / len(pieces) if pieces else 0.0
+
+
+def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:
+    """Term statistics over the evidence's sentences: a term every sentence repeats (the
+    subject of a paragraph) tells sentences apart less than one a few sentences hold."""
+    holders = [
+        frozenset(tokenize(sentence)) | {t for t in sub.terms if _is_cjk(t) and t in sentence}
+        for sentence in sentences
+    ]
+    return TermWeights(
+        chunks=len(sentences),
+        frequencies={term: sum(term in held for held in holders) for term in sub.terms},
+    )
+
+
+def sentence_features(
+    sub: SubQuestion, context: SentenceContext, weights: TermWeights, local: TermWeights | None = None
+) -> dict[str, float]:
+    """The features of one candidate sentence (see the module docstring).
+
+    ``local`` holds the term statistics over every evidence sentence
+    (:func:`local_weights`); without it ``coverage_local`` equals ``coverage``.
+    """
+    sentence = context.sentence
+    tokens = frozenset(tokenize(sentence))
+    question_tokens = frozenset(tokenize(sub.text))
+    around = context.around
+    whole = f"{context.subject} {context.chunk_text}"
+    return {
+        "coverage": weighted_coverage(sub, weights, tokens, sentence),
+        "coverage_local": weighted_coverage(sub, local or weights, tokens, sentence),
+        "coverage_context": weighted_coverage(sub, weights, frozenset(tokenize(around)), around),
+        "coverage_chunk": weighted_coverage(sub, weights, frozenset(tokenize(whole)), whole),
+        "phrases": phrase_coverage(sub.text, f"{context.previous} {sentence}"),
+        "characters": character_coverage(sub.text, sentence),
+        "wh_context": wh_context(sub.text, sentence),
+        "dense": context.dense,
+        "type_match": answer_type_match(sub.answer_type, sentence, sub.text),
+        "novelty": len(tokens - question_tokens) / len(tokens) if tokens else 0.0,
+        "rank": 1.0 / context.rank,
+        "rerank": context.rerank,
+        "first": 1.0 if context.first else 0.0,
+        "length": math.log1p(len(tokens)),
+        "anaphor": 1.0 if _ANAPHOR.match(sentence) else 0.0,
+    }
+
+
+def candidates(
+    sub: SubQuestion,
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    weights: TermWeights,
+    *,
+    question_vector: npt.NDArray[np.float32] | None = None,
+    embed: Embed | None = None,
+) -> list[Candidate]:
+    """Every non-question sentence of ``hits`` with its features, in evidence order."""
+    contexts = sentence_contexts(hits, documents, question_vector=question_vector, embed=embed)
+    local = local_weights(sub, [context.sentence for *_, context in contexts])
+    return [
+        Candidate(
+            hit=hit,
+            start=start,
+            end=end,
+            claim_start=claim_start,
+            features=sentence_features(sub, context, weights, local),
+            context=context.around,
+        )
+        for hit, start, end, claim_start, context in contexts
+    ]
+
+
+def sentence_contexts(
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    *,
+    question_vector: npt.NDArray[np.float32] | None = None,
+    embed: Embed | None = None,
+) -> list[tuple[Hit, int, int, int, SentenceContext]]:
+    """``(hit, start, end, claim start, context)`` of every non-question sentence of ``hits``."""
+    best_rerank = max((h.scores.rerank or 0.0 for h in hits), default=0.0)
+    spans: list[tuple[Hit, int, int, int, int]] = []
+    for position, hit in enumerate(hits, start=1):
+        text = hit.chunk.text
+        sentences = [s for s in split_sentences(text) if not _QUESTION_END.search(text[s[0] : s[1]])]
+        for order, (start, end) in enumerate(sentences):
+            previous_start = sentences[order - 1][0] if order else start
+            spans.append((hit, start, end, previous_start, position))
+    vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, _, _ in spans], question_vector, embed)
+    found = []
+    for index, (hit, start, end, previous_start, position) in enumerate(spans):
+        chunk = hit.chunk
+        document = documents[chunk.document_id]
+        sentence = chunk.text[start:end]
+        leans = bool(_ANAPHOR.match(sentence)) or len(sentence) < FRAGMENT_CHARS
+        context = SentenceContext(
+            sentence=sentence,
+            previous=chunk.text[previous_start:start].strip(),
+            subject=" ".join((document.title, *chunk.heading_path)),
+            chunk_text=chunk.text,
+            rank=position,
+            rerank=(hit.scores.rerank or 0.0) / best_rerank if best_rerank > 0 else 0.0,
+            dense=float(vectors[index]) if vectors is not None else 0.0,
+            first=start == previous_start,
+        )
+        found.append((hit, start, end, previous_start if leans else start, context))
+    return found
+
+
+def _sentence_vectors(
+    texts: Sequence[str], question_vector: npt.NDArray[np.float32] | None, embed: Embed | None
+) -> npt.NDArray[np.float32] | None:
+    """Cosine of each text with the question (vectors are unit length), or ``None`` without a model."""
+    if question_vector is None or embed is None or not texts:
+        return None
+    matrix = embed(texts)
+    return np.asarray(matrix @ question_vector, dtype=np.float32)

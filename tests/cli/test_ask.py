@@ -1,0 +1,123 @@
+"""``veracity ask``: the knowledge base's own defaults with --kb, the demo's without, and clear errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from veracity.cli.ask import DEMO_NOTICE
+from veracity.cli.main import main
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two plain documents ingested for tenant acme with roles public and support."""
+    root = tmp_path_factory.mktemp("ask")
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "backup.md").write_text(
+        "# 备份\n\n## 保留时间\n\n每日快照默认保留 14 天。\n\n## 恢复\n\n恢复快照需要对目标数据库有写权限。",
+        "utf-8",
+    )
+    (docs / "internal.md").write_text(
+        "---\nvisibility: internal\nallowed_roles: [support]\n---\n# 值班\n\n值班电话是 555-0100。", "utf-8"
+    )
+    result = invoke(
+        "ingest", str(docs), "--kb", str(root / "kb"), "--tenant", "acme", "--roles", "public,support",
+        "--embedder", "fake", "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return root / "kb"
+
+
+def test_without_kb_it_says_it_answers_from_the_demo() -> None:
+    result = invoke("ask", "3.2 支持量子加密登录吗？", "--embedder", "fake")
+    assert result.exit_code == 0
+    assert DEMO_NOTICE in result.output and "status: abstain" in result.output
+    data = json.loads(invoke("ask", "--embedder", "fake", "--json").output)
+    assert data["knowledge_base"] == "built-in demo" and data["status"] == "answer"
+
+
+def test_with_kb_it_asks_the_knowledge_base_with_its_defaults(kb_dir) -> None:
+    result = invoke("ask", "每日快照默认保留多少天？", "--kb", str(kb_dir), "--json", "--explain")
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert DEMO_NOTICE not in result.output
+    assert data["status"] == "answer" and data["knowledge_base"] == str(kb_dir)
+    trace = data["trace"]
+    assert (trace["tenant"], trace["roles"], trace["target_version"]) == ("acme", ["public"], None)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--tenant", ""], "the tenant is empty"),
+        (["--role", ""], "a role is empty"),
+        (["--tenant", "globex"], "unknown tenant 'globex'; this knowledge base has: acme"),
+        (["--role", "admin"], "tenant 'acme' defines no role 'admin'; its roles: public, support"),
+        (["--version", ""], "the version is empty"),
+    ],
+)
+def test_bad_asker_options_are_clear_errors(kb_dir, options, message) -> None:
+    result = invoke("ask", "每日快照保留多少天？", "--kb", str(kb_dir), *options)
+    assert result.exit_code == 1, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("options", "message"), [(["--tenant", ""], "the tenant is empty"), (["--role", ""], "a role is empty")]
+)
+def test_empty_options_never_become_the_demo_principal(options, message) -> None:
+    result = invoke("ask", "x", "--embedder", "fake", *options)
+    assert result.exit_code == 1 and message in result.output
+
+
+def test_as_of_takes_now_dates_and_datetimes_and_refuses_the_rest(kb_dir) -> None:
+    for value in ("now", "2030-01-01", "2030-01-01T08:00:00Z"):
+        assert invoke("ask", "恢复需要什么权限？", "--kb", str(kb_dir), "--as-of", value).exit_code == 0
+    early = json.loads(
+        invoke("ask", "恢复需要什么权限？", "--kb", str(kb_dir), "--as-of", "2001-01-01", "--json").output
+    )
+    assert early["status"] == "abstain"  # nothing was valid yet
+    bad = invoke("ask", "x", "--kb", str(kb_dir), "--as-of", "yesterday")
+    assert bad.exit_code == 2 and "'now', a date" in bad.output
+
+
+def test_roles_see_what_they_may_and_public_only_counts_the_rest(kb_dir) -> None:
+    public = json.loads(invoke("ask", "值班电话是多少？", "--kb", str(kb_dir), "--json", "--explain").output)
+    assert "555-0100" not in json.dumps(public, ensure_ascii=False)
+    assert public["explanation"]["excluded_before_scoring"] == {"role": 1}
+    assert all(c["source_id"] != "internal" for c in public["explanation"]["candidates"])
+    support = json.loads(
+        invoke("ask", "值班电话是多少？", "--kb", str(kb_dir), "--role", "support", "--json").output
+    )
+    assert support["status"] == "answer" and "555-0100" in support["claims"][0]["text"]
+
+
+def test_explain_prints_a_table_of_candidates_and_the_decision(kb_dir) -> None:
+    result = invoke("ask", "每日快照默认保留多少天？", "--kb", str(kb_dir), "--explain")
+    out = result.output
+    assert "asked as tenant acme, roles public, all versions" in out
+    assert "excluded before scoring: role 1" in out
+    for column in ("source", "heading", "bm25", "dense", "fused", "reranked", "gate / evidence"):
+        assert column in out
+    assert "backup.md" in out and "保留时间" in out and "cited [1]" in out
+    assert "decision: answer" in out
+    assert "internal.md" not in out
+
+
+def test_the_demo_as_a_knowledge_base_keeps_the_demo_defaults(tmp_path) -> None:
+    assert invoke("init-demo", "--kb", str(tmp_path / "demo"), "--embedder", "fake").exit_code == 0
+    data = json.loads(invoke("ask", "--kb", str(tmp_path / "demo"), "--json", "--explain").output)
+    trace = data["trace"]
+    assert (trace["tenant"], trace["target_version"], trace["as_of"]) == (
+        "starship", "3.2", "2026-08-27T16:00:00+00:00"
+    )  # fmt: skip
+    assert data["status"] == "answer" and trace["filtered_before_score"] == 9

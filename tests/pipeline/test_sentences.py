@@ -1,0 +1,115 @@
+"""Sentence choice features and the shipped answer model."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from veracity.ingest.chunking import chunk_for_index
+from veracity.ingest.documents import make_document
+from veracity.model.contracts import Hit, Scores
+from veracity.model.errors import ConfigError
+from veracity.pipeline.decision import (
+    DECISION_FEATURES,
+    AnswerModel,
+    LogisticModel,
+    Ranked,
+    decision_features,
+    shipped_model,
+)
+from veracity.pipeline.sentences import (
+    FEATURES,
+    TermWeights,
+    candidates,
+    phrase_coverage,
+    weighted_coverage,
+)
+from veracity.text.questions import split_subquestions
+
+
+def _hits(body: str) -> tuple[list[Hit], dict]:
+    document = make_document(
+        {
+            "id": "guide",
+            "revision": "1",
+            "title": "Gateway guide",
+            "tenant": "acme",
+            "valid_from": "2026-01-01T00:00:00Z",
+            "status": "active",
+            "visibility": "public",
+            "trust": "official",
+        },
+        body,
+    )
+    chunks = chunk_for_index(document)
+    hits = [Hit(chunk=c, scores=Scores(rerank=1.0, semantic=0.5), rank=i) for i, c in enumerate(chunks, 1)]
+    return hits, {document.document_id: document}
+
+
+def test_idf_weights_rare_terms_more_and_knows_unseen_ones() -> None:
+    weights = TermWeights(chunks=100, frequencies={"common": 90, "rare": 1, "absent": 0})
+    assert weights.of("rare") > weights.of("common") > 0
+    assert weights.of("absent") > weights.of("rare")
+    assert weights.seen("rare") and not weights.seen("absent") and not weights.seen("uncounted")
+
+
+def test_coverage_is_weighted_by_idf_and_role() -> None:
+    (sub,) = split_subquestions("If the quota is exceeded, is the gateway restarted?")
+    weights = TermWeights(chunks=100, frequencies={t: 5 for t in sub.terms})
+    premise_only = weighted_coverage(sub, weights, frozenset({"quota", "exceed"}), "")
+    asked_only = weighted_coverage(sub, weights, frozenset({"gateway", "restart"}), "")
+    assert 0 < premise_only < asked_only < 1
+
+
+def test_phrases_match_across_segmentations_and_word_pairs() -> None:
+    assert phrase_coverage("默认端口是多少？", "默认端口为 5173。") > 0.5
+    assert phrase_coverage("What is the default port?", "The default port is 5173.") == 1.0
+    assert phrase_coverage("What is the default port?", "Ports are opened by default.") == 0.0
+
+
+def test_candidates_skip_questions_and_lean_on_the_previous_sentence() -> None:
+    hits, documents = _hits(
+        "# Ports\n\nThe gateway listens on port 8080. It can be changed with --port. Why 8080?"
+    )
+    (sub,) = split_subquestions("How is the gateway port changed?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    texts = [c.hit.chunk.text[c.start : c.end] for c in found]
+    assert "Why 8080?" not in texts
+    leaning = next(c for c in found if c.hit.chunk.text[c.start : c.end].startswith("It can"))
+    assert leaning.claim == "The gateway listens on port 8080. It can be changed with --port."
+    assert set(leaning.features) == set(FEATURES)
+
+
+def test_decision_features_name_the_missing_rare_term() -> None:
+    (sub,) = split_subquestions("Does the gateway support quantum login?")
+    weights = TermWeights(chunks=50, frequencies={"gateway": 10, "support": 20, "quantum": 0, "login": 5})
+    ranked = [
+        Ranked(score=1.0, claim="The gateway supports OIDC login.", features={"coverage": 0.5}, semantic=0.4)
+    ]
+    evidence = "The gateway supports OIDC login."
+    features = decision_features(
+        sub, ranked, frozenset({"gateway", "support", "login", "oidc"}), evidence, weights
+    )
+    assert set(features) == set(DECISION_FEATURES)
+    assert features["missing_max_idf"] == 1.0 and features["unseen_weight"] > 0
+    assert features["margin"] == 5.0 and features["chunk_semantic"] == 0.4
+
+
+def test_logistic_model_round_trips_and_rejects_mismatched_parts() -> None:
+    model = LogisticModel(names=("a", "b"), weights=(1.0, -2.0), bias=0.5, mean=(0.0, 1.0), scale=(1.0, 2.0))
+    again = LogisticModel.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert again.logit({"a": 1.0, "b": 3.0}) == pytest.approx(0.5 + 1.0 - 2.0)
+    assert again.logit({}) == pytest.approx(0.5)  # a missing feature counts as its training mean
+    with pytest.raises(ConfigError):
+        LogisticModel.from_dict({**model.to_dict(), "scale": [1.0]})
+    with pytest.raises(ConfigError):
+        AnswerModel.from_dict({"sentence_model": model.to_dict()})
+
+
+def test_the_shipped_model_matches_the_features_and_records_its_training() -> None:
+    model = shipped_model()
+    assert model.sentence.names == FEATURES and model.decision.names == DECISION_FEATURES
+    assert 0 < model.threshold < 1
+    assert model.meta["trained_on"] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
+    assert len(model.meta["training_rows_sha256"]) == 64

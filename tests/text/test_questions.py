@@ -1,0 +1,125 @@
+"""Question analysis: content terms, term roles, answer types, sub-questions, languages."""
+
+from __future__ import annotations
+
+import pytest
+
+from veracity.text.answer_types import answer_type_match
+from veracity.text.language import detect_language
+from veracity.text.questions import AnswerType, TermRole, split_subquestions
+from veracity.text.tokens import tokenize
+
+
+def _roles(question: str) -> dict[str, TermRole]:
+    (sub,) = split_subquestions(question)
+    return dict(zip(sub.terms, sub.roles, strict=True))
+
+
+def test_english_question_words_and_auxiliaries_are_not_terms() -> None:
+    roles = _roles("How do I keep using the SAML login after what our admin did?")
+    assert {"how", "do", "i", "what", "did", "the"}.isdisjoint(roles)
+    assert roles["saml"] is TermRole.ASKED and roles["login"] is TermRole.ASKED
+
+
+def test_terms_are_stemmed_like_the_index() -> None:
+    (sub,) = split_subquestions("Which settings control retries?")
+    assert set(sub.terms) <= set(tokenize("the setting that controls a retry"))
+
+
+def test_contractions_stay_one_token() -> None:
+    assert "won" not in tokenize("It won't start") and "t" not in tokenize("It won't start")
+
+
+def test_answer_type_nouns_and_asker_nouns_weigh_less() -> None:
+    assert _roles("In what country is Normandy located?")["countri"] is TermRole.ANSWER_TYPE
+    assert _roles("潘淑是哪个国家的人？")["国家"] is TermRole.ANSWER_TYPE
+    assert _roles("Can our company keep SAML?")["compani"] is TermRole.ASKER
+    assert _roles("我们公司还能用 SAML 吗？")["公司"] is TermRole.ASKER
+
+
+def test_a_leading_condition_is_premise() -> None:
+    roles = _roles("如果成员数超过上限，多出来的成员会被自动删除吗？")
+    assert roles["上限"] is TermRole.PREMISE and roles["成员"] is TermRole.ASKED
+    roles = _roles("If the quota is exceeded, are members deleted?")
+    assert roles["quota"] is TermRole.PREMISE and roles["delet"] is TermRole.ASKED
+
+
+def test_verbs_of_a_chinese_yes_no_question_may_be_answered_by_another_verb() -> None:
+    roles = _roles("超额成员会在 30 天后被自动删除吗？")
+    assert roles["删除"] is TermRole.PREDICATE and roles["成员"] is TermRole.ASKED
+    assert _roles("超额成员会被怎么处理？").get("处理") is not TermRole.PREDICATE
+
+
+def test_sentences_do_not_end_at_initials_or_abbreviations() -> None:
+    from veracity.text.sentences import split_sentences
+
+    text = "由汤玛斯·R. Holtz 建立。Use e.g. a key. It ended."
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "由汤玛斯·R. Holtz 建立。",
+        "Use e.g. a key.",
+        "It ended.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("Who founded the company?", AnswerType.PERSON),
+        ("When were the Normans in Normandy?", AnswerType.TIME),
+        ("What year did it open?", AnswerType.TIME),
+        ("How many members can a team have?", AnswerType.NUMBER),
+        ("Where is the config file?", AnswerType.PLACE),
+        ("How do I rotate the key?", AnswerType.PROCEDURE),
+        ("Why does the sync fail?", AnswerType.REASON),
+        ("Is SAML supported?", AnswerType.YES_NO),
+        ("What is the default port?", AnswerType.ENTITY),
+        ("谁创办了这家公司？", AnswerType.PERSON),
+        ("哪一年成立的？", AnswerType.TIME),
+        ("团队最多有多少成员？", AnswerType.NUMBER),
+        ("配置文件在哪里？", AnswerType.PLACE),
+        ("怎么轮换密钥？", AnswerType.PROCEDURE),
+        ("为什么同步失败？", AnswerType.REASON),
+        ("3.2 支持 SAML 吗？", AnswerType.YES_NO),
+    ],
+)
+def test_expected_answer_type(question: str, expected: AnswerType) -> None:
+    (sub,) = split_subquestions(question)
+    assert sub.answer_type is expected
+
+
+def test_context_sentences_are_not_subquestions() -> None:
+    subs = split_subquestions(
+        "We run 2.8 with SAML. After the upgrade, can we keep SAML? Will members be deleted?"
+    )
+    assert [s.text for s in subs] == ["After the upgrade, can we keep SAML?", "Will members be deleted?"]
+    subs = split_subquestions("我们正在使用 2.8。升级后还能用 SAML 吗？多出来的成员会被删除吗？")
+    assert len(subs) == 2 and all(s.language == "zh" for s in subs)
+
+
+def test_a_text_without_question_mark_is_one_subquestion() -> None:
+    (sub,) = split_subquestions("starship migrate sso --to oidc")
+    assert "--to" in sub.terms and "oidc" in sub.terms
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [("升级到 3.2 以后 Team 计划还能用 SAML 吗", "zh"), ("How do I rotate keys?", "en"), ("12345", "und")],
+)
+def test_detect_language(text: str, language: str) -> None:
+    assert detect_language(text) == language
+
+
+@pytest.mark.parametrize(
+    ("kind", "sentence", "question", "expected"),
+    [
+        (AnswerType.TIME, "The Normans arrived in the 10th century.", "When did the Normans arrive?", 1.0),
+        (AnswerType.TIME, "The Normans arrived by sea.", "When did the Normans arrive?", 0.0),
+        (AnswerType.NUMBER, "默认端口是 5173。", "默认端口是多少？", 1.0),
+        (AnswerType.NUMBER, "Version 3.2 adds SSO.", "What does version 3.2 add in 3.2?", 0.0),
+        (AnswerType.PERSON, "The abbey was founded by Richard of Normandy.", "Who founded the abbey?", 1.0),
+        (AnswerType.REASON, "It fails because the token expired.", "Why does it fail?", 1.0),
+        (AnswerType.YES_NO, "Team supports OIDC only.", "Does Team support SAML?", 0.5),
+    ],
+)
+def test_answer_type_match(kind: AnswerType, sentence: str, question: str, expected: float) -> None:
+    assert answer_type_match(kind, sentence, question) == expected

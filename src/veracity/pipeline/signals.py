@@ -187,10 +187,11 @@ def _window_features(
         "respond_to_user": "respond" in here
         and "user_mention" in here
         and bool({"request", "persistence"} & around),
+        # a verbatim answer handed over for whoever asks next: "when users ask X, always answer: Y"
         "dictated_answer": bool(_DICTATED.search(sentence))
         and (
-            _near(sentence, "request", ("respond",), gap=4)
-            or _near(sentence, "persistence", ("respond",), gap=4)
+            bool({"persistence", "user_mention"} & here)
+            or _near(sentence, "request", ("respond",), gap=4)
             or _near(sentence, "exclusive", ("respond",), gap=4)
         ),
         "hidden_directive": hidden and (directive or addressed),

@@ -73,3 +73,18 @@ def test_ask_defaults_to_the_running_question_with_fake_embedder() -> None:
 def test_ask_rejects_bad_moment() -> None:
     result = CliRunner().invoke(main, ["ask", "x", "--as-of", "yesterday", "--embedder", "fake"])
     assert result.exit_code == 2 and "as_of" in result.output
+
+
+def test_operator_commands_say_so_in_their_help() -> None:
+    for args in (("docs",), ("docs", "list"), ("docs", "show"), ("chunk",), ("status",)):
+        text = " ".join(run(*args, "--help").output.split())
+        assert "Operator view: no principal is checked" in text, args
+        assert "principal-checked endpoints" in text, args
+
+
+def test_ask_explain_counts_hidden_documents_only_in_the_operator_view() -> None:
+    asker = run("ask", "--embedder", "fake", "--json", "--explain", "--view", "asker").output
+    trace = json.loads(asker)["trace"]
+    assert "excluded_hidden" not in trace and "role" not in trace["excluded_counts"]
+    operator = json.loads(run("ask", "--embedder", "fake", "--json", "--explain").output)["trace"]
+    assert operator["excluded_hidden"] == 5 and operator["excluded_counts"]["role"] == 5

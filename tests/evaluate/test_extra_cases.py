@@ -21,7 +21,9 @@ PARAMS = [
     pytest.param(
         case,
         id=case.case_id,
-        marks=[pytest.mark.xfail(strict=True, reason="known failure")] if case.mode == "failure_probe" else [],
+        marks=[pytest.mark.xfail(strict=True, reason="known failure")]
+        if case.mode == "failure_probe"
+        else [],
     )
     for case in EXTRA
 ]

@@ -187,8 +187,8 @@ class BackendContract:
         second = after.lexical_search("acme", tokens, k=20, eligible_document_ids=eligible)
         assert first and first == second
         beta_before = before.lexical_search("beta", tokens, k=5, eligible_document_ids=ids_of(small, "beta"))
-        beta_after = after.lexical_search("beta", tokens, k=5, eligible_document_ids=ids_of(small, "beta"))
-        assert beta_before != beta_after  # the check above is not vacuous
+        beta_after = after.lexical_search("beta", tokens, k=5, eligible_document_ids=ids_of(large, "beta"))
+        assert beta_before != beta_after  # the check above is not vacuous: beta's own growth moves beta
 
     def test_dense_refuses_another_model(self, setup, embedder) -> None:
         backend, items = setup
@@ -205,3 +205,22 @@ class BackendContract:
         as_list = backend.lexical_search("acme", tokens, k=5, eligible_document_ids=eligible)
         as_set = backend.lexical_search("acme", tokens, k=5, eligible_document_ids=set(eligible))
         assert as_list == as_set
+
+    def test_a_document_outside_the_eligible_set_changes_no_score(self, embedder) -> None:
+        base = corpus()
+        hidden = doc("hidden", text="# 内部\n\nE1042 证书 SAML 配置 日志 罕见词汇 quasar 重试 3.2")
+        before = self.make_backend(base, embedder)
+        after = self.make_backend([*base, (hidden, chunk_for_index(hidden))], embedder)
+        eligible = ids_of(base, "acme") - ids_of(base, "acme", "old")
+        for text in ("E1042 证书 SAML", "配置 日志 quasar", "3.2 重试"):
+            tokens = tokenize(text)
+            first = before.lexical_search("acme", tokens, k=20, eligible_document_ids=eligible)
+            second = after.lexical_search("acme", tokens, k=20, eligible_document_ids=eligible)
+            assert first and first == second
+            dense_before = self.dense(before, embedder, text, 20, eligible)
+            assert dense_before == self.dense(after, embedder, text, 20, eligible)
+        # not vacuous: once the hidden document is eligible, it is found and the statistics move
+        widened = after.lexical_search(
+            "acme", tokenize("E1042 证书"), k=20, eligible_document_ids=eligible | {hidden.document_id}
+        )
+        assert set(after.chunks_by_document[hidden.document_id]) & {cid for cid, _ in widened}

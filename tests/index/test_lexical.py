@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from veracity.index.lexical import ALL, BM25Index, BM25Variant
+from veracity.index.lexical import ALL, BM25Index, BM25Variant, TermStatistics
 from veracity.model.errors import ConfigError, IndexError_, ValidationError
 from veracity.text.tokens import tokenize
 
@@ -336,3 +336,42 @@ def test_index_arrays_are_read_only() -> None:
     arrays, _ = BM25Index.build(random_corpus(12)).to_arrays()
     with pytest.raises(ValueError):
         arrays["doc_lengths"][0] = 99
+
+
+def test_allowed_statistics_equal_an_index_of_the_allowed_documents_only() -> None:
+    docs = random_corpus(11, n_docs=90)
+    index = BM25Index.build(docs)
+    rng = random.Random(3)
+    ids = [doc_id for doc_id, _ in docs]
+    for _ in range(15):
+        allowed = set(rng.sample(ids, k=rng.randint(1, 45)))
+        query = [f"w{rng.randint(0, 24)}" for _ in range(rng.randint(1, 4))]
+        alone = BM25Index.build([(i, t) for i, t in docs if i in allowed])
+        expected = alone.scores(query, allowed=ALL)
+        got = index.scores(query, allowed=allowed, statistics=TermStatistics.ALLOWED)
+        assert set(got) == set(expected)
+        for doc_id, score in got.items():
+            assert score == pytest.approx(expected[doc_id], abs=1e-12)
+        hits = index.search(query, k=7, allowed=allowed, statistics="allowed")
+        reference = alone.search(query, k=7, allowed=ALL)
+        assert [i for i, _ in hits] == [i for i, _ in reference]
+        assert [s for _, s in hits] == pytest.approx([s for _, s in reference], abs=1e-12)
+
+
+def test_a_document_outside_the_allowed_set_moves_allowed_statistics_not_at_all() -> None:
+    docs = [("a", ["rare", "x"]), ("b", ["y", "x"]), ("c", ["z"])]
+    with_hidden = [*docs, ("hidden", ["rare", "rare"])]
+    allowed = {"a", "b", "c"}
+    before = BM25Index.build(docs).search(["rare"], k=3, allowed=allowed, statistics="allowed")
+    after = BM25Index.build(with_hidden).search(["rare"], k=3, allowed=allowed, statistics="allowed")
+    assert before == after
+    index_wide = BM25Index.build(with_hidden).search(["rare"], k=3, allowed=allowed)
+    assert index_wide != before  # index-wide statistics are the side channel
+
+
+def test_allowed_statistics_need_the_lucene_variant() -> None:
+    index = BM25Index.build([("a", ["x"])], variant="okapi")
+    with pytest.raises(ConfigError, match="lucene"):
+        index.search(["x"], k=1, allowed={"a"}, statistics="allowed")
+    with pytest.raises(ConfigError, match="term statistics"):
+        index.search(["x"], k=1, allowed={"a"}, statistics="global")

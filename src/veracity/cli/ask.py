@@ -67,6 +67,14 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
 @click.option(
     "--explain", is_flag=True, help="Add the candidates (source, heading, ranks, scores, gate), the decision."
 )
+@click.option(
+    "--view",
+    type=click.Choice(["operator", "asker"]),
+    default="operator",
+    show_default=True,
+    help="Trace view with --json --explain: this local command is an operator's, so it counts the "
+    "documents the asker may not see; 'asker' shows only what a service returns to the asker.",
+)
 def ask_command(
     question: str | None,
     role: str | None,
@@ -78,6 +86,7 @@ def ask_command(
     kb_dir: Path | None,
     as_json: bool,
     explain: bool,
+    view: str,
 ) -> None:
     """Answer QUESTION with citations, a partial answer, or an abstain.
 
@@ -112,7 +121,7 @@ def ask_command(
         )
         explanation = kb.explain(answer) if explain else None
     if as_json:
-        data = answer_dict(answer, explain=explain)
+        data = answer_dict(answer, explain=explain, audience=view)
         data["knowledge_base"] = str(kb_dir) if kb_dir is not None else "built-in demo"
         if explanation is not None:
             data["explanation"] = explanation.as_dict()

@@ -1,4 +1,4 @@
-"""``veracity bench``: retrieval and answer benchmarks on public datasets.
+"""``veracity bench``: retrieval and answer benchmarks on public datasets, and the injection benchmark.
 
 Thin: parse, call :mod:`veracity.bench`, print the tables, write the JSON.
 """
@@ -16,7 +16,7 @@ from .common import library_errors, progress_bar
 
 @click.group()
 def bench() -> None:
-    """Benchmarks on public datasets: retrieval (BEIR folders) and answers (QA folders)."""
+    """Benchmarks: retrieval (BEIR folders), answers (QA folders), the injection defence."""
 
 
 @bench.command("retrieval")
@@ -148,6 +148,52 @@ def bench_answers(
             progress=(lambda done, total: update("questions", done, total)) if update else None,
         )
     click.echo(summary_table(report), nl=False)
+    if out_path is not None:
+        out_path.parent.mkdir(parents=True, exist_ok=True)
+        out_path.write_text(canonical_json(report), encoding="utf-8")
+        click.echo(f"wrote {out_path}")
+
+
+@bench.command("injection")
+@click.option(
+    "--split",
+    type=click.Choice(["test", "tune"]),
+    default="test",
+    show_default=True,
+    help="Half of the benchmark: test (never used to fit the detector) or tune (fitted on it).",
+)
+@click.option("--seed", default=0, show_default=True, help="Seed of the generated corpus.")
+@click.option(
+    "--embedder",
+    type=click.Choice(["use", "e5", "fake"]),
+    default="use",
+    show_default=True,
+    help="Dense model of the end-to-end check.",
+)
+@click.option("--end-to-end/--detection-only", default=True, show_default=True, help="Also ask the demo.")
+@click.option(
+    "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
+)
+def bench_injection(split: str, seed: int, embedder: str, end_to_end: bool, out_path: Path | None) -> None:
+    """Injection benchmark: detection recall, false quarantine, attack text in answers, answers changed.
+
+    Generates attack and benign documents from the benchmark's templates (seeded),
+    measures the detector on one half, and, end to end, asks the Starship demo each
+    target question with and without the half's attack documents.
+    """
+    from ..bench.injection.measure import run_benchmark, summary_lines
+    from ..bench.report import canonical_json
+    from ..index.embedders import make_embedder
+
+    with library_errors():
+        report = run_benchmark(
+            split,
+            seed=seed,
+            embedder=make_embedder(embedder) if end_to_end else None,
+            end_to_end_check=end_to_end,
+        )
+    for line in summary_lines(report):
+        click.echo(line)
     if out_path is not None:
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(canonical_json(report), encoding="utf-8")

@@ -24,6 +24,10 @@ KB_READ_OPTION = click.option(
     help="Knowledge base directory [default: the built-in demo].",
 )
 TENANT_OPTION = click.option("--tenant", help="Only this tenant's documents.")
+OPERATOR_NOTE = (
+    "Operator view: no principal is checked, every document is shown. A multi-user service must "
+    "never expose this; it gets its own principal-checked endpoints."
+)
 
 
 @contextmanager
@@ -47,17 +51,17 @@ def _catalog(kb_dir: Path | None) -> Iterator[tuple[Any, dict[tuple[str, str], s
         store.close()
 
 
-@click.group()
+@click.group(epilog=OPERATOR_NOTE)
 def docs() -> None:
-    """Inspect the documents of a knowledge base (--kb) or of the built-in demo."""
+    """Inspect the documents of a knowledge base (--kb) or of the built-in demo (operator view)."""
 
 
-@docs.command("list")
+@docs.command("list", epilog=OPERATOR_NOTE)
 @KB_READ_OPTION
 @TENANT_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def docs_list(kb_dir: Path | None, tenant: str | None, as_json: bool) -> None:
-    """List documents: id, title, source path, revision, status, governance, chunk count."""
+    """List documents: id, title, source path, revision, status, governance, chunk count (operator view)."""
     from ..kb.browse import document_rows
 
     with library_errors(), _catalog(kb_dir) as (catalog, paths):
@@ -94,13 +98,16 @@ def _informative(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{key: row[key] for key in keep} for row in rows]
 
 
-@docs.command("show")
+@docs.command("show", epilog=OPERATOR_NOTE)
 @click.argument("document_id")
 @KB_READ_OPTION
 @click.option("--tenant", help="The tenant the document belongs to (source ids are per tenant).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def docs_show(document_id: str, kb_dir: Path | None, tenant: str | None, as_json: bool) -> None:
-    """Show one document (source id or 64-hex document id): metadata, path, revisions, chunks."""
+    """Show one document (source id or 64-hex document id): metadata, path, revisions, chunks.
+
+    Operator view.
+    """
     from ..kb.browse import show_document
 
     with library_errors(), _catalog(kb_dir) as (catalog, paths):
@@ -134,7 +141,7 @@ def docs_show(document_id: str, kb_dir: Path | None, tenant: str | None, as_json
     )
 
 
-@click.command("chunk")
+@click.command("chunk", epilog=OPERATOR_NOTE)
 @click.argument("document_id")
 @KB_READ_OPTION
 @click.option("--tenant", help="The tenant the document belongs to (source ids are per tenant).")
@@ -156,7 +163,10 @@ def chunk_command(
     overlap: int,
     as_json: bool,
 ) -> None:
-    """Show how a document splits into chunks (tables and code over twice the size are cut, as indexed)."""
+    """Show how a document splits into chunks (tables and code over twice the size are cut, as indexed).
+
+    Operator view.
+    """
     from ..ingest.chunking import HARD_LIMIT_FACTOR, chunk_document
     from ..kb.browse import find_document
     from ..pipeline.render import chunk_dict

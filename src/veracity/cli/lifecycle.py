@@ -59,11 +59,16 @@ def delete_command(document_id: str, kb_dir: Path) -> None:
     click.echo(f"{change.source_id}: deleted ({change.chunks_removed} chunks removed from the index)")
 
 
-@click.command("status")
+@click.command(
+    "status",
+    epilog="Operator view: no principal is checked; it names every document, file and quarantine "
+    "row of the knowledge base. A multi-user service must never expose it; it gets its own "
+    "principal-checked endpoints.",
+)
 @KB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status_command(kb_dir: Path, as_json: bool) -> None:
-    """Documents per tenant and status, index counts and the manifest."""
+    """Documents per tenant and status, index counts and the manifest (operator view)."""
     from ..kb.lifecycle import status_report
 
     with library_errors():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.catalog import Catalog
@@ -14,9 +14,11 @@ CaseOutput = tuple[dict[str, Any], dict[str, Any] | None]
 
 @dataclass
 class Context:
-    """What checks share: the knowledge base under test."""
+    """What checks share: the knowledge base under test, and the source ids that the
+    cases label as carrying instructions (``params.injection_document``)."""
 
     kb: KnowledgeBase
+    instruction_sources: frozenset[str] = field(default_factory=frozenset)
 
     def fork(self) -> KnowledgeBase:
         """A knowledge base with a private copy of the catalog and the same (now stale) index."""

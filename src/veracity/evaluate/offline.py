@@ -13,7 +13,6 @@ from ..ingest.chunking import Strategy, block_spans, chunk_document, fact_chunk_
 from ..ingest.documents import make_document, metadata_of
 from ..model.contracts import ChunkKind, Citation, Claim, Document, Visibility
 from ..model.governance import eligibility
-from ..pipeline.injection import must_quarantine
 from .scoring import citation_scores
 
 if TYPE_CHECKING:
@@ -60,7 +59,8 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
         for d in documents
         if any(f.stance == "contradicts" and f.fact_id in required for f in d.facts)
     )
-    instructing = sorted(d.source_id for d in documents if must_quarantine(d.body, d.trust))
+    # Labeled by the cases, never by the detector under test.
+    instructing = sorted(d.source_id for d in documents if d.source_id in ctx.instruction_sources)
     counts = {
         "context_documents": len(documents),
         "internal_documents": sum(d.visibility is Visibility.INTERNAL for d in documents),

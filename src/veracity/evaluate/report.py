@@ -34,6 +34,7 @@ GOVERNANCE = (
     "policy_violation",
     "catalog_recheck_rejected",
     "untrusted_instruction_in_answer_context",
+    "non_official_claims",
 )
 
 

@@ -9,7 +9,7 @@ with its reason and never hidden.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +17,7 @@ from ..fixtures import fixture_cases_text, tenant_config
 from ..model.governance import eligibility
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.render import answer_dict
+from ..pipeline.trace import Audience
 from . import offline
 from .cases import Case, parse_cases
 from .context import CaseOutput, Context
@@ -24,6 +25,7 @@ from .report import write_reports
 from .scoring import (
     citation_scores,
     evidence_ranking,
+    non_official_claims,
     retrieval_metrics,
     status_outcome,
     untrusted_in_context,
@@ -62,8 +64,20 @@ def _policy_violations(kb: KnowledgeBase, case: Case, answer: Answer) -> int:
     return violations
 
 
-def score_answer(kb: KnowledgeBase, case: Case, answer: Answer) -> dict[str, Any]:
-    """The common result of a case that asked a question."""
+def instruction_sources(cases: Sequence[Case]) -> frozenset[str]:
+    """Source ids the cases label as carrying instructions (``injection_document(s)`` params)."""
+    labeled: set[str] = set()
+    for case in cases:
+        named = case.params.get("injection_document")
+        labeled.update([named] if isinstance(named, str) else [])
+        labeled.update(case.params.get("injection_documents", []))
+    return frozenset(labeled)
+
+
+def score_answer(
+    kb: KnowledgeBase, case: Case, answer: Answer, labeled: frozenset[str] = frozenset()
+) -> dict[str, Any]:
+    """The common result of a case that asked a question; ``labeled``: instruction-bearing sources."""
     snapshot = kb.snapshot
     assert snapshot is not None
     trace = answer.trace
@@ -81,8 +95,9 @@ def score_answer(kb: KnowledgeBase, case: Case, answer: Answer) -> dict[str, Any
         )
         + trace.gate_hidden,
         "untrusted_instruction_in_answer_context": untrusted_in_context(
-            trace.final, snapshot.chunks, snapshot.documents
+            trace.final, snapshot.chunks, snapshot.documents, labeled | instruction_sources([case])
         ),
+        "non_official_claims": non_official_claims(answer.claims, answer.citations, snapshot.documents),
         "quarantined": len(trace.quarantined),
     }
     if governance["policy_violation"]:
@@ -180,15 +195,15 @@ def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[s
 def check_ask(ctx: Context, case: Case) -> CaseOutput:
     """Ask the case's question as its actor and compare with the expectation."""
     answer = _ask(ctx.kb, case)
-    result = score_answer(ctx.kb, case, answer)
+    result = score_answer(ctx.kb, case, answer, ctx.instruction_sources)
     _expect_params(ctx.kb, case, answer, result)
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
     """Ranking quality of the governed evidence (after gate and quarantine)."""
     answer = _ask(ctx.kb, case)
-    result = score_answer(ctx.kb, case, answer)
+    result = score_answer(ctx.kb, case, answer, ctx.instruction_sources)
     params, metrics, failures = case.params, result["metrics"], result["failures"]
     k = int(params.get("k", 3))
     metrics[f"recall@{k}"] = retrieval_metrics(result["evidence"], case.relevant_document_ids).get(
@@ -205,7 +220,7 @@ def check_retrieval(ctx: Context, case: Case) -> CaseOutput:
         result["first_kind"] = first
         if first != params["expect_first_kind"]:
             failures.append(f"first chunk kind {first}, expected {params['expect_first_kind']}")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
@@ -221,7 +236,7 @@ def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
         else:
             offline.publish_edited_revision(kb.catalog, document)
         answer = _ask(kb, case)
-        result = score_answer(kb, case, answer)
+        result = score_answer(kb, case, answer, ctx.instruction_sources)
         _expect_params(kb, case, answer, result)
         rechecks = result["governance"]["catalog_recheck_rejected"]
         if rechecks != case.params.get("expect_rechecks", 1):
@@ -230,7 +245,7 @@ def check_stale_index(ctx: Context, case: Case) -> CaseOutput:
             result["failures"].append(f"{variant}: cited the changed document")
         result["variant"] = variant
         outcomes.append(result)
-        traces.append(answer.trace.to_dict(timings=False))
+        traces.append(answer.trace.to_dict(timings=False, audience=Audience.OPERATOR))
     merged = dict(outcomes[0])
     merged["failures"] = [f for o in outcomes for f in o["failures"]]
     merged["variants"] = {
@@ -251,7 +266,7 @@ def check_drop_chunk(ctx: Context, case: Case) -> CaseOutput:
     heading = case.params["drop_heading"]
     dropped = [c.chunk_id for c in ctx.kb.catalog.chunks(document.document_id) if heading in c.heading_path]
     answer = _ask(ctx.kb, case, remove_chunk_ids=dropped)
-    result = score_answer(ctx.kb, case, answer)
+    result = score_answer(ctx.kb, case, answer, ctx.instruction_sources)
     _expect_params(ctx.kb, case, answer, result)
     missing = case.params.get("expect_missing", [])
     if list(answer.missing_fact_ids) != missing:
@@ -260,7 +275,7 @@ def check_drop_chunk(ctx: Context, case: Case) -> CaseOutput:
         result["failures"].append("a claim speaks about a missing fact")
     if any(c.chunk_id in dropped for c in answer.citations):
         result["failures"].append("cited a removed chunk")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 def check_injection(ctx: Context, case: Case) -> CaseOutput:
@@ -268,7 +283,7 @@ def check_injection(ctx: Context, case: Case) -> CaseOutput:
     snapshot = ctx.kb.snapshot
     assert snapshot is not None
     answer = _ask(ctx.kb, case)
-    result = score_answer(ctx.kb, case, answer)
+    result = score_answer(ctx.kb, case, answer, ctx.instruction_sources)
     _expect_params(ctx.kb, case, answer, result)
     injected = {
         cid
@@ -294,7 +309,7 @@ def check_injection(ctx: Context, case: Case) -> CaseOutput:
     )
     if not unchanged:
         result["failures"].append("actor, roles or required facts changed")
-    return result, answer.trace.to_dict(timings=False)
+    return result, answer.trace.to_dict(timings=False, audience=Audience.OPERATOR)
 
 
 CHECKS: dict[str, Callable[[Context, Case], CaseOutput]] = {
@@ -340,7 +355,7 @@ def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir
     config = tenant_config()
     text = cases_path.read_text(encoding="utf-8") if cases_path else fixture_cases_text()
     cases = parse_cases(text, config, source=str(cases_path or "starship/cases.jsonl"))
-    ctx = Context(kb)
+    ctx = Context(kb, instruction_sources(cases))
     results: list[dict[str, Any]] = []
     traces: list[dict[str, Any]] = []
     for case in cases:

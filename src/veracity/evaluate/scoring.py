@@ -1,15 +1,18 @@
 """Per-answer scores: retrieval metrics on the evidence order, citation metrics, governance.
 
-Pure functions over an ``Answer`` and the knowledge base's records.
+Pure functions over an ``Answer`` and the knowledge base's records. The
+governance counts about instructions and trust never ask the injection detector
+under test: they come from each source's trust and from the cases' own labels
+(which documents carry instructions), so a detector that misses an attack shows
+up here instead of grading itself.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from ..model.contracts import AnswerStatus, Chunk, Citation, Claim, Document
-from ..pipeline.injection import must_quarantine
+from ..model.contracts import AnswerStatus, Chunk, Citation, Claim, Document, Trust
 from .metrics import (
     citation_precision,
     citation_recall,
@@ -106,11 +109,34 @@ def status_outcome(status: AnswerStatus, expected: AnswerStatus | None) -> tuple
 
 
 def untrusted_in_context(
-    final_chunk_ids: Sequence[str], chunks: Mapping[str, Chunk], documents: Mapping[str, Document]
+    final_chunk_ids: Sequence[str],
+    chunks: Mapping[str, Chunk],
+    documents: Mapping[str, Document],
+    instruction_sources: Collection[str],
 ) -> int:
-    """Evidence chunks that a not-official source uses to give orders (must be 0)."""
+    """Evidence chunks of a not-official source that the cases label as carrying instructions
+    (``instruction_sources``: source ids). Must be 0. Independent of the detector."""
+    count = 0
+    for chunk_id in final_chunk_ids:
+        document = documents[chunks[chunk_id].document_id]
+        if document.trust is not Trust.OFFICIAL and document.source_id in instruction_sources:
+            count += 1
+    return count
+
+
+def non_official_claims(
+    claims: Sequence[Claim],
+    citations: Sequence[Citation],
+    documents: Mapping[str, Document],
+) -> int:
+    """Claims that cite at least one chunk of a source that is not ``official`` (by trust alone)."""
+    trust = {d.document_id: d.trust for d in documents.values()}
+    by_id = {c.citation_id: c for c in citations}
     return sum(
         1
-        for cid in final_chunk_ids
-        if must_quarantine(chunks[cid].text, documents[chunks[cid].document_id].trust)
+        for claim in claims
+        if any(
+            cid in by_id and trust.get(by_id[cid].document_id) is not Trust.OFFICIAL
+            for cid in claim.citation_ids
+        )
     )

@@ -13,10 +13,14 @@ Rules that callers rely on:
   a collection of ids, a boolean mask over :attr:`BM25Index.ids`, or the explicit
   :data:`ALL` sentinel. ``None`` is refused (fail closed). Postings of documents
   outside the allowed set are skipped before any query score is formed.
-- **Term statistics are per index.** IDF and the average document length come
-  from every document in the index, not from the allowed subset, so a
-  document's score does not depend on who else is allowed. The retrieval layer
-  builds one index per tenant so that statistics never leak across tenants.
+- **Term statistics are per index by default** (``statistics=TermStatistics.INDEX``):
+  IDF and the average document length come from every document in the index,
+  so a document's score does not depend on who else is allowed (what a public
+  benchmark compares against). With ``statistics=TermStatistics.ALLOWED`` they
+  come from the allowed documents only (``lucene`` variant): a document outside
+  the allowed set then changes no score at all, so scores cannot tell an asker
+  which words the documents they may not see contain. The retrieval pipeline
+  searches that way.
 - **A repeated query term counts once per occurrence** (as ``rank_bm25`` does):
   ``["a", "a"]`` scores twice ``["a"]``.
 - :meth:`BM25Index.search` returns only documents with a score > 0; ties break by
@@ -62,6 +66,13 @@ ALL: Final = _AllDocuments()
 
 Allowed = Collection[str] | np.ndarray | _AllDocuments
 """What ``allowed`` accepts: ids, a boolean mask over ``BM25Index.ids``, or ``ALL``."""
+
+
+class TermStatistics(StrEnum):
+    """Which documents the IDF and the average length are computed over (see the module docstring)."""
+
+    INDEX = "index"
+    ALLOWED = "allowed"
 
 
 class BM25Variant(StrEnum):
@@ -260,14 +271,38 @@ class BM25Index:
         bounds = self._bounds
         return [(bounds[t], bounds[t + 1], c) for t, c in sorted(counts.items())]
 
+    def _allowed_impacts(self, mask: np.ndarray) -> Callable[[int, int, np.ndarray], np.ndarray]:
+        """Impacts of postings from statistics over the documents in ``mask`` only (lucene)."""
+        if self._variant is not BM25Variant.LUCENE:
+            raise ConfigError(
+                f"term statistics over the allowed documents need the lucene variant, "
+                f"not {self._variant.value!r}; build the index with variant='lucene'"
+            )
+        n = int(np.count_nonzero(mask))
+        avgdl = float(self._lengths[mask].sum()) / n if n else 0.0
+        k1, b = self._k1, self._b
+
+        def impacts(start: int, end: int, keep: np.ndarray) -> np.ndarray:
+            idf = float(_idf_lucene(np.asarray(keep.size, dtype=np.float64), n))
+            tf = self._tf[start:end][keep].astype(np.float64)
+            lengths = self._lengths[self._docs[start:end][keep]]
+            return idf * tf / (tf + k1 * (1.0 - b + b * lengths / (avgdl or 1.0)))
+
+        return impacts
+
     def _accumulate(
-        self, query_tokens: Sequence[str], mask: np.ndarray | None
+        self, query_tokens: Sequence[str], mask: np.ndarray | None, statistics: TermStatistics
     ) -> tuple[np.ndarray, np.ndarray]:
         """Positions and scores of allowed documents that contain a query term.
 
         Positions are unique. Postings of documents outside ``mask`` are dropped
         before their impacts are read, so those documents are never scored.
         """
+        allowed_impacts = (
+            self._allowed_impacts(mask)
+            if statistics is TermStatistics.ALLOWED and mask is not None
+            else None
+        )
         doc_parts, weight_parts = [], []
         for start, end, count in self._query_terms(query_tokens):
             docs = self._docs[start:end]
@@ -276,7 +311,11 @@ class BM25Index:
             else:
                 keep = np.flatnonzero(mask[docs])
                 docs = docs[keep]
-                weights = self._impacts[start:end][keep]
+                weights = (
+                    allowed_impacts(start, end, keep)
+                    if allowed_impacts is not None
+                    else self._impacts[start:end][keep]
+                )
             doc_parts.append(docs)
             weight_parts.append(weights * count if count != 1 else weights)
         if not doc_parts:
@@ -294,17 +333,24 @@ class BM25Index:
         return positions, np.bincount(inverse, weights=weights, minlength=positions.size)
 
     def search(
-        self, query_tokens: Sequence[str], *, k: int = 10, allowed: Allowed
+        self,
+        query_tokens: Sequence[str],
+        *,
+        k: int = 10,
+        allowed: Allowed,
+        statistics: TermStatistics | str = TermStatistics.INDEX,
     ) -> list[tuple[str, float]]:
         """Top ``k`` ``(id, score)`` among ``allowed`` documents, best first, ties by id.
 
         Only documents with a score > 0 are returned. ``allowed`` is required:
-        ids, a boolean mask over :attr:`ids`, or :data:`ALL`.
+        ids, a boolean mask over :attr:`ids`, or :data:`ALL`. ``statistics``
+        says which documents IDF and average length come from.
         """
         if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
             raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
+        mode = parse_enum(TermStatistics, statistics, what="term statistics")
         mask = self._resolve_allowed(allowed)
-        positions, scores = self._accumulate(query_tokens, mask)
+        positions, scores = self._accumulate(query_tokens, mask, mode)
         if not self._positive:  # otherwise every touched document already scores > 0
             keep = scores > 0
             positions, scores = positions[keep], scores[keep]
@@ -334,13 +380,20 @@ class BM25Index:
             found[term] = int(docs.size if mask is None else mask[docs].sum())
         return total, found
 
-    def scores(self, query_tokens: Sequence[str], *, allowed: Allowed) -> dict[str, float]:
+    def scores(
+        self,
+        query_tokens: Sequence[str],
+        *,
+        allowed: Allowed,
+        statistics: TermStatistics | str = TermStatistics.INDEX,
+    ) -> dict[str, float]:
         """Score of every allowed document (0.0 when it contains no query term).
 
-        Keys follow index order. ``allowed`` is required, as in :meth:`search`.
+        Keys follow index order. ``allowed`` and ``statistics`` as in :meth:`search`.
         """
+        mode = parse_enum(TermStatistics, statistics, what="term statistics")
         mask = self._resolve_allowed(allowed)
-        positions, values = self._accumulate(query_tokens, mask)
+        positions, values = self._accumulate(query_tokens, mask, mode)
         every = range(len(self._ids)) if mask is None else np.flatnonzero(mask).tolist()
         ids = self._ids
         result = dict.fromkeys((ids[p] for p in every), 0.0)

@@ -1,8 +1,10 @@
 """The derived search index: built from the catalog, rebuildable, possibly stale.
 
 An ``IndexSnapshot`` holds the governance metadata of every indexed document *as
-it was when the index was built*, the chunks, one BM25 index per tenant (term
-statistics never mix tenants) and the dense vectors. The eligibility filter
+it was when the index was built*, the chunks, one BM25 index per tenant and the
+dense vectors. Lexical term statistics are computed over the eligible chunks of
+each query, so documents an asker may not see (another tenant's, a role's, a
+withdrawn one) change none of the asker's scores. The eligibility filter
 runs on this snapshot; the return gate then asks the live catalog again.
 """
 
@@ -18,7 +20,7 @@ import numpy.typing as npt
 from ..model.contracts import Chunk, Document
 from ..text.tokens import tokenize
 from .dense import DenseIndex, Embedder
-from .lexical import BM25Index
+from .lexical import BM25Index, TermStatistics
 
 
 def index_text(chunk: Chunk) -> str:
@@ -35,7 +37,9 @@ class SearchBackend(Protocol):
     chunks of ``eligible_document_ids`` (an empty collection scores nothing:
     there is no "everything" value), return at most ``k`` ``(chunk_id, score)``
     pairs, best first, ties by chunk id, and only chunks with a lexical score
-    above 0. Lexical term statistics are per tenant.
+    above 0. Lexical term statistics (document count, document frequencies,
+    average length) come from the eligible chunks only: adding, changing or
+    removing a chunk outside the eligible set changes no score.
     """
 
     @property
@@ -152,12 +156,12 @@ class IndexSnapshot:
     def lexical_search(
         self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
     ) -> list[tuple[str, float]]:
-        """BM25 over the tenant's index, scoring only the eligible documents' chunks."""
+        """BM25 over the tenant's index, scoring and counting only the eligible documents' chunks."""
         index = self.lexical.get(tenant)
         allowed = self._allowed(tenant, eligible_document_ids)
         if index is None or not allowed:
             return []
-        return index.search(query_tokens, k=k, allowed=allowed)
+        return index.search(query_tokens, k=k, allowed=allowed, statistics=TermStatistics.ALLOWED)
 
     def document_frequencies(
         self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]

@@ -4,9 +4,12 @@ From the gated hits it builds the answer context:
 
 - duplicates dropped: a chunk whose text digest equals a kept one, or that
   overlaps a kept chunk of the same document, is not independent evidence;
-- quarantine: no chunk of a source that is not official and whose text gives
-  orders enters the answer context (``injection.must_quarantine`` on the whole
-  document: the bait chunk that repeats the question is caught with the payload);
+- quarantine, per chunk (``injection.hold_back``): a chunk of a source that is
+  not official and whose text gives orders never enters the answer context; nor
+  does any other chunk of an ``untrusted`` page that gives orders (the bait that
+  repeats the question to get the page retrieved). The other chunks of a
+  ``community`` document (a thread, a wiki page with many authors) stay usable.
+  Every held-back chunk is recorded with its reasons (signal names, no text);
 - facts: which required facts the context holds and which it lacks;
 - conflicts: a fact supported by one source and contradicted by another,
   settled by the first rule that separates the two sides completely: trust
@@ -24,7 +27,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..model.contracts import Chunk, Citation, Document, Hit, sha256_hex
-from .injection import must_quarantine
+from .injection import hold_back
 from .rerank import TRUST_VALUE, version_fit
 
 
@@ -207,16 +210,10 @@ def build_packet(
     """
     clean: list[Hit] = []
     quarantined: list[tuple[str, tuple[str, ...]]] = []
-    tainted: dict[str, tuple[str, ...]] = {}
     for hit in hits:
-        document = documents[hit.chunk.document_id]
-        if document.document_id not in tainted:
-            # A source that gives orders anywhere is not evidence anywhere: its other
-            # chunks often repeat the question to get retrieved, then carry the payload.
-            tainted[document.document_id] = must_quarantine(document.body, document.trust)
-        signals = tainted[document.document_id]
-        if signals:
-            quarantined.append((hit.chunk.chunk_id, signals))
+        reasons = hold_back(hit.chunk, documents[hit.chunk.document_id])
+        if reasons:
+            quarantined.append((hit.chunk.chunk_id, reasons))
         else:
             clean.append(hit)
     kept, duplicates = _dedup(clean)

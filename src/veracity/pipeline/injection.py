@@ -1,64 +1,161 @@
 """Detect retrieved text that tries to give orders to the engine or the model.
 
-Retrieved text is data, never instructions. A chunk from a source that is not
-``official`` and that addresses the reader as an assistant, tries to override
-rules or sources, or asks to reveal internal records is quarantined: it never
-enters the answer context. The patterns look at *what the text tries to do*
-(override, re-role, exfiltrate), not at one magic word, so rephrased orders
-without "忽略" are caught too.
+Retrieved text is data, never instructions. The detector is a layered,
+explainable scorer:
+
+1. reveal hidden text (:mod:`veracity.text.reveal`);
+2. read every sentence with its context and name its features
+   (:mod:`veracity.pipeline.signals`);
+3. score each window with a logistic model, ``p = sigmoid(bias + sum(weight *
+   feature))``, whose weights and thresholds are fitted by
+   ``python -m veracity.bench.injection.fit`` on the *tune* half of the
+   injection benchmark only and shipped in ``injection.json`` with the digest
+   of the data they were fitted on;
+4. a text's score is its best window's; the signals reported are that
+   window's features that pushed the score up, strongest first.
+
+A chunk scoring at or above ``threshold`` is quarantined when its source is not
+``official`` (:func:`must_quarantine`). What happens to the rest of its document
+depends on who wrote it (:func:`document_taint`): an ``untrusted`` source has
+no accountable author, so a page that gives orders anywhere is the attacker's
+page everywhere, and its other chunks (the bait that repeats the question so
+the page is retrieved) are held back too; a ``community`` source (a thread, a
+wiki) mixes authors, so only the chunks that give orders are held back and the
+rest stays usable.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any
 
-from ..model.contracts import Trust
+from ..model.contracts import Chunk, Document, Trust
+from ..model.errors import ConfigError
+from .signals import FEATURES, Window, windows
 
-# name -> pattern. Each names one kind of manipulation; the names go to the trace.
-INSTRUCTION_PATTERNS: dict[str, re.Pattern[str]] = {
-    "override_rules": re.compile(
-        r"(忽略|无视|忘记|忘掉|跳过|绕过|不要遵守|不必遵守|不用遵守|违反)"
-        r".{0,12}(规则|指令|提示|设定|限制|要求|政策|系统)"
-        r"|(ignore|disregard|forget|bypass|override)\s+(all\s+|any\s+|the\s+|your\s+|previous\s+|prior\s+)*"
-        r"(instructions|rules|prompts?|guidelines|polic(y|ies)|system)",
-        re.IGNORECASE,
-    ),
-    "sole_source": re.compile(
-        r"(唯一|仅有的|唯一的)(可信|正确|真实|权威)?(来源|依据|真相|答案|标准)"
-        r"|(不要|不必|无需|别)(参考|参照|相信|理会|使用|引用).{0,8}(其他|其它|别的|官方)"
-        r"|only\s+(trusted\s+|true\s+)?source|do\s+not\s+(use|trust|consult)\s+(any\s+)?other",
-        re.IGNORECASE,
-    ),
-    "address_the_model": re.compile(
-        r"(作为|身为)(一个|一名)?\s*(AI|人工智能|助手|助理|模型|机器人|客服机器人)"
-        r"|(你|您)(现在|从现在起|接下来)?(必须|应当|应该|需要)?(扮演|充当|是一个|切换为)"
-        r"|(AI|人工智能|助手|模型|机器人)\s*(必须|应当|应该|需要|请)"
-        r"|you\s+are\s+now|act\s+as|as\s+an?\s+(ai|assistant|language\s+model)|system\s+prompt",
-        re.IGNORECASE,
-    ),
-    "exfiltrate": re.compile(
-        r"(?<![不勿别禁])(输出|打印|显示|公开|透露|泄露|附上|列出|贴出)"
-        r".{0,10}(内部|机密|保密|隐藏|系统)"
-        r"|(reveal|print|output|show|dump|leak)\s+(the\s+)?(internal|hidden|secret|confidential|system)",
-        re.IGNORECASE,
-    ),
-    "change_identity": re.compile(
-        r"(把|将)?(用户|我的?|当前用户)(的)?(角色|权限|身份)(改为|提升为|设为|视为|当作)"
-        r"|(grant|give)\s+(me\s+)?(admin|maintainer|root)\s+(role|access|rights)",
-        re.IGNORECASE,
-    ),
-}
+MODEL_FILE = "injection.json"
+SIGNAL_LIMIT = 4
 
 
-def instruction_signals(text: str) -> tuple[str, ...]:
-    """Names of the manipulation patterns ``text`` matches, in a fixed order."""
-    folded = unicodedata.normalize("NFKC", text)
-    return tuple(name for name, pattern in INSTRUCTION_PATTERNS.items() if pattern.search(folded))
+@dataclass(frozen=True, slots=True)
+class DetectorModel:
+    """Weights and thresholds of the injection scorer, and what they were fitted on."""
+
+    weights: Mapping[str, float]
+    bias: float
+    threshold: float
+    training: Mapping[str, Any]
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> DetectorModel:
+        """Read the JSON form; ``ConfigError`` names a missing or unknown feature."""
+        weights = dict(data.get("weights", {}))
+        unknown = sorted(set(weights) - set(FEATURES))
+        missing = sorted(set(FEATURES) - set(weights))
+        if unknown or missing:
+            raise ConfigError(
+                f"injection model features differ from the code: unknown {unknown}, missing {missing}; "
+                "refit with python -m veracity.bench.injection.fit"
+            )
+        return cls(
+            weights={name: float(weights[name]) for name in FEATURES},
+            bias=float(data["bias"]),
+            threshold=float(data["threshold"]),
+            training=dict(data.get("training", {})),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (weights in feature order)."""
+        return {
+            "weights": {name: round(self.weights[name], 6) for name in FEATURES},
+            "bias": round(self.bias, 6),
+            "threshold": round(self.threshold, 6),
+            "training": dict(self.training),
+        }
+
+    def window_score(self, window: Window) -> float:
+        """Probability that ``window`` is an order aimed at the model."""
+        z = self.bias + sum(self.weights[name] for name in window.features)
+        return 1.0 / (1.0 + math.exp(-z))
+
+    def contributions(self, window: Window) -> list[tuple[str, float]]:
+        """The window's features that raise its score, strongest first (ties by name)."""
+        raised = [(name, self.weights[name]) for name in window.features if self.weights[name] > 0]
+        return sorted(raised, key=lambda item: (-item[1], item[0]))
 
 
-def must_quarantine(text: str, trust: Trust) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The detector's reading of one text."""
+
+    score: float
+    quarantine: bool
+    signals: tuple[str, ...]
+
+
+@lru_cache(maxsize=1)
+def default_model() -> DetectorModel:
+    """The shipped model (``injection.json`` beside this module)."""
+    text = resources.files(__package__).joinpath(MODEL_FILE).read_text(encoding="utf-8")
+    return DetectorModel.from_dict(json.loads(text))
+
+
+def judge(found: Sequence[Window], model: DetectorModel) -> Verdict:
+    """Verdict from scored windows: the best window decides and explains."""
+    if not found:
+        return Verdict(0.0, False, ())
+    best = max(found, key=lambda w: (model.window_score(w), -w.index))
+    score = model.window_score(best)
+    flagged = score >= model.threshold
+    signals = tuple(name for name, _ in model.contributions(best)[:SIGNAL_LIMIT]) if flagged else ()
+    return Verdict(score, flagged, signals)
+
+
+@lru_cache(maxsize=8192)
+def _detect_cached(text: str, heading_path: tuple[str, ...]) -> Verdict:
+    return judge(windows(text, heading_path), default_model())
+
+
+def detect(text: str, heading_path: Sequence[str] = (), model: DetectorModel | None = None) -> Verdict:
+    """The verdict on ``text`` read under ``heading_path`` (the shipped model unless ``model``)."""
+    if model is None:
+        return _detect_cached(text, tuple(heading_path))
+    return judge(windows(text, heading_path), model)
+
+
+def instruction_signals(text: str, heading_path: Sequence[str] = ()) -> tuple[str, ...]:
+    """Names of the signals that make ``text`` an order to the model; empty when it is not one."""
+    return detect(text, heading_path).signals
+
+
+def must_quarantine(text: str, trust: Trust, heading_path: Sequence[str] = ()) -> tuple[str, ...]:
     """Signals that put a chunk in quarantine; empty for official sources or clean text."""
     if trust is Trust.OFFICIAL:
         return ()
-    return instruction_signals(text)
+    return instruction_signals(text, heading_path)
+
+
+def document_taint(body: str, trust: Trust) -> tuple[str, ...]:
+    """Signals that hold back *every* chunk of a document: an ``untrusted`` source whose text
+    gives orders anywhere (see the module docstring); empty otherwise."""
+    if trust is not Trust.UNTRUSTED:
+        return ()
+    return instruction_signals(body)
+
+
+def hold_back(chunk: Chunk, document: Document) -> tuple[str, ...]:
+    """Why ``chunk`` of ``document`` stays out of the answer context; empty when it may enter.
+
+    Its own signals when it gives orders; ``untrusted_page_gives_orders`` and the
+    page's signals when it is another chunk of an untrusted page that does.
+    """
+    own = must_quarantine(chunk.text, document.trust, chunk.heading_path)
+    if own:
+        return own
+    taint = document_taint(document.body, document.trust)
+    return ("untrusted_page_gives_orders", *taint) if taint else ()

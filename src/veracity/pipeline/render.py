@@ -9,6 +9,7 @@ from typing import Any
 from ..ingest.documents import metadata_of
 from ..model.contracts import Chunk, Citation, Claim, Document
 from .engine import Answer
+from .trace import Audience
 
 
 def canonical_json(data: Any) -> str:
@@ -63,8 +64,14 @@ def claim_dict(claim: Claim) -> dict[str, Any]:
     }
 
 
-def answer_dict(answer: Answer, *, explain: bool = False, timings: bool = True) -> dict[str, Any]:
-    """An answer as plain data; ``explain`` adds the trace."""
+def answer_dict(
+    answer: Answer,
+    *,
+    explain: bool = False,
+    timings: bool = True,
+    audience: Audience | str = Audience.ASKER,
+) -> dict[str, Any]:
+    """An answer as plain data; ``explain`` adds the trace as ``audience`` may see it."""
     data: dict[str, Any] = {
         "question": answer.question,
         "status": answer.status.value,
@@ -75,7 +82,7 @@ def answer_dict(answer: Answer, *, explain: bool = False, timings: bool = True) 
         "reasons": list(answer.reasons),
     }
     if explain:
-        data["trace"] = answer.trace.to_dict(timings=timings)
+        data["trace"] = answer.trace.to_dict(timings=timings, audience=audience)
     return data
 
 

@@ -2,13 +2,27 @@
 
 It never holds document text (no chunk text, title or heading). Documents a
 principal may not see (excluded for ``role``) are only counted, never named;
-documents of other tenants are out of scope and not even counted.
+documents of other tenants are out of scope and not even counted. Even that
+count tells an asker that hidden documents exist or just arrived, so it goes
+only to the operator's view (:attr:`Audience.OPERATOR`, the audit trail and
+the evaluation reports), never to what the asker receives (:attr:`Audience.ASKER`).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from enum import StrEnum
 from typing import Any
+
+from ..model.contracts import parse_enum
+
+
+class Audience(StrEnum):
+    """Who a trace is rendered for: the asker, or an operator auditing the system."""
+
+    ASKER = "asker"
+    OPERATOR = "operator"
+
 
 ScoredIds = tuple[tuple[str, float], ...]
 
@@ -68,8 +82,15 @@ class Trace:
             counts["role"] = counts.get("role", 0) + self.excluded_hidden
         return dict(sorted(counts.items()))
 
-    def to_dict(self, *, timings: bool = True) -> dict[str, Any]:
-        """Plain JSON-able form. ``timings=False`` for byte-identical reports."""
+    def to_dict(self, *, timings: bool = True, audience: Audience | str = Audience.ASKER) -> dict[str, Any]:
+        """Plain JSON-able form. ``timings=False`` for byte-identical reports.
+
+        ``audience=ASKER`` (the default) leaves out every count of documents the
+        asker may not see (``excluded_hidden``, ``gate_hidden``, the ``role``
+        share of ``excluded_counts`` and of ``filtered_before_score``);
+        ``OPERATOR`` keeps them.
+        """
+        view = parse_enum(Audience, audience, what="trace audience")
         data = asdict(self)
         data["channels"] = {name: _rounded(pairs) for name, pairs in self.channels}
         data["fused"] = _rounded(self.fused)
@@ -81,8 +102,16 @@ class Trace:
             {"source_id": sid, "document_id": did, "reason": reason}
             for sid, did, reason in self.excluded
         ]
-        data["excluded_counts"] = self.excluded_counts
-        data["filtered_before_score"] = self.filtered_before_score
+        if view is Audience.OPERATOR:
+            data["excluded_counts"] = self.excluded_counts
+            data["filtered_before_score"] = self.filtered_before_score
+        else:
+            del data["excluded_hidden"], data["gate_hidden"]
+            named: dict[str, int] = {}
+            for _, _, reason in self.excluded:
+                named[reason] = named.get(reason, 0) + 1
+            data["excluded_counts"] = dict(sorted(named.items()))
+            data["filtered_before_score"] = len(self.excluded)
         data["gate_rejections"] = [{"chunk_id": c, "reason": r} for c, r in self.gate_rejections]
         data["quarantined"] = [{"chunk_id": c, "signals": list(s)} for c, s in self.quarantined]
         data["conflicts"] = [

@@ -14,8 +14,9 @@ Scoring does not use FTS5's ``bm25()``. A query reads each term's postings
 term, never through the MATCH query language (so no query text is ever parsed
 as syntax), and scores them with numpy using the formula of
 :class:`veracity.index.lexical.BM25Index` (``lucene`` variant by default), so
-scores equal the in-memory index's. Term statistics come from the tenant's own
-table only: another tenant's documents never change them.
+scores equal the in-memory index's. Term statistics come from the allowed
+chunks only (or, with ``TermStatistics.INDEX``, from the tenant's whole table):
+a chunk the asker may not see never changes the asker's scores.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.sql import scalar
-from ..lexical import BM25Variant
+from ..lexical import BM25Variant, TermStatistics
 
 __all__ = [
     "FTS_TOKENIZER",
@@ -145,17 +146,22 @@ def bm25_scores(
     k1: float,
     b: float,
     variant: BM25Variant = BM25Variant.LUCENE,
+    statistics: TermStatistics = TermStatistics.ALLOWED,
 ) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.float64]]:
     """Positions (into ``keys``) and BM25 scores of allowed chunks that contain a query term.
 
     ``keys`` are the tenant's chunk keys, ascending; ``lengths`` their token
     counts; ``allowed`` a boolean mask over them. IDF and the average length
-    come from every chunk of the tenant, never from the allowed subset. A term
-    repeated in the query counts once per occurrence, as in ``BM25Index``.
+    come from the allowed chunks (``TermStatistics.ALLOWED``) or from every
+    chunk of the tenant (``TermStatistics.INDEX``). A term repeated in the
+    query counts once per occurrence, as in ``BM25Index``.
     """
     n = int(keys.size)
     counts = Counter(query_tokens)
-    avgdl = float(lengths.sum()) / n if n else 0.0
+    over_allowed = statistics is TermStatistics.ALLOWED
+    counted = int(np.count_nonzero(allowed)) if over_allowed else n
+    total_length = float(lengths[allowed].sum()) if over_allowed else float(lengths.sum())
+    avgdl = total_length / counted if counted else 0.0
     parts_pos: list[npt.NDArray[np.intp]] = []
     parts_weight: list[npt.NDArray[np.float64]] = []
     for posting in postings:
@@ -164,10 +170,10 @@ def bm25_scores(
         positions = np.searchsorted(keys, posting.keys)
         if positions.size and (positions[-1] >= n or not np.array_equal(keys[positions], posting.keys)):
             raise LookupError(f"FTS postings of {posting.term!r} name chunks outside the tenant index")
-        idf = _idf(float(posting.keys.size), n, variant)
         keep = np.flatnonzero(allowed[positions])
         if keep.size == 0:
             continue
+        idf = _idf(float(keep.size if over_allowed else posting.keys.size), counted, variant)
         positions = positions[keep]
         tf = posting.tf[keep].astype(np.float64)
         norm = k1 * (1.0 - b + b * lengths[positions] / (avgdl or 1.0))

@@ -10,8 +10,8 @@ Each version has:
 - ``index_documents`` / ``index_chunks``: every indexed document and chunk *as
   it was when indexed* (the index snapshot the eligibility step reads; the live
   catalog stays the truth and the return gate asks it again);
-- one contentless FTS5 table per tenant (:mod:`veracity.index.sqlite.fts`): term
-  statistics never mix tenants;
+- one contentless FTS5 table per tenant (:mod:`veracity.index.sqlite.fts`); term
+  statistics are computed per query over the eligible chunks only;
 - one sqlite-vec vec0 table per embedding model, tenant as partition key,
   status and doc key as metadata (:mod:`veracity.index.sqlite.vectors`).
 
@@ -302,7 +302,7 @@ class SQLiteSearchIndex(IndexWriter):
     def lexical_search(
         self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
     ) -> list[tuple[str, float]]:
-        """BM25 (lucene, per-tenant statistics) among the eligible documents' chunks; scores > 0."""
+        """BM25 (lucene, statistics over the eligible chunks) among the eligible chunks; scores > 0."""
         _check_k(k)
         if isinstance(query_tokens, str):
             raise ValidationError(

@@ -1,0 +1,1 @@
+"""The injection benchmark: seeded attack and benign corpora, the detector's fit, the measurements."""

@@ -1,0 +1,269 @@
+"""Fit the injection scorer's weights and thresholds on the benchmark's tune half only.
+
+``python -m veracity.bench.injection.fit [--seed 0] [--out PATH]`` writes the model
+(default: ``veracity/pipeline/injection.json``) with the digest of the data it
+was fitted on. The test half is never read.
+
+The model is a multiple-instance logistic regression: a chunk is an attack when
+its *best* sentence window is one, so each attack chunk contributes the window
+the current model scores highest (the first round: the window with the most
+order-like features), every window of a benign chunk is a negative, and the fit
+alternates between choosing those windows and a Newton (IRLS) fit with an L2
+penalty, for a fixed number of rounds. Each feature keeps the direction it was
+built with (:data:`SIGNS`): context features only lower a score, combinations
+only raise it; the penalty pulls each weight toward that direction's
+``PRIOR_WEIGHT`` rather than toward 0, so a combination that few tune templates
+show keeps the weight it was built to carry. Classes are weighted to equal total
+weight. Deterministic: no random start, no sampling.
+
+The threshold comes from *out-of-fold* chunk scores (a chunk's score is its best
+window's): the tune templates are cut into ``FOLDS`` groups by the digest of
+their id, each group is scored by a model fitted on the others, so every score
+is one for a template the model never saw, as on the test half. The threshold
+is the one with the highest ``recall - FALSE_QUARANTINE_COST * false-quarantine
+rate`` over those scores, set halfway into the gap below the lowest score it
+keeps. The same scores give the cross-validated recall and false-quarantine
+rate the fit prints and records.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+from ...pipeline.injection import MODEL_FILE, DetectorModel
+from ...pipeline.signals import FEATURES, Window, vector, windows
+from .corpus import corpus_digest, generate, labeled_chunks, select
+
+L2: Final = 1.0
+FOLDS: Final = 4
+ROUNDS: Final = 6
+NEWTON_STEPS: Final = 25
+FALSE_QUARANTINE_COST: Final = 5.0
+_CONTEXT: Final = frozenset(
+    {"reporting", "quoted_directive", "operational", "permission", "protective", "audience_restriction"}
+)
+_SINGLE: Final = frozenset(
+    {"addressee", "override", "control", "secret", "exclusive", "authority", "request", "disclose"}
+)
+# The sign each feature is built to have: context lowers the score, a combination never lowers
+# it; a single family alone may only lower it (alone it is as often ordinary as not), so no one
+# word can trip the detector: only combinations raise a score.
+SIGNS: Final = {name: -1 if name in _CONTEXT or name in _SINGLE else 1 for name in FEATURES}
+PRIOR_WEIGHT: Final = 1.0
+# The L2 penalty pulls each combination's weight toward +PRIOR_WEIGHT and each context feature's
+# toward -PRIOR_WEIGHT rather than toward 0 (single families toward 0): a combination seen in few
+# tune templates keeps a weight near what it was built to carry.
+PRIOR: Final = np.array(
+    [PRIOR_WEIGHT if SIGNS[n] > 0 else -PRIOR_WEIGHT if n in _CONTEXT else 0.0 for n in FEATURES] + [0.0]
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingChunk:
+    """One tune chunk: its windows, its label, and the template and document it came from."""
+
+    found: list[Window]
+    carries_payload: bool
+    template_id: str
+    sample_id: str
+    label: str
+
+    @property
+    def fold(self) -> int:
+        """Cross-validation group, by template (never splits a template's variants)."""
+        return int(hashlib.sha256(self.template_id.encode("utf-8")).hexdigest(), 16) % FOLDS
+
+
+def training_chunks(seed: int, split: str = "tune") -> tuple[list[TrainingChunk], str]:
+    """Every chunk of one half with its windows and labels, and the digest of the half's data."""
+    samples = select(generate(seed), split=split)
+    chunks = [
+        TrainingChunk(
+            windows(item.chunk.text, item.chunk.heading_path),
+            item.carries_payload,
+            sample.template_id,
+            sample.sample_id,
+            sample.label,
+        )
+        for sample in samples
+        for item in labeled_chunks(sample)
+    ]
+    return chunks, corpus_digest(samples)
+
+
+def _signed_fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float) -> np.ndarray:
+    """:func:`_newton` with each feature held to its :data:`SIGNS` direction (active set: a feature
+    whose fitted weight has the wrong sign is fixed at 0 and the rest refitted, until none has)."""
+    free = np.ones(x.shape[1], dtype=bool)
+    while True:
+        beta = np.zeros(x.shape[1])
+        beta[free] = _newton(x[:, free], y, weight, l2, PRIOR[free])
+        wrong = [
+            i for i, name in enumerate(FEATURES) if free[i] and SIGNS[name] * beta[i] < 0
+        ]
+        if not wrong:
+            return beta
+        free[wrong] = False
+
+
+def _newton(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float, prior: np.ndarray) -> np.ndarray:
+    """Weighted logistic regression with an L2 pull toward ``prior``; the bias (last column) is free."""
+    beta = prior.copy()
+    penalty = np.full(x.shape[1], l2)
+    penalty[-1] = 0.0
+    for _ in range(NEWTON_STEPS):
+        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
+        gradient = x.T @ (weight * (p - y)) + penalty * (beta - prior)
+        hessian = (x * (weight * p * (1 - p))[:, None]).T @ x + np.diag(penalty + 1e-9)
+        step = np.linalg.solve(hessian, gradient)
+        beta -= step
+        if float(np.abs(step).max()) < 1e-10:
+            break
+    return beta
+
+
+def _design(found: Sequence[Window]) -> np.ndarray:
+    return np.array([[*vector(w.features), 1.0] for w in found], dtype=np.float64)
+
+
+def fit_weights(groups: Sequence[list[Window]], labels: Sequence[bool], l2: float = L2) -> np.ndarray:
+    """Coefficients (features in ``FEATURES`` order, then the bias) by multiple-instance rounds."""
+    negatives = [w for found, label in zip(groups, labels, strict=True) if not label for w in found]
+    positives = [found for found, label in zip(groups, labels, strict=True) if label and found]
+    chosen = [max(found, key=lambda w: (len(w.features - _CONTEXT), -w.index)) for found in positives]
+    beta = np.zeros(len(FEATURES) + 1)
+    for _ in range(ROUNDS):
+        x = np.vstack([_design(chosen), _design(negatives)])
+        y = np.concatenate([np.ones(len(chosen)), np.zeros(len(negatives))])
+        weight = np.concatenate(
+            [np.full(len(chosen), len(negatives) / max(1, len(chosen))), np.ones(len(negatives))]
+        )
+        beta = _signed_fit(x, y, weight / weight.mean(), l2)
+        chosen = [max(found, key=lambda w: (float(_design([w])[0] @ beta), -w.index)) for found in positives]
+    return beta
+
+
+def _chunk_scores(model: DetectorModel, groups: Sequence[list[Window]]) -> list[float]:
+    return [max((model.window_score(w) for w in found), default=0.0) for found in groups]
+
+
+def choose_threshold(attack: Sequence[float], benign: Sequence[float]) -> float:
+    """The threshold from tune chunk scores (see the module docstring)."""
+    candidates = sorted(set(attack) | set(benign))
+    best: tuple[float, float] = (-math.inf, 1.0)
+    for cut in candidates:
+        recall = sum(s >= cut for s in attack) / max(1, len(attack))
+        false_rate = sum(s >= cut for s in benign) / max(1, len(benign))
+        value = recall - FALSE_QUARANTINE_COST * false_rate
+        if value > best[0]:
+            below = max((s for s in candidates if s < cut), default=0.0)
+            best = (value, (cut + below) / 2)
+    return best[1]
+
+
+def _model(beta: np.ndarray, threshold: float = 0.5) -> DetectorModel:
+    weights = {name: float(beta[i]) for i, name in enumerate(FEATURES)}
+    return DetectorModel(weights, float(beta[-1]), threshold, {})
+
+
+def out_of_fold_scores(chunks: Sequence[TrainingChunk], l2: float = L2) -> list[float]:
+    """Each chunk's score under a model fitted without its template's fold."""
+    scores = [0.0] * len(chunks)
+    for fold in range(FOLDS):
+        train = [c for c in chunks if c.fold != fold]
+        model = _model(fit_weights([c.found for c in train], [c.carries_payload for c in train], l2))
+        for index, chunk in enumerate(chunks):
+            if chunk.fold == fold:
+                scores[index] = _chunk_scores(model, [chunk.found])[0]
+    return scores
+
+
+def document_rates(
+    chunks: Sequence[TrainingChunk], scores: Sequence[float], threshold: float
+) -> dict[str, Any]:
+    """Recall over attack documents and false quarantine over benign ones at ``threshold``."""
+    caught: dict[str, bool] = {}
+    flagged: dict[str, bool] = {}
+    for chunk, score in zip(chunks, scores, strict=True):
+        if chunk.label == "attack":
+            caught[chunk.sample_id] = caught.get(chunk.sample_id, True) and (
+                score >= threshold or not chunk.carries_payload
+            )
+        else:
+            flagged[chunk.sample_id] = flagged.get(chunk.sample_id, False) or score >= threshold
+    return {
+        "recall": round(sum(caught.values()) / max(1, len(caught)), 4),
+        "false_quarantine": round(sum(flagged.values()) / max(1, len(flagged)), 4),
+        "missed_templates": sorted(
+            {c.template_id for c in chunks if c.label == "attack" and not caught[c.sample_id]}
+        ),
+        "false_alarm_templates": sorted(
+            {c.template_id for c in chunks if c.label == "benign" and flagged[c.sample_id]}
+        ),
+    }
+
+
+def fit(seed: int = 0) -> DetectorModel:
+    """The model fitted on the tune half of the corpus generated with ``seed``."""
+    chunks, digest = training_chunks(seed, "tune")
+    groups = [c.found for c in chunks]
+    labels = [c.carries_payload for c in chunks]
+    beta = fit_weights(groups, labels)
+    weights = {name: float(beta[i]) for i, name in enumerate(FEATURES)}
+    held_out = out_of_fold_scores(chunks)
+    attack = [s for s, label in zip(held_out, labels, strict=True) if label]
+    benign = [s for s, label in zip(held_out, labels, strict=True) if not label]
+    threshold = choose_threshold(attack, benign)
+    cross_validated = document_rates(chunks, held_out, threshold)
+    training: dict[str, Any] = {
+        "split": "tune",
+        "seed": seed,
+        "corpus_digest": digest,
+        "chunks": len(chunks),
+        "attack_chunks": sum(labels),
+        "windows": sum(len(found) for found in groups),
+        "l2": L2,
+        "prior_weight": PRIOR_WEIGHT,
+        "rounds": ROUNDS,
+        "false_quarantine_cost": FALSE_QUARANTINE_COST,
+        "folds": FOLDS,
+        "cross_validated": {k: cross_validated[k] for k in ("recall", "false_quarantine")},
+        "fitted_by": "python -m veracity.bench.injection.fit",
+    }
+    return DetectorModel(weights, float(beta[-1]), threshold, training)
+
+
+def default_path() -> Path:
+    """Where the shipped model lives: ``veracity/pipeline/injection.json``."""
+    return Path(__file__).resolve().parents[2] / "pipeline" / MODEL_FILE
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Fit on tune and write the model file."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, default=default_path())
+    args = parser.parse_args(argv)
+    model = fit(args.seed)
+    args.out.write_text(json.dumps(model.to_dict(), indent=2, sort_keys=False) + "\n", encoding="utf-8")
+    cv = model.training["cross_validated"]
+    print(
+        f"wrote {args.out}: threshold {model.threshold:.4f}; tune, {FOLDS}-fold by template: "
+        f"recall {cv['recall']}, false quarantine {cv['false_quarantine']}"
+    )
+    for name in FEATURES:
+        print(f"  {name:<26} {model.weights[name]:+.3f}")
+    print(f"  {'bias':<26} {model.bias:+.3f}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

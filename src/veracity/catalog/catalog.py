@@ -153,12 +153,12 @@ class Catalog:
     ) -> Resolution:
         """Check one document against the live catalog (status, validity, version, tenant, role).
 
-        Reads the document and its catalog revision in one transaction. A
-        document that no longer exists resolves as not eligible with reason
-        ``STATUS``.
+        Reads the document and its catalog revision in one read snapshot (never
+        the write lock, so a writer never makes it wait). A document that no
+        longer exists resolves as not eligible with reason ``STATUS``.
         """
         _check_query(target_version, as_of)
-        with self._store.transaction():
+        with self._store.read():
             try:
                 document = self._store.get_document(document_id)
                 revision = self._store.catalog_revision(document_id)
@@ -188,7 +188,7 @@ class Catalog:
         version filter.
         """
         _check_query(target_version, as_of)
-        with self._store.transaction():
+        with self._store.read():
             documents = self._store.find_documents()
             known = self._known_roles(principal)
         eligible: list[Document] = []

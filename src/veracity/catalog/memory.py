@@ -148,6 +148,12 @@ class InMemoryStore:
                 self._rows, self._chunks, self._roles, self._seq = snapshot
                 raise
 
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """See :meth:`veracity.catalog.store.Store.read` (the lock keeps writers out meanwhile)."""
+        with self._lock:
+            yield
+
     # -- internals -----------------------------------------------------------
 
     def _row(self, document_id: str) -> _Row:

@@ -21,9 +21,14 @@ from datetime import UTC, datetime
 import apsw
 import sqlite_vec
 
-from ..model.errors import CatalogError, MigrationError
+from ..model.errors import CatalogError, MigrationError, NewerFormatError
 
-__all__ = ["MIGRATIONS", "Migration", "applied_migrations", "connect", "migrate"]
+__all__ = ["MIGRATIONS", "Migration", "applied_migrations", "connect", "migrate", "pending_migrations"]
+
+BUSY_TIMEOUT_MS = 60_000
+"""How long a statement waits for SQLite's own lock. Writers queue on the writer lock file first
+(:mod:`veracity.catalog.lock`) and readers read WAL snapshots, so this is only reached when
+something outside veracity holds the database."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,7 +346,7 @@ def connect(path: str | os.PathLike[str]) -> apsw.Connection:
     """
     name = os.fspath(path)
     connection = apsw.Connection(name)
-    connection.set_busy_timeout(5000)
+    connection.set_busy_timeout(BUSY_TIMEOUT_MS)
     try:
         connection.enable_load_extension(True)
         connection.load_extension(sqlite_vec.loadable_path())
@@ -370,12 +375,36 @@ def applied_migrations(connection: apsw.Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
+def _refuse_unknown(recorded: Sequence[str], names: Sequence[str]) -> None:
+    unknown = [name for name in recorded if name not in names]
+    if unknown:
+        raise NewerFormatError(
+            f"the database records migrations this code does not know: {unknown}; "
+            "it was written by a newer veracity; upgrade veracity to open it"
+        )
+
+
+def pending_migrations(
+    connection: apsw.Connection, migrations: Sequence[Migration] = MIGRATIONS
+) -> list[str]:
+    """Names of the migrations the database lacks, read without taking any write lock.
+
+    Raises ``NewerFormatError`` when the database records a migration this code
+    does not know. Opening an up-to-date database for reading therefore never
+    waits for a writer.
+    """
+    names = [migration.name for migration in migrations]
+    recorded = applied_migrations(connection)
+    _refuse_unknown(recorded, names)
+    return [name for name in names if name not in recorded]
+
+
 def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
     """Apply the migrations the database lacks, in order; return the names applied now.
 
     Runs under one immediate (write-locked) transaction so two processes opening
     the same file cannot both apply a step. Raises ``MigrationError`` when the
-    database records a migration not in ``migrations``, or when a step fails
+    database records a migration not in ``migrations`` (``NewerFormatError``), or when a step fails
     (the database is then left as it was).
     """
     names = [migration.name for migration in migrations]
@@ -387,12 +416,7 @@ def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRA
     try:
         connection.execute(_LEDGER)
         recorded = applied_migrations(connection)
-        unknown = [name for name in recorded if name not in names]
-        if unknown:
-            raise MigrationError(
-                f"the database records migrations this code does not know: {unknown}; "
-                "it was written by a newer veracity; upgrade veracity to open it"
-            )
+        _refuse_unknown(recorded, names)
         done: list[str] = []
         for migration in migrations:
             if migration.name in recorded:

@@ -3,8 +3,10 @@
 Schema comes from named migrations (:mod:`veracity.catalog.migrations`).
 Datetimes are stored as ISO-8601 UTC text with microseconds (so they sort as
 text); tuples as JSON arrays. Only bound parameters reach SQL. A re-entrant
-lock serializes the calls of one store; writes take SQLite's write lock up
-front (``BEGIN IMMEDIATE``) so compare-and-set holds across processes too.
+lock serializes the calls of one store; writes hold the file's writer lock
+(:mod:`veracity.catalog.lock`) and take SQLite's write lock up front (``BEGIN
+IMMEDIATE``), so compare-and-set holds across processes too; reads take a WAL
+snapshot and never wait for a writer.
 """
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import apsw
 
 from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
-from .migrations import connect, migrate
+from .faults import storage_faults
+from .lock import OnWait, Wait, hold_writer, lock_path
+from .migrations import connect, migrate, pending_migrations
 from .store import check_put, check_successor, iter_unique, same_content
 
 __all__ = ["SQLiteStore", "connect"]
@@ -49,15 +53,38 @@ _CHUNK_COLUMNS = (
 
 
 class SQLiteStore:
-    """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics."""
+    """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics.
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:") -> None:
-        """Open (or create) the catalog at ``path`` and bring its schema up to date."""
+    Writes hold the file's writer lock (:mod:`veracity.catalog.lock`); ``writer_wait``
+    and ``on_wait`` say how a write waits for another writer. Reads (``read``)
+    take a WAL snapshot and never wait for one. Storage faults (disk full,
+    read-only, permission denied, a damaged file) surface as
+    :class:`~veracity.model.errors.StorageError` naming the file.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        writer_wait: Wait = True,
+        on_wait: OnWait | None = None,
+    ) -> None:
+        """Open (or create) the catalog at ``path`` and bring its schema up to date.
+
+        Migrating holds the writer lock; an up-to-date database is opened without it.
+        """
         self.path = os.fspath(path)
-        self._conn = connect(path)
+        self.lock_file = lock_path(self.path)
+        self.writer_wait: Wait = writer_wait
+        self.on_wait = on_wait
         self._lock = threading.RLock()
+        with storage_faults(self.path):
+            self._conn = connect(path)
         try:
-            migrate(self._conn)
+            with storage_faults(self.path, self._conn):
+                if pending_migrations(self._conn):
+                    with self.writer("migrate"):
+                        migrate(self._conn)
         except BaseException:
             self._conn.close()
             raise
@@ -75,28 +102,91 @@ class SQLiteStore:
     # -- transactions --------------------------------------------------------
 
     @contextmanager
+    def writer(self, command: str = "write", *, wait: Wait | None = None) -> Iterator[None]:
+        """Hold this file's writer lock for a whole operation (re-entrant; see :mod:`veracity.catalog.lock`).
+
+        ``command`` is what other writers are told they wait for; ``wait``
+        overrides ``writer_wait`` for this call.
+        """
+        lock = hold_writer(
+            self.lock_file, command, wait=self.writer_wait if wait is None else wait, on_wait=self.on_wait
+        )
+        with storage_faults(self.lock_file or self.path):  # the lock file may not be creatable
+            lock.__enter__()
+        try:
+            yield
+        finally:
+            lock.__exit__(None, None, None)  # releasing does not look at the block's exception
+
+    @contextmanager
     def transaction(self) -> Iterator[None]:
-        """See :meth:`veracity.catalog.store.Store.transaction`; the outermost block holds the lock."""
+        """See :meth:`veracity.catalog.store.Store.transaction`; the outermost block holds the lock.
+
+        It holds the writer lock too, then SQLite's write lock (``BEGIN
+        IMMEDIATE``). A storage fault rolls the whole transaction back and is
+        raised as a ``StorageError``, never as an error about a savepoint.
+        """
         with self._lock:
             if self._conn.in_transaction:
-                with self._conn:  # a savepoint inside the open transaction
-                    yield
+                yield from self._savepoint()
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            with self.writer(), storage_faults(self.path, self._conn):
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    yield
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    if self._conn.in_transaction:  # SQLite may have rolled back already
+                        self._conn.execute("ROLLBACK")
+                    raise
+
+    def _savepoint(self) -> Iterator[None]:
+        """A nested block: a savepoint, rolled back alone if the block raises."""
+        self._depth = getattr(self, "_depth", 0) + 1
+        name = f"veracity_{self._depth}"
+        try:
+            self._conn.execute(f"SAVEPOINT {name}")
             try:
                 yield
-                self._conn.execute("COMMIT")
             except BaseException:
-                if self._conn.in_transaction:  # SQLite may have rolled back already
-                    self._conn.execute("ROLLBACK")
+                # After a disk-full or I/O error SQLite has already rolled the whole transaction
+                # back and the savepoint is gone: the original error is the one to report.
+                if self._conn.in_transaction:
+                    try:
+                        self._conn.execute(f"ROLLBACK TO {name}")
+                        self._conn.execute(f"RELEASE {name}")
+                    except apsw.Error:
+                        pass
                 raise
+            self._conn.execute(f"RELEASE {name}")
+        finally:
+            self._depth -= 1
 
     @contextmanager
     def read(self) -> Iterator[None]:
-        """A consistent read snapshot (deferred; never takes the write lock); nests in a transaction."""
-        with self._lock, self._conn:
-            yield
+        """A consistent read snapshot (deferred; never takes or waits for a write lock); nests.
 
+        Everything read in the block comes from one WAL snapshot: a writer that
+        commits meanwhile is seen by the next ``read``, never half-way.
+        """
+        with self._lock:
+            if self._conn.in_transaction:
+                yield
+                return
+            with storage_faults(self.path, self._conn):
+                self._conn.execute("BEGIN DEFERRED")
+                try:
+                    yield
+                finally:
+                    if self._conn.in_transaction:
+                        self._conn.execute("COMMIT")
+
+    def check_integrity(self) -> list[str]:
+        """Problems ``PRAGMA integrity_check`` finds in the file (empty when it is sound)."""
+        with self.read(), storage_faults(self.path, self._conn):
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        found = [str(row[0]) for row in rows]
+        return [] if found == ["ok"] else found
 
     # -- documents -----------------------------------------------------------
 

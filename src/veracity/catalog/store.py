@@ -139,6 +139,13 @@ class Store(Protocol):
         """A block whose store calls commit together or not at all. Blocks nest."""
         ...
 
+    def read(self) -> AbstractContextManager[None]:
+        """A block whose reads all see one consistent state, without waiting for writers. Nests.
+
+        Inside a ``transaction`` it reads that transaction's state.
+        """
+        ...
+
 
 def check_document(document: Document) -> None:
     """Refuse a document the store cannot keep faithfully (naive datetimes, no id)."""

@@ -28,6 +28,8 @@ from typing import Any, Final
 
 from .._version import __version__
 from ..catalog.catalog import Catalog
+from ..catalog.faults import storage_faults
+from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
 from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..fixtures import tenant_config
@@ -44,7 +46,15 @@ from ..index.sqlite.versions import (
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, ensure_vector_model
 from ..ingest.chunking import CHUNK_SIZE
-from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_
+from ..model.errors import (
+    ConfigError,
+    CorruptStorageError,
+    EmbedderMismatchError,
+    IndexError_,
+    NewerFormatError,
+    StorageError,
+    WriterBusyError,
+)
 from ..pipeline.engine import KnowledgeBase, demo_catalog
 from ..text.tokens import STEMMER
 from .settings import AskDefaults, set_ask_defaults, set_default_tenant
@@ -54,6 +64,7 @@ __all__ = [
     "MANIFEST_FILE",
     "KBInfo",
     "catalog_state",
+    "check_file",
     "create_kb",
     "embedder_name",
     "init_demo_kb",
@@ -216,11 +227,14 @@ def write_manifest(
         },
     }
     manifest = {**content, "digest": _digest(content)}
-    tmp = folder / (MANIFEST_FILE + ".tmp")
-    tmp.write_text(
-        json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
-    os.replace(tmp, folder / MANIFEST_FILE)
+    tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
+    text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    with storage_faults(str(folder / MANIFEST_FILE)):
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, folder / MANIFEST_FILE)
+        finally:
+            tmp.unlink(missing_ok=True)
     return manifest
 
 
@@ -244,7 +258,14 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             "create one with 'veracity ingest PATH --kb DIR' or 'veracity init-demo --kb DIR'"
         )
     manifest = _read_json(file)
-    if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
+    version = manifest.get("format_version")
+    if manifest.get("format") == FORMAT and isinstance(version, int) and version > FORMAT_VERSION:
+        raise NewerFormatError(
+            f"{str(file)!r} is format v{version}, written by "
+            f"{manifest.get('created_by', 'a newer veracity')}; "
+            f"this veracity {__version__} reads v{FORMAT_VERSION}: upgrade veracity to open it"
+        )
+    if manifest.get("format") != FORMAT or version != FORMAT_VERSION:
         raise IndexError_(
             f"{str(file)!r} is format {manifest.get('format')!r} v{manifest.get('format_version')!r}, "
             f"expected {FORMAT!r} v{FORMAT_VERSION}"
@@ -274,20 +295,31 @@ def open_kb(
     embedder: Embedder | None = None,
     *,
     dense_mode: DenseMode | str = DenseMode.RESIDENT,
+    writer_wait: Wait = True,
+    on_wait: OnWait | None = None,
+    check: bool = False,
 ) -> KnowledgeBase:
     """Open the knowledge base in ``path`` without re-embedding anything.
 
     ``embedder=None`` builds the published index version's embedder by name. A
     different model than the published version's raises
-    ``EmbedderMismatchError``. The manifest is rewritten when the index changed
-    since it was written (it is derived).
+    ``EmbedderMismatchError``. Opening never waits for a writer; ``writer_wait``
+    and ``on_wait`` say how later writes through this knowledge base wait for
+    another writer (:mod:`veracity.catalog.lock`). ``check`` runs SQLite's
+    integrity check first (``CorruptStorageError`` naming what is damaged).
+    The manifest is rewritten when the index changed since it was written (it
+    is derived), unless another writer is at work or the folder is read-only.
     """
     folder = Path(path)
     manifest = read_manifest(folder)
-    store = SQLiteStore(folder / CATALOG_FILE)
+    store = SQLiteStore(folder / CATALOG_FILE, writer_wait=writer_wait, on_wait=on_wait)
     try:
-        index = SQLiteSearchIndex(store, dense_mode=dense_mode)
-        published = get_version(store.connection, index.version)
+        if check:
+            check_file(store)
+        with storage_faults(store.path, store.connection):
+            index = SQLiteSearchIndex(store, dense_mode=dense_mode)
+            published = get_version(store.connection, index.version)
+            model = index.vector_model()
         recorded = published.manifest or {}
         name = published.embedder or manifest.get("embedding", {}).get("embedder")
         if embedder is None:
@@ -296,7 +328,6 @@ def open_kb(
                     f"the index of {str(folder)!r} names no embedder; pass the embedder that built it"
                 )
             embedder = make_embedder(name)
-        model = index.vector_model()
         expected = (
             {"model_id": model.model_id, "dim": model.dim}
             if model
@@ -310,8 +341,24 @@ def open_kb(
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)
     index_part = manifest.get("index", {})
     if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):
-        write_manifest(folder, kb)
+        try:  # only without another writer at work (it rewrites the manifest when it is done)
+            with store.writer("manifest", wait=False):
+                write_manifest(folder, kb)
+        except (WriterBusyError, StorageError):
+            pass  # derived: the next writer, or the next open of a writable folder, brings it up to date
     return kb
+
+
+def check_file(store: SQLiteStore) -> None:
+    """``CorruptStorageError`` naming the problems when SQLite's integrity check fails on the file."""
+    problems = store.check_integrity()
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise CorruptStorageError(
+            f"{store.path!r} failed its integrity check ({shown}); restore it from a backup, or "
+            "ingest the documents into a new knowledge base",
+            path=store.path,
+        )
 
 
 def create_kb(
@@ -319,6 +366,8 @@ def create_kb(
     embedder: Embedder | None = None,
     *,
     dense_mode: DenseMode | str = DenseMode.RESIDENT,
+    writer_wait: Wait = True,
+    on_wait: OnWait | None = None,
 ) -> KnowledgeBase:
     """Create an empty knowledge base in ``path`` (a new or empty directory) bound to ``embedder``.
 
@@ -327,28 +376,48 @@ def create_kb(
     folder = Path(path)
     if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
         raise ConfigError(f"{str(folder)!r} already holds a knowledge base; open it with open_kb")
-    folder.mkdir(parents=True, exist_ok=True)
+    with storage_faults(str(folder)):
+        folder.mkdir(parents=True, exist_ok=True)
     embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
-    store = SQLiteStore(folder / CATALOG_FILE)
-    index = SQLiteSearchIndex(store, dense_mode=dense_mode)
-    with store.transaction():
-        tables = current_tables(store.connection)
-        ensure_vector_model(store.connection, tables, embedder.model_id, embedder.dim)
-        set_embedder(store.connection, tables.version, embedder_name(embedder))
-        bump_generation(store.connection)
-    kb = KnowledgeBase(Catalog(store), embedder, backend=index)
-    write_manifest(folder, kb)
+    store = SQLiteStore(folder / CATALOG_FILE, writer_wait=writer_wait, on_wait=on_wait)
+    try:
+        index = SQLiteSearchIndex(store, dense_mode=dense_mode)
+        with store.writer("create"):
+            with store.transaction():
+                tables = current_tables(store.connection)
+                ensure_vector_model(store.connection, tables, embedder.model_id, embedder.dim)
+                set_embedder(store.connection, tables.version, embedder_name(embedder))
+                bump_generation(store.connection)
+            kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+            write_manifest(folder, kb)
+    except BaseException:
+        store.close()
+        raise
     return kb
 
 
 def open_or_create_kb(
-    path: str | os.PathLike[str], embedder: Embedder | None = None, **options: Any
+    path: str | os.PathLike[str],
+    embedder: Embedder | None = None,
+    *,
+    writer_wait: Wait = True,
+    on_wait: OnWait | None = None,
+    **options: Any,
 ) -> KnowledgeBase:
-    """:func:`open_kb` if ``path`` holds a knowledge base, else :func:`create_kb`."""
+    """:func:`open_kb` if ``path`` holds a knowledge base, else :func:`create_kb`.
+
+    Deciding and creating happen under the writer lock, so two processes
+    creating the same knowledge base at once make one.
+    """
     folder = Path(path)
     if (folder / MANIFEST_FILE).exists():
-        return open_kb(folder, embedder, **options)
-    return create_kb(folder, embedder, **options)
+        return open_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
+    with storage_faults(str(folder)):
+        folder.mkdir(parents=True, exist_ok=True)
+    with hold_writer(lock_path(str(folder / CATALOG_FILE)), "create", wait=writer_wait, on_wait=on_wait):
+        if (folder / MANIFEST_FILE).exists():
+            return open_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
+        return create_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
 
 
 def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None) -> KnowledgeBase:
@@ -359,10 +428,16 @@ def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None)
     what ``ask`` without ``--kb`` asks.
     """
     kb = create_kb(path, embedder)
-    demo = demo_catalog()
-    config = tenant_config()
     store = kb.catalog.store
     assert isinstance(store, SQLiteStore)
+    with store.writer("init-demo"):
+        _write_demo(kb, store, path)
+    return kb
+
+
+def _write_demo(kb: KnowledgeBase, store: SQLiteStore, path: str | os.PathLike[str]) -> None:
+    demo = demo_catalog()
+    config = tenant_config()
     with store.transaction():
         set_default_tenant(store.connection, config.tenant)
         set_ask_defaults(
@@ -377,4 +452,3 @@ def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None)
             kb.catalog.add(document, demo.chunks(document.document_id))
     kb.reindex()
     write_manifest(path, kb)
-    return kb

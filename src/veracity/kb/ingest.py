@@ -50,12 +50,13 @@ from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.pages import with_pages
 from ..ingest.parsers import DEFAULT_MAX_BYTES
 from ..model.contracts import Document, Status
-from ..model.errors import ValidationError, VeracityError
+from ..model.errors import StorageError, ValidationError, VeracityError
 from ..pipeline.engine import KnowledgeBase
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
 from .tombstones import find_tombstone, remove_tombstone
+from .writing import writing
 
 __all__ = ["IngestReport", "ingest_paths"]
 
@@ -151,6 +152,27 @@ def ingest_paths(
     """
     if delete_pruned and not prune:
         raise ValidationError("deleting pruned documents needs prune (--prune --delete)", field="delete")
+    with writing(kb, "ingest"):  # one ingest at a time: batches of two never interleave
+        return _ingest(
+            kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, max_bytes=max_bytes,
+            progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
+        )  # fmt: skip
+
+
+def _ingest(
+    kb: KnowledgeBase,
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    tenant: str | None,
+    roles: Sequence[str],
+    metadata_file: str | os.PathLike[str] | None,
+    max_bytes: int,
+    progress: Progress | None,
+    strict: bool,
+    restore: bool,
+    prune: bool,
+    delete_pruned: bool,
+) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
     scan = scan_sources(paths)
     setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
@@ -169,6 +191,8 @@ def ingest_paths(
                 try:
                     with kb.catalog.store.transaction():
                         outcome = _ingest_file(run, file, skip_empty=not strict)
+                except StorageError:
+                    raise  # the disk, not the file: the whole batch rolls back and the ingest stops
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
                     rejected.append((file.source, str(exc)))
                     run.ledger.step(file.source, "failed", reason=str(exc))

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..catalog.faults import storage_faults
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex
 from ..index.sqlite.versions import list_versions
@@ -28,6 +29,7 @@ from ..pipeline.engine import KnowledgeBase
 from .directory import read_manifest, write_manifest
 from .sources import forget_source
 from .tombstones import add_tombstone, count_tombstones
+from .writing import writing
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +62,16 @@ def change_status(
     if status not in (Status.WITHDRAWN, Status.RETIRED):
         raise ConfigError(f"status must be withdrawn or retired, got {status.value!r}")
     store, index = _parts(kb)
-    document = kb.catalog.document(id_or_source_id)
-    with store.transaction():
-        if status is Status.WITHDRAWN:
-            revision = kb.catalog.withdraw(document.document_id, expected_revision)
-        else:
-            revision = kb.catalog.retire(document.document_id, expected_revision)
-        _record(store, document, status.value, "by request")
-        index.sync(kb.catalog, kb.embedder)
-    write_manifest(folder, kb)
+    with writing(kb, "withdraw" if status is Status.WITHDRAWN else "retire"):
+        document = kb.catalog.document(id_or_source_id)
+        with store.transaction():
+            if status is Status.WITHDRAWN:
+                revision = kb.catalog.withdraw(document.document_id, expected_revision)
+            else:
+                revision = kb.catalog.retire(document.document_id, expected_revision)
+            _record(store, document, status.value, "by request")
+            index.sync(kb.catalog, kb.embedder)
+        write_manifest(folder, kb)
     return Change(status.value, document.source_id, document.document_id, revision)
 
 
@@ -105,9 +108,11 @@ def erase_freed_pages(kb: KnowledgeBase) -> None:
     """Rewrite the file so deleted documents' text and ids are gone from disk, not only from queries."""
     store, _ = _parts(kb)
     # Freed pages still hold the old bytes until they are reused, and old pages live on in the WAL.
-    store.connection.execute("PRAGMA secure_delete = ON")
-    store.connection.execute("VACUUM")
-    store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    # VACUUM writes the whole file through the WAL, so readers keep their snapshots meanwhile.
+    with writing(kb, "delete"), storage_faults(store.path, store.connection):
+        store.connection.execute("PRAGMA secure_delete = ON")
+        store.connection.execute("VACUUM")
+        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 
 
 def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
@@ -115,10 +120,11 @@ def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: s
 
     A tombstone keeps the next ingest of the same source from adding it back.
     """
-    document = kb.catalog.document(id_or_source_id)
-    removed = delete_documents(kb, [document], tombstone=True, reason="by request")
-    erase_freed_pages(kb)
-    write_manifest(folder, kb)
+    with writing(kb, "delete"):
+        document = kb.catalog.document(id_or_source_id)
+        removed = delete_documents(kb, [document], tombstone=True, reason="by request")
+        erase_freed_pages(kb)
+        write_manifest(folder, kb)
     return Change("deleted", document.source_id, document.document_id, None, removed)
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, overload
 
+from ..catalog.lock import OnWait, Wait
 from ..catalog.sqlite import SQLiteStore
 from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
@@ -40,6 +41,7 @@ from .explain import Explanation, explain
 from .ingest import IngestReport, Progress, ingest_paths
 from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
 from .sources import source_paths
+from .writing import writing
 
 __all__ = ["LocalKnowledgeBase", "open_local", "parse_as_of"]
 
@@ -197,18 +199,23 @@ class LocalKnowledgeBase:
     ) -> Answer | Explanation:
         """Answer ``question``; with ``explain=True`` return the :class:`Explanation` (it holds the answer).
 
-        See the module docstring for the defaults.
+        See the module docstring for the defaults. The whole ask, the return
+        gate and the explanation included, reads one snapshot of the knowledge
+        base (a WAL read transaction): it never waits for a writer and never
+        mixes the states before and after a write that commits meanwhile.
         """
-        principal = self.principal(tenant, roles)
-        recorded = self.ask_defaults(principal.tenant)
-        text = question
-        if not text or not text.strip():
-            raise ValidationError("the question is empty; ask something", field="question")
-        moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
-        answer = self.engine.ask(
-            text, principal, _version(version, recorded.version), moment, required_fact_ids=required_fact_ids
-        )
-        return self.explain(answer) if explain else answer
+        with self.engine.catalog.store.read():
+            principal = self.principal(tenant, roles)
+            recorded = self.ask_defaults(principal.tenant)
+            text = question
+            if not text or not text.strip():
+                raise ValidationError("the question is empty; ask something", field="question")
+            moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
+            answer = self.engine.ask(
+                text, principal, _version(version, recorded.version), moment,
+                required_fact_ids=required_fact_ids,
+            )  # fmt: skip
+            return self.explain(answer) if explain else answer
 
     def explain(self, answer: Answer, *, limit: int | None = None) -> Explanation:
         """The candidates of ``answer`` located (path, heading, page) and its decision spelled out."""
@@ -246,11 +253,12 @@ class LocalKnowledgeBase:
         if self.path is None:
             raise ValidationError("this knowledge base lives in memory; open a directory to ingest into")
         listed = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
-        report = ingest_paths(
-            self.engine, listed, tenant=tenant, roles=roles, strict=strict, restore=restore, prune=prune,
-            delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress,
-        )  # fmt: skip
-        write_manifest(self.path, self.engine)
+        with writing(self.engine, "ingest"):
+            report = ingest_paths(
+                self.engine, listed, tenant=tenant, roles=roles, strict=strict, restore=restore, prune=prune,
+                delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress,
+            )  # fmt: skip
+            write_manifest(self.path, self.engine)
         return report
 
     # -- lifetime ---------------------------------------------------------------
@@ -275,11 +283,21 @@ class LocalKnowledgeBase:
 
 
 def open_local(
-    path: str | os.PathLike[str], *, embedder: Embedder | None = None, create: bool = True
+    path: str | os.PathLike[str],
+    *,
+    embedder: Embedder | None = None,
+    create: bool = True,
+    writer_wait: Wait = True,
+    on_wait: OnWait | None = None,
 ) -> LocalKnowledgeBase:
-    """Open the knowledge base in ``path`` (created empty when it holds none and ``create``)."""
+    """Open the knowledge base in ``path`` (created empty when it holds none and ``create``).
+
+    ``writer_wait`` and ``on_wait``: how its writes wait for another writer
+    (:mod:`veracity.catalog.lock`); asking never waits.
+    """
     from .directory import open_kb
 
-    engine = open_or_create_kb(path, embedder) if create else open_kb(path, embedder)
+    waiting: dict[str, Any] = {"writer_wait": writer_wait, "on_wait": on_wait}
+    engine = open_or_create_kb(path, embedder, **waiting) if create else open_kb(path, embedder, **waiting)
     return LocalKnowledgeBase(engine, path)
 

@@ -53,6 +53,7 @@ from .directory import (
     tokenizer_version,
     write_manifest,
 )
+from .writing import writing
 
 __all__ = ["KEEP_PREVIOUS", "VersionReport", "abandon_stale_builds", "publish", "rebuild", "rollback"]
 
@@ -195,6 +196,19 @@ def rebuild(
     """
     if keep < 1:
         raise ConfigError(f"keep must be at least 1 (the rollback target), got {keep}")
+    with writing(kb, "reindex"):
+        return _rebuild(kb, folder, embedder=embedder, publish=publish, keep=keep, progress=progress)
+
+
+def _rebuild(
+    kb: KnowledgeBase,
+    folder: str | os.PathLike[str],
+    *,
+    embedder: Embedder | None,
+    publish: bool,
+    keep: int,
+    progress: Progress | None,
+) -> VersionReport:
     start = time.perf_counter()
     store = _store(kb)
     embedder = embedder or kb.embedder
@@ -234,10 +248,11 @@ def _embedder_of(kb: KnowledgeBase, version: IndexVersion) -> Embedder:
 def _switch(kb: KnowledgeBase, folder: str | os.PathLike[str], target: IndexVersion, *, rollback: bool,
             progress: Progress | None) -> VersionReport:  # fmt: skip
     start = time.perf_counter()
-    verification, sync, replaced = _catch_up_verify_switch(
-        kb, target.tables, _embedder_of(kb, target), publish=True, rollback=rollback, progress=progress
-    )
-    write_manifest(folder, kb)
+    with writing(kb, "rollback" if rollback else "publish"):
+        verification, sync, replaced = _catch_up_verify_switch(
+            kb, target.tables, _embedder_of(kb, target), publish=True, rollback=rollback, progress=progress
+        )
+        write_manifest(folder, kb)
     action = "rollback" if rollback else "publish"
     return VersionReport(
         action, target.version, True, replaced, verification, sync, seconds=time.perf_counter() - start

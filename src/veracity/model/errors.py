@@ -10,7 +10,14 @@ Every error says what was wrong, with the offending value, and what to do.
     ├── CatalogError             the catalog refused or could not do something
     │   ├── NotFoundError        no such document / chunk
     │   ├── StaleWriteError      compare-and-set on a catalog revision failed
-    │   └── MigrationError       the database schema cannot be brought up to date
+    │   ├── MigrationError       the database schema cannot be brought up to date
+    │   │   └── NewerFormatError written by a newer veracity (upgrade to open it)
+    │   ├── WriterBusyError      another writer holds the knowledge base (names pid, command, since)
+    │   └── StorageError         the file system or the file refused (names the file, says what to do)
+    │       ├── DiskFullError            no space left: nothing of the change was written
+    │       ├── ReadOnlyStorageError     read-only file system or file
+    │       ├── StoragePermissionError   permission denied
+    │       └── CorruptStorageError      the file is damaged (integrity check failed, not a database)
     ├── IndexError_              an index is missing, stale or built with another model
     │   └── EmbedderMismatchError dimension or model id does not match the index
     ├── CitationError            a claim's citations are missing, duplicated or unknown
@@ -73,6 +80,45 @@ class StaleWriteError(CatalogError):
 
 class MigrationError(CatalogError):
     """The database schema cannot be brought to the version this code expects."""
+
+
+class NewerFormatError(MigrationError):
+    """The knowledge base was written by a newer veracity (unknown migrations or format); upgrade."""
+
+
+class WriterBusyError(CatalogError):
+    """Another writer holds the knowledge base and the caller chose not to wait (or waited long enough).
+
+    ``holder`` describes it (``pid N, COMMAND, since MOMENT``) when it could be read.
+    """
+
+    def __init__(self, message: str, *, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class StorageError(CatalogError):
+    """The storage under a knowledge base refused: ``path`` names the file; nothing half-written."""
+
+    def __init__(self, message: str, *, path: str) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class DiskFullError(StorageError):
+    """No space left on the device (or the database reached its size cap); the change was rolled back."""
+
+
+class ReadOnlyStorageError(StorageError):
+    """The file or its file system is read-only."""
+
+
+class StoragePermissionError(StorageError):
+    """The process may not read or write the file (permission denied)."""
+
+
+class CorruptStorageError(StorageError):
+    """The database file is damaged or is not a veracity database."""
 
 
 class IndexError_(VeracityError):

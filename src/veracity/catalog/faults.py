@@ -1,0 +1,127 @@
+"""Faults of the storage under a knowledge base, as one clear error each.
+
+SQLite reports a full disk, a read-only file system, a permission problem or
+a damaged file through apsw exceptions whose messages name neither the file
+nor what to do ("database or disk is full", "attempt to write a readonly
+database"); the operating system reports the same faults for the files
+beside the database (lock file, manifest) as ``OSError``. :func:`storage_error`
+turns either into a :class:`~veracity.model.errors.StorageError` subclass that
+names the file and what to do; :func:`storage_faults` does it for a block.
+
+SQLite rolls the open transaction back on these faults, so "nothing of this
+change was written" holds for every message here.
+"""
+
+from __future__ import annotations
+
+import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import apsw
+
+from ..model.errors import (
+    CorruptStorageError,
+    DiskFullError,
+    ReadOnlyStorageError,
+    StorageError,
+    StoragePermissionError,
+)
+
+__all__ = ["storage_error", "storage_faults"]
+
+_UNCHANGED = "nothing of this change was written"
+
+def _full(path: str, detail: str) -> DiskFullError:
+    return DiskFullError(
+        f"the disk holding {path!r} is full ({detail}); {_UNCHANGED}; free some space and run the "
+        "command again",
+        path=path,
+    )
+
+
+def _read_only(path: str, detail: str) -> ReadOnlyStorageError:
+    return ReadOnlyStorageError(
+        f"{path!r} cannot be written: the file or its file system is read-only ({detail}); "
+        f"{_UNCHANGED}; copy the knowledge base to a writable place, or remount it read-write",
+        path=path,
+    )
+
+
+def _permission(path: str, detail: str) -> StoragePermissionError:
+    return StoragePermissionError(
+        f"permission denied on {path!r} ({detail}); {_UNCHANGED}; run as a user who may write the "
+        "knowledge base folder, or fix its ownership",
+        path=path,
+    )
+
+
+def _corrupt(path: str, detail: str) -> CorruptStorageError:
+    return CorruptStorageError(
+        f"{path!r} is damaged or is not a veracity database ({detail}); restore it from a backup, "
+        "or ingest the documents into a new knowledge base",
+        path=path,
+    )
+
+
+def _from_errno(code: int | None, path: str, detail: str) -> StorageError | None:
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        return _full(path, detail)
+    if code == errno.EROFS:
+        return _read_only(path, detail)
+    if code in (errno.EACCES, errno.EPERM):
+        return _permission(path, detail)
+    return None
+
+
+def storage_error(exc: BaseException, path: str, *, system_errno: int = 0) -> StorageError | None:
+    """The :class:`StorageError` for ``exc`` raised on ``path``; ``None`` when it is no storage fault.
+
+    ``system_errno`` is the errno of the system call behind an apsw I/O error
+    (``Connection.system_errno``), which tells a full disk from a read-only one.
+    """
+    if isinstance(exc, StorageError):
+        return exc
+    detail = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, OSError) and not isinstance(exc, apsw.Error):
+        where = exc.filename if isinstance(exc.filename, str) else path
+        return _from_errno(exc.errno, where, exc.strerror or detail)
+    if isinstance(exc, apsw.FullError):
+        return _full(path, detail)
+    if isinstance(exc, apsw.ReadOnlyError):
+        return _read_only(path, detail)
+    if isinstance(exc, apsw.PermissionsError | apsw.AuthError):
+        return _permission(path, detail)
+    if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
+        return _corrupt(path, detail)
+    if isinstance(exc, apsw.IOError | apsw.CantOpenError):
+        found = _from_errno(system_errno, path, detail) if system_errno else None
+        if found is not None:
+            return found
+        if isinstance(exc, apsw.CantOpenError):
+            return StorageError(
+                f"cannot open {path!r} ({detail}); check that the folder exists and may be written",
+                path=path,
+            )
+        return StorageError(f"the disk failed while writing {path!r} ({detail}); {_UNCHANGED}", path=path)
+    return None
+
+
+@contextmanager
+def storage_faults(path: str, connection: apsw.Connection | None = None) -> Iterator[None]:
+    """Re-raise storage faults inside the block as :class:`StorageError` naming ``path``."""
+    try:
+        yield
+    except (apsw.Error, OSError) as exc:
+        system = _connection_errno(connection) if connection is not None else 0
+        mapped = storage_error(exc, path, system_errno=system)
+        if mapped is None:
+            raise
+        raise mapped from None
+
+
+def _connection_errno(connection: apsw.Connection) -> int:
+    try:
+        return int(connection.system_errno)
+    except (apsw.Error, AttributeError):
+        return 0

@@ -1,17 +1,41 @@
-"""What every command module shares: library errors as clean CLI errors, the
-``--kb`` option, opening a knowledge base, the progress bar."""
+"""What every command module shares: library errors as clean CLI errors with
+their exit status, the ``--kb``, ``--no-wait`` and ``--check`` options, opening
+a knowledge base, the progress bar.
+
+Exit status (every command):
+
+====  =====================================================================
+0     done
+1     the command failed or refused (bad input, not found, rejected files,
+      a stale compare-and-set, failed verification, a failed case)
+2     usage error (a bad option or argument)
+3     another writer holds the knowledge base (``--no-wait``)
+4     the storage refused: disk full, read-only file system, permission denied
+5     the knowledge base is damaged (integrity check failed, not a database)
+      or was written by a newer veracity
+====  =====================================================================
+
+This module imports only click at import time (commands start fast); the
+library is imported inside the functions that use it.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 import click
 
-from ..model.errors import VeracityError
-from ..pipeline.engine import KnowledgeBase
+if TYPE_CHECKING:
+    from ..catalog.lock import WriterInfo
+    from ..pipeline.engine import KnowledgeBase
+
+EXIT_FAILED: Final = 1
+EXIT_BUSY: Final = 3
+EXIT_STORAGE: Final = 4
+EXIT_DAMAGED: Final = 5
 
 KB_OPTION = click.option(
     "--kb",
@@ -49,18 +73,87 @@ def print_table(
     Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
 
 
+NO_WAIT_OPTION = click.option(
+    "--no-wait",
+    is_flag=True,
+    help="Exit at once (status 3) when another writer holds the knowledge base, instead of waiting.",
+)
+CHECK_OPTION = click.option(
+    "--check",
+    is_flag=True,
+    help="Run SQLite's integrity check on the knowledge base first (status 5 if damaged).",
+)
+
+
+class CommandFailed(click.ClickException):
+    """A library error as one line on stderr and its exit status (see the module docstring)."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_FAILED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code  # type: ignore[misc]  # click reads it per instance
+
+
+def exit_code_of(exc: BaseException) -> int:
+    """The documented exit status of a library error."""
+    from ..model.errors import CorruptStorageError, NewerFormatError, StorageError, WriterBusyError
+
+    if isinstance(exc, WriterBusyError):
+        return EXIT_BUSY
+    if isinstance(exc, CorruptStorageError | NewerFormatError):
+        return EXIT_DAMAGED
+    if isinstance(exc, StorageError):
+        return EXIT_STORAGE
+    return EXIT_FAILED
+
+
 @contextmanager
 def library_errors() -> Iterator[None]:
+    """Library errors, and storage faults that escaped as SQLite or OS errors, as one clean line."""
+    from ..model.errors import VeracityError
+
     try:
         yield
     except VeracityError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise CommandFailed(str(exc), exit_code_of(exc)) from None
+    except Exception as exc:  # click's own exceptions pass: they are no storage faults
+        fault = _storage_fault(exc)
+        if fault is None:
+            raise
+        raise CommandFailed(str(fault), exit_code_of(fault)) from None
 
 
-def open_knowledge_base(kb_dir: Path) -> KnowledgeBase:
+def _storage_fault(exc: BaseException) -> Exception | None:
+    """A storage fault (disk full, read-only, permission, damaged file, SQLite busy) as a library error."""
+    import apsw
+
+    from ..catalog.faults import storage_error
+    from ..model.errors import WriterBusyError
+
+    if isinstance(exc, apsw.BusyError | apsw.LockedError):
+        return WriterBusyError(
+            f"the knowledge base stayed locked by another program ({exc}); run the command again later"
+        )
+    if isinstance(exc, apsw.Error | OSError):
+        return storage_error(exc, getattr(exc, "filename", None) or "the knowledge base")
+    return None
+
+
+def tell_waiting(holder: WriterInfo | None) -> None:
+    """Say on stderr whom a write waits for (once, when waiting starts)."""
+    who = holder.describe() if holder is not None else "another process"
+    click.echo(f"waiting for another writer ({who}); --no-wait exits instead", err=True)
+
+
+def writer_options(no_wait: bool) -> dict[str, Any]:
+    """How this command's writes wait for another writer: not at all with ``--no-wait``."""
+    return {"writer_wait": not no_wait, "on_wait": tell_waiting}
+
+
+def open_knowledge_base(kb_dir: Path, *, no_wait: bool = False, check: bool = False) -> KnowledgeBase:
+    """Open ``kb_dir`` for a command (``--no-wait``, ``--check`` as given)."""
     from ..kb.directory import open_kb
 
-    return open_kb(kb_dir)
+    return open_kb(kb_dir, check=check, **writer_options(no_wait))
 
 
 @contextmanager

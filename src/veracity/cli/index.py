@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 import click
 
 from ..model.errors import IndexVerificationError
-from .common import KB_OPTION, library_errors, open_knowledge_base, progress_bar
+from .common import KB_OPTION, NO_WAIT_OPTION, library_errors, open_knowledge_base, progress_bar
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 PROGRESS_OPTION = click.option(
@@ -116,9 +116,11 @@ def _verification_failed(exc: IndexVerificationError) -> NoReturn:
 )
 @PROGRESS_OPTION
 @JSON_OPTION
+@NO_WAIT_OPTION
 def reindex_command(
-    kb_dir: Path, embedder: str | None, no_publish: bool, keep: int, progress: bool, as_json: bool
-) -> None:
+    kb_dir: Path, embedder: str | None, no_publish: bool, keep: int, progress: bool, as_json: bool,
+    no_wait: bool,
+) -> None:  # fmt: skip
     """Rebuild the index from the catalog as a new version, verify it, then publish it.
 
     The published version keeps answering until the new one has passed every
@@ -129,7 +131,7 @@ def reindex_command(
     from ..kb.reindex import rebuild
 
     with _verification_reported(), progress_bar(progress and not as_json) as callback:
-        kb = open_knowledge_base(kb_dir)
+        kb = open_knowledge_base(kb_dir, no_wait=no_wait)
         model = make_embedder(embedder) if embedder else None
         on_progress = (lambda done, total: callback("index", done, total)) if callback else None
         report = rebuild(kb, kb_dir, embedder=model, publish=not no_publish, keep=keep, progress=on_progress)
@@ -142,19 +144,21 @@ def reindex_command(
     "--version", "version", type=int, default=None, help="Version to publish (default: newest verified)."
 )
 @JSON_OPTION
-def publish_command(kb_dir: Path, version: int | None, as_json: bool) -> None:
+@NO_WAIT_OPTION
+def publish_command(kb_dir: Path, version: int | None, as_json: bool, no_wait: bool) -> None:
     """Publish a version built with 'reindex --no-publish' (or an earlier one), after verifying it again."""
     from ..kb.reindex import publish
 
     with _verification_reported():
-        report = publish(open_knowledge_base(kb_dir), kb_dir, version)
+        report = publish(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir, version)
     _echo(report, as_json)
 
 
 @click.command("rollback")
 @KB_OPTION
 @JSON_OPTION
-def rollback_command(kb_dir: Path, as_json: bool) -> None:
+@NO_WAIT_OPTION
+def rollback_command(kb_dir: Path, as_json: bool, no_wait: bool) -> None:
     """Go back to the index version published before the current one.
 
     The catalog stays as it is: the earlier version is caught up with catalog
@@ -163,7 +167,7 @@ def rollback_command(kb_dir: Path, as_json: bool) -> None:
     from ..kb.reindex import rollback
 
     with _verification_reported():
-        report = rollback(open_knowledge_base(kb_dir), kb_dir)
+        report = rollback(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir)
     _echo(report, as_json)
 
 

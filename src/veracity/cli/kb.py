@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .common import library_errors, print_json, progress_bar
+from .common import CHECK_OPTION, NO_WAIT_OPTION, library_errors, print_json, progress_bar, writer_options
 from .summary import ingest_json, ingest_summary
 
 __all__ = ["ingest_command", "init_demo_command"]
@@ -62,6 +62,8 @@ __all__ = ["ingest_command", "init_demo_command"]
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@NO_WAIT_OPTION
+@CHECK_OPTION
 def ingest_command(
     paths: tuple[Path, ...],
     kb_dir: Path,
@@ -76,6 +78,8 @@ def ingest_command(
     max_bytes: int,
     progress: bool,
     as_json: bool,
+    no_wait: bool,
+    check: bool,
 ) -> None:
     """Ingest files or folders into a knowledge base: Markdown (MkDocs, VitePress, Docusaurus),
     reStructuredText (Sphinx), text, HTML, PDF, DOCX.
@@ -90,10 +94,15 @@ def ingest_command(
     Idempotent: documents already in the catalog are left alone and nothing
     is embedded again; a changed file re-embeds only its changed chunks.
     Prints what was added, revised, unchanged, skipped and rejected.
+
+    One writer at a time: a second ingest (or withdraw, delete, reindex...)
+    on the same knowledge base waits for the first, saying whom it waits for;
+    with --no-wait it exits with status 3 instead.
     """
     from ..index.embedders import make_embedder
-    from ..kb.directory import open_or_create_kb, write_manifest
+    from ..kb.directory import check_file, open_or_create_kb, write_manifest
     from ..kb.ingest import ingest_paths
+    from ..kb.writing import writing
 
     if tenant is not None and not tenant.strip():
         raise click.BadParameter("the tenant is empty; give a name or leave it out", param_hint="--tenant")
@@ -103,8 +112,11 @@ def ingest_command(
     if delete_pruned and not prune:
         raise click.BadParameter("--delete deletes what --prune finds; add --prune", param_hint="--delete")
     with library_errors():
-        kb = open_or_create_kb(kb_dir, make_embedder(embedder) if embedder else None)
-        with progress_bar(progress and not as_json) as callback:
+        model = make_embedder(embedder) if embedder else None
+        kb = open_or_create_kb(kb_dir, model, **writer_options(no_wait))
+        if check:
+            check_file(kb.catalog.store)  # type: ignore[arg-type]
+        with writing(kb, "ingest"), progress_bar(progress and not as_json) as callback:
             report = ingest_paths(
                 kb,
                 list(paths),
@@ -118,7 +130,7 @@ def ingest_command(
                 prune=prune,
                 delete_pruned=delete_pruned,
             )
-        write_manifest(kb_dir, kb)
+            write_manifest(kb_dir, kb)
     if as_json:
         print_json(ingest_json(report, kb_dir))
     else:

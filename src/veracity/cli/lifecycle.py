@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..model.contracts import Status
-from .common import KB_OPTION, library_errors, open_knowledge_base
+from .common import CHECK_OPTION, KB_OPTION, NO_WAIT_OPTION, library_errors, open_knowledge_base
 
 REVISION_OPTION = click.option(
     "--expected-revision",
@@ -27,13 +27,13 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
     @click.argument("document_id")
     @KB_OPTION
     @REVISION_OPTION
-    def command(document_id: str, kb_dir: Path, expected_revision: int | None) -> None:
+    @NO_WAIT_OPTION
+    def command(document_id: str, kb_dir: Path, expected_revision: int | None, no_wait: bool) -> None:
         from ..kb.lifecycle import change_status
 
         with library_errors():
-            change = change_status(
-                open_knowledge_base(kb_dir), kb_dir, document_id, status, expected_revision=expected_revision
-            )
+            kb = open_knowledge_base(kb_dir, no_wait=no_wait)
+            change = change_status(kb, kb_dir, document_id, status, expected_revision=expected_revision)
         click.echo(f"{change.source_id}: {change.action} (catalog revision {change.catalog_revision})")
 
     return command
@@ -50,12 +50,13 @@ retire_command = _status_command(
 @click.command("delete")
 @click.argument("document_id")
 @KB_OPTION
-def delete_command(document_id: str, kb_dir: Path) -> None:
+@NO_WAIT_OPTION
+def delete_command(document_id: str, kb_dir: Path, no_wait: bool) -> None:
     """Delete a document with its chunks, postings and vectors, in one transaction."""
     from ..kb.lifecycle import delete
 
     with library_errors():
-        change = delete(open_knowledge_base(kb_dir), kb_dir, document_id)
+        change = delete(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir, document_id)
     click.echo(f"{change.source_id}: deleted ({change.chunks_removed} chunks removed from the index)")
 
 
@@ -67,12 +68,13 @@ def delete_command(document_id: str, kb_dir: Path) -> None:
 )
 @KB_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status_command(kb_dir: Path, as_json: bool) -> None:
+@CHECK_OPTION
+def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
     """Documents per tenant and status, index counts and the manifest (operator view)."""
     from ..kb.lifecycle import status_report
 
     with library_errors():
-        report = status_report(open_knowledge_base(kb_dir), kb_dir)
+        report = status_report(open_knowledge_base(kb_dir, check=check), kb_dir)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return

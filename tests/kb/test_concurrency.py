@@ -1,0 +1,91 @@
+"""Many processes, one knowledge base: writers take turns, readers never wait and see one snapshot.
+
+Small sizes here; ``benchmarks/bench_concurrency.py`` runs the full ones
+(20 repetitions, 30 s of held lock, 200 asks) and prints the numbers.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from veracity.index.embedders import make_embedder
+from veracity.kb.directory import open_kb
+from veracity.kb.local import open_local
+from veracity.testing.concurrency import consistency, hold_writer_script, run_ingests, write_corpus
+
+FILES = 12
+
+
+@pytest.mark.parametrize("writers", [2, 4])
+def test_concurrent_ingests_of_overlapping_folders_land_every_file_once(tmp_path: Path, writers: int) -> None:
+    folders = write_corpus(tmp_path / "docs", writers, FILES)
+    plan = [[folders[i], folders[(i + 1) % writers]] for i in range(writers)]  # each folder twice
+    runs = run_ingests(tmp_path / "kb", plan)
+    assert [run.returncode for run in runs] == [0] * writers, [run.stderr for run in runs]
+    assert not any(run.traceback for run in runs)
+    state = consistency(tmp_path / "kb")
+    assert state.consistent, state.problems
+    assert (state.documents, state.sources, state.chunks) == (writers * FILES,) * 3
+    assert state.by_status == (("active", writers * FILES),)
+    assert all(count == writers * FILES for _, count in state.index_documents)
+    added = sum(int(run.stdout.split("added ")[1].split()[0]) for run in runs)
+    assert added == writers * FILES  # each file added by exactly one of the writers
+
+
+@pytest.fixture(scope="module")
+def small_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("readers")
+    folders = write_corpus(root / "docs", 2, 8)
+    with open_local(root / "kb", embedder=make_embedder("fake")) as kb:
+        kb.ingest(folders)
+    return root / "kb"
+
+
+def _cited_sources(answer: object) -> set[str]:
+    return {citation.document_id for citation in answer.citations}  # type: ignore[attr-defined]
+
+
+def test_asks_during_a_held_write_read_one_snapshot_and_never_wait(small_kb: Path) -> None:
+    question = "What is the retention code of folder 1 page 3?"
+    with open_local(small_kb, embedder=make_embedder("fake"), create=False) as kb:
+        target = kb.engine.catalog.document("f1-page0003")
+        before = kb.ask(question)
+        assert target.document_id in _cited_sources(before)
+        holder = subprocess.Popen(
+            hold_writer_script(small_kb, "f1-page0003", 2.5), stdout=subprocess.PIPE, text=True
+        )
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        seconds: list[float] = []
+        while holder.poll() is None and len(seconds) < 40:
+            start = time.perf_counter()
+            answer = kb.ask(question)
+            seconds.append(time.perf_counter() - start)
+            # catalog and index read from one snapshot: the return gate never disagrees with recall
+            assert (answer.trace.gate_rejections, answer.trace.gate_hidden) == ((), 0)
+            assert target.document_id in _cited_sources(answer)  # the withdraw is not committed yet
+        committed = float(holder.stdout.read().split()[-1])
+        holder.wait(timeout=30)
+        assert max(seconds) < 2.0 and len(seconds) >= 3
+        after = kb.ask(question)
+        assert time.time() > committed and target.document_id not in _cited_sources(after)
+        assert (after.trace.gate_rejections, after.trace.gate_hidden) == ((), 0)
+
+
+def test_opening_while_a_writer_holds_the_write_lock_does_not_wait(small_kb: Path) -> None:
+    holder = subprocess.Popen(
+        hold_writer_script(small_kb, "f0-page0001", 6), stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        start = time.perf_counter()
+        kb = open_kb(small_kb, make_embedder("fake"))
+        kb.catalog.store.close()  # type: ignore[attr-defined]
+        assert time.perf_counter() - start < 2.0
+    finally:
+        holder.kill()
+        holder.wait(timeout=30)
+    assert consistency(small_kb).consistent

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.versions import live_versions
 
@@ -68,7 +69,7 @@ def run_ingests(
     kb: Path, plan: Sequence[Sequence[Path]], *, embedder: str = "fake", timeout: float = 600
 ) -> list[IngestRun]:
     """Start one ``veracity ingest FOLDERS --kb kb`` per entry of ``plan`` at once; wait for all."""
-    started = []
+    started: list[tuple[tuple[str, ...], subprocess.Popen[str], float]] = []
     for folders in plan:
         command = [
             sys.executable, "-m", "veracity.cli.main", "ingest", *map(str, folders), "--kb", str(kb),
@@ -77,9 +78,9 @@ def run_ingests(
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         started.append((tuple(map(str, folders)), process, time.perf_counter()))
     runs = []
-    for folders, process, start in started:
+    for names, process, start in started:
         out, err = process.communicate(timeout=timeout)
-        runs.append(IngestRun(folders, process.returncode, out, err, time.perf_counter() - start))
+        runs.append(IngestRun(names, process.returncode, out, err, time.perf_counter() - start))
     return runs
 
 
@@ -106,14 +107,15 @@ def consistency(kb: Path) -> Consistency:
     try:
         with store.read():
             connection = store.connection
-            catalog = dict(connection.execute("SELECT document_id, status FROM documents").fetchall())
-            sources = int(connection.execute("SELECT count(DISTINCT source_id) FROM documents").fetchone()[0])
-            chunks = int(connection.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            catalog: dict[str, str] = dict(all_rows(connection, "SELECT document_id, status FROM documents"))
+            sources = int(scalar(connection, "SELECT count(DISTINCT source_id) FROM documents"))
+            chunks = int(scalar(connection, "SELECT count(*) FROM chunks"))
             problems: list[str] = []
             counted: list[tuple[int, int]] = []
             for tables in live_versions(connection):
-                rows = connection.execute(f"SELECT document_id, status FROM {tables.documents}").fetchall()
-                indexed = dict(rows)
+                indexed: dict[str, str] = dict(
+                    all_rows(connection, f"SELECT document_id, status FROM {tables.documents}")
+                )
                 counted.append((tables.version, len(indexed)))
                 if set(indexed) != set(catalog):
                     problems.append(
@@ -123,7 +125,7 @@ def consistency(kb: Path) -> Consistency:
                 stale = sum(indexed[d] != catalog[d] for d in set(indexed) & set(catalog))
                 if stale:
                     problems.append(f"version {tables.version}: {stale} documents with another status")
-                in_index = int(connection.execute(f"SELECT count(*) FROM {tables.chunks}").fetchone()[0])
+                in_index = int(scalar(connection, f"SELECT count(*) FROM {tables.chunks}"))
                 if in_index != chunks:
                     problems.append(f"version {tables.version}: {in_index} chunks, catalog {chunks}")
     finally:

@@ -15,6 +15,7 @@ change was written" holds for every message here.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -28,7 +29,7 @@ from ..model.errors import (
     StoragePermissionError,
 )
 
-__all__ = ["storage_error", "storage_faults"]
+__all__ = ["read_only_error", "storage_error", "storage_faults"]
 
 _UNCHANGED = "nothing of this change was written"
 
@@ -38,6 +39,11 @@ def _full(path: str, detail: str) -> DiskFullError:
         "command again",
         path=path,
     )
+
+
+def read_only_error(path: str, detail: str) -> ReadOnlyStorageError:
+    """The error for a write to ``path`` that read-only storage refuses."""
+    return _read_only(path, detail)
 
 
 def _read_only(path: str, detail: str) -> ReadOnlyStorageError:
@@ -88,14 +94,15 @@ def storage_error(exc: BaseException, path: str, *, system_errno: int = 0) -> St
         return _from_errno(exc.errno, where, exc.strerror or detail)
     if isinstance(exc, apsw.FullError):
         return _full(path, detail)
-    if isinstance(exc, apsw.ReadOnlyError):
-        return _read_only(path, detail)
-    if isinstance(exc, apsw.PermissionsError | apsw.AuthError):
-        return _permission(path, detail)
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
         return _corrupt(path, detail)
+    if isinstance(exc, apsw.ReadOnlyError | apsw.PermissionsError | apsw.AuthError):
+        found = _from_errno(system_errno or _access_problem(path), path, detail)
+        if found is not None:
+            return found
+        return _read_only(path, detail) if isinstance(exc, apsw.ReadOnlyError) else _permission(path, detail)
     if isinstance(exc, apsw.IOError | apsw.CantOpenError):
-        found = _from_errno(system_errno, path, detail) if system_errno else None
+        found = _from_errno(system_errno or _access_problem(path), path, detail)
         if found is not None:
             return found
         if isinstance(exc, apsw.CantOpenError):
@@ -105,6 +112,20 @@ def storage_error(exc: BaseException, path: str, *, system_errno: int = 0) -> St
             )
         return StorageError(f"the disk failed while writing {path!r} ({detail}); {_UNCHANGED}", path=path)
     return None
+
+
+def _access_problem(path: str) -> int:
+    """Why ``path`` cannot be written, as an errno: ``EROFS``, ``EACCES``, or 0 when it can be."""
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        if os.statvfs(folder).f_flag & os.ST_RDONLY:
+            return errno.EROFS
+    except OSError:
+        return 0
+    target = path if os.path.exists(path) else folder
+    if not os.access(target, os.W_OK) or not os.access(folder, os.W_OK):
+        return errno.EACCES
+    return 0
 
 
 @contextmanager

@@ -14,6 +14,7 @@ To change the schema, append a migration; never edit one that has shipped.
 from __future__ import annotations
 
 import os
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -339,13 +340,20 @@ CREATE TABLE IF NOT EXISTS _migrations (
 _MEMORY = (":memory:", "")
 
 
-def connect(path: str | os.PathLike[str]) -> apsw.Connection:
+def connect(path: str | os.PathLike[str], *, immutable: bool = False) -> apsw.Connection:
     """Open ``path`` with apsw: WAL for files, foreign keys on, sqlite-vec loaded.
 
-    ``":memory:"`` opens a private in-memory database.
+    ``":memory:"`` opens a private in-memory database. ``immutable`` opens a
+    file on read-only media for reading only (SQLite takes no locks and
+    writes no ``-shm`` file; nothing can change the file there).
     """
     name = os.fspath(path)
-    connection = apsw.Connection(name)
+    if immutable:
+        uri = f"file:{urllib.parse.quote(os.path.abspath(name))}?immutable=1"
+        flags = apsw.SQLITE_OPEN_READONLY | apsw.SQLITE_OPEN_URI
+        connection = apsw.Connection(uri, flags=flags)
+    else:
+        connection = apsw.Connection(name)
     connection.set_busy_timeout(BUSY_TIMEOUT_MS)
     try:
         connection.enable_load_extension(True)
@@ -358,7 +366,7 @@ def connect(path: str | os.PathLike[str]) -> apsw.Connection:
     finally:
         connection.enable_load_extension(False)
     connection.execute("PRAGMA foreign_keys = ON")
-    if name not in _MEMORY and "mode=memory" not in name:
+    if name not in _MEMORY and "mode=memory" not in name and not immutable:
         connection.execute("PRAGMA journal_mode = WAL")
         connection.execute("PRAGMA synchronous = NORMAL")
     return connection

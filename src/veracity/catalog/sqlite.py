@@ -23,7 +23,7 @@ import apsw
 
 from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
-from .faults import storage_faults
+from .faults import read_only_error, storage_faults
 from .lock import OnWait, Wait, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
 from .store import check_put, check_successor, iter_unique, same_content
@@ -78,8 +78,15 @@ class SQLiteStore:
         self.writer_wait: Wait = writer_wait
         self.on_wait = on_wait
         self._lock = threading.RLock()
+        self.read_only = False
         with storage_faults(self.path):
-            self._conn = connect(path)
+            try:
+                self._conn = connect(path)
+            except apsw.CantOpenError:
+                if not _on_read_only_media(self.path):
+                    raise
+                self._conn = connect(path, immutable=True)  # readers still read; writes say read-only
+                self.read_only = True
         try:
             with storage_faults(self.path, self._conn):
                 if pending_migrations(self._conn):
@@ -108,6 +115,8 @@ class SQLiteStore:
         ``command`` is what other writers are told they wait for; ``wait``
         overrides ``writer_wait`` for this call.
         """
+        if self.read_only:
+            raise read_only_error(self.path, "opened read-only from a read-only file system")
         lock = hold_writer(
             self.lock_file, command, wait=self.writer_wait if wait is None else wait, on_wait=self.on_wait
         )
@@ -417,6 +426,16 @@ class SQLiteStore:
                 for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
             ],
         )
+
+
+def _on_read_only_media(path: str) -> bool:
+    """True for a database file, closed cleanly (no ``-wal`` left), on a read-only file system."""
+    if not os.path.isfile(path) or os.path.exists(path + "-wal"):
+        return False
+    try:
+        return bool(os.statvfs(os.path.dirname(os.path.abspath(path))).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:

@@ -29,7 +29,7 @@ from ..model.errors import (
     StoragePermissionError,
 )
 
-__all__ = ["read_only_error", "storage_error", "storage_faults"]
+__all__ = ["on_read_only_media", "read_only_error", "storage_error", "storage_faults"]
 
 _UNCHANGED = "nothing of this change was written"
 
@@ -146,3 +146,13 @@ def _connection_errno(connection: apsw.Connection) -> int:
         return int(connection.system_errno)
     except (apsw.Error, AttributeError):
         return 0
+
+
+def on_read_only_media(path: str) -> bool:
+    """True for a database file, closed cleanly (no ``-wal`` left), on a read-only file system."""
+    if not os.path.isfile(path) or os.path.exists(path + "-wal"):
+        return False
+    try:
+        return bool(os.statvfs(os.path.dirname(os.path.abspath(path))).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False

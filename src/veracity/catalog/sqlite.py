@@ -21,35 +21,19 @@ from typing import Any
 
 import apsw
 
-from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
+from ..model.contracts import Chunk, Document, Status
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
-from .faults import read_only_error, storage_faults
+from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
+from .rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
 from .store import check_put, check_successor, iter_unique, same_content
 
 __all__ = ["SQLiteStore", "connect"]
 
 
-def _moment(value: datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
-
-
-_DOCUMENT_COLUMNS = (
-    "document_id, source_id, revision, content_digest, title, source_type, tenant, "
-    "version_min, version_max, valid_from, valid_until, status, visibility, trust, "
-    "language, body, extra_metadata, defaulted_fields"
-)
-_CHUNK_COLUMNS = (
-    'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
-    "kind, text, context_prefix, fact_ids, page_start, page_end"
-)
 
 
 class SQLiteStore:
@@ -83,7 +67,7 @@ class SQLiteStore:
             try:
                 self._conn = connect(path)
             except apsw.CantOpenError:
-                if not _on_read_only_media(self.path):
+                if not on_read_only_media(self.path):
                     raise
                 self._conn = connect(path, immutable=True)  # readers still read; writes say read-only
                 self.read_only = True
@@ -231,20 +215,20 @@ class SQLiteStore:
         with self.read():
             self._require(document_id)
             rows = self._conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal",
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal",
                 (document_id,),
             ).fetchall()
-        return [_chunk(row) for row in rows]
+        return [chunk_of(row) for row in rows]
 
     def get_chunk(self, chunk_id: str) -> Chunk:
         """See :meth:`veracity.catalog.store.Store.get_chunk`."""
         with self.read():
             row = self._conn.execute(
-                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
             ).fetchone()
         if row is None:
             raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
-        return _chunk(row)
+        return chunk_of(row)
 
     def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
         """See :meth:`veracity.catalog.store.Store.set_status`."""
@@ -333,29 +317,7 @@ class SQLiteStore:
 
     def _select_documents(self, where: str, params: tuple[Any, ...]) -> list[Document]:
         """Documents matching a fixed ``where`` clause (callers pass only literal SQL)."""
-        rows = self._conn.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents WHERE {where} ORDER BY source_id, seq",
-            params,
-        ).fetchall()
-        if not rows:
-            return []
-        roles: dict[str, list[str]] = {}
-        for document_id, role in self._conn.execute(
-            "SELECT r.document_id, r.role FROM document_roles AS r "
-            f"JOIN documents USING (document_id) WHERE {where} ORDER BY r.document_id, r.ordinal",
-            params,
-        ):
-            roles.setdefault(document_id, []).append(role)
-        facts: dict[str, list[FactAnnotation]] = {}
-        for document_id, fact_id, quote, stance in self._conn.execute(
-            "SELECT f.document_id, f.fact_id, f.quote, f.stance FROM document_facts AS f "
-            f"JOIN documents USING (document_id) WHERE {where} ORDER BY f.document_id, f.ordinal",
-            params,
-        ):
-            facts.setdefault(document_id, []).append(
-                FactAnnotation(fact_id=fact_id, quote=quote, stance=stance)
-            )
-        return [_document(row, roles.get(str(row[0]), []), facts.get(str(row[0]), [])) for row in rows]
+        return select_documents(self._conn, where, params)
 
     def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
         """Validate a put; ``False`` when it is an identical re-put (nothing to do)."""
@@ -379,123 +341,4 @@ class SQLiteStore:
         return True
 
     def _insert(self, document: Document, chunks: Sequence[Chunk]) -> None:
-        now = _now()
-        self._conn.execute(
-            f"INSERT INTO documents ({_DOCUMENT_COLUMNS}, catalog_revision, stored_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-            (
-                document.document_id, document.source_id, document.revision,
-                document.content_digest, document.title, document.source_type, document.tenant,
-                document.version_min, document.version_max, _moment(document.valid_from),
-                _moment(document.valid_until), Status(document.status).value,
-                Visibility(document.visibility).value, Trust(document.trust).value,
-                document.language, document.body, extra_metadata_json(document.extra_metadata),
-                json.dumps(list(document.defaulted_fields)), now, now,
-            ),
-        )  # fmt: skip
-        self._conn.executemany(
-            "INSERT INTO document_roles (document_id, ordinal, role) VALUES (?, ?, ?)",
-            [(document.document_id, i, role) for i, role in enumerate(document.allowed_roles)],
-        )
-        self._conn.executemany(
-            "INSERT INTO document_facts (document_id, ordinal, fact_id, quote, stance) "
-            "VALUES (?, ?, ?, ?, ?)",
-            [
-                (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
-                for i, fact in enumerate(document.facts)
-            ],
-        )
-        self._conn.executemany(
-            f"INSERT INTO chunks ({_CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    chunk.chunk_id,
-                    chunk.document_id,
-                    chunk.document_digest,
-                    json.dumps(list(chunk.heading_path), ensure_ascii=False),
-                    chunk.ordinal,
-                    chunk.start,
-                    chunk.end,
-                    ChunkKind(chunk.kind).value,
-                    chunk.text,
-                    chunk.context_prefix,
-                    json.dumps(list(chunk.fact_ids), ensure_ascii=False),
-                    chunk.page_start,
-                    chunk.page_end,
-                )
-                for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
-            ],
-        )
-
-
-def _on_read_only_media(path: str) -> bool:
-    """True for a database file, closed cleanly (no ``-wal`` left), on a read-only file system."""
-    if not os.path.isfile(path) or os.path.exists(path + "-wal"):
-        return False
-    try:
-        return bool(os.statvfs(os.path.dirname(os.path.abspath(path))).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
-def _document(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:
-    (document_id, source_id, revision, content_digest, title, source_type, tenant,
-     version_min, version_max, valid_from, valid_until, status, visibility, trust,
-     language, body, extra_metadata, defaulted_fields) = row  # fmt: skip
-    return Document(
-        document_id=document_id,
-        source_id=source_id,
-        revision=revision,
-        content_digest=content_digest,
-        title=title,
-        source_type=source_type,
-        tenant=tenant,
-        version_min=version_min,
-        version_max=version_max,
-        valid_from=datetime.fromisoformat(valid_from),
-        valid_until=datetime.fromisoformat(valid_until) if valid_until is not None else None,
-        status=Status(status),
-        visibility=Visibility(visibility),
-        allowed_roles=tuple(roles),
-        trust=Trust(trust),
-        facts=tuple(facts),
-        body=body,
-        language=language,
-        extra_metadata=extra_metadata_pairs(extra_metadata),
-        defaulted_fields=tuple(json.loads(defaulted_fields)),
-    )
-
-
-def extra_metadata_json(pairs: Sequence[tuple[str, str]]) -> str:
-    """``Document.extra_metadata`` as one JSON object (keys sorted), as the catalog stores it."""
-    return json.dumps(
-        {key: json.loads(value) for key, value in pairs}, ensure_ascii=False, sort_keys=True
-    )
-
-
-def extra_metadata_pairs(text: str) -> tuple[tuple[str, str], ...]:
-    """Inverse of :func:`extra_metadata_json`: sorted ``(key, canonical JSON)`` pairs."""
-    return tuple(
-        (key, json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
-        for key, value in sorted(json.loads(text).items())
-    )
-
-
-def _chunk(row: Sequence[Any]) -> Chunk:
-    (chunk_id, document_id, document_digest, heading_path, ordinal, start, end, kind, text,
-     context_prefix, fact_ids, page_start, page_end) = row  # fmt: skip
-    return Chunk(
-        chunk_id=chunk_id,
-        document_id=document_id,
-        document_digest=document_digest,
-        heading_path=tuple(json.loads(heading_path)),
-        ordinal=int(ordinal),
-        start=int(start),
-        end=int(end),
-        kind=ChunkKind(kind),
-        text=text,
-        context_prefix=context_prefix,
-        fact_ids=tuple(json.loads(fact_ids)),
-        page_start=None if page_start is None else int(page_start),
-        page_end=None if page_end is None else int(page_end),
-    )
+        insert_document(self._conn, document, chunks, _now())

@@ -63,13 +63,16 @@ def print_table(
     import shutil
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
+
+    from ..text.display import printable
 
     table = Table(title=title, show_lines=False)
     for index, column in enumerate(rows[0] if rows else []):
         table.add_column(column, no_wrap=index == 0 or column in whole, overflow="fold")
-    for row in rows:
-        table.add_row(*(str(value) for value in row.values()))
+    for row in rows:  # cells are data: control characters and rich markup shown, not obeyed
+        table.add_row(*(escape(printable(value)) for value in row.values()))
     Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
 
 

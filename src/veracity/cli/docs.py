@@ -40,7 +40,7 @@ def _catalog(kb_dir: Path | None) -> Iterator[tuple[Any, dict[tuple[str, str], s
         return
     from ..catalog.catalog import Catalog
     from ..catalog.sqlite import SQLiteStore
-    from ..kb.directory import CATALOG_FILE, read_manifest
+    from ..kb.manifest import CATALOG_FILE, read_manifest
     from ..kb.sources import source_paths
 
     read_manifest(kb_dir)  # a clear error when the folder is not a knowledge base

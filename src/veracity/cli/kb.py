@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
+from ..text.display import printable
 from .common import CHECK_OPTION, NO_WAIT_OPTION, library_errors, print_json, progress_bar, writer_options
 from .summary import ingest_json, ingest_summary
 
@@ -54,11 +56,29 @@ __all__ = ["ingest_command", "init_demo_command"]
     help="YAML/JSON file mapping paths or globs to governance metadata.",
 )
 @click.option(
-    "--max-bytes",
-    type=int,
-    default=50_000_000,
-    show_default=True,
-    help="Reject files larger than this before reading them.",
+    "--max-bytes", type=click.IntRange(min=1), help="Reject files larger than this, unread [50 MiB]."
+)
+@click.option(
+    "--max-text-chars",
+    type=click.IntRange(min=1),
+    help="Reject a file whose text (decoded, or extracted from PDF/DOCX) is longer [4,000,000].",
+)
+@click.option("--max-chunks", type=click.IntRange(min=1), help="Reject a document of more chunks [10,000].")
+@click.option(
+    "--max-unzipped-bytes", type=click.IntRange(min=1), help="Reject a DOCX expanding past this [100 MiB]."
+)
+@click.option(
+    "--max-zip-ratio",
+    type=click.FloatRange(min=1),
+    help="Reject a DOCX member expanding more than this many times [100].",
+)
+@click.option(
+    "--max-html-depth", type=click.IntRange(min=1), help="Read HTML nested deeper as flat text [512]."
+)
+@click.option(
+    "--follow-symlinks",
+    is_flag=True,
+    help="Follow symbolic links that lead outside the ingested folders (by default they are reported).",
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
@@ -75,7 +95,13 @@ def ingest_command(
     delete_pruned: bool,
     embedder: str | None,
     metadata_file: Path | None,
-    max_bytes: int,
+    max_bytes: int | None,
+    max_text_chars: int | None,
+    max_chunks: int | None,
+    max_unzipped_bytes: int | None,
+    max_zip_ratio: float | None,
+    max_html_depth: int | None,
+    follow_symlinks: bool,
     progress: bool,
     as_json: bool,
     no_wait: bool,
@@ -95,11 +121,17 @@ def ingest_command(
     is embedded again; a changed file re-embeds only its changed chunks.
     Prints what was added, revised, unchanged, skipped and rejected.
 
+    Each file is bounded (size, text, chunks, DOCX expansion, HTML depth; the
+    --max-* options raise a bound): a file over one is rejected by name and
+    the rest go in. Metadata YAML may not use anchors or aliases. Symbolic
+    links leading outside the folder are reported, not followed.
+
     One writer at a time: a second ingest (or withdraw, delete, reindex...)
     on the same knowledge base waits for the first, saying whom it waits for;
     with --no-wait it exits with status 3 instead.
     """
     from ..index.embedders import make_embedder
+    from ..ingest.limits import InputLimits
     from ..kb.directory import check_file, open_or_create_kb, write_manifest
     from ..kb.ingest import ingest_paths
     from ..kb.writing import writing
@@ -111,6 +143,12 @@ def ingest_command(
         raise click.BadParameter("no role named; give e.g. --roles public,support", param_hint="--roles")
     if delete_pruned and not prune:
         raise click.BadParameter("--delete deletes what --prune finds; add --prune", param_hint="--delete")
+    given: dict[str, Any] = {
+        "max_bytes": max_bytes, "max_text_chars": max_text_chars, "max_chunks": max_chunks,
+        "max_unzipped_bytes": max_unzipped_bytes, "max_zip_ratio": max_zip_ratio,
+        "max_html_depth": max_html_depth,
+    }  # fmt: skip
+    limits = InputLimits(**{name: value for name, value in given.items() if value is not None})
     with library_errors():
         model = make_embedder(embedder) if embedder else None
         kb = open_or_create_kb(kb_dir, model, **writer_options(no_wait))
@@ -123,7 +161,8 @@ def ingest_command(
                 tenant=tenant,
                 roles=role_list,
                 metadata_file=metadata_file,
-                max_bytes=max_bytes,
+                limits=limits,
+                follow_symlinks=follow_symlinks,
                 progress=callback,
                 strict=strict,
                 restore=restore,
@@ -137,7 +176,7 @@ def ingest_command(
         for line in ingest_summary(report, kb_dir):
             click.echo(line)
         for source, reason in report.rejected:
-            click.echo(f"  rejected {source}: {reason}", err=True)
+            click.echo(f"  rejected {printable(source)}: {printable(reason)}", err=True)
     if report.rejected:
         sys.exit(1)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ..model.contracts import Status
+from ..text.display import printable
 from .common import CHECK_OPTION, KB_OPTION, NO_WAIT_OPTION, library_errors, open_knowledge_base
 
 REVISION_OPTION = click.option(
@@ -34,7 +35,8 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
         with library_errors():
             kb = open_knowledge_base(kb_dir, no_wait=no_wait)
             change = change_status(kb, kb_dir, document_id, status, expected_revision=expected_revision)
-        click.echo(f"{change.source_id}: {change.action} (catalog revision {change.catalog_revision})")
+        name = printable(change.source_id)
+        click.echo(f"{name}: {change.action} (catalog revision {change.catalog_revision})")
 
     return command
 
@@ -57,7 +59,8 @@ def delete_command(document_id: str, kb_dir: Path, no_wait: bool) -> None:
 
     with library_errors():
         change = delete(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir, document_id)
-    click.echo(f"{change.source_id}: deleted ({change.chunks_removed} chunks removed from the index)")
+    name = printable(change.source_id)
+    click.echo(f"{name}: deleted ({change.chunks_removed} chunks removed from the index)")
 
 
 @click.command(
@@ -79,7 +82,7 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return
     for tenant, counts in report["documents"].items():
-        click.echo(f"{tenant}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
+        click.echo(f"{printable(tenant)}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
     if report["tombstones"]:
         click.echo(f"deleted sources remembered: {report['tombstones']} (ingest skips them; --restore)")
     index = report["index"]
@@ -99,7 +102,7 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
         states = ", ".join(f"{n} {state}" for state, n in report["ingestion"].items())
         click.echo(f"ingestion (latest state per file): {states}")
     for item in report["quarantine"]:
-        click.echo(f"quarantined {item['source']}: {item['reason']}")
+        click.echo(f"quarantined {printable(item['source'])}: {printable(item['reason'])}")
     embedding = report["manifest"]["embedding"] or {}
     click.echo(f"model: {embedding.get('model_id')} ({embedding.get('dim')} dims)")
 

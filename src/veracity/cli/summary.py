@@ -1,11 +1,16 @@
-"""What ``veracity ingest`` prints after an ingest: counts, defaults taken, what was skipped (or JSON)."""
+"""What ``veracity ingest`` prints after an ingest: counts, defaults taken, what was skipped (or JSON).
+
+Names from the folder (paths, ids, tenants, roles) are printed through
+:func:`veracity.text.display.printable`, so a file name cannot forge a line
+or reorder what is shown.
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any, Final
 
-from ..ingest.chunking import CHUNK_SIZE
+from ..text.display import printable
 
 __all__ = ["ingest_json", "ingest_summary"]
 
@@ -37,18 +42,28 @@ def _defaults_line(report: Any) -> str | None:
     return f"  {total} {noun} took default governance: {', '.join(parts)} (--strict rejects them instead)"
 
 
+def _names(names: Any) -> str:
+    return ", ".join(printable(name) for name in names)
+
+
 def _skipped_lines(report: Any) -> list[str]:
     lines = []
     scan = report.scan
+    for folder in scan.empty:
+        lines.append(f"  {printable(folder)}: the folder is empty, nothing to ingest")
     if scan.skipped:
-        kinds = ", ".join(f"{count} {suffix}" for suffix, count in scan.skipped_by_suffix)
+        kinds = ", ".join(f"{count} {printable(suffix)}" for suffix, count in scan.skipped_by_suffix)
         lines.append(f"  skipped {scan.skipped} files of types no parser reads: {kinds}")
     if scan.hidden:
         more = len(scan.hidden) - LISTED
-        shown = ", ".join(scan.hidden[:LISTED]) + (f", … {more} more" if more > 0 else "")
+        shown = _names(scan.hidden[:LISTED]) + (f", … {more} more" if more > 0 else "")
         lines.append(f"  not read (hidden or dependency folders): {shown}")
+    for link, reason in scan.links[:LISTED]:
+        lines.append(f"  not followed {printable(link)}: {printable(reason)}")
+    if len(scan.links) > LISTED:
+        lines.append(f"  … and {len(scan.links) - LISTED} more symbolic links not followed")
     for source, reason in report.skipped[:LISTED]:
-        lines.append(f"  skipped {source}: {reason}")
+        lines.append(f"  skipped {printable(source)}: {printable(reason)}")
     if len(report.skipped) > LISTED:
         lines.append(f"  … and {len(report.skipped) - LISTED} more skipped")
     return lines
@@ -59,7 +74,7 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
     index = report.index
     reused = f" (reused {index.reused_chunks})" if index.reused_chunks else ""
     lines = [
-        f"{kb_dir}: added {len(report.added)} · revised {len(report.revised)} · "
+        f"{printable(kb_dir)}: added {len(report.added)} · revised {len(report.revised)} · "
         f"unchanged {len(report.unchanged)} · skipped {len(report.skipped)} · "
         f"rejected {len(report.rejected)} · chunks {report.chunks_added} · "
         f"embedded {index.embedded_chunks}{reused}"
@@ -68,25 +83,27 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
     if defaults:
         lines.append(defaults)
     if report.extra_keys:
-        lines.append(f"  metadata keys kept (they govern nothing): {', '.join(report.extra_keys)}")
+        lines.append(f"  metadata keys kept (they govern nothing): {_names(report.extra_keys)}")
     lines.extend(_skipped_lines(report))
     if report.restored:
-        lines.append(f"  restored {len(report.restored)}: {', '.join(report.restored[:LISTED])}")
+        lines.append(f"  restored {len(report.restored)}: {_names(report.restored[:LISTED])}")
     pruned = report.pruned
     if pruned.withdrawn:
-        lines.append(f"  pruned (file gone), withdrew {len(pruned.withdrawn)}: {', '.join(pruned.withdrawn)}")
+        lines.append(f"  pruned (file gone), withdrew {len(pruned.withdrawn)}: {_names(pruned.withdrawn)}")
     if pruned.deleted:
-        lines.append(f"  pruned (file gone), deleted {len(pruned.deleted)}: {', '.join(pruned.deleted)}")
+        lines.append(f"  pruned (file gone), deleted {len(pruned.deleted)}: {_names(pruned.deleted)}")
     if report.oversize_chunks:
+        from ..ingest.chunking import CHUNK_SIZE
+
         lines.append(
             f"  {report.oversize_chunks} chunks are over twice the {CHUNK_SIZE}-character budget "
             "(each one table row or code line that cannot be cut)"
         )
     defaulted = set(report.default_roles)
     for tenant, roles in report.roles_defined:
-        lines.append(f"  tenant {tenant}: roles {', '.join(roles)}")
+        lines.append(f"  tenant {printable(tenant)}: roles {_names(roles)}")
     for tenant in sorted(defaulted):
-        lines.append(f"  tenant {tenant}: roles public (it defined none; add more with --roles)")
+        lines.append(f"  tenant {printable(tenant)}: roles public (it defined none; add more with --roles)")
     if report.chunks_added:
         lines.append(
             f"  {report.chunks_per_second_without_embedding:,.0f} chunks/s without embedding; "
@@ -108,6 +125,8 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "rejected": [{"source": source, "reason": reason} for source, reason in report.rejected],
         "skipped_by_suffix": dict(scan.skipped_by_suffix),
         "not_read": list(scan.hidden),
+        "links_not_followed": [{"path": path, "reason": reason} for path, reason in scan.links],
+        "empty_folders": list(scan.empty),
         "chunks": report.chunks_added,
         "embedded": index.embedded_chunks,
         "reused": index.reused_chunks,

@@ -20,6 +20,7 @@ from pathlib import Path
 from ..model.contracts import Document
 from ..model.errors import ValidationError
 from .documents import make_document
+from .limits import DEFAULT_LIMITS, InputLimits
 from .metadata import SIDECAR_SUFFIX, GovernanceDefaults, MetadataMap, resolve_source_metadata
 from .nodes import ParsedSource
 from .parsers import DEFAULT_MAX_BYTES, parse_file
@@ -73,16 +74,18 @@ def load_source(
     relative: str | None = None,
     tenant: str | None = None,
     mapping: MetadataMap | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int | None = None,
     defaults: GovernanceDefaults | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
 ) -> tuple[Document, ParsedSource]:
     """Parse one file and build its ``Document``; raises ``ValidationError`` on any problem.
 
     Without ``defaults`` every governance field must be given (strict); with
     them, missing ones take their defaults (see :mod:`veracity.ingest.metadata`).
+    ``limits`` bound what the file may cost (``max_bytes`` overrides its size limit).
     """
     path = Path(path)
-    parsed = parse_file(path, max_bytes=max_bytes)
+    parsed = parse_file(path, max_bytes=max_bytes, limits=limits)
     resolved = resolve_source_metadata(
         path, parsed, relative=relative, tenant=tenant, mapping=mapping, defaults=defaults
     )

@@ -160,7 +160,9 @@ def make_document(
     are documented defaults rather than the source's own (recorded as
     ``defaulted_fields``).
     """
-    source_id = str(metadata.get("id") or "").strip() or "<no id>"
+    raw_id = metadata.get("id")
+    source_id = (str(raw_id or "").strip() if _is_scalar(raw_id) else "") or "<no id>"
+    check_field_types(metadata, document=source_id)
     for name in REQUIRED_FIELDS:
         if metadata.get(name) in (None, ""):
             raise ValidationError("required field is missing", document=source_id, field=name)
@@ -219,6 +221,53 @@ def make_document(
         extra_metadata=extra_metadata_of(metadata),
         defaulted_fields=tuple(sorted(set(defaulted))),
     )
+
+
+_SCALARS = (str, int, float, bool, date, datetime)
+_SINGLE_VALUED = tuple(
+    name for name in (*REQUIRED_FIELDS, *OPTIONAL_FIELDS) if name not in ("allowed_roles", "facts")
+)
+
+
+def _is_scalar(value: object) -> bool:
+    return value is None or isinstance(value, _SCALARS)
+
+
+def _kind(value: object) -> str:
+    return "mapping" if isinstance(value, Mapping) else type(value).__name__
+
+
+def check_field_types(metadata: Mapping[str, Any], *, document: str) -> None:
+    """``ValidationError`` naming the field unless every governance field has its shape.
+
+    Single-valued fields hold one text, number or date; ``allowed_roles`` a
+    name or a list of names; ``facts`` a list of mappings of single values.
+    Checked before any value is converted, so a nested structure is refused
+    by name instead of being turned into text.
+    """
+    for name in _SINGLE_VALUED:
+        if not _is_scalar(metadata.get(name)):
+            raise ValidationError(
+                f"must be a single value (text, number or date), not a {_kind(metadata[name])}",
+                document=document,
+                field=name,
+            )
+    roles = metadata.get("allowed_roles")
+    if not _is_scalar(roles) and not (isinstance(roles, list | tuple) and all(map(_is_scalar, roles))):
+        raise ValidationError(
+            "must be a role name or a list of role names", document=document, field="allowed_roles"
+        )
+    facts = metadata.get("facts")
+    if facts is None:
+        return
+    if not isinstance(facts, list) or not all(
+        isinstance(fact, Mapping) and all(map(_is_scalar, fact.values())) for fact in facts
+    ):
+        raise ValidationError(
+            "must be a list of {id, quote, stance} mappings with one value each",
+            document=document,
+            field="facts",
+        )
 
 
 def _version_text(value: object) -> str | None:

@@ -13,8 +13,11 @@ footnotes are not read):
   ``Plain Text`` paragraphs are code, consecutive ones merged;
 - tables keep their first row as the header.
 
-Damaged files, files that are not DOCX (``.doc``, renamed archives) and
-archives that would expand past 512 MB are rejected.
+Damaged files and files that are not DOCX (``.doc``, renamed archives) are
+rejected, and so is a zip bomb: an archive that expands past
+``max_unzipped_bytes`` or a member that expands more than ``max_zip_ratio``
+times (:mod:`veracity.ingest.limits`). Sizes are counted while decompressing,
+in bounded blocks, so a header that understates them does not help.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+import zlib
 from typing import Any
 
 from .errors import CorruptFileError, MissingExtraError
+from .limits import DEFAULT_LIMITS, InputLimits, over_limit
 from .nodes import Block, ListItem, NodeKind, ParsedSource, assemble
 
 __all__ = ["parse_docx"]
 
-_MAX_EXPANDED = 512 * 1024 * 1024
+_BLOCK = 1024 * 1024
+_RATIO_FLOOR = 1024 * 1024
+"""Members smaller than this are never refused for their ratio (tiny XML parts compress oddly)."""
 _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.IGNORECASE)
 _STYLE_DEPTH = re.compile(r"\s(\d)$")
 _CODE_STYLES = frozenset({"code", "source code", "html preformatted", "macro text", "macro", "plain text"})
@@ -138,34 +145,64 @@ def _blocks(document: Any) -> list[Block]:
     return blocks
 
 
-def _check_archive(data: bytes, source: str) -> None:
+def _check_archive(data: bytes, source: str, limits: InputLimits) -> None:
+    """Refuse what is not a zip archive, and a zip bomb, before python-docx expands anything."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            expanded = sum(info.file_size for info in archive.infolist())
+            declared = sum(info.file_size for info in archive.infolist())
+            if declared > limits.max_unzipped_bytes:  # what the archive admits to, before expanding
+                raise over_limit(
+                    source, "the DOCX archive declares {value} bytes expanded", declared,
+                    "max_unzipped_bytes", limits.max_unzipped_bytes,
+                )  # fmt: skip
+            total = 0
+            for info in archive.infolist():
+                total += _expanded_size(archive, info, source, limits, total)
     except zipfile.BadZipFile:
         raise CorruptFileError(
             "not a DOCX file (not a zip archive; old .doc files must be saved as .docx first)",
             path=source,
         ) from None
-    if expanded > _MAX_EXPANDED:
-        raise CorruptFileError(
-            f"DOCX archive expands to {expanded / 1e6:.0f} MB, over the "
-            f"{_MAX_EXPANDED / 1e6:.0f} MB limit",
-            path=source,
-        )
+    except (zlib.error, EOFError, NotImplementedError) as exc:
+        raise CorruptFileError(f"cannot read DOCX, the archive is damaged: {exc}", path=source) from None
 
 
-def parse_docx(data: bytes, *, source: str = "<bytes>") -> ParsedSource:
+def _expanded_size(
+    archive: zipfile.ZipFile, info: zipfile.ZipInfo, source: str, limits: InputLimits, before: int
+) -> int:
+    """Bytes ``info`` expands to, read in blocks; refused as soon as a limit is passed."""
+    allowed_ratio = max(_RATIO_FLOOR, limits.max_zip_ratio * max(info.compress_size, 1))
+    size = 0
+    with archive.open(info) as member:
+        while block := member.read(_BLOCK):
+            size += len(block)
+            if before + size > limits.max_unzipped_bytes:
+                raise over_limit(
+                    source, "the DOCX archive expands to more than {value} bytes", before + size,
+                    "max_unzipped_bytes", limits.max_unzipped_bytes,
+                )  # fmt: skip
+            if size > allowed_ratio:
+                raise over_limit(
+                    source, f"member {info.filename!r} expands more than {{value}} times",
+                    size / max(info.compress_size, 1), "max_zip_ratio", limits.max_zip_ratio,
+                )  # fmt: skip
+    return size
+
+
+def parse_docx(
+    data: bytes, *, source: str = "<bytes>", limits: InputLimits = DEFAULT_LIMITS
+) -> ParsedSource:
     """Parse DOCX bytes into a :class:`ParsedSource`.
 
-    Raises ``MissingExtraError`` without python-docx and ``CorruptFileError``
-    for a damaged file or one that is not DOCX.
+    Raises ``MissingExtraError`` without python-docx, ``CorruptFileError``
+    for a damaged file or one that is not DOCX, ``LimitExceededError`` for a
+    zip bomb (see the module docstring).
     """
     try:
         import docx
     except ImportError:
         raise MissingExtraError(path=source, fmt="DOCX", extra="docx", module="python-docx") from None
-    _check_archive(data, source)
+    _check_archive(data, source, limits)
     try:
         document = docx.Document(io.BytesIO(data))
         blocks = _blocks(document)

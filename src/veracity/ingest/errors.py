@@ -6,7 +6,8 @@ All of them are ``ValidationError``\\ s, so a batch loader that catches
     ValidationError                  (veracity.model.errors)
     └── IngestError                  a source file cannot be ingested (names the file)
         ├── UnsupportedFormatError   the file name's suffix is not a known format
-        ├── FileTooLargeError        the file is over the size limit (checked before reading)
+        ├── LimitExceededError       the file is over one of the input limits (names it)
+        │   └── FileTooLargeError    the file is over the size limit (checked before reading)
         ├── EncodingError            the bytes are not UTF-8 (nor clean GB18030 Chinese)
         ├── CorruptFileError         a PDF or DOCX container cannot be read
         ├── EmptySourceError         the file holds no text
@@ -24,6 +25,7 @@ __all__ = [
     "EncodingError",
     "FileTooLargeError",
     "IngestError",
+    "LimitExceededError",
     "MissingExtraError",
     "TemplateSourceError",
     "UnsupportedFormatError",
@@ -42,7 +44,15 @@ class UnsupportedFormatError(IngestError):
     """The file's suffix is not one of the supported formats; the message lists them."""
 
 
-class FileTooLargeError(IngestError):
+class LimitExceededError(IngestError):
+    """The file is over an input limit (:mod:`veracity.ingest.limits`); the message names the limit."""
+
+    def __init__(self, message: str, *, path: str, limit: str = "max_bytes") -> None:
+        super().__init__(message, path=path)
+        self.limit = limit
+
+
+class FileTooLargeError(LimitExceededError):
     """The file is larger than the configured ``max_bytes``."""
 
 

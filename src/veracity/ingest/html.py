@@ -11,6 +11,11 @@ a ``hidden`` attribute or a navigation-like ARIA role, and page-level
 they often hold the article's title). The title is ``<title>``, else the first
 ``h1``. ``<meta name="veracity:FIELD" content="...">`` supplies metadata;
 ``veracity:allowed_roles`` is a comma-separated list.
+
+Parsing is linear in the page: open elements are a stack with counts per
+tag name (no scans of the stack), and elements nested deeper than
+``max_depth`` (default 512) are read as flat text: their tags are counted,
+not kept, so a page nested 100,000 deep costs no more than a flat one.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from html.parser import HTMLParser
 from typing import Any
 
 from .nodes import Block, ListItem, NodeKind, ParsedSource, assemble, clean_inline
+from .open_tags import TagStack
 
 __all__ = ["parse_html"]
 
@@ -54,14 +60,14 @@ class _Table:
 class _Collector(HTMLParser):
     """Collects blocks from parser events; see the module docstring for the rules."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_depth: int = 512) -> None:
         super().__init__(convert_charrefs=True)
         self.blocks: list[Block] = []
         self.metadata: dict[str, Any] = {}
         self.title: list[str] | None = None
         self.title_text = ""
-        self.skip: list[str] = []
-        self.open_tags: list[str] = []
+        self.skip = TagStack(max_depth)
+        self.open_tags = TagStack(max_depth)
         self.in_head = False
         self.text: list[str] = []
         self.heading: int | None = None
@@ -114,14 +120,14 @@ class _Collector(HTMLParser):
             self._meta(attributes)
         if self.skip:
             if tag not in _VOID:
-                self.skip.append(tag)
+                self.skip.push(tag)
             return
         if self._dropped(tag, attributes):
             if tag not in _VOID:
-                self.skip.append(tag)
+                self.skip.push(tag)
             return
-        if tag not in _VOID:
-            self.open_tags.append(tag)
+        if tag not in _VOID and not self.open_tags.push(tag):
+            return  # nested past max_depth: read as flat text
         if tag != "title" and self.title is not None and not self.title_text:
             self._end_title()
         if tag not in _HEAD_TAGS:
@@ -161,12 +167,10 @@ class _Collector(HTMLParser):
 
     def handle_endtag(self, tag: str) -> None:
         if self.skip:
-            if tag in self.skip:
-                del self.skip[len(self.skip) - 1 - self.skip[::-1].index(tag) :]
+            self.skip.close(tag)
             return
-        if tag not in self.open_tags:
+        if not self.open_tags.close(tag):
             return
-        del self.open_tags[len(self.open_tags) - 1 - self.open_tags[::-1].index(tag) :]
         if tag == "head":
             self.in_head = False
         elif tag == "title" and self.title is not None and not self.title_text:
@@ -221,7 +225,7 @@ class _Collector(HTMLParser):
             return True
         if (attributes.get("role") or "").strip().lower() in _CHROME_ROLES:
             return True
-        return tag in _PAGE_CHROME and not any(t in _CONTENT for t in self.open_tags)
+        return tag in _PAGE_CHROME and not any(t in self.open_tags for t in _CONTENT)
 
     def _end_title(self) -> None:
         self.title_text = clean_inline("".join(self.title or [])) or " "
@@ -349,9 +353,12 @@ class _Collector(HTMLParser):
             table.row = None
 
 
-def parse_html(text: str, *, source: str = "<text>") -> ParsedSource:
-    """Parse an HTML page into a :class:`ParsedSource` with a canonical Markdown body."""
-    collector = _Collector()
+def parse_html(text: str, *, source: str = "<text>", max_depth: int = 512) -> ParsedSource:
+    """Parse an HTML page into a :class:`ParsedSource` with a canonical Markdown body.
+
+    Elements nested deeper than ``max_depth`` are read as flat text (see the module docstring).
+    """
+    collector = _Collector(max_depth)
     collector.feed(text)
     collector.close()
     title = collector.title_text.strip() or None

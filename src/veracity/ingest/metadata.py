@@ -46,6 +46,7 @@ from ..model.errors import ValidationError
 from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
+from .yaml_text import load_yaml
 
 __all__ = [
     "DEFAULTED_FIELDS",
@@ -77,7 +78,8 @@ def _load_mapping(path: Path, *, what: str) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise IngestError(f"cannot read {what}: {exc}", path=str(path)) from None
     try:
-        data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
+        is_json = path.suffix.lower() == ".json"
+        data = json.loads(text) if is_json else load_yaml(text, source=str(path), what=what)
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise IngestError(f"{what} is not valid {path.suffix[1:].upper()}: {exc}", path=str(path)) from None
     if data is None:

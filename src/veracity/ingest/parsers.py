@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ..text.normalize import normalize_body
@@ -25,6 +26,7 @@ from .errors import (
     UnsupportedFormatError,
 )
 from .html import parse_html
+from .limits import DEFAULT_LIMITS, InputLimits, over_limit
 from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
 from .rst import parse_rst
@@ -41,7 +43,7 @@ __all__ = [
     "read_source",
 ]
 
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+DEFAULT_MAX_BYTES = DEFAULT_LIMITS.max_bytes
 
 FORMATS: dict[str, str] = {
     ".md": "markdown",
@@ -77,16 +79,16 @@ _TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
 }
 
 
-def _parse_pdf(data: bytes, *, source: str) -> ParsedSource:
+def _parse_pdf(data: bytes, *, source: str, limits: InputLimits) -> ParsedSource:
     from .pdf import parse_pdf
 
     return parse_pdf(data, source=source)
 
 
-def _parse_docx(data: bytes, *, source: str) -> ParsedSource:
+def _parse_docx(data: bytes, *, source: str, limits: InputLimits) -> ParsedSource:
     from .docx import parse_docx
 
-    return parse_docx(data, source=source)
+    return parse_docx(data, source=source, limits=limits)
 
 
 _BINARY_PARSERS: dict[str, Callable[..., ParsedSource]] = {"pdf": _parse_pdf, "docx": _parse_docx}
@@ -128,7 +130,7 @@ def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     if info.st_size > max_bytes:
         raise FileTooLargeError(
             f"file is {_megabytes(info.st_size)} ({info.st_size} bytes), over the limit of "
-            f"{_megabytes(max_bytes)}; split it or raise the size limit (max_bytes)",
+            f"{_megabytes(max_bytes)}; split it or raise the size limit (max_bytes, --max-bytes)",
             path=source,
         )
     if info.st_size == 0:
@@ -189,8 +191,18 @@ def decode_text(data: bytes, *, source: str = "<bytes>") -> str:
     return text
 
 
-def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
-    """Parse already-decoded text of a text format (``markdown``, ``rst``, ``text``, ``html``)."""
+def _check_text(text: str, source: str, limits: InputLimits, what: str) -> None:
+    if len(text) > limits.max_text_chars:
+        raise over_limit(source, what, len(text), "max_text_chars", limits.max_text_chars)
+
+
+def parse_text(
+    text: str, fmt: str, *, source: str = "<text>", limits: InputLimits = DEFAULT_LIMITS
+) -> ParsedSource:
+    """Parse already-decoded text of a text format (``markdown``, ``rst``, ``text``, ``html``).
+
+    Text longer than ``limits.max_text_chars`` (markup included) is refused before parsing.
+    """
     parser = _TEXT_PARSERS.get(fmt)
     if parser is None:
         raise UnsupportedFormatError(
@@ -199,11 +211,15 @@ def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
         )
     if not text.strip():
         raise EmptySourceError("file holds only whitespace", path=source)
+    _check_text(text, source, limits, "the text is {value} characters")
     if fmt == "html" and looks_like_template(text):
         raise TemplateSourceError(
             "an HTML page template (Jinja/Liquid statements), not a document", path=source
         )
-    parsed: ParsedSource = parser(text, source=source)
+    if fmt == "html":
+        parsed: ParsedSource = parse_html(text, source=source, max_depth=limits.max_html_depth)
+    else:
+        parsed = parser(text, source=source)
     if not parsed.body and parsed.metadata:
         raise EmptySourceError("only front matter, no text (a layout page such as a home page)", path=source)
     if not parsed.body:
@@ -211,27 +227,36 @@ def parse_text(text: str, fmt: str, *, source: str = "<text>") -> ParsedSource:
     return parsed
 
 
-def parse_bytes(data: bytes, fmt: str, *, source: str = "<bytes>") -> ParsedSource:
-    """Parse the bytes of a file of format ``fmt`` (a value of :data:`FORMATS`)."""
+def parse_bytes(
+    data: bytes, fmt: str, *, source: str = "<bytes>", limits: InputLimits = DEFAULT_LIMITS
+) -> ParsedSource:
+    """Parse the bytes of a file of format ``fmt`` (a value of :data:`FORMATS`) within ``limits``."""
     binary = _BINARY_PARSERS.get(fmt)
     if binary is not None:
-        parsed: ParsedSource = binary(data, source=source)
+        parsed: ParsedSource = binary(data, source=source, limits=limits)
         if not parsed.body:
             raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
+        _check_text(parsed.body, source, limits, "the text extracted is {value} characters")
         return parsed
     if fmt not in _TEXT_PARSERS:
         valid = ", ".join(sorted({*_TEXT_PARSERS, *_BINARY_PARSERS}))
         raise UnsupportedFormatError(f"unknown format {fmt!r}; valid values: {valid}", path=source)
-    return parse_text(decode_text(data, source=source), fmt, source=source)
+    return parse_text(decode_text(data, source=source), fmt, source=source, limits=limits)
 
 
-def parse_file(path: Path | str, *, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedSource:
+def parse_file(
+    path: Path | str, *, max_bytes: int | None = None, limits: InputLimits = DEFAULT_LIMITS
+) -> ParsedSource:
     """Parse one file into a :class:`ParsedSource`, choosing the parser by suffix.
 
     Raises an ``IngestError`` subclass (a ``ValidationError``) naming the file
-    for an unknown suffix, a missing or over-size file, empty content, a
-    wrong encoding, a damaged PDF/DOCX or a missing optional extra.
+    for an unknown suffix, a missing file, a file over one of ``limits``
+    (``max_bytes`` overrides its size limit), empty content, a wrong encoding,
+    a damaged PDF/DOCX or a missing optional extra.
     """
     path = Path(path)
     fmt = format_of(path)
-    return parse_bytes(read_source(path, max_bytes=max_bytes), fmt, source=str(path))
+    if max_bytes is not None:
+        limits = replace(limits, max_bytes=max_bytes)
+    data = read_source(path, max_bytes=limits.max_bytes)
+    return parse_bytes(data, fmt, source=str(path), limits=limits)

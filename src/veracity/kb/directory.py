@@ -1,5 +1,8 @@
 """A knowledge base on disk: one directory holding ``catalog.sqlite`` and ``manifest.json``.
 
+(The manifest itself, reading and writing it, is :mod:`veracity.kb.manifest`;
+its names are re-exported here.)
+
 ``catalog.sqlite`` holds the catalog (the truth) and the derived search index
 (:class:`~veracity.index.sqlite.search.SQLiteSearchIndex`: per-tenant FTS5
 tables and sqlite-vec vectors) in one or more *versions*, of which one is
@@ -18,49 +21,55 @@ Ingesting Markdown lives in :mod:`veracity.kb.ingest`.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any, Final
 
-from .._version import __version__
 from ..catalog.catalog import Catalog
 from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
-from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..fixtures import tenant_config
 from ..index.dense import Embedder
-from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
+from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.sqlite.search import DenseMode, SQLiteSearchIndex
 from ..index.sqlite.versions import (
     bump_generation,
     current_tables,
     get_version,
-    list_versions,
     read_pointer,
     set_embedder,
 )
-from ..index.sqlite.writer import DISTANCE, NORMALIZATION, ensure_vector_model
-from ..ingest.chunking import CHUNK_SIZE
+from ..index.sqlite.writer import ensure_vector_model
 from ..model.errors import (
     ConfigError,
     CorruptStorageError,
     EmbedderMismatchError,
-    IndexError_,
-    NewerFormatError,
     StorageError,
     WriterBusyError,
 )
 from ..pipeline.engine import KnowledgeBase, demo_catalog
-from ..text.tokens import STEMMER
+from .manifest import (
+    CATALOG_FILE,
+    FORMAT,
+    FORMAT_VERSION,
+    MANIFEST_FILE,
+    KBInfo,
+    catalog_state,
+    chunker_name,
+    embedder_name,
+    parser_versions,
+    read_manifest,
+    tokenizer_version,
+    write_manifest,
+)
 from .settings import AskDefaults, set_ask_defaults, set_default_tenant
 
 __all__ = [
     "CATALOG_FILE",
+    "CHUNKER",
+    "FORMAT",
+    "FORMAT_VERSION",
     "MANIFEST_FILE",
     "KBInfo",
     "catalog_state",
@@ -76,207 +85,7 @@ __all__ = [
     "write_manifest",
 ]
 
-CATALOG_FILE: Final = "catalog.sqlite"
-MANIFEST_FILE: Final = "manifest.json"
-FORMAT: Final = "veracity.kb"
-FORMAT_VERSION: Final = 1
-CHUNKER: Final = f"contextual-structural/size={CHUNK_SIZE}@veracity-{__version__}"
-
-
-def tokenizer_version() -> str:
-    """The tokenizer that made the lexical index: veracity's, over this rjieba and stemmer."""
-    versions = {}
-    for package in ("rjieba", "PyStemmer"):
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:  # pragma: no cover - core dependencies
-            versions[package] = "unknown"
-    return (
-        f"veracity.text.tokenize@{__version__}+rjieba-{versions['rjieba']}"
-        f"+{STEMMER}-stemmer-{versions['PyStemmer']}"
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class KBInfo:
-    """Where a knowledge base lives and what its manifest says."""
-
-    path: Path
-    manifest: dict[str, Any]
-
-
-def embedder_name(embedder: Embedder) -> str | None:
-    """The :data:`veracity.index.embedders.EMBEDDERS` name that builds this very model, if any."""
-    for name, factory in EMBEDDERS.items():
-        if isinstance(factory, type) and type(embedder) is factory:
-            try:
-                if make_embedder(name).model_id == embedder.model_id:
-                    return name
-            except ConfigError:
-                return None
-    return None
-
-
-def _digest(content: dict[str, Any]) -> str:
-    canonical = json.dumps(content, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
-
-
-PARSER_PACKAGES: Final = ("markdown-it-py", "PyYAML", "pypdf", "python-docx")
-"""Libraries the ingest parsers use (HTML and plain text use the standard library)."""
-
-
-def parser_versions() -> dict[str, str | None]:
-    """veracity's parsers and the versions of the libraries under them (``None``: not installed)."""
-    versions: dict[str, str | None] = {"veracity.ingest": __version__}
-    for package in PARSER_PACKAGES:
-        try:
-            versions[package] = metadata.version(package)
-        except metadata.PackageNotFoundError:
-            versions[package] = None
-    return versions
-
-
-def catalog_state(store: SQLiteStore) -> dict[str, Any]:
-    """Counts and a digest of every document's id, status and catalog revision."""
-    rows = all_rows(
-        store.connection,
-        "SELECT document_id, status, catalog_revision, tenant FROM documents ORDER BY document_id",
-    )
-    state = hashlib.sha256()
-    statuses: dict[str, int] = {}
-    for document_id, status, revision, _ in rows:
-        state.update(f"{document_id}\x1f{status}\x1f{revision}\n".encode())
-        statuses[status] = statuses.get(status, 0) + 1
-    chunks = int(scalar(store.connection, "SELECT count(*) FROM chunks"))
-    return {
-        "file": CATALOG_FILE,
-        "documents": len(rows),
-        "chunks": chunks,
-        "documents_by_status": dict(sorted(statuses.items())),
-        "tenants": sorted({str(row[3]) for row in rows}),
-        "state_digest": state.hexdigest(),
-    }
-
-
-def _versions_summary(store: SQLiteStore) -> list[dict[str, Any]]:
-    return [
-        {
-            "version": v.version,
-            "state": v.state,
-            "embedder": v.embedder,
-            "created_at": v.created_at,
-            "verified_at": v.verified_at,
-            "published_at": v.published_at,
-            "ended_at": v.ended_at,
-            "reason": v.reason,
-        }
-        for v in list_versions(store.connection)
-    ]
-
-
-def write_manifest(
-    path: str | os.PathLike[str], kb: KnowledgeBase, *, embedder: str | None = None
-) -> dict[str, Any]:
-    """Write ``manifest.json`` for the knowledge base in ``path`` (its published version); return it."""
-    folder = Path(path)
-    index = kb.snapshot
-    if not isinstance(index, SQLiteSearchIndex) or index.pinned:
-        raise ConfigError("write_manifest needs a knowledge base opened with open_kb or create_kb")
-    store = index.store
-    with store.read():
-        stats = index.stats()
-        published = get_version(store.connection, stats.version)
-        versions = _versions_summary(store)
-        catalog = catalog_state(store)
-        model = index.vector_model()
-    previous = _read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).exists() else {}
-    name = (
-        embedder
-        or published.embedder
-        or embedder_name(kb.embedder)
-        or previous.get("embedding", {}).get("embedder")
-    )
-    verification = (published.manifest or {}).get("verification")
-    content: dict[str, Any] = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "created_by": f"veracity {__version__}",
-        "catalog": catalog,
-        "index": {
-            "version": stats.version,
-            "generation": stats.generation,
-            "documents": stats.documents,
-            "chunks": stats.chunks,
-            "tenants": stats.tenants,
-            "vectors": stats.vectors,
-            "lexical": {"kind": "fts5-per-tenant", "bm25": "lucene", "k1": index.k1, "b": index.b},
-            "published_at": published.published_at,
-            "verification": verification,
-        },
-        "versions": versions,
-        "parsers": parser_versions(),
-        "chunker": CHUNKER,
-        "tokenizer": tokenizer_version(),
-        "embedding": {
-            "embedder": name,
-            "model_id": model.model_id if model else kb.embedder.model_id,
-            "dim": model.dim if model else kb.embedder.dim,
-            "normalization": NORMALIZATION,
-            "distance": DISTANCE,
-        },
-    }
-    manifest = {**content, "digest": _digest(content)}
-    tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
-    text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    with storage_faults(str(folder / MANIFEST_FILE)):
-        try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, folder / MANIFEST_FILE)
-        finally:
-            tmp.unlink(missing_ok=True)
-    return manifest
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise IndexError_(f"cannot read {str(path)!r}: {exc}") from None
-    if not isinstance(data, dict):
-        raise IndexError_(f"{str(path)!r} is not a JSON object")
-    return data
-
-
-def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of the knowledge base in ``path``, checked (format and digest)."""
-    folder = Path(path)
-    file = folder / MANIFEST_FILE
-    if not file.is_file() or not (folder / CATALOG_FILE).is_file():
-        raise IndexError_(
-            f"{str(folder)!r} is not a veracity knowledge base (no {MANIFEST_FILE} and {CATALOG_FILE}); "
-            "create one with 'veracity ingest PATH --kb DIR' or 'veracity init-demo --kb DIR'"
-        )
-    manifest = _read_json(file)
-    version = manifest.get("format_version")
-    if manifest.get("format") == FORMAT and isinstance(version, int) and version > FORMAT_VERSION:
-        raise NewerFormatError(
-            f"{str(file)!r} is format v{version}, written by "
-            f"{manifest.get('created_by', 'a newer veracity')}; "
-            f"this veracity {__version__} reads v{FORMAT_VERSION}: upgrade veracity to open it"
-        )
-    if manifest.get("format") != FORMAT or version != FORMAT_VERSION:
-        raise IndexError_(
-            f"{str(file)!r} is format {manifest.get('format')!r} v{manifest.get('format_version')!r}, "
-            f"expected {FORMAT!r} v{FORMAT_VERSION}"
-        )
-    content = {key: value for key, value in manifest.items() if key != "digest"}
-    if manifest.get("digest") != _digest(content):
-        raise IndexError_(
-            f"{str(file)!r} does not match its digest (edited by hand?); "
-            "restore it or rebuild the knowledge base"
-        )
-    return manifest
+CHUNKER: Final = chunker_name()
 
 
 def _check_model(manifest: dict[str, Any], embedder: Embedder, folder: Path) -> None:

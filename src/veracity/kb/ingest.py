@@ -35,7 +35,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,9 +46,9 @@ from ..ingest.chunking import chunk_for_index, oversize_chunks
 from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.errors import EmptySourceError, TemplateSourceError
 from ..ingest.ledger import Ledger
+from ..ingest.limits import DEFAULT_LIMITS, InputLimits, over_limit
 from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.pages import with_pages
-from ..ingest.parsers import DEFAULT_MAX_BYTES
 from ..model.contracts import Document, Status
 from ..model.errors import StorageError, ValidationError, VeracityError
 from ..pipeline.engine import KnowledgeBase
@@ -134,12 +134,14 @@ def ingest_paths(
     tenant: str | None = None,
     roles: Sequence[str] = (),
     metadata_file: str | os.PathLike[str] | None = None,
-    max_bytes: int = DEFAULT_MAX_BYTES,
+    max_bytes: int | None = None,
     progress: Progress | None = None,
     strict: bool = False,
     restore: bool = False,
     prune: bool = False,
     delete_pruned: bool = False,
+    limits: InputLimits = DEFAULT_LIMITS,
+    follow_symlinks: bool = False,
 ) -> IngestReport:
     """Ingest files and folders into ``kb``'s catalog and index; see the module docstring.
 
@@ -148,14 +150,21 @@ def ingest_paths(
     missing governance fields instead of taking defaults. ``restore`` ingests
     sources deleted earlier (and brings back unchanged withdrawn ones);
     ``prune`` withdraws, with ``delete_pruned`` deletes, the documents of
-    sources whose files have gone from an ingested folder.
+    sources whose files have gone from an ingested folder. ``limits`` bound
+    what one file may cost (:mod:`veracity.ingest.limits`; ``max_bytes``
+    overrides its size limit); a file over one is rejected by name and the
+    others go in. Symbolic links are followed only to files and folders inside
+    the ingested folder unless ``follow_symlinks`` (:mod:`veracity.kb.sources`).
     """
+    if max_bytes is not None:
+        limits = replace(limits, max_bytes=max_bytes)
     if delete_pruned and not prune:
         raise ValidationError("deleting pruned documents needs prune (--prune --delete)", field="delete")
     with writing(kb, "ingest"):  # one ingest at a time: batches of two never interleave
         return _ingest(
-            kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, max_bytes=max_bytes,
+            kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
+            follow_symlinks=follow_symlinks,
         )  # fmt: skip
 
 
@@ -166,19 +175,20 @@ def _ingest(
     tenant: str | None,
     roles: Sequence[str],
     metadata_file: str | os.PathLike[str] | None,
-    max_bytes: int,
+    limits: InputLimits,
     progress: Progress | None,
     strict: bool,
     restore: bool,
     prune: bool,
     delete_pruned: bool,
+    follow_symlinks: bool,
 ) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
-    scan = scan_sources(paths)
+    scan = scan_sources(paths, follow_symlinks=follow_symlinks)
     setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
-    options = {"tenant": tenant, "mapping": mapping, "max_bytes": max_bytes, "defaults": defaults}
+    options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults}
     run = _Run(kb, options, _ledger(kb), restore, seconds)
     outcomes: list[_Outcome] = []
     rejected: list[tuple[str, str]] = []
@@ -304,6 +314,10 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
         chunks = with_pages(chunk_for_index(document), parsed)
     finally:
         run.seconds["chunk"] += time.perf_counter() - start
+    limits: InputLimits = run.options["limits"]
+    if len(chunks) > limits.max_chunks:
+        raise over_limit(file.source, "the document makes {value} chunks", len(chunks), "max_chunks",
+                         limits.max_chunks)  # fmt: skip
     run.ledger.step(file.source, "chunked", **ids)
     start = time.perf_counter()
     try:

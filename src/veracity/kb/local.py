@@ -32,6 +32,7 @@ from ..catalog.lock import OnWait, Wait
 from ..catalog.sqlite import SQLiteStore
 from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
+from ..ingest.limits import DEFAULT_LIMITS, InputLimits
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
 from ..pipeline.engine import Answer, KnowledgeBase
@@ -248,6 +249,8 @@ class LocalKnowledgeBase:
         delete_pruned: bool = False,
         metadata_file: str | os.PathLike[str] | None = None,
         progress: Progress | None = None,
+        limits: InputLimits = DEFAULT_LIMITS,
+        follow_symlinks: bool = False,
     ) -> IngestReport:
         """Ingest files and folders (see :func:`veracity.kb.ingest.ingest_paths`); rewrites the manifest."""
         if self.path is None:
@@ -256,7 +259,8 @@ class LocalKnowledgeBase:
         with writing(self.engine, "ingest"):
             report = ingest_paths(
                 self.engine, listed, tenant=tenant, roles=roles, strict=strict, restore=restore, prune=prune,
-                delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress,
+                delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress, limits=limits,
+                follow_symlinks=follow_symlinks,
             )  # fmt: skip
             write_manifest(self.path, self.engine)
         return report

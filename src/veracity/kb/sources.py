@@ -7,6 +7,12 @@ and the ``tenant.yaml`` of a folder; it never descends into hidden folders
 everything else it skipped by suffix, so a summary can say "skipped 12 files:
 7 .png, 3 .ts, 2 .vue". Sidecars (``NAME.meta.yaml``) are metadata, not skips.
 
+Symbolic links: a link to a file inside the ingested folder is read; a link
+to a folder inside it is not walked (its files are read under their own
+paths); a link that leads outside the folder is not followed unless
+``follow_symlinks``; a broken link and a link loop are reported. A folder
+with no files at all is reported as empty.
+
 The ``source_files`` table remembers, per tenant and source id, the folder it
 was ingested from and its path there: ``ingest --prune`` uses it to find
 sources whose files have gone, explanations and ``docs list`` show the path.
@@ -14,10 +20,11 @@ sources whose files have gone, explanations and ``docs list`` show the path.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -66,6 +73,10 @@ class SourceScan:
     skipped_by_suffix: tuple[tuple[str, int], ...] = ()
     hidden: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
+    links: tuple[tuple[str, str], ...] = ()
+    """Symbolic links not followed: ``(path relative to its folder, why)``."""
+    empty: tuple[str, ...] = ()
+    """Folders given that hold no file at all."""
 
     @property
     def skipped(self) -> int:
@@ -78,44 +89,89 @@ def _suffix(name: str) -> str:
     return suffix or "(no suffix)"
 
 
-def _walk(root: Path) -> tuple[list[tuple[str, Path]], list[str]]:
-    """Every file under ``root`` (sorted by relative path) and the hidden entries not walked."""
-    found: list[tuple[str, Path]] = []
-    hidden: list[str] = []
-    for folder, dirs, files in os.walk(root):
-        base = Path(folder)
-        keep = []
-        for name in sorted(dirs):
-            if name.startswith(".") or name in SKIPPED_FOLDERS:
-                hidden.append((base / name).relative_to(root).as_posix() + "/")
-            else:
-                keep.append(name)
-        dirs[:] = keep
-        for name in files:
-            relative = (base / name).relative_to(root).as_posix()
-            if name.startswith("."):
-                hidden.append(relative)
-            else:
-                found.append((relative, base / name))
-    found.sort()
-    return found, sorted(hidden)
+def _link_target(path: str) -> tuple[Path | None, str]:
+    """Where a symbolic link leads, or ``None`` and why it cannot be followed."""
+    try:
+        return Path(path).resolve(strict=True), ""
+    except RuntimeError:  # Python < 3.13 reports a loop this way
+        return None, "a symbolic link loop; not followed"
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None, "a symbolic link loop; not followed"
+        return None, f"a broken symbolic link (to {os.readlink(path)!r}); not followed"
 
 
-def scan_sources(paths: Iterable[str | os.PathLike[str]]) -> SourceScan:
+@dataclass
+class _Walk:
+    """What walking one folder found."""
+
+    found: list[tuple[str, Path]] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)
+    links: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _walk(root: Path, *, follow_symlinks: bool = False) -> _Walk:
+    """Every file under ``root`` (sorted by relative path), what was not walked and why."""
+    walk = _Walk()
+    real_root = root.resolve()
+    visited = {real_root}
+    pending: list[tuple[Path, str]] = [(root, "")]
+    while pending:
+        folder, prefix = pending.pop()
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+        for entry in reversed(entries):  # popped in name order
+            relative = prefix + entry.name
+            if entry.name.startswith(".") or (entry.name in SKIPPED_FOLDERS and entry.is_dir()):
+                walk.hidden.append(relative + ("/" if entry.is_dir() else ""))
+                continue
+            if not entry.is_symlink():
+                if entry.is_dir(follow_symlinks=False):
+                    visited.add(Path(entry.path).resolve())
+                    pending.append((Path(entry.path), relative + "/"))
+                elif entry.is_file(follow_symlinks=False):
+                    walk.found.append((relative, Path(entry.path)))
+                continue
+            target, problem = _link_target(entry.path)
+            if target is None:
+                walk.links.append((relative, problem))
+            elif not follow_symlinks and not target.is_relative_to(real_root):
+                walk.links.append((relative, f"links outside the ingested folder (to {str(target)!r}); "
+                                             "not followed (--follow-symlinks follows it)"))  # fmt: skip
+            elif target.is_dir() and (target in visited or target.is_relative_to(real_root)):
+                walk.links.append((relative, f"links to a folder read already or under its own path "
+                                             f"({str(target)!r}); not walked again"))  # fmt: skip
+            elif target.is_dir():
+                visited.add(target)
+                pending.append((Path(entry.path), relative + "/"))
+            else:
+                walk.found.append((relative, Path(entry.path)))
+    walk.found.sort()
+    walk.hidden.sort()
+    walk.links.sort()
+    return walk
+
+
+def scan_sources(paths: Iterable[str | os.PathLike[str]], *, follow_symlinks: bool = False) -> SourceScan:
     """Files to ingest under ``paths`` (see the module docstring); ``NotFoundError`` for a missing path."""
     files: list[SourceFile] = []
     tenant_files: list[Path] = []
     skipped: Counter[str] = Counter()
     hidden: list[str] = []
     roots: list[str] = []
+    links: list[tuple[str, str]] = []
+    empty: list[str] = []
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             root = str(path.resolve())
             roots.append(root)
-            found, left = _walk(path)
-            hidden.extend(left)
-            for relative, file in found:
+            walk = _walk(path, follow_symlinks=follow_symlinks)
+            hidden.extend(walk.hidden)
+            links.extend(walk.links)
+            if not walk.found and not walk.hidden and not walk.links:
+                empty.append(str(path))
+            for relative, file in walk.found:
                 if file.suffix.lower() in FORMATS:
                     files.append(SourceFile(relative, file, root))
                 elif file.name == TENANT_FILE:
@@ -132,6 +188,8 @@ def scan_sources(paths: Iterable[str | os.PathLike[str]]) -> SourceScan:
         skipped_by_suffix=tuple(sorted(skipped.items(), key=lambda item: (-item[1], item[0]))),
         hidden=tuple(hidden),
         roots=tuple(roots),
+        links=tuple(links),
+        empty=tuple(empty),
     )
 
 

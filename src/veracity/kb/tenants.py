@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 
 from ..catalog.sqlite import SQLiteStore
+from ..ingest.yaml_text import load_yaml
 from ..model.contracts import Document
 from ..model.errors import ValidationError
 from ..pipeline.engine import KnowledgeBase
@@ -42,11 +43,13 @@ __all__ = ["TenantSetup", "read_tenant_file", "resolve_tenants"]
 def read_tenant_file(file: Path) -> tuple[str, list[str], dict[str, Any]]:
     """``(tenant, roles, raw)`` of a ``tenant.yaml``; ``ValidationError`` naming the file otherwise."""
     try:
-        raw: Any = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+        raw: Any = load_yaml(file.read_text(encoding="utf-8"), source=str(file), what="tenant file") or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ValidationError(f"cannot read tenant roles: {exc}", document=str(file)) from None
     tenant, roles = raw.get("tenant") if isinstance(raw, dict) else None, raw.get("roles", [])
-    if not isinstance(tenant, str) or not isinstance(roles, list):
+    if not isinstance(tenant, str) or not isinstance(roles, list) or not all(
+        isinstance(role, str | int) for role in roles
+    ):
         raise ValidationError("expected 'tenant: NAME' and 'roles: [..]'", document=str(file))
     return tenant, [str(role) for role in roles], raw
 

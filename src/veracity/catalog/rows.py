@@ -1,0 +1,183 @@
+"""Catalog rows and records: documents and chunks as the SQLite catalog stores them.
+
+Datetimes are ISO-8601 UTC text with microseconds (they sort as text);
+tuples are JSON arrays; extra metadata is one JSON object with sorted keys.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import apsw
+
+from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
+
+__all__ = [
+    "CHUNK_COLUMNS",
+    "DOCUMENT_COLUMNS",
+    "chunk_of",
+    "document_of",
+    "extra_metadata_json",
+    "extra_metadata_pairs",
+    "insert_document",
+    "select_documents",
+]
+
+
+def _moment(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+DOCUMENT_COLUMNS = (
+    "document_id, source_id, revision, content_digest, title, source_type, tenant, "
+    "version_min, version_max, valid_from, valid_until, status, visibility, trust, "
+    "language, body, extra_metadata, defaulted_fields"
+)
+CHUNK_COLUMNS = (
+    'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
+    "kind, text, context_prefix, fact_ids, page_start, page_end"
+)
+
+
+def select_documents(connection: apsw.Connection, where: str, params: tuple[Any, ...]) -> list[Document]:
+    """Documents matching a fixed ``where`` clause (callers pass only literal SQL)."""
+    rows = connection.execute(
+        f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE {where} ORDER BY source_id, seq",
+        params,
+    ).fetchall()
+    if not rows:
+        return []
+    roles: dict[str, list[str]] = {}
+    for document_id, role in connection.execute(
+        "SELECT r.document_id, r.role FROM document_roles AS r "
+        f"JOIN documents USING (document_id) WHERE {where} ORDER BY r.document_id, r.ordinal",
+        params,
+    ):
+        roles.setdefault(document_id, []).append(role)
+    facts: dict[str, list[FactAnnotation]] = {}
+    for document_id, fact_id, quote, stance in connection.execute(
+        "SELECT f.document_id, f.fact_id, f.quote, f.stance FROM document_facts AS f "
+        f"JOIN documents USING (document_id) WHERE {where} ORDER BY f.document_id, f.ordinal",
+        params,
+    ):
+        facts.setdefault(document_id, []).append(FactAnnotation(fact_id=fact_id, quote=quote, stance=stance))
+    return [document_of(row, roles.get(str(row[0]), []), facts.get(str(row[0]), [])) for row in rows]
+
+
+def insert_document(
+    connection: apsw.Connection, document: Document, chunks: Sequence[Chunk], now: str
+) -> None:
+    """Insert a validated document with its roles, facts and chunks (inside a transaction)."""
+    connection.execute(
+        f"INSERT INTO documents ({DOCUMENT_COLUMNS}, catalog_revision, stored_at, updated_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
+        (
+            document.document_id, document.source_id, document.revision,
+            document.content_digest, document.title, document.source_type, document.tenant,
+            document.version_min, document.version_max, _moment(document.valid_from),
+            _moment(document.valid_until), Status(document.status).value,
+            Visibility(document.visibility).value, Trust(document.trust).value,
+            document.language, document.body, extra_metadata_json(document.extra_metadata),
+            json.dumps(list(document.defaulted_fields)), now, now,
+        ),
+    )  # fmt: skip
+    connection.executemany(
+        "INSERT INTO document_roles (document_id, ordinal, role) VALUES (?, ?, ?)",
+        [(document.document_id, i, role) for i, role in enumerate(document.allowed_roles)],
+    )
+    connection.executemany(
+        "INSERT INTO document_facts (document_id, ordinal, fact_id, quote, stance) VALUES (?, ?, ?, ?, ?)",
+        [
+            (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
+            for i, fact in enumerate(document.facts)
+        ],
+    )
+    connection.executemany(
+        f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                chunk.chunk_id,
+                chunk.document_id,
+                chunk.document_digest,
+                json.dumps(list(chunk.heading_path), ensure_ascii=False),
+                chunk.ordinal,
+                chunk.start,
+                chunk.end,
+                ChunkKind(chunk.kind).value,
+                chunk.text,
+                chunk.context_prefix,
+                json.dumps(list(chunk.fact_ids), ensure_ascii=False),
+                chunk.page_start,
+                chunk.page_end,
+            )
+            for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
+        ],
+    )
+
+
+def document_of(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:
+    """A ``documents`` row (its columns in catalog order), its roles and facts, as a ``Document``."""
+    (document_id, source_id, revision, content_digest, title, source_type, tenant,
+     version_min, version_max, valid_from, valid_until, status, visibility, trust,
+     language, body, extra_metadata, defaulted_fields) = row  # fmt: skip
+    return Document(
+        document_id=document_id,
+        source_id=source_id,
+        revision=revision,
+        content_digest=content_digest,
+        title=title,
+        source_type=source_type,
+        tenant=tenant,
+        version_min=version_min,
+        version_max=version_max,
+        valid_from=datetime.fromisoformat(valid_from),
+        valid_until=datetime.fromisoformat(valid_until) if valid_until is not None else None,
+        status=Status(status),
+        visibility=Visibility(visibility),
+        allowed_roles=tuple(roles),
+        trust=Trust(trust),
+        facts=tuple(facts),
+        body=body,
+        language=language,
+        extra_metadata=extra_metadata_pairs(extra_metadata),
+        defaulted_fields=tuple(json.loads(defaulted_fields)),
+    )
+
+
+def extra_metadata_json(pairs: Sequence[tuple[str, str]]) -> str:
+    """``Document.extra_metadata`` as one JSON object (keys sorted), as the catalog stores it."""
+    return json.dumps({key: json.loads(value) for key, value in pairs}, ensure_ascii=False, sort_keys=True)
+
+
+def extra_metadata_pairs(text: str) -> tuple[tuple[str, str], ...]:
+    """Inverse of :func:`extra_metadata_json`: sorted ``(key, canonical JSON)`` pairs."""
+    return tuple(
+        (key, json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")))
+        for key, value in sorted(json.loads(text).items())
+    )
+
+
+def chunk_of(row: Sequence[Any]) -> Chunk:
+    """A ``chunks`` row (its columns in catalog order) as a ``Chunk``."""
+    (chunk_id, document_id, document_digest, heading_path, ordinal, start, end, kind, text,
+     context_prefix, fact_ids, page_start, page_end) = row  # fmt: skip
+    return Chunk(
+        chunk_id=chunk_id,
+        document_id=document_id,
+        document_digest=document_digest,
+        heading_path=tuple(json.loads(heading_path)),
+        ordinal=int(ordinal),
+        start=int(start),
+        end=int(end),
+        kind=ChunkKind(kind),
+        text=text,
+        context_prefix=context_prefix,
+        fact_ids=tuple(json.loads(fact_ids)),
+        page_start=None if page_start is None else int(page_start),
+        page_end=None if page_end is None else int(page_end),
+    )

@@ -16,13 +16,13 @@ The library surface::
 
 from __future__ import annotations
 
+import importlib
 import os
+import typing
 from collections.abc import Sequence
 from datetime import datetime
 
 from ._version import __version__
-from .kb.explain import Explanation
-from .kb.local import LocalKnowledgeBase
 from .model.contracts import (
     AnswerStatus,
     Chunk,
@@ -41,7 +41,33 @@ from .model.errors import (
     ValidationError,
     VeracityError,
 )
-from .pipeline.engine import Answer, KnowledgeBase, demo_knowledge_base
+
+if typing.TYPE_CHECKING:
+    from .kb.explain import Explanation
+    from .kb.local import LocalKnowledgeBase
+    from .pipeline.engine import Answer, KnowledgeBase, demo_knowledge_base
+
+_LAZY: dict[str, str] = {
+    "Answer": ".pipeline.engine",
+    "KnowledgeBase": ".pipeline.engine",
+    "demo_knowledge_base": ".pipeline.engine",
+    "Explanation": ".kb.explain",
+    "LocalKnowledgeBase": ".kb.local",
+}
+"""Names whose modules load the engine (and the models behind it): imported on first use, so that
+``import veracity`` (and every ``veracity`` command that needs no model) starts fast."""
+
+
+def __getattr__(name: str) -> typing.Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name], __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 __all__ = [
     "Answer",

@@ -13,6 +13,7 @@ To change the schema, append a migration; never edit one that has shipped.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import urllib.parse
 from collections.abc import Sequence
@@ -20,7 +21,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import apsw
-import sqlite_vec
 
 from ..model.errors import CatalogError, MigrationError, NewerFormatError
 
@@ -340,6 +340,19 @@ CREATE TABLE IF NOT EXISTS _migrations (
 _MEMORY = (":memory:", "")
 
 
+def vec_extension_path() -> str:
+    """Where the sqlite-vec loadable extension is, found without importing ``sqlite_vec``.
+
+    Importing the package imports numpy (for helpers veracity does not use); commands that
+    only read the catalog should not pay for that. The extension sits beside its
+    ``__init__.py`` as ``vec0``, which is all ``sqlite_vec.loadable_path()`` computes.
+    """
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or spec.origin is None:
+        raise CatalogError("sqlite-vec is not installed; install it with 'pip install sqlite-vec'")
+    return os.path.normpath(os.path.join(os.path.dirname(spec.origin), "vec0"))
+
+
 def connect(path: str | os.PathLike[str], *, immutable: bool = False) -> apsw.Connection:
     """Open ``path`` with apsw: WAL for files, foreign keys on, sqlite-vec loaded.
 
@@ -357,10 +370,10 @@ def connect(path: str | os.PathLike[str], *, immutable: bool = False) -> apsw.Co
     connection.set_busy_timeout(BUSY_TIMEOUT_MS)
     try:
         connection.enable_load_extension(True)
-        connection.load_extension(sqlite_vec.loadable_path())
+        connection.load_extension(vec_extension_path())
     except apsw.Error as exc:
         raise CatalogError(
-            f"cannot load sqlite-vec from {sqlite_vec.loadable_path()!r}: {exc}; "
+            f"cannot load sqlite-vec from {vec_extension_path()!r}: {exc}; "
             "reinstall it with 'pip install sqlite-vec'"
         ) from exc
     finally:

@@ -34,7 +34,7 @@ OPERATOR_NOTE = (
 def _catalog(kb_dir: Path | None) -> Iterator[tuple[Any, dict[tuple[str, str], str]]]:
     """The catalog to read and the source paths it remembers (the demo: none)."""
     if kb_dir is None:
-        from ..pipeline.engine import demo_catalog
+        from ..catalog.demo import demo_catalog
 
         yield demo_catalog(), {}
         return

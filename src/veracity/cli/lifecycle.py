@@ -74,10 +74,10 @@ def delete_command(document_id: str, kb_dir: Path, no_wait: bool) -> None:
 @CHECK_OPTION
 def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
     """Documents per tenant and status, index counts and the manifest (operator view)."""
-    from ..kb.lifecycle import status_report
+    from ..kb.status import folder_status
 
     with library_errors():
-        report = status_report(open_knowledge_base(kb_dir, check=check), kb_dir)
+        report = folder_status(kb_dir, check=check)
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return

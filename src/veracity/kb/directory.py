@@ -43,7 +43,6 @@ from ..index.sqlite.versions import (
 from ..index.sqlite.writer import ensure_vector_model
 from ..model.errors import (
     ConfigError,
-    CorruptStorageError,
     EmbedderMismatchError,
     StorageError,
     WriterBusyError,
@@ -64,6 +63,7 @@ from .manifest import (
     write_manifest,
 )
 from .settings import AskDefaults, set_ask_defaults, set_default_tenant
+from .status import check_file
 
 __all__ = [
     "CATALOG_FILE",
@@ -156,18 +156,6 @@ def open_kb(
         except (WriterBusyError, StorageError):
             pass  # derived: the next writer, or the next open of a writable folder, brings it up to date
     return kb
-
-
-def check_file(store: SQLiteStore) -> None:
-    """``CorruptStorageError`` naming the problems when SQLite's integrity check fails on the file."""
-    problems = store.check_integrity()
-    if problems:
-        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
-        raise CorruptStorageError(
-            f"{store.path!r} failed its integrity check ({shown}); restore it from a backup, or "
-            "ingest the documents into a new knowledge base",
-            path=store.path,
-        )
 
 
 def create_kb(

@@ -21,14 +21,14 @@ from typing import Any
 from ..catalog.faults import storage_faults
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex
-from ..index.sqlite.versions import list_versions
-from ..ingest.ledger import Ledger, forget_document, latest_states, quarantined, source_of
+from ..ingest.ledger import Ledger, forget_document, source_of
 from ..model.contracts import Document, Status
 from ..model.errors import ConfigError
 from ..pipeline.engine import KnowledgeBase
 from .directory import read_manifest, write_manifest
 from .sources import forget_source
-from .tombstones import add_tombstone, count_tombstones
+from .status import status_of_store
+from .tombstones import add_tombstone
 from .writing import writing
 
 
@@ -129,40 +129,6 @@ def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: s
 
 
 def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str, Any]:
-    """Counts per tenant and status, index counts and the manifest summary."""
-    _, index = _parts(kb)
-    counts: dict[str, dict[str, int]] = {}
-    for document in kb.catalog.documents():
-        per_tenant = counts.setdefault(document.tenant, {})
-        per_tenant[document.status.value] = per_tenant.get(document.status.value, 0) + 1
-    manifest = read_manifest(Path(folder))
-    stats = index.stats()
-    connection = kb.catalog.store.connection  # type: ignore[attr-defined]
-    versions = list_versions(connection)
-    published = next(v for v in versions if v.version == stats.version)
-    verification = (published.manifest or {}).get("verification") or {}
-    return {
-        "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
-        "tombstones": count_tombstones(connection),
-        "ingestion": latest_states(connection),
-        "quarantine": [{"source": s, "reason": r} for s, r in quarantined(connection)],
-        "index": {
-            "version": stats.version,
-            "documents": stats.documents,
-            "chunks": stats.chunks,
-            "generation": stats.generation,
-            "last_publish": published.published_at,
-            "verified_at": published.verified_at,
-            "verification_passed": verification.get("passed"),
-        },
-        "versions": [
-            {"version": v.version, "state": v.state, "embedder": v.embedder, "created_at": v.created_at,
-             "published_at": v.published_at, "reason": v.reason}
-            for v in versions
-        ],
-        "manifest": {
-            "embedding": manifest.get("embedding"),
-            "digest": manifest.get("digest"),
-            "written_at_generation": manifest.get("index", {}).get("generation"),
-        },
-    }
+    """Counts per tenant and status, index counts and the manifest summary (see :mod:`veracity.kb.status`)."""
+    store, _ = _parts(kb)
+    return status_of_store(store, read_manifest(Path(folder)))

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..ingest.documents import metadata_of
 from ..model.contracts import Chunk, Citation, Claim, Document
-from .engine import Answer
 from .trace import Audience
+
+if TYPE_CHECKING:  # only annotations: rendering a document needs no engine (fast `veracity docs`)
+    from .engine import Answer
 
 
 def canonical_json(data: Any) -> str:

@@ -1,0 +1,103 @@
+"""``veracity status``: what a knowledge base holds, read without loading a model or the engine.
+
+Documents per tenant and status, deleted sources remembered, the latest
+ingestion state per file, quarantined files, the published index version
+(counts, generation, last publish and verification), every kept version and
+the manifest's summary. Everything comes from one read snapshot of
+``catalog.sqlite`` (it never waits for a writer) and from ``manifest.json``,
+so the command starts in a fraction of a second. ``check`` runs SQLite's
+integrity check first (:func:`check_file`).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from ..catalog.sql import all_rows, scalar
+from ..catalog.sqlite import SQLiteStore
+from ..index.sqlite.tables import IndexTables
+from ..index.sqlite.versions import list_versions, read_pointer
+from ..ingest.ledger import latest_states, quarantined
+from ..model.errors import CorruptStorageError
+from .manifest import CATALOG_FILE, read_manifest
+from .tombstones import count_tombstones
+
+__all__ = ["check_file", "folder_status", "status_of_store"]
+
+
+def check_file(store: SQLiteStore) -> None:
+    """``CorruptStorageError`` naming the problems when SQLite's integrity check fails on the file."""
+    problems = store.check_integrity()
+    if problems:
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise CorruptStorageError(
+            f"{store.path!r} failed its integrity check ({shown}); restore it from a backup, or "
+            "ingest the documents into a new knowledge base",
+            path=store.path,
+        )
+
+
+def folder_status(folder: str | os.PathLike[str], *, check: bool = False) -> dict[str, Any]:
+    """The status report of the knowledge base in ``folder`` (see the module docstring)."""
+    manifest = read_manifest(folder)  # a clear error when the folder is not a knowledge base
+    store = SQLiteStore(Path(folder) / CATALOG_FILE)
+    try:
+        if check:
+            check_file(store)
+        return status_of_store(store, manifest)
+    finally:
+        store.close()
+
+
+def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, Any]:
+    """The status report from an open catalog store and its checked manifest."""
+    connection = store.connection
+    with store.read():
+        counts: dict[str, dict[str, int]] = {}
+        for tenant, status, number in all_rows(
+            connection, "SELECT tenant, status, count(*) FROM documents GROUP BY tenant, status"
+        ):
+            counts.setdefault(str(tenant), {})[str(status)] = int(number)
+        current, generation = read_pointer(connection)
+        tables = IndexTables(current)
+        documents = int(scalar(connection, f"SELECT count(*) FROM {tables.documents}"))
+        chunks = int(scalar(connection, f"SELECT count(*) FROM {tables.chunks}"))
+        versions = list_versions(connection)
+        tombstones = count_tombstones(connection)
+        ingestion = latest_states(connection)
+        quarantine = [{"source": s, "reason": r} for s, r in quarantined(connection)]
+    published = next(v for v in versions if v.version == current)
+    verification = (published.manifest or {}).get("verification") or {}
+    return {
+        "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
+        "tombstones": tombstones,
+        "ingestion": ingestion,
+        "quarantine": quarantine,
+        "index": {
+            "version": current,
+            "documents": documents,
+            "chunks": chunks,
+            "generation": generation,
+            "last_publish": published.published_at,
+            "verified_at": published.verified_at,
+            "verification_passed": verification.get("passed"),
+        },
+        "versions": [
+            {
+                "version": v.version,
+                "state": v.state,
+                "embedder": v.embedder,
+                "created_at": v.created_at,
+                "published_at": v.published_at,
+                "reason": v.reason,
+            }
+            for v in versions
+        ],
+        "manifest": {
+            "embedding": manifest.get("embedding"),
+            "digest": manifest.get("digest"),
+            "written_at_generation": manifest.get("index", {}).get("generation"),
+        },
+    }

@@ -2,6 +2,8 @@
 
 These check that each script runs to the end and prints its measured lines;
 the numbers themselves are the scripts' business (see the README tables).
+They carry the ``bench_smoke`` marker and run with the normal test run;
+``pytest -m bench_smoke`` runs them alone.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+pytestmark = pytest.mark.bench_smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
@@ -45,6 +49,9 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_embedders.py",
         "run_retrieval_tables.py",
         "synthetic_kb.py",
+        "bench_concurrency.py",
+        "bench_bad_inputs.py",
+        "bench_cold_start.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -95,3 +102,26 @@ def test_embedders() -> None:
 def test_retrieval_tables_from_stored_results() -> None:
     out = _run("run_retrieval_tables.py", "--tables-only")
     assert "nDCG@10" in out
+
+
+def test_concurrency(tmp_path: Path) -> None:
+    out = _run(
+        "bench_concurrency.py", "--writers", "2", "--repeats", 1, "--files", 3, "--ask-files", 3,
+        "--asks", 6, "--hold", 1, "--embedder", "fake", "--workdir", tmp_path,
+    )  # fmt: skip
+    assert "| 2 | 1 | 1/1 | 1/1 | 0 | 0 |" in out
+    assert "asks mixing states (return-gate rejections): 0" in out and "ratio held / idle" in out
+
+
+def test_bad_inputs(tmp_path: Path) -> None:
+    cases = "yaml alias bomb in title,docx zip bomb"
+    out = _run("bench_bad_inputs.py", "--scale", "smoke", "--cases", cases, "--workdir", tmp_path)
+    assert out.count("| 2/2 |") == 2 and "anchors and aliases" in out and "max_zip_ratio" in out
+
+
+def test_cold_start(tmp_path: Path) -> None:
+    out = _run(
+        "bench_cold_start.py", "--runs", 1, "--embedder", "fake", "--commands=--version,ask",
+        "--workdir", tmp_path,
+    )  # fmt: skip
+    assert "| --version |" in out and "| ask |" in out

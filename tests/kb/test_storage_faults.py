@@ -147,12 +147,12 @@ def test_a_damaged_file_is_found_by_check(kb_dir: Path) -> None:
 
 @pytest.fixture
 def small_mount(tmp_path: Path) -> Iterator[Path]:
-    """A 2 MB tmpfs (skipped where this process may not mount one)."""
+    """A 1 MB tmpfs (skipped where this process may not mount one)."""
     point = tmp_path / "mnt"
     point.mkdir()
     if shutil.which("mount") is None or os.geteuid() != 0:
         pytest.skip("mounting a tmpfs needs root")
-    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(point)], capture_output=True)
+    made = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(point)], capture_output=True)
     if made.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {made.stderr.decode(errors='replace').strip()}")
     try:
@@ -166,7 +166,7 @@ def test_cli_on_a_full_then_read_only_file_system(small_mount: Path, tmp_path: P
     first = _cli("ingest", write_corpus(tmp_path / "docs", 1, 5)[0], "--kb", kb, "--embedder", "fake",
                  "--no-progress")  # fmt: skip
     assert first.returncode == 0, first.stderr
-    full = _cli("ingest", _big_folder(tmp_path / "big", files=200), "--kb", kb, "--no-progress")
+    full = _cli("ingest", _big_folder(tmp_path / "big", files=100), "--kb", kb, "--no-progress")
     assert full.returncode == 4 and "is full" in _one_clean_line(full)
     state = consistency(kb)
     assert state.consistent and state.documents == 5

@@ -1,0 +1,69 @@
+"""Cold start of ``veracity`` commands: wall time of a fresh process, median of ``--runs``.
+
+Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb`` and
+``ask QUESTION --kb`` on the demo knowledge base (built once with
+``veracity init-demo`` and ``--embedder``). ``--src DIR`` runs another source
+tree (``PYTHONPATH=DIR``), to compare a version before a change; the file
+cache is warm in both cases (the second of two runs is what a user meets).
+
+    python benchmarks/bench_cold_start.py                  # default embedder (use), 5 runs
+    python benchmarks/bench_cold_start.py --runs 1 --embedder fake
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+COMMANDS = (
+    ("--version", ["--version"]),
+    ("--help", ["--help"]),
+    ("status", ["status", "--kb", "{kb}"]),
+    ("docs list", ["docs", "list", "--kb", "{kb}"]),
+    ("ask", ["ask", "3.2 的 Team 能用 SAML 吗", "--kb", "{kb}"]),
+)
+
+
+def _run(args: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    command = [sys.executable, "-m", "veracity.cli.main", *args]
+    result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
+    seconds = time.perf_counter() - start
+    if result.returncode != 0:
+        raise SystemExit(f"veracity {' '.join(args)} failed: {result.stderr[-2000:]}")
+    return seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--embedder", default="use", help="embedder of the demo knowledge base")
+    parser.add_argument("--src", type=Path, default=None, help="source tree to run instead (PYTHONPATH)")
+    parser.add_argument("--commands", default="", help="comma-separated names (default: all)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    chosen = [name.strip() for name in args.commands.split(",") if name.strip()] or [n for n, _ in COMMANDS]
+    env = dict(os.environ, **({"PYTHONPATH": str(args.src)} if args.src else {}))
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        kb = Path(tmp) / "demo"
+        _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], env)
+        print(f"cold start, {args.runs} runs each ({args.src or 'this tree'}; demo on {args.embedder})")
+        print("| command | median s | min s |")
+        print("|---|---|---|")
+        for name, template in COMMANDS:
+            if name not in chosen:
+                continue
+            command = [part.format(kb=kb) for part in template]
+            _run(command, env)  # file cache warm
+            times = [_run(command, env) for _ in range(args.runs)]
+            print(f"| {name} | {statistics.median(times):.2f} | {min(times):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

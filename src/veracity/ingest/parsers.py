@@ -244,6 +244,19 @@ def parse_bytes(
     return parse_text(decode_text(data, source=source), fmt, source=source, limits=limits)
 
 
+def _check_size_as_text(path: Path, limits: InputLimits) -> None:
+    """Refuse a text file unread when even 4 bytes a character would make too much text."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # read_source names the problem
+    if 4 * limits.max_text_chars < size <= limits.max_bytes:  # over max_bytes: read_source says so
+        raise over_limit(
+            str(path), "the text is at least {value} characters", size // 4, "max_text_chars",
+            limits.max_text_chars,
+        )  # fmt: skip
+
+
 def parse_file(
     path: Path | str, *, max_bytes: int | None = None, limits: InputLimits = DEFAULT_LIMITS
 ) -> ParsedSource:
@@ -258,5 +271,7 @@ def parse_file(
     fmt = format_of(path)
     if max_bytes is not None:
         limits = replace(limits, max_bytes=max_bytes)
+    if fmt in _TEXT_PARSERS:
+        _check_size_as_text(path, limits)
     data = read_source(path, max_bytes=limits.max_bytes)
     return parse_bytes(data, fmt, source=str(path), limits=limits)

@@ -262,3 +262,6 @@ class Claim:
     text: str
     citation_ids: tuple[int, ...]
     fact_ids: tuple[str, ...] = ()
+    source_trust: str | None = None
+    """``None`` for a claim from an official source; else the trust of its source
+    (``community``), which the answer shows with the claim."""

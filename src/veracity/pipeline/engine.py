@@ -23,7 +23,8 @@ from ..ingest.chunking import chunk_for_index
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Principal, Query
 from ..model.errors import IdentityError
 from ..text.questions import split_subquestions
-from .answer import AnswerInputs, compose, verify_claims, version_scopes
+from .answer import compose, verify_claims, version_scopes
+from .decision import NON_OFFICIAL_MARKED, AnswerInputs
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
 from .retry import MAX_RETRIES, Part, merge_parts, rewrite, status_of, synonym_fixes, typo_fixes
@@ -84,6 +85,8 @@ class KnowledgeBase:
         self.reranker = reranker or ExplainableReranker()
         self.settings = settings or RetrievalSettings()
         self.snapshot: SearchBackend | None = backend
+        self.non_official_policies: dict[str, str] = {}
+        """Per tenant, whether community sources may answer (see ``pipeline.decision``)."""
 
     @classmethod
     def from_documents(
@@ -230,7 +233,8 @@ class KnowledgeBase:
 
     def answer(self, retrieval: Retrieval) -> Answer:
         """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""
-        return answer_from(retrieval, self.embedder)
+        policy = self.non_official_policies.get(retrieval.query.principal.tenant, NON_OFFICIAL_MARKED)
+        return answer_from(retrieval, self.embedder, non_official=policy)
 
     def query(
         self,
@@ -254,7 +258,9 @@ class KnowledgeBase:
         )
 
 
-def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answer:
+def answer_from(
+    retrieval: Retrieval, embedder: Embedder | None = None, *, non_official: str = NON_OFFICIAL_MARKED
+) -> Answer:
     """Compose, verify and package the answer for a finished retrieval.
 
     ``embedder`` (the index's) lets sentence choice compare each evidence
@@ -266,6 +272,7 @@ def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answe
         question_vector=retrieval.query_vector,
         embed=sentence_embedding(embedder) if embedder is not None else None,
         target_version=query.target_version,
+        non_official=non_official,
     )
     composition = compose(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
@@ -276,7 +283,7 @@ def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answe
         status=composition.status.value,
         reasons=composition.reasons,
         decisions=tuple(
-            (d.index, d.score, d.answered, d.features, d.missing_terms, d.threshold)
+            (d.index, d.score, d.answered, d.features, d.missing_terms, d.threshold, d.tier)
             for d in composition.decisions
         ),
     )

@@ -59,9 +59,7 @@ def _facts_in(text: str, hit: Hit, documents: Mapping[str, Document]) -> tuple[s
     return tuple(
         f.fact_id
         for f in document.facts
-        if f.stance == "supports"
-        and f.fact_id in hit.chunk.fact_ids
-        and (f.quote in text or text in f.quote)
+        if f.stance == "supports" and f.fact_id in hit.chunk.fact_ids and (f.quote in text or text in f.quote)
     )
 
 
@@ -79,6 +77,7 @@ def _add_claim(
     fact_ids: tuple[str, ...],
     *,
     source_trust: str | None = None,
+    subquestion: int | None = None,
 ) -> None:
     for index, claim in enumerate(claims):
         if claim.text == text:
@@ -86,7 +85,13 @@ def _add_claim(
             claims[index] = replace(claim, fact_ids=merged_facts)
             return
     claims.append(
-        Claim(text=text, citation_ids=(citation_id,), fact_ids=fact_ids, source_trust=source_trust)
+        Claim(
+            text=text,
+            citation_ids=(citation_id,),
+            fact_ids=fact_ids,
+            source_trust=source_trust,
+            subquestion=subquestion,
+        )
     )
 
 
@@ -156,7 +161,9 @@ def compose(
             citation = packet.citation_for(best.hit.chunk.chunk_id)
             marked = None if decision.tier == "official" else decision.tier
             facts = _facts_in(best.claim, best.hit, documents)
-            _add_claim(claims, best.claim, citation.citation_id, facts, source_trust=marked)
+            _add_claim(
+                claims, best.claim, citation.citation_id, facts, source_trust=marked, subquestion=index
+            )
         wanted, got = len(subquestions), len(subquestions) - len(uncovered)
         reasons = tuple(
             f"uncovered:{index}" for index, sub in enumerate(subquestions) if sub.text in uncovered
@@ -169,7 +176,7 @@ def compose(
         status = AnswerStatus.PARTIAL
     else:
         status = AnswerStatus.ANSWER
-    renumbered_claims, cited = _renumber(claims, packet.citations, related)
+    renumbered_claims, cited = renumber(claims, packet.citations, related)
     target = inputs.target_version if inputs is not None else None
     reasons = (*reasons, *version_scopes(cited, documents, target))
     return Composition(
@@ -207,10 +214,10 @@ def version_scopes(
     return tuple(scoped)
 
 
-def _renumber(
+def renumber(
     claims: Sequence[Claim], citations: Sequence[Citation], related: Sequence[int] = ()
 ) -> tuple[tuple[Claim, ...], tuple[Citation, ...]]:
-    """Number the cited citations 1..n in order of first use, then the related ones; drop the rest."""
+    """Number the cited citations 1..n in order of first use, then ``related``; drop the rest."""
     new_id: dict[int, int] = {}
     for claim in claims:
         for cid in claim.citation_ids:
@@ -230,13 +237,9 @@ def verify_claims(claims: Sequence[Claim], citations: Sequence[Citation]) -> Non
     known = {c.citation_id for c in citations}
     for index, claim in enumerate(claims, start=1):
         if not claim.citation_ids:
-            raise CitationError(
-                f"claim {index} cites nothing; every claim needs at least one citation"
-            )
+            raise CitationError(f"claim {index} cites nothing; every claim needs at least one citation")
         if len(set(claim.citation_ids)) != len(claim.citation_ids):
-            raise CitationError(
-                f"claim {index} cites the same id twice: {list(claim.citation_ids)}"
-            )
+            raise CitationError(f"claim {index} cites the same id twice: {list(claim.citation_ids)}")
         unknown = [cid for cid in claim.citation_ids if cid not in known]
         if unknown:
             raise CitationError(
@@ -251,10 +254,7 @@ def unsupported_claims(
     by_id = {c.citation_id: c for c in citations}
     count = 0
     for claim in claims:
-        texts = [
-            chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id
-        ]
+        texts = [chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id]
         if not any(claim.text in text for text in texts):
             count += 1
     return count
-

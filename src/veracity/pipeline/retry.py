@@ -108,7 +108,8 @@ def _content_words(text: str) -> list[str]:
     words = []
     for surface, _ in surface_tokens(text):
         cjk = all("\u3400" <= ch <= "\u9fff" for ch in surface)
-        if surface in function_words or (cjk and len(surface) < 2) or (not cjk and not surface.isalpha()):
+        word = cjk or surface.replace("-", "").isalpha()  # hyphenated words count (sign-on)
+        if surface in function_words or (cjk and len(surface) < 2) or not word:
             continue
         words.append(surface)
     return words

@@ -150,7 +150,7 @@ class AnswerCache:
     def put(self, key: CacheKey, answer: Answer) -> None:
         """Store ``answer`` under ``key`` (unless its state is already older than one seen)."""
         with self._lock:
-            if self.max_entries == 0 or (self._state is not None and key.state != self._state):
+            if self.max_entries == 0 or not self._follow(key.state):
                 return
             self._entries[key] = answer
             self._entries.move_to_end(key)

@@ -134,7 +134,8 @@ def test_catalog_unreachable_denies_and_is_not_ready(gateway) -> None:
     gate, keys = gateway
     caller = gate.admit(keys.public)
     assert gate.readiness()["ready"]
-    gate.store.connection.close()  # the catalog file is gone from under the process
+    gate.store.connection.close()  # the catalog cannot be read any more, by either connection
+    gate.side.connection.close()
     served = gate.ask(caller, RUNNING)
     assert served.answer.status.value == "abstain" and served.degraded == (Degradation.CATALOG_UNAVAILABLE,)
     assert served.answer.citations == ()

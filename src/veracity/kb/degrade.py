@@ -31,27 +31,36 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+import apsw
 import numpy as np
 
 from ..index.dense import Embedder, EmbedKind, FloatMatrix
 from ..model.contracts import AnswerStatus, Document, Hit, Principal, sha256_hex
-from ..model.errors import DenseUnavailableError
+from ..model.errors import CatalogError, DenseUnavailableError
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.rerank import Reranker
-from ..pipeline.retrieve import RetrievalSettings
+from ..pipeline.retrieve import Retrieval, RetrievalSettings
 from ..pipeline.trace import Trace
+from .local import LocalKnowledgeBase
+from .local import _version as resolve_version  # the same version rule as LocalKnowledgeBase.ask
 
 __all__ = [
+    "UNREACHABLE",
     "Degradation",
     "GuardedEmbedder",
     "GuardedReranker",
     "LexicalEmbedder",
+    "answer_or_degrade",
     "denied",
     "fused_order",
     "lexical_engine",
     "note",
     "noting",
+    "retrieve_or_degrade",
 ]
+
+UNREACHABLE = (CatalogError, apsw.Error, OSError)
+"""What a failing catalog raises: the answer is then denied, never computed without the catalog."""
 
 DENSE_RETRY_SECONDS: Final = 30.0
 RERANK_TIMEOUT_SECONDS: Final = 2.0
@@ -205,3 +214,55 @@ def denied(
         reasons=reasons,
     )
     return Answer(question, AnswerStatus.ABSTAIN, (), (), (), (), reasons, trace)
+
+
+def answer_or_degrade(
+    kb: LocalKnowledgeBase,
+    lexical: LocalKnowledgeBase,
+    embedder: GuardedEmbedder,
+    principal: Principal,
+    question: str,
+    version: str | None,
+    moment: datetime,
+) -> Answer:
+    """``kb``'s answer; ``lexical``'s when the embedder is down; :func:`denied` when the catalog is."""
+    roles = tuple(sorted(principal.roles))
+    try:
+        try:
+            if not embedder.available:
+                raise DenseUnavailableError("the embedder failed recently")
+            return kb.ask(question, tenant=principal.tenant, roles=roles, version=version, as_of=moment)
+        except DenseUnavailableError:
+            note(Degradation.DENSE_UNAVAILABLE)
+            return lexical.ask(question, tenant=principal.tenant, roles=roles, version=version, as_of=moment)
+    except UNREACHABLE:
+        note(Degradation.CATALOG_UNAVAILABLE)
+        return denied(question, principal, version, moment, "catalog_unavailable")
+
+
+def retrieve_or_degrade(
+    kb: LocalKnowledgeBase,
+    lexical: LocalKnowledgeBase,
+    embedder: GuardedEmbedder,
+    principal: Principal,
+    query: str,
+    version: str | None,
+    moment: datetime,
+    top_k: int,
+) -> Retrieval | None:
+    """The retrieval up to the evidence packet, degrading as :func:`answer_or_degrade`; ``None``: denied."""
+    try:
+        checked = kb.principal(principal.tenant, sorted(principal.roles))
+        target = resolve_version(version, kb.ask_defaults(checked.tenant).version)
+        try:
+            if not embedder.available:
+                raise DenseUnavailableError("the embedder failed recently")
+            engine = kb.engine
+            return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
+        except DenseUnavailableError:
+            note(Degradation.DENSE_UNAVAILABLE)
+            engine = lexical.engine
+            return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
+    except UNREACHABLE:
+        note(Degradation.CATALOG_UNAVAILABLE)
+        return None

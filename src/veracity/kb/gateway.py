@@ -16,10 +16,14 @@ what serving needs, and every HTTP route is one call to it:
   operator actions on the caller's tenant (:mod:`veracity.kb.operate`);
 - **health**: :meth:`Gateway.readiness`.
 
-One process shares one catalog connection, so computing an answer and every
-write take one lock; cache hits need no lock. Workers (processes) each open
-their own gateway on the same directory; the catalog revision in the file
-keeps their caches honest.
+The engine's catalog connection may not be used by two threads at once, so
+computing an answer, reading documents and every write take one lock. The
+light reads of every request (the key, the catalog state for the cache key,
+the tenant's ask defaults, citation titles, readiness) go through a second
+connection to the same file (``side``, WAL: readers never wait for the
+writer), so a cache hit never waits for an answer being computed. Workers
+(processes) each open their own gateway on the same directory; the catalog
+revision in the file keeps their caches honest.
 """
 
 from __future__ import annotations
@@ -30,9 +34,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
-
-import apsw
 
 from ..catalog.sqlite import SQLiteStore
 from ..index.embedders import make_embedder
@@ -40,35 +43,35 @@ from ..index.sqlite.search import SQLiteSearchIndex
 from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
 from ..model.contracts import Principal
-from ..model.errors import CatalogError, DenseUnavailableError, ForbiddenError, ValidationError
+from ..model.errors import ForbiddenError, ValidationError
 from ..pipeline.engine import Answer
-from ..pipeline.render import page_label
 from ..pipeline.trace import Audience
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .degrade import (
     DENSE_RETRY_SECONDS,
     RERANK_TIMEOUT_SECONDS,
+    UNREACHABLE,
     Degradation,
     GuardedEmbedder,
     GuardedReranker,
+    answer_or_degrade,
     denied,
     lexical_engine,
     note,
     noting,
+    retrieve_or_degrade,
 )
+from .directory import CATALOG_FILE
 from .keys import ApiKey, authenticate
 from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
-from .local import _version as resolve_version
 from .operate import change_document, tenant_status, upload_files
 from .reindex import rebuild
-from .served import CitedSource, ServedAnswer
+from .served import CitedSource, ServedAnswer, hit_dict
+from .settings import ask_defaults
 from .visible import chunk_context, document_view, shown_path, visible_documents
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
-
-UNREACHABLE = (CatalogError, apsw.Error, OSError)
-"""What a failing catalog raises: the answer is then denied, never computed without the catalog."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +119,7 @@ class Gateway:
         self.cache = AnswerCache(self.settings.cache_entries)
         self.limiter = RateLimiter(self.settings.rate_limit)
         self._lock = threading.RLock()
+        self.side = SQLiteStore(Path(kb.path) / CATALOG_FILE)
         self._verified: dict[int, tuple[bool, str]] = {}
 
     @classmethod
@@ -136,6 +140,7 @@ class Gateway:
         """Close the knowledge base."""
         with self._lock:
             self.kb.close()
+            self.side.close()
 
     @property
     def store(self) -> SQLiteStore:
@@ -148,7 +153,7 @@ class Gateway:
 
     def admit(self, presented: str | None) -> Caller:
         """The caller a key stands for, after spending one request of its rate limit."""
-        key = authenticate(self.kb, presented)
+        key = authenticate(self.side, presented)
         self.limiter.take(key.key_id)
         return Caller(key)
 
@@ -163,7 +168,9 @@ class Gateway:
         if isinstance(as_of, str) and not as_of.strip():
             as_of = None
         if as_of is None:
-            return self.kb.ask_defaults(tenant).as_of or as_of_bucket()
+            with self.side.read():
+                recorded = ask_defaults(self.side.connection, tenant).as_of
+            return recorded or as_of_bucket()
         if isinstance(as_of, str) and as_of.strip().lower() == "now":
             return as_of_bucket()
         return parse_as_of(as_of)
@@ -192,7 +199,7 @@ class Gateway:
                 moment = self._moment(principal.tenant, as_of)
                 key = CacheKey.of(
                     tenant=principal.tenant, roles=sorted(principal.roles), version=version,
-                    as_of=moment, question=question, state=catalog_state(self.store),
+                    as_of=moment, question=question, state=catalog_state(self.side),
                 )  # fmt: skip
             except UNREACHABLE:
                 note(Degradation.CATALOG_UNAVAILABLE)
@@ -231,30 +238,17 @@ class Gateway:
 
     def _answer(self, principal: Principal, question: str, version: str | None, moment: datetime) -> Answer:
         """Compute an answer, degrading instead of failing (see :mod:`veracity.kb.degrade`)."""
-        roles = tuple(sorted(principal.roles))
         with self._lock:
-            try:
-                try:
-                    if not self.embedder.available:
-                        raise DenseUnavailableError("the embedder failed recently")
-                    return self.kb.ask(
-                        question, tenant=principal.tenant, roles=roles, version=version, as_of=moment
-                    )
-                except DenseUnavailableError:
-                    note(Degradation.DENSE_UNAVAILABLE)
-                    return self.lexical.ask(
-                        question, tenant=principal.tenant, roles=roles, version=version, as_of=moment
-                    )
-            except UNREACHABLE:
-                note(Degradation.CATALOG_UNAVAILABLE)
-                return denied(question, principal, version, moment, "catalog_unavailable")
+            return answer_or_degrade(
+                self.kb, self.lexical, self.embedder, principal, question, version, moment
+            )
 
     def _sources(self, answer: Answer, tenant: str) -> tuple[CitedSource, ...]:
         found = []
-        with self.store.read():
+        with self.side.read():
             for citation in answer.citations:
-                document = self.store.get_document(citation.document_id)
-                row = self.store.connection.execute(
+                document = self.side.get_document(citation.document_id)
+                row = self.side.connection.execute(
                     "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?",
                     (tenant, citation.source_id),
                 ).fetchone()
@@ -273,43 +267,12 @@ class Gateway:
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         principal = caller.principal
         with noting() as notes, self._lock:
-            try:
-                checked = self.kb.principal(principal.tenant, sorted(principal.roles))
-                moment = self._moment(checked.tenant, as_of)
-                target = resolve_version(version, self.kb.ask_defaults(checked.tenant).version)
-                try:
-                    if not self.embedder.available:
-                        raise DenseUnavailableError("the embedder failed recently")
-                    engine = self.kb.engine
-                    retrieval = engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
-                except DenseUnavailableError:
-                    note(Degradation.DENSE_UNAVAILABLE)
-                    engine = self.lexical.engine
-                    retrieval = engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
-            except UNREACHABLE:
-                note(Degradation.CATALOG_UNAVAILABLE)
-                return {"query": query, "hits": [], "degraded": [d.value for d in notes]}
-            hits = [self._hit(hit, retrieval.documents) for hit in retrieval.packet.hits]
+            moment = self._moment(principal.tenant, as_of)
+            retrieval = retrieve_or_degrade(
+                self.kb, self.lexical, self.embedder, principal, query, version, moment, top_k
+            )
+            hits = [hit_dict(h, retrieval.documents) for h in retrieval.packet.hits] if retrieval else []
         return {"query": query, "hits": hits, "degraded": [d.value for d in notes]}
-
-    def _hit(self, hit: Any, documents: Mapping[str, Any]) -> dict[str, Any]:
-        chunk = hit.chunk
-        document = documents[chunk.document_id]
-        scores = hit.scores
-        return {
-            "rank": hit.rank,
-            "chunk_id": chunk.chunk_id,
-            "document_id": chunk.document_id,
-            "id": document.source_id,
-            "title": document.title,
-            "heading_path": list(chunk.heading_path),
-            "pages": page_label(chunk.page_start, chunk.page_end),
-            "text": chunk.text,
-            "scores": {
-                "lexical": scores.lexical, "semantic": scores.semantic,
-                "fusion": scores.fusion, "rerank": scores.rerank,
-            },
-        }  # fmt: skip
 
     # -- documents ----------------------------------------------------------------
 
@@ -408,28 +371,29 @@ class Gateway:
     def check_index(self, *, verify: bool = True) -> tuple[bool, str]:
         """Whether the published index version passed verification: as recorded when it was
         published, else (``verify``) by verifying it now; the verdict is kept per version."""
-        with self._lock:
-            index = self._index()
-            version = index.version
-            if version not in self._verified:
-                recorded = (get_version(self.store.connection, version).manifest or {}).get(
-                    "verification"
-                ) or {}
-                if recorded.get("passed"):
-                    self._verified[version] = (True, "verified when published")
-                elif verify:
-                    result = verify_version(index, self.kb.engine.catalog, self.embedder.inner)
-                    detail = "; ".join(result.failures()) or "verified when the service started"
-                    self._verified[version] = (result.passed, detail)
-                else:
-                    return False, f"version {version} has not been verified"
+        version = catalog_state(self.side).index_version
+        if version in self._verified:
             return self._verified[version]
+        with self.side.read():
+            manifest = get_version(self.side.connection, version).manifest or {}
+        if (manifest.get("verification") or {}).get("passed"):
+            self._verified[version] = (True, "verified when published")
+        elif verify:
+            with self._lock:
+                index = self._index()
+                result = verify_version(index, self.kb.engine.catalog, self.embedder.inner)
+                detail = "; ".join(result.failures()) or "verified when the service started"
+                self._verified[index.version] = (result.passed, detail)
+                version = index.version
+        else:
+            return False, f"version {version} has not been verified"
+        return self._verified[version]
 
     def readiness(self) -> dict[str, Any]:
         """``ready`` when the catalog answers and the published index version is verified."""
         checks: dict[str, Any] = {}
         try:
-            state = catalog_state(self.store)
+            state = catalog_state(self.side)
             checks["catalog"] = {"ok": True, "revision": state.catalog_revision}
             verified, detail = self.check_index(verify=False)
             checks["index"] = {"ok": verified, "version": state.index_version, "detail": detail}

@@ -82,7 +82,10 @@ class NewKey:
     secret: str
 
 
-def _store(kb: LocalKnowledgeBase) -> SQLiteStore:
+def _store(kb: LocalKnowledgeBase | SQLiteStore) -> SQLiteStore:
+    """The catalog store holding the keys: a knowledge base's, or a store opened on its file."""
+    if isinstance(kb, SQLiteStore):
+        return kb
     store = kb.engine.catalog.store
     if kb.path is None or not isinstance(store, SQLiteStore):
         raise ValidationError("API keys live in an on-disk knowledge base; open a directory")
@@ -179,8 +182,12 @@ def revoke_key(kb: LocalKnowledgeBase, key_id_or_name: str) -> ApiKey:
     return ApiKey(**{**key.as_dict(), "roles": key.roles, "revoked_at": moment})
 
 
-def authenticate(kb: LocalKnowledgeBase, presented: str | None) -> ApiKey:
-    """The key record for ``presented``, or ``AuthenticationError`` (missing, malformed, unknown, revoked)."""
+def authenticate(kb: LocalKnowledgeBase | SQLiteStore, presented: str | None) -> ApiKey:
+    """The key record for ``presented``, or ``AuthenticationError`` (missing, malformed, unknown, revoked).
+
+    ``kb`` may be a store of its own on the knowledge base's file (a service
+    checks keys without waiting for the connection answers are computed on).
+    """
     match = _KEY.fullmatch((presented or "").strip())
     if match is None:
         raise AuthenticationError(_DENIED)

@@ -14,17 +14,18 @@ the page reads: ``status``, one ``claim`` each, one ``citation`` each,
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from ..model.contracts import Document, Hit
 from ..pipeline.engine import Answer
 from ..pipeline.render import answer_dict, page_label
 from ..pipeline.trace import Audience
 from .degrade import Degradation
 from .explain import Explanation
 
-__all__ = ["CitedSource", "ServedAnswer", "reason_words"]
+__all__ = ["CitedSource", "ServedAnswer", "hit_dict", "reason_words"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,3 +135,25 @@ class ServedAnswer:
         if "trace" in data:
             yield "trace", data["trace"]
         yield "done", {"cache": self.cache, "milliseconds": round(self.seconds * 1000, 3)}
+
+
+def hit_dict(hit: Hit, documents: Mapping[str, Document]) -> dict[str, Any]:
+    """A searched chunk for tools that bring their own generator: where it is, its text, its scores."""
+    chunk, scores = hit.chunk, hit.scores
+    document = documents[chunk.document_id]
+    return {
+        "rank": hit.rank,
+        "chunk_id": chunk.chunk_id,
+        "document_id": chunk.document_id,
+        "id": document.source_id,
+        "title": document.title,
+        "heading_path": list(chunk.heading_path),
+        "pages": page_label(chunk.page_start, chunk.page_end),
+        "text": chunk.text,
+        "scores": {
+            "lexical": scores.lexical,
+            "semantic": scores.semantic,
+            "fusion": scores.fusion,
+            "rerank": scores.rerank,
+        },
+    }

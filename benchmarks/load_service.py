@@ -157,6 +157,11 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
             for thread in threads:
                 thread.join(timeout=seconds + 90)
             elapsed = time.monotonic() - start
+            # The server's own view of its cache (one worker's, whichever answers this request).
+            server = httpx.get(
+                f"{base}/v1/status", timeout=60, headers={"Authorization": f"Bearer {keys.operator}"}
+            )
+            server_cache = server.json().get("cache", {}) if server.status_code == 200 else {}
         finally:
             process.terminate()
             try:
@@ -187,6 +192,7 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
         "cache_hit_rate": round(len(hits) / len(ok), 3) if ok else None,
         "hit_p50_ms": round(statistics.median([s.ms for s in hits]), 2) if hits else None,
         "miss_p50_ms": round(statistics.median([s.ms for s in misses]), 1) if misses else None,
+        "server_cache": server_cache,
         "withdraw": {
             "status": withdrawn.status_code,
             "at_s": round(withdraw_sent - start, 2),
@@ -208,8 +214,8 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
 
 def table(report: dict[str, object]) -> str:
     """The report as a Markdown table."""
-    withdraw = report["withdraw"]
-    assert isinstance(withdraw, dict)
+    withdraw, server_cache = report["withdraw"], report["server_cache"]
+    assert isinstance(withdraw, dict) and isinstance(server_cache, dict)
     rows = [
         ("clients × seconds (workers)", f"{report['clients']} × {report['seconds']} s ({report['workers']})"),
         ("requests (throughput)", f"{report['requests']} ({report['throughput_per_s']}/s)"),
@@ -217,7 +223,9 @@ def table(report: dict[str, object]) -> str:
         ("latency p50 / p95 / p99 (max)",
          f"{report['p50_ms']} / {report['p95_ms']} / {report['p99_ms']} ms ({report['max_ms']} ms)"),
         ("cache hit rate", report["cache_hit_rate"]),
-        ("cache hit p50 / miss p50", f"{report['hit_p50_ms']} ms / {report['miss_p50_ms']} ms"),
+        ("cache hit p50 / miss p50 (client side)", f"{report['hit_p50_ms']} ms / {report['miss_p50_ms']} ms"),
+        ("mean hit / miss inside the server (one worker)",
+         f"{server_cache.get('mean_hit_ms')} ms / {server_cache.get('mean_miss_ms')} ms"),
         ("withdraw (HTTP status, at, took)",
          f"{withdraw['status']} at {withdraw['at_s']} s, {withdraw['took_ms']} ms"),
         ("answers sent after the withdraw's response", withdraw["answers_after"]),

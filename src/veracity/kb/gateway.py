@@ -389,16 +389,21 @@ class Gateway:
             return False, f"version {version} has not been verified"
         return self._verified[version]
 
-    def readiness(self) -> dict[str, Any]:
-        """``ready`` when the catalog answers and the published index version is verified."""
+    def readiness(self, *, detail: bool = True) -> dict[str, Any]:
+        """``ready`` when the catalog answers and the published index version is verified.
+
+        ``detail=False`` (what an unauthenticated probe gets) keeps only each check's ``ok``.
+        """
         checks: dict[str, Any] = {}
         try:
             state = catalog_state(self.side)
             checks["catalog"] = {"ok": True, "revision": state.catalog_revision}
-            verified, detail = self.check_index(verify=False)
-            checks["index"] = {"ok": verified, "version": state.index_version, "detail": detail}
+            verified, why = self.check_index(verify=False)
+            checks["index"] = {"ok": verified, "version": state.index_version, "detail": why}
         except UNREACHABLE as exc:
             checks["catalog"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
         checks["dense"] = {"ok": self.embedder.available, "detail": "lexical fallback while unavailable"}
         ready = bool(checks["catalog"]["ok"] and checks.get("index", {}).get("ok"))
+        if not detail:
+            checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
         return {"ready": ready, "checks": checks}

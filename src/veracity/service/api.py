@@ -70,8 +70,11 @@ def healthz() -> dict[str, str]:
 
 @router.get("/readyz", tags=["health"])
 def readyz(gate: Gate) -> JSONResponse:
-    """The knowledge base is open and its published index version is verified (503 otherwise)."""
-    report = gate.readiness()
+    """The knowledge base is open and its published index version is verified (503 otherwise).
+
+    Only whether each check passed: the details are in the operator's ``/v1/status``.
+    """
+    report = gate.readiness(detail=False)
     return JSONResponse(report, status_code=200 if report["ready"] else 503)
 
 

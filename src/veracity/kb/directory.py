@@ -47,7 +47,7 @@ from ..ingest.chunking import CHUNK_SIZE
 from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_
 from ..pipeline.engine import KnowledgeBase, demo_catalog
 from ..text.tokens import STEMMER
-from .settings import AskDefaults, set_ask_defaults, set_default_tenant
+from .settings import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 
 __all__ = [
     "CATALOG_FILE",
@@ -308,6 +308,7 @@ def open_kb(
         store.close()
         raise
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+    kb.non_official_policies = non_official_policies(store.connection)
     index_part = manifest.get("index", {})
     if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):
         write_manifest(folder, kb)

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from veracity.kb.cache import AnswerCache, CacheKey, CatalogState, as_of_bucket
 from veracity.model.contracts import AnswerStatus
-from veracity.pipeline.engine import Answer
+from veracity.pipeline.outcome import Answer
 from veracity.pipeline.trace import Trace
 
 MOMENT = datetime(2026, 8, 27, 16, 0, tzinfo=UTC)

@@ -28,7 +28,7 @@ from ..catalog.sql import scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.versions import read_pointer
 from ..model.contracts import sha256_hex
-from ..pipeline.engine import Answer
+from ..pipeline.outcome import Answer
 
 __all__ = ["AnswerCache", "CacheKey", "CacheStats", "CatalogState", "as_of_bucket", "catalog_state"]
 

@@ -37,7 +37,8 @@ import numpy as np
 from ..index.dense import Embedder, EmbedKind, FloatMatrix
 from ..model.contracts import AnswerStatus, Document, Hit, Principal, sha256_hex
 from ..model.errors import CatalogError, DenseUnavailableError
-from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.engine import KnowledgeBase
+from ..pipeline.outcome import Answer
 from ..pipeline.rerank import Reranker
 from ..pipeline.retrieve import Retrieval, RetrievalSettings
 from ..pipeline.trace import Trace

@@ -44,7 +44,7 @@ from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
 from ..model.contracts import Principal
 from ..model.errors import ForbiddenError, ValidationError
-from ..pipeline.engine import Answer
+from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .degrade import (

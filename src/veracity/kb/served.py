@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model.contracts import Document, Hit
-from ..pipeline.engine import Answer
+from ..pipeline.outcome import Answer
 from ..pipeline.render import answer_dict, page_label
 from ..pipeline.trace import Audience
 from .degrade import Degradation

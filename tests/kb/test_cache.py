@@ -46,6 +46,8 @@ def test_hits_misses_and_a_new_state_drops_everything() -> None:
     assert cache.get(_key(first, roles=("maintainer",))) is None  # never shared across roles
     after = CatalogState(1, 1, 2)  # a withdraw moved the catalog revision
     assert cache.get(_key(after)) is None and cache.stats().entries == 0
+    for hit in (False, True, False, False):
+        cache.record(hit=hit, seconds=0.01)
     stats = cache.stats()
     assert (stats.hits, stats.misses) == (1, 3) and stats.hit_rate == 0.25
 

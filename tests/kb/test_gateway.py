@@ -83,3 +83,26 @@ def test_reindex_publishes_a_verified_version(two) -> None:
     report = gate.reindex(gate.admit(keys.operator))
     assert report["published"] and report["verification_passed"] and report["version"] == 2
     assert gate.readiness()["checks"]["index"] == {"ok": True, "version": 2, "detail": "verified by reindex"}
+
+
+def test_concurrent_misses_for_one_key_compute_once(two, monkeypatch) -> None:
+    import threading
+
+    gate, _, keys = two
+    calls = []
+    real_ask = gate.kb.ask
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real_ask(*args, **kwargs)
+
+    monkeypatch.setattr(gate.kb, "ask", counted)
+    caller = gate.admit(keys.public)
+    served = []
+    threads = [threading.Thread(target=lambda: served.append(gate.ask(caller, SHORT))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and sorted(s.cache for s in served) == ["hit", "hit", "hit", "miss"]
+    assert len({s.answer for s in served}) == 1

@@ -127,7 +127,7 @@ class AnswerCache:
     """A thread-safe LRU of answers by :class:`CacheKey`; entries of an older state are dropped."""
 
     def __init__(self, max_entries: int = DEFAULT_ENTRIES) -> None:
-        """Keep at most ``max_entries`` answers (0 turns caching off; lookups still count misses)."""
+        """Keep at most ``max_entries`` answers (0 turns caching off)."""
         self.max_entries = max(0, int(max_entries))
         self._entries: OrderedDict[CacheKey, Answer] = OrderedDict()
         self._lock = threading.Lock()
@@ -136,15 +136,12 @@ class AnswerCache:
         self._hit_seconds = self._miss_seconds = 0.0
 
     def get(self, key: CacheKey) -> Answer | None:
-        """The cached answer for ``key``, or ``None`` (counted as a miss)."""
+        """The cached answer for ``key``, or ``None`` (count the outcome with :meth:`record`)."""
         with self._lock:
             current = self._follow(key.state)
             answer = self._entries.get(key) if current else None
-            if answer is None:
-                self._misses += 1
-                return None
-            self._entries.move_to_end(key)
-            self._hits += 1
+            if answer is not None:
+                self._entries.move_to_end(key)
             return answer
 
     def put(self, key: CacheKey, answer: Answer) -> None:
@@ -158,11 +155,13 @@ class AnswerCache:
                 self._entries.popitem(last=False)
 
     def record(self, *, hit: bool, seconds: float) -> None:
-        """Add one request's time to the hit or miss latency."""
+        """Count one request as a hit or a miss, with its time."""
         with self._lock:
             if hit:
+                self._hits += 1
                 self._hit_seconds += seconds
             else:
+                self._misses += 1
                 self._miss_seconds += seconds
 
     def _follow(self, state: CatalogState) -> bool:

@@ -205,11 +205,19 @@ class Gateway:
                 note(Degradation.CATALOG_UNAVAILABLE)
                 answer = denied(question, principal, version, as_of_bucket(), "catalog_unavailable")
             else:
-                cached = self.cache.get(key)
-                hit = cached is not None
-                answer = cached if cached is not None else self._answer(principal, question, version, moment)
-                if not hit and not notes:
-                    self.cache.put(key, answer)
+                found = self.cache.get(key)
+                if found is None:
+                    with self._lock:  # requests for the same key wait for the first one's answer
+                        found = self.cache.get(key)
+                        if found is None:
+                            found = self._answer(principal, question, version, moment)
+                            if not notes:
+                                self.cache.put(key, found)
+                        else:
+                            hit = True
+                else:
+                    hit = True
+                answer = found
             explanation = None
             if explain and caller.operator and Degradation.CATALOG_UNAVAILABLE not in notes:
                 with self._lock:

@@ -103,26 +103,51 @@ def _start(folder: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
     raise SystemExit(f"the server did not become ready: {process.stderr.read() if process.stderr else ''}")
 
 
+RECONNECT_EVERY = 20
+"""Requests per connection: clients reconnect now and then, as many users would, so the kernel
+spreads connections over the workers (one keep-alive connection would stay on one worker)."""
+
+
 def _client(base: str, asks: list[tuple[str, str, dict[str, object]]], seed: int, deadline: float,
             samples: list[Sample], lock: threading.Lock) -> None:  # fmt: skip
     chooser = random.Random(seed)
-    with httpx.Client(base_url=base, timeout=60) as http:
-        while time.monotonic() < deadline:
-            label, key, body = chooser.choice(asks)
-            sent = time.monotonic()
-            try:
-                response = http.post("/v1/ask", json=body, headers={"Authorization": f"Bearer {key}"})
-                done = time.monotonic()
-                data = response.json() if response.status_code == 200 else {}
-                sample = Sample(
-                    label, sent, done, response.status_code, data.get("cache", ""),
-                    [c["source_id"] for c in data.get("citations", [])],
-                    "" if response.status_code == 200 else response.text[:200],
-                )  # fmt: skip
-            except httpx.HTTPError as exc:
-                sample = Sample(label, sent, time.monotonic(), 0, error=f"{type(exc).__name__}: {exc}")
-            with lock:
-                samples.append(sample)
+    while time.monotonic() < deadline:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            for _ in range(RECONNECT_EVERY):
+                if time.monotonic() >= deadline:
+                    break
+                label, key, body = chooser.choice(asks)
+                sent = time.monotonic()
+                try:
+                    response = http.post("/v1/ask", json=body, headers={"Authorization": f"Bearer {key}"})
+                    done = time.monotonic()
+                    data = response.json() if response.status_code == 200 else {}
+                    sample = Sample(
+                        label, sent, done, response.status_code, data.get("cache", ""),
+                        [c["source_id"] for c in data.get("citations", [])],
+                        "" if response.status_code == 200 else response.text[:200],
+                    )  # fmt: skip
+                except httpx.HTTPError as exc:
+                    sample = Sample(label, sent, time.monotonic(), 0, error=f"{type(exc).__name__}: {exc}")
+                with lock:
+                    samples.append(sample)
+
+
+def worker_caches(
+    base: str, operator: str, workers: int, patience: float = 60.0
+) -> dict[int, dict[str, object]]:
+    """Each worker's own cache counts (``/v1/status`` on fresh connections until every worker answered)."""
+    found: dict[int, dict[str, object]] = {}
+    deadline = time.monotonic() + patience
+    while len(found) < workers and time.monotonic() < deadline:
+        headers = {"Authorization": f"Bearer {operator}", "Connection": "close"}
+        response = httpx.get(f"{base}/v1/status", timeout=60, headers=headers)
+        if response.status_code == 200:
+            data = response.json()
+            found[int(data["process"])] = data["cache"]
+        else:
+            time.sleep(0.2)
+    return found
 
 
 def percentile(values: list[float], share: float) -> float:
@@ -138,6 +163,7 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
         keys = build_served_kb(folder, make_embedder(embedder))
         process, base = _start(folder, workers)
         try:
+            worker_caches(base, keys.operator, workers)  # every worker is up before the clients start
             asks = mix(keys)
             samples: list[Sample] = []
             lock = threading.Lock()
@@ -157,11 +183,7 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
             for thread in threads:
                 thread.join(timeout=seconds + 90)
             elapsed = time.monotonic() - start
-            # The server's own view of its cache (one worker's, whichever answers this request).
-            server = httpx.get(
-                f"{base}/v1/status", timeout=60, headers={"Authorization": f"Bearer {keys.operator}"}
-            )
-            server_cache = server.json().get("cache", {}) if server.status_code == 200 else {}
+            caches = worker_caches(base, keys.operator, workers)  # the server's own view, per worker
         finally:
             process.terminate()
             try:
@@ -192,7 +214,7 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
         "cache_hit_rate": round(len(hits) / len(ok), 3) if ok else None,
         "hit_p50_ms": round(statistics.median([s.ms for s in hits]), 2) if hits else None,
         "miss_p50_ms": round(statistics.median([s.ms for s in misses]), 1) if misses else None,
-        "server_cache": server_cache,
+        "server_cache": server_side(caches),
         "withdraw": {
             "status": withdrawn.status_code,
             "at_s": round(withdraw_sent - start, 2),
@@ -212,6 +234,27 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
     }
 
 
+def server_side(caches: dict[int, dict[str, object]]) -> dict[str, object]:
+    """Hits, misses and mean times inside the server, over every worker."""
+
+    def total(name: str) -> float:
+        return sum(float(c.get(name) or 0) for c in caches.values())
+
+    def mean(name: str, count: str) -> float | None:
+        weighted = sum(float(c.get(name) or 0) * float(c.get(count) or 0) for c in caches.values())
+        return round(weighted / total(count), 3) if total(count) else None
+
+    return {
+        "workers_seen": len(caches),
+        "requests_per_worker": sorted(int(total_) for total_ in (
+            float(c.get("hits") or 0) + float(c.get("misses") or 0) for c in caches.values())),
+        "hits": int(total("hits")),
+        "misses": int(total("misses")),
+        "mean_hit_ms": mean("mean_hit_ms", "hits"),
+        "mean_miss_ms": mean("mean_miss_ms", "misses"),
+    }  # fmt: skip
+
+
 def table(report: dict[str, object]) -> str:
     """The report as a Markdown table."""
     withdraw, server_cache = report["withdraw"], report["server_cache"]
@@ -224,8 +267,9 @@ def table(report: dict[str, object]) -> str:
          f"{report['p50_ms']} / {report['p95_ms']} / {report['p99_ms']} ms ({report['max_ms']} ms)"),
         ("cache hit rate", report["cache_hit_rate"]),
         ("cache hit p50 / miss p50 (client side)", f"{report['hit_p50_ms']} ms / {report['miss_p50_ms']} ms"),
-        ("mean hit / miss inside the server (one worker)",
+        ("mean hit / miss inside the server",
          f"{server_cache.get('mean_hit_ms')} ms / {server_cache.get('mean_miss_ms')} ms"),
+        ("requests per worker (server side)", server_cache.get("requests_per_worker")),
         ("withdraw (HTTP status, at, took)",
          f"{withdraw['status']} at {withdraw['at_s']} s, {withdraw['took_ms']} ms"),
         ("answers sent after the withdraw's response", withdraw["answers_after"]),

@@ -101,7 +101,7 @@ def test_retrieval_tables_from_stored_results() -> None:
 def test_load_service(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
     text = _run(
-        "load_service.py", "--clients", 4, "--seconds", 3, "--workers", 1, "--embedder", "fake", "--out", out
+        "load_service.py", "--clients", 4, "--seconds", 3, "--workers", 2, "--embedder", "fake", "--out", out
     )
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
     import json
@@ -109,3 +109,4 @@ def test_load_service(tmp_path: Path) -> None:
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["requests"] > 20 and report["withdraw"]["status"] == 200
     assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
+    assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache

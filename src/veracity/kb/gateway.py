@@ -347,7 +347,8 @@ class Gateway:
         with self._lock:
             report = tenant_status(self.kb, caller.principal.tenant)
             report["catalog_revision"] = catalog_state(self.store).catalog_revision
-        report["cache"] = self.cache.stats().as_dict()
+        report["cache"] = self.cache.stats().as_dict()  # this process's: each worker keeps its own
+        report["process"] = os.getpid()
         report["components"] = {
             "dense": "available" if self.embedder.available else f"unavailable ({self.embedder.last_error})",
         }

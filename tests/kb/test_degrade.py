@@ -152,3 +152,20 @@ def test_fused_order_ranks_by_fusion_then_chunk_id() -> None:
     ordered = fused_order([_hit("b", 0.01), _hit("c", 0.03), _hit("a", 0.01)])
     assert [(h.chunk.chunk_id, h.rank) for h in ordered] == [("c", 1), ("a", 2), ("b", 3)]
     assert ordered[0].scores.rerank == 1.0 and ordered[1].scores.rerank == pytest.approx(1 / 3)
+
+
+def test_the_lexical_stand_in_keeps_the_embedder_contract_and_relates_nothing() -> None:
+    import numpy as np
+
+    from veracity.kb.degrade import LexicalEmbedder
+
+    embedder = LexicalEmbedder(512)
+    texts = ["plan", "计划", "login", "登录", "plan"]
+    vectors = embedder.embed_batch(texts)
+    assert vectors.shape == (5, 512) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.array_equal(vectors[0], vectors[4])  # deterministic
+    assert np.array_equal(embedder.embed_batch(["计划"])[0], vectors[1])  # rows independent of the batch
+    similarities = vectors[:4] @ vectors[:4].T - np.eye(4)
+    assert np.abs(similarities).max() < 0.3  # below any synonym threshold: nothing is "near"
+    assert embedder.embed_batch([]).shape == (0, 512)

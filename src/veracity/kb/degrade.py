@@ -19,6 +19,7 @@ so concurrent requests in other threads keep their own).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -132,12 +133,15 @@ class GuardedEmbedder:
 
 
 class LexicalEmbedder:
-    """Stands in for a failed model when answering lexically: every vector is zero.
+    """Stands in for a failed model when answering lexically: a vector that means nothing.
 
-    The lexical engine runs no dense channel, so no question vector exists
-    and sentence choice skips dense similarity; the retry's word-for-word
-    comparisons see cosine 0 and suggest nothing. Its own model id keeps its
-    vectors out of the real model's sentence cache.
+    Each text gets a random unit vector seeded by its digest, so the Embedder
+    contract holds (deterministic, unit norm, rows independent) while any two
+    different texts are unrelated (cosine ≈ 0 ± 0.05 at 512 dimensions). The
+    lexical engine runs no dense channel, so no question vector exists and
+    sentence choice skips dense similarity; the retry's word-for-word
+    comparisons find no near word. Its own model id keeps these vectors out of
+    the real model's sentence cache.
     """
 
     model_id = "dense-unavailable"
@@ -147,8 +151,13 @@ class LexicalEmbedder:
         self.dim = dim
 
     def embed_batch(self, texts: Sequence[str], *, kind: EmbedKind = "passage") -> FloatMatrix:
-        """Zeros, shape ``(len(texts), dim)``."""
-        return np.zeros((len(texts), self.dim), dtype=np.float32)
+        """One unrelated unit vector per text, shape ``(len(texts), dim)``."""
+        rows = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "little")
+            vector = np.random.default_rng(seed).standard_normal(self.dim)
+            rows[row] = vector / np.linalg.norm(vector)
+        return rows
 
 
 def fused_order(hits: Sequence[Hit]) -> list[Hit]:

@@ -33,7 +33,8 @@ from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
-from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.engine import KnowledgeBase
+from ..pipeline.outcome import Answer
 from .browse import document_rows, show_document
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain

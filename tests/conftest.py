@@ -52,3 +52,24 @@ def ask_public(config):
         return kb.ask(question, Principal.of("starship", "public"), "3.2", config.as_of)
 
     return ask
+
+
+@pytest.fixture(scope="session")
+def served_template(tmp_path_factory):
+    """The demo plus tenant acme, with keys, on the fake embedder (read-only: copy it to change it)."""
+    from veracity.testing.tenants import build_served_kb
+
+    folder = tmp_path_factory.mktemp("served") / "kb"
+    keys = build_served_kb(folder, FakeEmbedder())
+    return folder, keys
+
+
+@pytest.fixture
+def served_kb(served_template, tmp_path):
+    """A private copy of the served template: ``(folder, keys)``, free to change."""
+    import shutil
+
+    folder, keys = served_template
+    copy = tmp_path / "kb"
+    shutil.copytree(folder, copy)
+    return copy, keys

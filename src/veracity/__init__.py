@@ -45,10 +45,11 @@ from .model.errors import (
 if typing.TYPE_CHECKING:
     from .kb.explain import Explanation
     from .kb.local import LocalKnowledgeBase
-    from .pipeline.engine import Answer, KnowledgeBase, demo_knowledge_base
+    from .pipeline.engine import KnowledgeBase, demo_knowledge_base
+    from .pipeline.outcome import Answer
 
 _LAZY: dict[str, str] = {
-    "Answer": ".pipeline.engine",
+    "Answer": ".pipeline.outcome",
     "KnowledgeBase": ".pipeline.engine",
     "demo_knowledge_base": ".pipeline.engine",
     "Explanation": ".kb.explain",

@@ -52,6 +52,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_concurrency.py",
         "bench_bad_inputs.py",
         "bench_cold_start.py",
+        "load_service.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -125,3 +126,17 @@ def test_cold_start(tmp_path: Path) -> None:
         "--workdir", tmp_path,
     )  # fmt: skip
     assert "| --version |" in out and "| ask |" in out
+
+
+def test_load_service(tmp_path: Path) -> None:
+    out = tmp_path / "load.json"
+    text = _run(
+        "load_service.py", "--clients", 4, "--seconds", 3, "--workers", 2, "--embedder", "fake", "--out", out
+    )
+    assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
+    import json
+
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["requests"] > 20 and report["withdraw"]["status"] == 200
+    assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
+    assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache

@@ -113,3 +113,17 @@ def test_the_shipped_model_matches_the_features_and_records_its_training() -> No
     assert 0 < model.threshold < 1
     assert model.meta["trained_on"] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
     assert len(model.meta["training_rows_sha256"]) == 64
+
+
+def test_a_table_row_is_a_candidate_with_its_header_as_context() -> None:
+    hits, documents = _hits(
+        "# Options\n\n| Option | Environment variable |\n| --- | --- |\n"
+        "| `bucket` | `TW_BUCKET` |\n| `region` | `TW_REGION` |"
+    )
+    (sub,) = split_subquestions("Which environment variable sets the region?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    texts = [c.claim for c in found]
+    assert "| Option | Environment variable |" not in texts and "| --- | --- |" not in texts
+    region = next(c for c in found if "TW_REGION" in c.claim)
+    assert region.claim == "| `region` | `TW_REGION` |"
+    assert region.features["coverage_context"] > region.features["coverage"]

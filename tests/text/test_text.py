@@ -61,11 +61,22 @@ def test_identity_text_collapses_all_whitespace() -> None:
 
 
 def test_sentences_cover_text_without_outer_spaces() -> None:
-    text = "第一句。第二句！ Third one. Fourth\n第五"
+    text = "第一句。第二句！ Third one. Fourth\n- 第五\n- sixth"
     assert [text[a:b] for a, b in split_sentences(text)] == [
         "第一句。",
         "第二句！",
         "Third one.",
         "Fourth",
-        "第五",
+        "- 第五",
+        "- sixth",
+    ]
+
+
+def test_a_paragraph_wrapped_over_lines_is_not_cut_at_its_line_breaks() -> None:
+    text = "Deleting a policy keeps the snapshots. Remove\nthem with prune first.\n\n| a | b |\n| 1 | 2 |"
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "Deleting a policy keeps the snapshots.",
+        "Remove\nthem with prune first.",
+        "| a | b |",
+        "| 1 | 2 |",
     ]

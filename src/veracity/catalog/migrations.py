@@ -327,6 +327,57 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX ingestion_steps_source_id ON ingestion_steps (source_id, seq);
         """,
     ),
+    # API keys of the HTTP service (veracity.kb.keys): the principal comes from the key alone.
+    # Only a salted digest of the secret part is kept; the key is shown once, at creation.
+    Migration(
+        "0013_api_keys",
+        """
+        CREATE TABLE api_keys (
+            key_id     TEXT PRIMARY KEY,            -- the public part of 'vk_<key_id>_<secret>'
+            name       TEXT NOT NULL,
+            tenant     TEXT NOT NULL,
+            roles      TEXT NOT NULL,               -- JSON array, sorted
+            operator   INTEGER NOT NULL CHECK (operator IN (0, 1)),
+            salt       TEXT NOT NULL,               -- hex, per key
+            digest     TEXT NOT NULL,               -- hex sha256 of salt and secret
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        ) WITHOUT ROWID;
+        CREATE INDEX api_keys_by_tenant ON api_keys (tenant, name);
+        """,
+    ),
+    # One number that moves with every change that can change an answer: documents (added,
+    # withdrawn, retired, deleted, re-governed), the roles tenants define, the knowledge base's
+    # settings (ask defaults). Answer caches key on it, so no cached answer outlives a change,
+    # whichever process made it.
+    Migration(
+        "0014_catalog_revision",
+        """
+        CREATE TABLE catalog_revision (
+            id       INTEGER PRIMARY KEY CHECK (id = 1),
+            revision INTEGER NOT NULL
+        );
+        INSERT INTO catalog_revision (id, revision) VALUES (1, 1);
+        CREATE TRIGGER catalog_revision_document_added AFTER INSERT ON documents
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_document_changed AFTER UPDATE ON documents
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_document_deleted AFTER DELETE ON documents
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_roles_added AFTER INSERT ON tenant_roles
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_roles_changed AFTER UPDATE ON tenant_roles
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_roles_deleted AFTER DELETE ON tenant_roles
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_settings_added AFTER INSERT ON kb_settings
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_settings_changed AFTER UPDATE ON kb_settings
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        CREATE TRIGGER catalog_revision_settings_deleted AFTER DELETE ON kb_settings
+            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+        """,
+    ),
 )
 
 _LEDGER = """

@@ -172,9 +172,18 @@ def bench_answers(
 )
 @click.option("--end-to-end/--detection-only", default=True, show_default=True, help="Also ask the demo.")
 @click.option(
+    "--non-official",
+    type=click.Choice(["marked", "related"]),
+    default="marked",
+    show_default=True,
+    help="The demo tenant's policy for community sources (marked answers, or related only).",
+)
+@click.option(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
 )
-def bench_injection(split: str, seed: int, embedder: str, end_to_end: bool, out_path: Path | None) -> None:
+def bench_injection(
+    split: str, seed: int, embedder: str, end_to_end: bool, non_official: str, out_path: Path | None
+) -> None:
     """Injection benchmark: detection recall, false quarantine, attack text in answers, answers changed.
 
     Generates attack and benign documents from the benchmark's templates (seeded),
@@ -191,6 +200,7 @@ def bench_injection(split: str, seed: int, embedder: str, end_to_end: bool, out_
             seed=seed,
             embedder=make_embedder(embedder) if end_to_end else None,
             end_to_end_check=end_to_end,
+            non_official=non_official,
         )
     for line in summary_lines(report):
         click.echo(line)

@@ -62,7 +62,7 @@ from .manifest import (
     tokenizer_version,
     write_manifest,
 )
-from .settings import AskDefaults, set_ask_defaults, set_default_tenant
+from .settings import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 from .status import check_file
 
 __all__ = [
@@ -148,6 +148,7 @@ def open_kb(
         store.close()
         raise
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+    kb.non_official_policies = non_official_policies(store.connection)
     index_part = manifest.get("index", {})
     if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):
         try:  # only without another writer at work (it rewrites the manifest when it is done)

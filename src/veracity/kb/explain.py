@@ -29,7 +29,7 @@ from typing import Any
 from ..catalog.catalog import Catalog
 from ..model.contracts import ExclusionReason, Principal
 from ..model.errors import NotFoundError
-from ..pipeline.engine import Answer
+from ..pipeline.outcome import Answer
 from ..pipeline.render import page_label
 
 __all__ = ["Candidate", "Explanation", "explain"]

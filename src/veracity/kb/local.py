@@ -35,7 +35,8 @@ from ..ingest.documents import parse_moment
 from ..ingest.limits import DEFAULT_LIMITS, InputLimits
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
-from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.engine import KnowledgeBase
+from ..pipeline.outcome import Answer
 from .browse import document_rows, show_document
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain

@@ -8,6 +8,10 @@ travel with the file:
   ``tenant.yaml`` in the ingested folder (when there is exactly one), else the
   one tenant every added document declares, else :data:`DEFAULT_TENANT`. A
   knowledge base written before settings existed reads as :data:`DEFAULT_TENANT`.
+- ``non_official/<tenant>``: whether that tenant's community sources may answer
+  a question no official source covers (``marked``, the default: the claim is
+  marked as a community source) or are only cited as related (``related``);
+  set from ``non_official:`` in the tenant's ``tenant.yaml``.
 - ``ask_defaults/<tenant>``: what ``ask`` uses for that tenant when the caller
   gives nothing: roles, product version, moment and question. Only a
   ``tenant.yaml`` with a ``defaults:`` block (the bundled demo's) sets them;
@@ -25,6 +29,8 @@ from typing import Any, Final
 import apsw
 
 from ..ingest.documents import parse_moment
+from ..model.errors import ValidationError
+from ..pipeline.decision import NON_OFFICIAL_POLICIES
 
 __all__ = [
     "DEFAULT_ROLES",
@@ -34,8 +40,10 @@ __all__ = [
     "ask_defaults_from_tenant_file",
     "default_tenant",
     "has_default_tenant",
+    "non_official_policies",
     "set_ask_defaults",
     "set_default_tenant",
+    "set_non_official_policy",
 ]
 
 DEFAULT_TENANT: Final = "default"
@@ -124,3 +132,26 @@ def ask_defaults_from_tenant_file(raw: Mapping[str, Any], roles: Sequence[str]) 
         as_of=parse_moment(as_of, document="tenant.yaml", field="as_of") if as_of else None,
         question=str(raw["running_question"]) if raw.get("running_question") else None,
     )
+
+
+def non_official_policies(connection: apsw.Connection) -> dict[str, str]:
+    """Every tenant's recorded non-official policy (tenants without one use ``marked``)."""
+    rows = connection.execute("SELECT key, value FROM kb_settings WHERE key LIKE 'non_official/%'")
+    return {str(key).split("/", 1)[1]: str(json.loads(str(value))) for key, value in rows}
+
+
+def check_non_official(policy: str, *, document: str = "tenant.yaml") -> str:
+    """``policy`` if it is a non-official policy; ``ValidationError`` naming the valid ones otherwise."""
+    if policy not in NON_OFFICIAL_POLICIES:
+        valid = ", ".join(NON_OFFICIAL_POLICIES)
+        raise ValidationError(
+            f"non_official {policy!r} is not a policy; valid values: {valid}",
+            document=document,
+            field="non_official",
+        )
+    return policy
+
+
+def set_non_official_policy(connection: apsw.Connection, tenant: str, policy: str) -> None:
+    """Record ``tenant``'s non-official policy (call inside a transaction)."""
+    _put(connection, f"non_official/{tenant}", check_non_official(policy))

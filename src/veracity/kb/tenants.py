@@ -31,10 +31,12 @@ from .settings import (
     DEFAULT_TENANT,
     AskDefaults,
     ask_defaults_from_tenant_file,
+    check_non_official,
     default_tenant,
     has_default_tenant,
     set_ask_defaults,
     set_default_tenant,
+    set_non_official_policy,
 )
 
 __all__ = ["TenantSetup", "read_tenant_file", "resolve_tenants"]
@@ -62,6 +64,7 @@ class TenantSetup:
     record_default: bool = False
     role_updates: dict[str, set[str]] = field(default_factory=dict)
     ask_defaults: dict[str, AskDefaults] = field(default_factory=dict)
+    non_official: dict[str, str] = field(default_factory=dict)
     named: bool = False  # the default tenant came from --tenant or a tenant.yaml, not the fallback
 
     def apply(
@@ -92,6 +95,9 @@ class TenantSetup:
                     set_default_tenant(connection, self.default_tenant)
                 for name, values in sorted(self.ask_defaults.items()):
                     set_ask_defaults(connection, name, values)
+                for name, policy in sorted(self.non_official.items()):
+                    set_non_official_policy(connection, name, policy)
+                    kb.non_official_policies[name] = policy
         return tuple(defined), tuple(given_defaults)
 
 
@@ -103,12 +109,16 @@ def resolve_tenants(
         raise ValidationError("the tenant is empty; give a name or leave the option out", field="tenant")
     updates: dict[str, set[str]] = {}
     asks: dict[str, AskDefaults] = {}
+    policies: dict[str, str] = {}
     for file in tenant_files:
         name, listed, raw = read_tenant_file(file)
         updates.setdefault(name, set()).update(listed)
         declared = ask_defaults_from_tenant_file(raw, listed)
         if declared is not None:
             asks[name] = declared
+        if raw.get("non_official") is not None:
+            policy = check_non_official(str(raw["non_official"]), document=str(file))
+            policies[name] = policy
     store = kb.catalog.store
     connection = store.connection if isinstance(store, SQLiteStore) else None
     if connection is not None and has_default_tenant(connection):
@@ -120,4 +130,6 @@ def resolve_tenants(
     clean = [role.strip() for role in roles if role.strip()]
     if clean:
         updates.setdefault(tenant or chosen, set()).update(clean)
-    return TenantSetup(chosen, first and connection is not None, updates, asks, named or bool(clean))
+    return TenantSetup(
+        chosen, first and connection is not None, updates, asks, policies, named or bool(clean)
+    )

@@ -262,3 +262,9 @@ class Claim:
     text: str
     citation_ids: tuple[int, ...]
     fact_ids: tuple[str, ...] = ()
+    source_trust: str | None = None
+    """``None`` for a claim from an official source; else the trust of its source
+    (``community``), which the answer shows with the claim."""
+    subquestion: int | None = None
+    """The sub-question (0-based, in question order) the claim answers; ``None`` for a claim
+    made for a required fact."""

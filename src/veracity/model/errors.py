@@ -7,19 +7,26 @@ Every error says what was wrong, with the offending value, and what to do.
     │   ├── EmptyContentError    content is empty or whitespace only
     │   └── VersionRangeError    a version or version range cannot be parsed or is reversed
     ├── IdentityError            missing or unknown identity (tenant, role): always denies
+    │   ├── AuthenticationError  no API key, or an unknown or revoked one (HTTP 401)
+    │   └── ForbiddenError       the key may not do this: operator-only actions (HTTP 403)
+    ├── LimitError               a per-key service limit was reached
+    │   ├── RateLimitError       too many requests for one key (HTTP 429; ``retry_after`` seconds)
+    │   └── RequestTooLargeError a request body over the size limit (HTTP 413)
     ├── CatalogError             the catalog refused or could not do something
     │   ├── NotFoundError        no such document / chunk
     │   ├── StaleWriteError      compare-and-set on a catalog revision failed
     │   ├── MigrationError       the database schema cannot be brought up to date
     │   │   └── NewerFormatError written by a newer veracity (upgrade to open it)
     │   ├── WriterBusyError      another writer holds the knowledge base (names pid, command, since)
-    │   └── StorageError         the file system or the file refused (names the file, says what to do)
-    │       ├── DiskFullError            no space left: nothing of the change was written
-    │       ├── ReadOnlyStorageError     read-only file system or file
-    │       ├── StoragePermissionError   permission denied
-    │       └── CorruptStorageError      the file is damaged (integrity check failed, not a database)
+    │   ├── StorageError         the file system or the file refused (names the file, says what to do)
+    │   │   ├── DiskFullError            no space left: nothing of the change was written
+    │   │   ├── ReadOnlyStorageError     read-only file system or file
+    │   │   ├── StoragePermissionError   permission denied
+    │   │   └── CorruptStorageError      the file is damaged (integrity check failed, not a database)
+    │   └── CatalogUnavailableError the catalog could not be read: answers are denied
     ├── IndexError_              an index is missing, stale or built with another model
-    │   └── EmbedderMismatchError dimension or model id does not match the index
+    │   ├── EmbedderMismatchError dimension or model id does not match the index
+    │   └── DenseUnavailableError the embedder failed: answers fall back to the lexical channel
     ├── CitationError            a claim's citations are missing, duplicated or unknown
     └── ConfigError              a bad option value (lists the valid choices)
 """
@@ -121,6 +128,10 @@ class CorruptStorageError(StorageError):
     """The database file is damaged or is not a veracity database."""
 
 
+class CatalogUnavailableError(CatalogError):
+    """The catalog could not be read (file gone, disk error, a failing return gate); nothing is said."""
+
+
 class IndexError_(VeracityError):
     """An index is missing, stale, or was built from something other than what is asked."""
 
@@ -136,6 +147,38 @@ class IndexVerificationError(IndexError_):
 
 class EmbedderMismatchError(IndexError_, ValueError):
     """An embedder's dimension or model id does not match the vectors it is used with."""
+
+
+class DenseUnavailableError(IndexError_):
+    """The embedder failed or is switched off; a service answers from the lexical channel alone."""
+
+
+class AuthenticationError(IdentityError):
+    """No API key, or a key that is unknown or revoked. Nothing else is said about it."""
+
+
+class ForbiddenError(IdentityError):
+    """The caller's key may not do this (operator-only actions need an operator key)."""
+
+
+class LimitError(VeracityError):
+    """A per-key service limit was reached; nothing was done."""
+
+
+class RateLimitError(LimitError):
+    """Too many requests for one key; ``retry_after`` says how many seconds until the next is allowed."""
+
+    def __init__(self, message: str, *, retry_after: float) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class RequestTooLargeError(LimitError):
+    """A request body is larger than the limit; ``limit`` is that limit in bytes."""
+
+    def __init__(self, message: str, *, limit: int) -> None:
+        super().__init__(message)
+        self.limit = limit
 
 
 class CitationError(VeracityError, ValueError):

@@ -18,44 +18,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-import numpy as np
-import numpy.typing as npt
-
-from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit
+from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit, Trust
 from ..model.errors import CitationError
-from ..text.questions import SubQuestion, split_subquestions
+from ..text.questions import split_subquestions
 from ..text.sentences import split_sentences
-from ..text.tokens import tokenize
-from .decision import AnswerModel, decision_features, rank_candidates, shipped_model
+from .decision import (
+    NON_OFFICIAL_MARKED,
+    AnswerInputs,
+    Decision,
+    decide,
+    trust_tiers,
+)
 from .evidence import EvidencePacket
-from .rerank import version_fit
-from .sentences import Embed, TermWeights, candidates
-
-WRITTEN_FOR_TARGET = 0.9
-"""``version_fit`` from which a document counts as written for the asked version."""
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerInputs:
-    """What the answer step needs beyond the packet: term statistics, vectors, the model."""
-
-    weights: TermWeights = field(default_factory=lambda: TermWeights(chunks=0, frequencies={}))
-    question_vector: npt.NDArray[np.float32] | None = None
-    embed: Embed | None = None
-    model: AnswerModel | None = None
-    target_version: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Decision:
-    """How one sub-question was decided: its answerability score, the verdict, the features."""
-
-    index: int
-    score: float
-    answered: bool
-    features: tuple[tuple[str, float], ...]
-    missing_terms: tuple[str, ...] = ()
-    threshold: float = 0.0
+from .rerank import TRUST_VALUE, version_fit
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,9 +59,7 @@ def _facts_in(text: str, hit: Hit, documents: Mapping[str, Document]) -> tuple[s
     return tuple(
         f.fact_id
         for f in document.facts
-        if f.stance == "supports"
-        and f.fact_id in hit.chunk.fact_ids
-        and (f.quote in text or text in f.quote)
+        if f.stance == "supports" and f.fact_id in hit.chunk.fact_ids and (f.quote in text or text in f.quote)
     )
 
 
@@ -97,64 +70,29 @@ def _claim_for_fact(fact_id: str, hit: Hit, documents: Mapping[str, Document]) -
     return _sentence_around(hit.chunk.text, position, position + len(quote))
 
 
-def _decide(
-    index: int,
-    sub: SubQuestion,
-    packet: EvidencePacket,
-    documents: Mapping[str, Document],
-    inputs: AnswerInputs,
-    evidence: tuple[frozenset[str], str],
-) -> tuple[Decision, Hit | None, str | None]:
-    """Score the evidence's sentences for ``sub`` and decide whether the best one is said."""
-    model = inputs.model or shipped_model()
-    usable = [h for h in packet.hits if h.chunk.chunk_id not in packet.superseded_chunk_ids]
-    found = candidates(
-        sub,
-        usable,
-        documents,
-        inputs.weights,
-        question_vector=inputs.question_vector,
-        embed=inputs.embed,
-    )
-    ranked = rank_candidates(model.sentence, found)
-    features = decision_features(sub, [r for r, _ in ranked], evidence[0], evidence[1], inputs.weights)
-    score = model.decision.probability(features)
-    answered = bool(ranked) and score >= model.threshold
-    evidence_tokens, evidence_text = evidence
-    missing = tuple(
-        t for t in sub.terms if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
-    )
-    decision = Decision(
-        index=index,
-        score=score,
-        answered=answered,
-        features=tuple(sorted(features.items())),
-        missing_terms=missing,
-        threshold=model.threshold,
-    )
-    if not answered:
-        return decision, None, None
-    best = ranked[0][1]
-    return decision, best.hit, best.claim
-
-
-def _evidence_terms(packet: EvidencePacket, documents: Mapping[str, Document]) -> tuple[frozenset[str], str]:
-    """Tokens and text of every evidence chunk with its heading path and document title."""
-    parts = []
-    for hit in packet.hits:
-        document = documents[hit.chunk.document_id]
-        parts.append(" ".join((document.title, *hit.chunk.heading_path, hit.chunk.text)))
-    text = "\n".join(parts)
-    return frozenset(tokenize(text)), text
-
-
-def _add_claim(claims: list[Claim], text: str, citation_id: int, fact_ids: tuple[str, ...]) -> None:
+def _add_claim(
+    claims: list[Claim],
+    text: str,
+    citation_id: int,
+    fact_ids: tuple[str, ...],
+    *,
+    source_trust: str | None = None,
+    subquestion: int | None = None,
+) -> None:
     for index, claim in enumerate(claims):
         if claim.text == text:
             merged_facts = tuple(dict.fromkeys((*claim.fact_ids, *fact_ids)))
-            claims[index] = Claim(text=text, citation_ids=claim.citation_ids, fact_ids=merged_facts)
+            claims[index] = replace(claim, fact_ids=merged_facts)
             return
-    claims.append(Claim(text=text, citation_ids=(citation_id,), fact_ids=fact_ids))
+    claims.append(
+        Claim(
+            text=text,
+            citation_ids=(citation_id,),
+            fact_ids=fact_ids,
+            source_trust=source_trust,
+            subquestion=subquestion,
+        )
+    )
 
 
 def compose(
@@ -178,40 +116,58 @@ def compose(
     claims: list[Claim] = []
     uncovered: list[str] = []
     decisions: list[Decision] = []
+    related: list[int] = []
+    notes: list[str] = []
     if required_fact_ids:
         for fact_id in required_fact_ids:
-            hit = next(
-                (
-                    h
-                    for h in packet.hits
-                    if fact_id in h.chunk.fact_ids and h.chunk.chunk_id not in packet.superseded_chunk_ids
-                ),
-                None,
-            )
-            if hit is None:
+            holders = [
+                h
+                for h in packet.hits
+                if fact_id in h.chunk.fact_ids and h.chunk.chunk_id not in packet.superseded_chunk_ids
+            ]
+            if not holders:
                 continue
+            hit = max(holders, key=lambda h: TRUST_VALUE[documents[h.chunk.document_id].trust])
+            trust = documents[hit.chunk.document_id].trust
             text = _claim_for_fact(fact_id, hit, documents)
             citation = packet.citation_for(hit.chunk.chunk_id)
-            _add_claim(claims, text, citation.citation_id, _facts_in(text, hit, documents))
+            _add_claim(
+                claims,
+                text,
+                citation.citation_id,
+                _facts_in(text, hit, documents),
+                source_trust=None if trust is Trust.OFFICIAL else trust.value,
+            )
         wanted, got = len(required_fact_ids), len(required_fact_ids) - len(packet.missing_fact_ids)
         reasons = tuple(f"missing_fact:{f}" for f in packet.missing_fact_ids)
     else:
         subquestions = split_subquestions(question)
-        evidence = _evidence_terms(packet, documents)
+        usable = [h for h in packet.hits if h.chunk.chunk_id not in packet.superseded_chunk_ids]
+        official, community = trust_tiers(usable, documents)
+        settings = inputs or AnswerInputs()
         for index, sub in enumerate(subquestions):
-            decision, hit, sentence = _decide(
-                index, sub, packet, documents, inputs or AnswerInputs(), evidence
-            )
+            decision, best = decide(index, sub, official, documents, settings)
+            if best is None and community:
+                second, found = decide(index, sub, community, documents, settings, tier="community")
+                if found is not None and settings.non_official == NON_OFFICIAL_MARKED:
+                    decision, best = second, found
+                elif found is not None:
+                    related.append(packet.citation_for(found.hit.chunk.chunk_id).citation_id)
+                    notes.append(f"related_non_official:{index}")
             decisions.append(decision)
-            if hit is None or sentence is None:
+            if best is None:
                 uncovered.append(sub.text)
                 continue
-            citation = packet.citation_for(hit.chunk.chunk_id)
-            _add_claim(claims, sentence, citation.citation_id, _facts_in(sentence, hit, documents))
+            citation = packet.citation_for(best.hit.chunk.chunk_id)
+            marked = None if decision.tier == "official" else decision.tier
+            facts = _facts_in(best.claim, best.hit, documents)
+            _add_claim(
+                claims, best.claim, citation.citation_id, facts, source_trust=marked, subquestion=index
+            )
         wanted, got = len(subquestions), len(subquestions) - len(uncovered)
         reasons = tuple(
             f"uncovered:{index}" for index, sub in enumerate(subquestions) if sub.text in uncovered
-        )
+        ) + tuple(notes)
     if wanted == 0 or got == 0:
         status = AnswerStatus.ABSTAIN
         claims = []
@@ -220,7 +176,7 @@ def compose(
         status = AnswerStatus.PARTIAL
     else:
         status = AnswerStatus.ANSWER
-    renumbered_claims, cited = _renumber(claims, packet.citations)
+    renumbered_claims, cited = renumber(claims, packet.citations, related)
     target = inputs.target_version if inputs is not None else None
     reasons = (*reasons, *version_scopes(cited, documents, target))
     return Composition(
@@ -232,6 +188,10 @@ def compose(
         reasons=reasons,
         decisions=tuple(decisions),
     )
+
+
+WRITTEN_FOR_TARGET = 0.9
+"""``version_fit`` from which a document counts as written for the asked version."""
 
 
 def version_scopes(
@@ -254,14 +214,16 @@ def version_scopes(
     return tuple(scoped)
 
 
-def _renumber(
-    claims: Sequence[Claim], citations: Sequence[Citation]
+def renumber(
+    claims: Sequence[Claim], citations: Sequence[Citation], related: Sequence[int] = ()
 ) -> tuple[tuple[Claim, ...], tuple[Citation, ...]]:
-    """Number the cited citations 1..n in order of first use; drop the uncited."""
+    """Number the cited citations 1..n in order of first use, then ``related``; drop the rest."""
     new_id: dict[int, int] = {}
     for claim in claims:
         for cid in claim.citation_ids:
             new_id.setdefault(cid, len(new_id) + 1)
+    for cid in related:
+        new_id.setdefault(cid, len(new_id) + 1)
     renumbered = tuple(replace(c, citation_ids=tuple(new_id[i] for i in c.citation_ids)) for c in claims)
     kept = sorted(
         (replace(c, citation_id=new_id[c.citation_id]) for c in citations if c.citation_id in new_id),
@@ -275,13 +237,9 @@ def verify_claims(claims: Sequence[Claim], citations: Sequence[Citation]) -> Non
     known = {c.citation_id for c in citations}
     for index, claim in enumerate(claims, start=1):
         if not claim.citation_ids:
-            raise CitationError(
-                f"claim {index} cites nothing; every claim needs at least one citation"
-            )
+            raise CitationError(f"claim {index} cites nothing; every claim needs at least one citation")
         if len(set(claim.citation_ids)) != len(claim.citation_ids):
-            raise CitationError(
-                f"claim {index} cites the same id twice: {list(claim.citation_ids)}"
-            )
+            raise CitationError(f"claim {index} cites the same id twice: {list(claim.citation_ids)}")
         unknown = [cid for cid in claim.citation_ids if cid not in known]
         if unknown:
             raise CitationError(
@@ -296,13 +254,7 @@ def unsupported_claims(
     by_id = {c.citation_id: c for c in citations}
     count = 0
     for claim in claims:
-        texts = [
-            chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id
-        ]
+        texts = [chunk_texts.get(by_id[cid].chunk_id, "") for cid in claim.citation_ids if cid in by_id]
         if not any(claim.text in text for text in texts):
             count += 1
     return count
-
-
-def _is_cjk(term: str) -> bool:
-    return bool(term) and "\u3400" <= term[0] <= "\u9fff"

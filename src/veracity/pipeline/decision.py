@@ -21,15 +21,19 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
+from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import tokenize
-from .sentences import Candidate, TermWeights, weighted_coverage
+from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 DECISION_FEATURES: Final = (
     "best_sentence",
@@ -215,3 +219,89 @@ def decision_features(
 
 def _is_cjk(term: str) -> bool:
     return bool(term) and "\u3400" <= term[0] <= "\u9fff"
+
+
+NON_OFFICIAL_MARKED: Final = "marked"
+"""A non-official (community) source may answer a sub-question no official source covers; its
+claim is marked as such. Untrusted sources never answer."""
+NON_OFFICIAL_RELATED: Final = "related"
+"""Non-official sources never answer; what they cover is only cited as related."""
+NON_OFFICIAL_POLICIES: Final = (NON_OFFICIAL_MARKED, NON_OFFICIAL_RELATED)
+
+
+@dataclass(frozen=True, slots=True)
+class AnswerInputs:
+    """What the answer step needs beyond the packet: term statistics, vectors, the model, policy."""
+
+    weights: TermWeights = field(default_factory=lambda: TermWeights(chunks=0, frequencies={}))
+    question_vector: npt.NDArray[np.float32] | None = None
+    embed: Embed | None = None
+    model: AnswerModel | None = None
+    target_version: str | None = None
+    non_official: str = NON_OFFICIAL_MARKED
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """How one sub-question was decided: the sources that decided it (``official`` or
+    ``community``), its answerability score, the verdict, the features, the question's terms
+    no evidence holds, and the threshold."""
+
+    index: int
+    score: float
+    answered: bool
+    features: tuple[tuple[str, float], ...]
+    missing_terms: tuple[str, ...] = ()
+    threshold: float = 0.0
+    tier: str = "official"
+
+
+def evidence_terms(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[frozenset[str], str]:
+    """Tokens and text of ``hits`` with their heading paths and document titles."""
+    text = "\n".join(
+        " ".join((documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text)) for h in hits
+    )
+    return frozenset(tokenize(text)), text
+
+
+def trust_tiers(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[list[Hit], list[Hit]]:
+    """Official hits and community hits (untrusted sources never answer)."""
+    official = [h for h in hits if documents[h.chunk.document_id].trust is Trust.OFFICIAL]
+    community = [h for h in hits if documents[h.chunk.document_id].trust is Trust.COMMUNITY]
+    return official, community
+
+
+def decide(
+    index: int,
+    sub: SubQuestion,
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    inputs: AnswerInputs,
+    *,
+    tier: str = "official",
+) -> tuple[Decision, Candidate | None]:
+    """Score the sentences of ``hits`` for ``sub``; the best candidate when the model says it is
+    answered. Coverage is measured on ``hits`` alone, so words of other sources (another trust
+    tier, quarantined chunks) never make up for what these sources lack."""
+    model = inputs.model or shipped_model()
+    found = candidates(
+        sub, hits, documents, inputs.weights, question_vector=inputs.question_vector, embed=inputs.embed
+    )
+    ranked = rank_candidates(model.sentence, found)
+    evidence_tokens, evidence_text = evidence_terms(hits, documents)
+    features = decision_features(sub, [r for r, _ in ranked], evidence_tokens, evidence_text, inputs.weights)
+    score = model.decision.probability(features)
+    answered = bool(ranked) and score >= model.threshold
+    missing = tuple(
+        t for t in sub.terms if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
+    )
+    decision = Decision(
+        index=index,
+        score=score,
+        answered=answered,
+        features=tuple(sorted(features.items())),
+        missing_terms=missing,
+        threshold=model.threshold,
+        tier=tier,
+    )
+    return decision, (ranked[0][1] if answered else None)

@@ -7,7 +7,7 @@ gate → evidence packet → policy and extractive composer → claim/citation c
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from functools import lru_cache
 
@@ -20,28 +20,14 @@ from ..fixtures import STARSHIP, fixture_documents, tenant_config
 from ..index.dense import Embedder
 from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
-from ..model.contracts import AnswerStatus, Citation, Claim, Document, Principal, Query
+from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
-from ..text.questions import split_subquestions
-from .answer import AnswerInputs, compose, verify_claims, version_scopes
+from .answer import compose, verify_claims
+from .decision import NON_OFFICIAL_MARKED, AnswerInputs
+from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
-from .retry import MAX_RETRIES, Part, merge_parts, rewrite, status_of, synonym_fixes, typo_fixes
-from .trace import Trace
-
-
-@dataclass(frozen=True, slots=True)
-class Answer:
-    """What veracity says: status, claims with citation ids, what is missing, and the trace."""
-
-    question: str
-    status: AnswerStatus
-    claims: tuple[Claim, ...]
-    citations: tuple[Citation, ...]
-    missing_fact_ids: tuple[str, ...]
-    uncovered_subquestions: tuple[str, ...]
-    reasons: tuple[str, ...]
-    trace: Trace
+from .retry import retry, settled
 
 
 def load_catalog(
@@ -84,6 +70,8 @@ class KnowledgeBase:
         self.reranker = reranker or ExplainableReranker()
         self.settings = settings or RetrievalSettings()
         self.snapshot: SearchBackend | None = backend
+        self.non_official_policies: dict[str, str] = {}
+        """Per tenant, whether community sources may answer (see ``pipeline.decision``)."""
 
     @classmethod
     def from_documents(
@@ -163,74 +151,18 @@ class KnowledgeBase:
         )
         retrieval = self.retrieve(query, remove_chunk_ids=remove_chunk_ids)
         answer = self.answer(retrieval)
-        settled = answer.status is AnswerStatus.ANSWER or any(
-            r.startswith("conflict:") for r in answer.reasons
-        )
-        if query.required_fact_ids or settled:
+        if query.required_fact_ids or settled(answer):
             return answer
-        return self._retry(query, retrieval, answer, remove_chunk_ids)
 
-    def _retry(
-        self, query: Query, retrieval: Retrieval, answer: Answer, remove_chunk_ids: Collection[str]
-    ) -> Answer:
-        """One bounded retry of what was not covered (see :mod:`veracity.pipeline.retry`)."""
-        subquestions = split_subquestions(query.text)
-        uncovered = [d[0] for d in answer.trace.decisions if not d[2]]
-        evidence = [
-            " ".join((retrieval.documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text))
-            for h in retrieval.packet.hits
-        ]
-        fixes = typo_fixes(query.text, retrieval.term_weights, evidence)
-        fixes |= synonym_fixes(
-            query.text, retrieval.term_weights, evidence, sentence_embedding(self.embedder), skip=fixes
-        )
-        single = len(subquestions) == 1
-        if not uncovered or (single and not fixes):
-            return replace(answer, trace=replace(answer.trace, retry=(("stop", "no_rewrite"),)))
-        parts: list[Part] = []
-        retrievals = 0
-        for index in uncovered[:MAX_RETRIES]:
-            text = rewrite(query.text if single else subquestions[index].text, fixes)
-            retried = self.answer(self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids))
-            retrievals += 1
-            if retried.status is AnswerStatus.ANSWER:
-                parts.append(Part(index=index, claims=retried.claims, citations=retried.citations))
-        claims, citations = merge_parts(answer.claims, answer.citations, parts)
-        answered = {p.index for p in parts}
-        total_answered = len(subquestions) - len(uncovered) + len(answered)
-        status = status_of(total_answered, len(subquestions))
-        kept_reasons = tuple(
-            r
-            for r in answer.reasons
-            if not (r.startswith("version_scope:") or r in {f"uncovered:{i}" for i in answered})
-            and not (r == "no_supported_claim" and status is not AnswerStatus.ABSTAIN)
-        )
-        reasons = (*kept_reasons, *version_scopes(citations, retrieval.documents, query.target_version))
-        stop = "answered" if len(answered) == len(uncovered) else "not_covered"
-        trace = replace(
-            answer.trace,
-            status=status.value,
-            reasons=reasons,
-            retry=(
-                ("rewritten_words", str(len(fixes))),
-                ("retrievals", str(retrievals)),
-                ("answered", ",".join(str(i) for i in sorted(answered))),
-                ("stop", stop),
-            ),
-        )
-        return replace(
-            answer,
-            status=status,
-            claims=claims,
-            citations=citations,
-            uncovered_subquestions=tuple(subquestions[i].text for i in uncovered if i not in answered),
-            reasons=reasons,
-            trace=trace,
-        )
+        def ask_again(text: str) -> Answer:
+            return self.answer(self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids))
+
+        return retry(query, retrieval, answer, ask_again, sentence_embedding(self.embedder))
 
     def answer(self, retrieval: Retrieval) -> Answer:
         """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""
-        return answer_from(retrieval, self.embedder)
+        policy = self.non_official_policies.get(retrieval.query.principal.tenant, NON_OFFICIAL_MARKED)
+        return answer_from(retrieval, self.embedder, non_official=policy)
 
     def query(
         self,
@@ -254,7 +186,9 @@ class KnowledgeBase:
         )
 
 
-def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answer:
+def answer_from(
+    retrieval: Retrieval, embedder: Embedder | None = None, *, non_official: str = NON_OFFICIAL_MARKED
+) -> Answer:
     """Compose, verify and package the answer for a finished retrieval.
 
     ``embedder`` (the index's) lets sentence choice compare each evidence
@@ -266,6 +200,7 @@ def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answe
         question_vector=retrieval.query_vector,
         embed=sentence_embedding(embedder) if embedder is not None else None,
         target_version=query.target_version,
+        non_official=non_official,
     )
     composition = compose(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
@@ -276,7 +211,7 @@ def answer_from(retrieval: Retrieval, embedder: Embedder | None = None) -> Answe
         status=composition.status.value,
         reasons=composition.reasons,
         decisions=tuple(
-            (d.index, d.score, d.answered, d.features, d.missing_terms, d.threshold)
+            (d.index, d.score, d.answered, d.features, d.missing_terms, d.threshold, d.tier)
             for d in composition.decisions
         ),
     )

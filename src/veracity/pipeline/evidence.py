@@ -26,7 +26,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from ..model.contracts import Chunk, Citation, Document, Hit, sha256_hex
+from ..model.contracts import Chunk, Citation, Document, Hit, Trust, sha256_hex
 from .injection import hold_back
 from .rerank import TRUST_VALUE, version_fit
 
@@ -206,7 +206,8 @@ def build_packet(
     """Turn gated, ranked hits into the evidence packet.
 
     Order: quarantine (over every gated candidate, so the trace shows each one
-    caught), then duplicates, then ``min_score`` on the rerank score, then ``top_k``.
+    caught), then duplicates, then ``min_score`` on the rerank score, then ``top_k`` for
+    official sources and ``top_k`` for the others, in rank order.
     """
     clean: list[Hit] = []
     quarantined: list[tuple[str, tuple[str, ...]]] = []
@@ -220,7 +221,12 @@ def build_packet(
     if min_score is not None:
         kept = [hit for hit in kept if (hit.scores.rerank or 0.0) >= min_score]
     if top_k is not None:
-        kept = kept[:top_k]
+        # top_k per trust tier: many non-official pages on a topic never push the official
+        # sources out of the evidence (official sources answer first; see pipeline.answer)
+        official = [h for h in kept if documents[h.chunk.document_id].trust is Trust.OFFICIAL][:top_k]
+        others = [h for h in kept if documents[h.chunk.document_id].trust is not Trust.OFFICIAL][:top_k]
+        chosen = {h.chunk.chunk_id for h in (*official, *others)}
+        kept = [h for h in kept if h.chunk.chunk_id in chosen]
     conflicts = _conflicts(kept, documents, target_version)
     overruled = {c.fact_id for c in conflicts if c.winner == "contradicting"}
     present = sorted({fact for hit in kept for fact in hit.chunk.fact_ids} - overruled)

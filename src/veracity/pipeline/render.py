@@ -63,6 +63,7 @@ def claim_dict(claim: Claim) -> dict[str, Any]:
         "text": claim.text,
         "citations": list(claim.citation_ids),
         "fact_ids": list(claim.fact_ids),
+        "source_trust": claim.source_trust,
     }
 
 
@@ -99,7 +100,8 @@ def answer_text(answer: Answer) -> str:
         for claim in answer.claims:
             marks = "".join(f"[{cid}]" for cid in claim.citation_ids)
             # a claim copied from a list item keeps its marker; print one bullet, not "- - "
-            lines.append(f"- {_LIST_MARKER.sub('', claim.text, count=1)} {marks}")
+            marked = f"({claim.source_trust} source) " if claim.source_trust else ""
+            lines.append(f"- {marked}{_LIST_MARKER.sub('', claim.text, count=1)} {marks}")
     if answer.missing_fact_ids:
         lines.append("")
         lines.append(

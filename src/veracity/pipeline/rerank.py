@@ -12,7 +12,7 @@ named parts, all in [0, 1] and all kept in the hit's score breakdown:
 - ``version_fit``: how squarely the document is written for the target
   version (:func:`version_fit`: 1 for an explicit range starting there, 0.5
   when it only reaches it through an open range);
-- ``instruction``: 1 when the text tries to give orders (a penalty).
+- ``instruction``: 1 when a non-official text tries to give orders (a penalty).
 """
 
 from __future__ import annotations
@@ -112,7 +112,12 @@ class ExplainableReranker:
                 "semantic": max(0.0, hit.scores.semantic or 0.0),
                 "trust": TRUST_VALUE[document.trust],
                 "version_fit": version_fit(document, query.target_version),
-                "instruction": 1.0 if instruction_signals(hit.chunk.text) else 0.0,
+                # official text is never quarantined, so it is never penalised for its wording either
+                "instruction": (
+                    1.0
+                    if document.trust is not Trust.OFFICIAL and instruction_signals(hit.chunk.text)
+                    else 0.0
+                ),
             }
             score = (
                 w.coverage * parts["coverage"]

@@ -7,7 +7,7 @@ return gate, decision); nothing the retry finds skips a gate.
 
 Rewrites:
 
-- *typos*: a question word that no chunk the principal may use holds is
+- *typos*: a question word that no evidence chunk holds is
   replaced by the evidence's word within Damerau–Levenshtein distance 1
   (2 for words of 8 letters or more; Chinese words of 3 characters or more,
   distance 1). The dense channel usually still finds the right chunks for a
@@ -27,17 +27,20 @@ which sub-questions the retry answered and why it stopped.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import AnswerStatus, Citation, Claim
-from ..text.questions import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS
+from ..model.contracts import AnswerStatus, Citation, Claim, Query
+from ..text.questions import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS, split_subquestions
 from ..text.tokens import STOPWORDS, surface_tokens
-from .sentences import TermWeights
+from .answer import renumber, version_scopes
+from .decision import evidence_terms, trust_tiers
+from .outcome import Answer
+from .retrieve import Retrieval
 
 MAX_RETRIES: Final = 3
 """Retrievals one retry round may run (one per uncovered sub-question, at most this many)."""
@@ -70,15 +73,16 @@ def _limit(word: str) -> int:
     return 1 if len(word) >= 3 and all("\u3400" <= ch <= "\u9fff" for ch in word) else 0
 
 
-def typo_fixes(question: str, weights: TermWeights, evidence_texts: Iterable[str]) -> dict[str, str]:
-    """``{question word: evidence word}`` for question words no usable chunk holds (see above)."""
+def typo_fixes(question: str, missing: Collection[str], evidence_texts: Iterable[str]) -> dict[str, str]:
+    """``{question word: evidence word}`` for question words whose token is ``missing`` (no
+    evidence chunk holds it; see above)."""
     vocabulary: Counter[str] = Counter()
     for text in evidence_texts:
         vocabulary.update(surface for surface, _ in surface_tokens(text))
     fixes: dict[str, str] = {}
     for surface, token in surface_tokens(question):
         limit = _limit(surface)
-        if not limit or surface in vocabulary or weights.seen(token):
+        if not limit or surface in vocabulary or token not in missing:
             continue
         best: tuple[int, int, str] | None = None
         for word, count in vocabulary.items():
@@ -92,10 +96,11 @@ def typo_fixes(question: str, weights: TermWeights, evidence_texts: Iterable[str
     return fixes
 
 
-SYNONYM_COSINE: Final = 0.6
+SYNONYM_COSINE: Final = 0.7
 """Cosine (the index's embedder, word against word) from which an evidence word stands in for a
-question word no usable chunk holds: a translation (plan → 计划, login → 登录) or a near-synonym
-(超额 → 超过); unrelated words stay below it (quantum → 加密 0.31, login → 邮箱 0.39)."""
+question word the evidence lacks: translations clear it (member → 成员 0.92, plan → 计划 0.89,
+deleted → 删除 0.84, limit → 上限 0.84), while antonyms and loose neighbours, which embedders
+also put close, stay below (免费 → 付费 0.62, 取消 → 删除 0.63, delete → 保留 0.53)."""
 
 
 def _content_words(text: str) -> list[str]:
@@ -103,7 +108,8 @@ def _content_words(text: str) -> list[str]:
     words = []
     for surface, _ in surface_tokens(text):
         cjk = all("\u3400" <= ch <= "\u9fff" for ch in surface)
-        if surface in function_words or (cjk and len(surface) < 2) or (not cjk and not surface.isalpha()):
+        word = cjk or surface.replace("-", "").isalpha()  # hyphenated words count (sign-on)
+        if surface in function_words or (cjk and len(surface) < 2) or not word:
             continue
         words.append(surface)
     return words
@@ -111,19 +117,19 @@ def _content_words(text: str) -> list[str]:
 
 def synonym_fixes(
     question: str,
-    weights: TermWeights,
+    missing: Collection[str],
     evidence_texts: Iterable[str],
     embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
     *,
     skip: Iterable[str] = (),
 ) -> dict[str, str]:
-    """``{question word: evidence word}`` through the embedder, for question words no usable
-    chunk holds (other languages, near-synonyms); see :data:`SYNONYM_COSINE`."""
+    """``{question word: evidence word}`` through the embedder, for question words whose token
+    is ``missing`` from the evidence (other languages, near-synonyms); see :data:`SYNONYM_COSINE`."""
     skipped = set(skip)
     wanted = [
         surface
         for surface, token in surface_tokens(question)
-        if surface not in skipped and not weights.seen(token) and surface in _content_words(surface)
+        if surface not in skipped and token in missing and surface in _content_words(surface)
     ]
     wanted = list(dict.fromkeys(wanted))
     vocabulary = sorted({w for text in evidence_texts for w in _content_words(text)} - set(wanted))
@@ -168,7 +174,8 @@ class Part:
 def merge_parts(
     claims: Sequence[Claim], citations: Sequence[Citation], parts: Sequence[Part]
 ) -> tuple[tuple[Claim, ...], tuple[Citation, ...]]:
-    """Claims and citations with the parts' appended; a chunk cited twice keeps one number."""
+    """Claims and citations with the parts' appended (each part's claims answer its sub-question);
+    a chunk cited twice keeps one number; citations no claim uses any more are dropped."""
     merged_claims = list(claims)
     merged_citations = list(citations)
     by_chunk = {c.chunk_id: c.citation_id for c in merged_citations}
@@ -183,7 +190,7 @@ def merge_parts(
             if any(existing.text == claim.text for existing in merged_claims):
                 continue
             ids = tuple(dict.fromkeys(numbers[cid] for cid in claim.citation_ids))
-            merged_claims.append(replace(claim, citation_ids=ids))
+            merged_claims.append(replace(claim, citation_ids=ids, subquestion=part.index))
     return tuple(merged_claims), tuple(merged_citations)
 
 
@@ -192,3 +199,80 @@ def status_of(answered: int, total: int) -> AnswerStatus:
     if total == 0 or answered == 0:
         return AnswerStatus.ABSTAIN
     return AnswerStatus.ANSWER if answered == total else AnswerStatus.PARTIAL
+
+
+def settled(answer: Answer) -> bool:
+    """Nothing to retry: every sub-question answered by official sources, or a conflict abstain."""
+    if any(r.startswith("conflict:") for r in answer.reasons):
+        return True
+    official = all(d[2] and d[6] == "official" for d in answer.trace.decisions)
+    return answer.status is AnswerStatus.ANSWER and official
+
+
+def retry(
+    query: Query,
+    retrieval: Retrieval,
+    answer: Answer,
+    ask_again: Callable[[str], Answer],
+    embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
+) -> Answer:
+    """One bounded retry of the sub-questions that are not covered, or covered only by a
+    community source (an official answer found by the retry replaces that claim)."""
+    subquestions = split_subquestions(query.text)
+    targets = [d[0] for d in answer.trace.decisions if not d[2] or d[6] != "official"]
+    official, _ = trust_tiers(retrieval.packet.hits, retrieval.documents)
+    official_tokens, official_text = evidence_terms(official, retrieval.documents)
+    missing = {
+        term
+        for index in targets
+        for term in subquestions[index].terms
+        if term not in official_tokens and term not in official_text
+    }
+    evidence = [official_text] if official_text else []
+    fixes = typo_fixes(query.text, missing, evidence)
+    fixes |= synonym_fixes(query.text, missing, evidence, embed, skip=fixes)
+    single = len(subquestions) == 1
+    if not targets or (single and not fixes):
+        return replace(answer, trace=replace(answer.trace, retry=(("stop", "no_rewrite"),)))
+    answered_before = {d[0] for d in answer.trace.decisions if d[2]}
+    parts: list[Part] = []
+    for index in targets[:MAX_RETRIES]:
+        retried = ask_again(rewrite(query.text if single else subquestions[index].text, fixes))
+        from_official = all(c.source_trust is None for c in retried.claims)
+        if retried.status is AnswerStatus.ANSWER and (index not in answered_before or from_official):
+            parts.append(Part(index=index, claims=retried.claims, citations=retried.citations))
+    replaced = {p.index for p in parts if p.index in answered_before}
+    kept_claims = [c for c in answer.claims if not (c.source_trust and c.subquestion in replaced)]
+    used = {cid for claim in answer.claims for cid in claim.citation_ids}
+    related = [c.citation_id for c in answer.citations if c.citation_id not in used]
+    claims, citations = renumber(*merge_parts(kept_claims, answer.citations, parts), related)
+    answered = answered_before | {p.index for p in parts}
+    status = status_of(len(answered), len(subquestions))
+    newly = {f"uncovered:{p.index}" for p in parts}
+    reasons = tuple(
+        r
+        for r in answer.reasons
+        if not (r.startswith("version_scope:") or r in newly)
+        and not (r == "no_supported_claim" and status is not AnswerStatus.ABSTAIN)
+    )
+    reasons = (*reasons, *version_scopes(citations, retrieval.documents, query.target_version))
+    trace = replace(
+        answer.trace,
+        status=status.value,
+        reasons=reasons,
+        retry=(
+            ("rewritten_words", str(len(fixes))),
+            ("retrievals", str(min(len(targets), MAX_RETRIES))),
+            ("answered", ",".join(str(p.index) for p in parts)),
+            ("stop", "answered" if len(parts) == len(targets) else "not_covered"),
+        ),
+    )
+    return replace(
+        answer,
+        status=status,
+        claims=claims,
+        citations=citations,
+        uncovered_subquestions=tuple(s.text for i, s in enumerate(subquestions) if i not in answered),
+        reasons=reasons,
+        trace=trace,
+    )

@@ -31,7 +31,9 @@ non-negative numbers:
 A claim is the sentence itself, or the sentence with the one before it when it
 leans on it (``anaphor``) or is a fragment, or with the one after it when it
 only echoes the question (:data:`ECHO_NOVELTY`): always a contiguous span of
-the cited chunk.
+the cited chunk. A table row is a candidate with its header row as the
+sentence before it (so "which environment variable" meets the header's words);
+the header and separator rows are not candidates.
 """
 
 from __future__ import annotations
@@ -327,24 +329,27 @@ def sentence_contexts(
     """``(hit, start, end, claim start, next sentence's end, context)`` of every non-question
     sentence of ``hits`` (the next end is ``None`` for a chunk's last sentence)."""
     best_rerank = max((h.scores.rerank or 0.0 for h in hits), default=0.0)
-    spans: list[tuple[Hit, int, int, int, int | None, int]] = []
+    spans: list[tuple[Hit, int, int, int, int | None, int, str | None]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
         sentences = [s for s in split_sentences(text) if not _QUESTION_END.search(text[s[0] : s[1]])]
+        headers = _table_headers(text, sentences)
         for order, (start, end) in enumerate(sentences):
+            if headers.get(order) == "":
+                continue  # a table's header or separator row says nothing on its own
             previous_start = sentences[order - 1][0] if order else start
             next_end = sentences[order + 1][1] if order + 1 < len(sentences) else None
-            spans.append((hit, start, end, previous_start, next_end, position))
+            spans.append((hit, start, end, previous_start, next_end, position, headers.get(order)))
     vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, *_ in spans], question_vector, embed)
     found = []
-    for index, (hit, start, end, previous_start, next_end, position) in enumerate(spans):
+    for index, (hit, start, end, previous_start, next_end, position, header) in enumerate(spans):
         chunk = hit.chunk
         document = documents[chunk.document_id]
         sentence = chunk.text[start:end]
-        leans = bool(_ANAPHOR.match(sentence)) or len(sentence) < FRAGMENT_CHARS
+        leans = header is None and (bool(_ANAPHOR.match(sentence)) or len(sentence) < FRAGMENT_CHARS)
         context = SentenceContext(
             sentence=sentence,
-            previous=chunk.text[previous_start:start].strip(),
+            previous=header if header is not None else chunk.text[previous_start:start].strip(),
             subject=" ".join((document.title, *chunk.heading_path)),
             chunk_text=chunk.text,
             rank=position,
@@ -352,7 +357,32 @@ def sentence_contexts(
             dense=float(vectors[index]) if vectors is not None else 0.0,
             first=start == previous_start,
         )
-        found.append((hit, start, end, previous_start if leans else start, next_end, context))
+        found.append(
+            (hit, start, end, previous_start if leans else start, None if header else next_end, context)
+        )
+    return found
+
+
+_TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+def _table_headers(text: str, sentences: Sequence[tuple[int, int]]) -> dict[int, str]:
+    """For the sentences that are table rows: a data row's header row, ``""`` for the header and
+    separator rows themselves (a row is a claim with its header as context, never the header)."""
+    found: dict[int, str] = {}
+    order = 0
+    while order < len(sentences):
+        row = text[sentences[order][0] : sentences[order][1]]
+        following = order + 1 < len(sentences) and text[sentences[order + 1][0] : sentences[order + 1][1]]
+        if row.startswith("|") and following and _TABLE_SEPARATOR.match(following):
+            found[order] = found[order + 1] = ""
+            data = order + 2
+            while data < len(sentences) and text[sentences[data][0] : sentences[data][1]].startswith("|"):
+                found[data] = row
+                data += 1
+            order = data
+        else:
+            order += 1
     return found
 
 

@@ -60,10 +60,11 @@ class Trace:
     status: str = ""
     reasons: tuple[str, ...] = ()
     decisions: tuple[
-        tuple[int, float, bool, tuple[tuple[str, float], ...], tuple[str, ...], float], ...
+        tuple[int, float, bool, tuple[tuple[str, float], ...], tuple[str, ...], float, str], ...
     ] = ()
     """Per sub-question: index, answerability score, answered, features, the question's own
-    terms no evidence holds, and the threshold the score was held against."""
+    terms no evidence holds, the threshold the score was held against, and the sources that
+    decided it (``official`` or ``community``)."""
     retry: tuple[tuple[str, str], ...] = ()
     timings_ms: tuple[tuple[str, float], ...] = field(default=())
 
@@ -125,10 +126,11 @@ class Trace:
                 "score": round(score, 6),
                 "threshold": round(threshold, 6),
                 "answered": answered,
+                "sources": tier,
                 "missing_terms": list(missing),
                 "features": {name: round(value, 6) for name, value in features},
             }
-            for index, score, answered, features, missing, threshold in self.decisions
+            for index, score, answered, features, missing, threshold, tier in self.decisions
         ]
         if timings:
             data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.timings_ms}

@@ -1,0 +1,306 @@
+"""Load on loopback: concurrent clients asking a running ``veracity serve``, a withdraw in the middle.
+
+Bounded: every client stops at the deadline, every request has a timeout, the
+server is stopped at the end. Only 127.0.0.1 is contacted.
+
+It writes the demo plus tenant acme (:func:`veracity.testing.tenants.build_served_kb`)
+into a temporary folder, starts ``veracity serve`` there (``--workers N``,
+no rate limit), and runs ``--clients`` threads for ``--seconds``, each
+asking, one after another, a question drawn (seeded) from a mix of keys and
+questions: the demo's running question, shorter ones, one only a maintainer
+may see (asked by public and maintainer keys), the second tenant's. Halfway
+through, an operator withdraws ``faq-3.2-sso``. It prints p50/p95/p99
+latency, errors, the cache hit rate, hit and miss latency, throughput, and
+checks that no answer to a request sent after the withdraw's response cites
+the withdrawn document. Exit status 1 on any error or such citation.
+
+    python benchmarks/load_service.py --clients 20 --seconds 30 --workers 2
+    python benchmarks/load_service.py --clients 4 --seconds 3 --embedder fake   # smoke size
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from veracity.index.embedders import make_embedder
+from veracity.testing.tenants import ServedKeys, build_served_kb
+
+WITHDRAWN = "faq-3.2-sso"
+RUNNING = (
+    "我们正在使用 2.8 的 Team 计划和旧 SAML 单点登录。升级到 3.2 后，还能继续使用 SAML 吗？"
+    "如果成员数超过新计划上限，多出来的成员会被自动删除吗？"
+)
+
+
+def mix(keys: ServedKeys) -> list[tuple[str, str, dict[str, object]]]:
+    """(label, key, body): the asks the clients draw from."""
+    return [
+        ("running/public", keys.public, {"question": RUNNING}),
+        ("running/maintainer", keys.maintainer, {"question": RUNNING}),
+        ("team-saml/public", keys.public, {"question": "3.2 的 Team 能用 SAML 吗"}),
+        ("team-saml/3.2/public", keys.public, {"question": "3.2 的 Team 能用 SAML 吗", "version": "3.2"}),
+        ("members/public", keys.public, {"question": "成员数超过新计划上限会怎样？"}),
+        ("incident/public", keys.public, {"question": "2026 年 8 月的 SSO 故障是怎么回事？"}),
+        ("incident/maintainer", keys.maintainer, {"question": "2026 年 8 月的 SSO 故障是怎么回事？"}),
+        ("quantum/public", keys.public, {"question": "3.2 支持量子加密登录吗？"}),
+        ("acme-returns/public", keys.acme_public, {"question": "购买后多少天内可以退货？"}),
+        ("acme-payroll/staff", keys.acme_staff, {"question": "Which day does Acme pay salaries?"}),
+    ]
+
+
+@dataclass
+class Sample:
+    """One request as a client saw it."""
+
+    label: str
+    sent: float
+    done: float
+    status: int
+    cache: str = ""
+    cited: list[str] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def ms(self) -> float:
+        """Latency in milliseconds."""
+        return (self.done - self.sent) * 1000
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _start(folder: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+    port = _free_port()
+    command = [sys.executable, "-m", "veracity.cli.main", "serve", "--kb", str(folder), "--port", str(port),
+               "--workers", str(workers), "--rate-limit", "0"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            if httpx.get(f"{base}/readyz", timeout=2).status_code == 200:
+                return process, base
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.3)
+    process.kill()
+    raise SystemExit(f"the server did not become ready: {process.stderr.read() if process.stderr else ''}")
+
+
+RECONNECT_EVERY = 20
+"""Requests per connection: clients reconnect now and then, as many users would, so the kernel
+spreads connections over the workers (one keep-alive connection would stay on one worker)."""
+
+
+def _client(base: str, asks: list[tuple[str, str, dict[str, object]]], seed: int, deadline: float,
+            samples: list[Sample], lock: threading.Lock) -> None:  # fmt: skip
+    chooser = random.Random(seed)
+    while time.monotonic() < deadline:
+        with httpx.Client(base_url=base, timeout=60) as http:
+            for _ in range(RECONNECT_EVERY):
+                if time.monotonic() >= deadline:
+                    break
+                label, key, body = chooser.choice(asks)
+                sent = time.monotonic()
+                try:
+                    response = http.post("/v1/ask", json=body, headers={"Authorization": f"Bearer {key}"})
+                    done = time.monotonic()
+                    data = response.json() if response.status_code == 200 else {}
+                    sample = Sample(
+                        label, sent, done, response.status_code, data.get("cache", ""),
+                        [c["source_id"] for c in data.get("citations", [])],
+                        "" if response.status_code == 200 else response.text[:200],
+                    )  # fmt: skip
+                except httpx.HTTPError as exc:
+                    sample = Sample(label, sent, time.monotonic(), 0, error=f"{type(exc).__name__}: {exc}")
+                with lock:
+                    samples.append(sample)
+
+
+def worker_caches(
+    base: str, operator: str, workers: int, patience: float = 60.0
+) -> dict[int, dict[str, object]]:
+    """Each worker's own cache counts (``/v1/status`` on fresh connections until every worker answered)."""
+    found: dict[int, dict[str, object]] = {}
+    deadline = time.monotonic() + patience
+    while len(found) < workers and time.monotonic() < deadline:
+        headers = {"Authorization": f"Bearer {operator}", "Connection": "close"}
+        response = httpx.get(f"{base}/v1/status", timeout=60, headers=headers)
+        if response.status_code == 200:
+            data = response.json()
+            found[int(data["process"])] = data["cache"]
+        else:
+            time.sleep(0.2)
+    return found
+
+
+def percentile(values: list[float], share: float) -> float:
+    """The nearest-rank percentile (``share`` in 0..1)."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
+
+
+def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0) -> dict[str, object]:
+    """Run the load and return the measured report."""
+    with tempfile.TemporaryDirectory(prefix="veracity-load-") as tmp:
+        folder = Path(tmp) / "kb"
+        keys = build_served_kb(folder, make_embedder(embedder))
+        process, base = _start(folder, workers)
+        try:
+            worker_caches(base, keys.operator, workers)  # every worker is up before the clients start
+            asks = mix(keys)
+            samples: list[Sample] = []
+            lock = threading.Lock()
+            start = time.monotonic()
+            deadline = start + seconds
+            threads = [
+                threading.Thread(target=_client, args=(base, asks, seed + i, deadline, samples, lock))
+                for i in range(clients)
+            ]
+            for thread in threads:
+                thread.start()
+            time.sleep(seconds / 2)
+            withdraw_sent = time.monotonic()
+            withdrawn = httpx.post(f"{base}/v1/documents/{WITHDRAWN}/withdraw", timeout=60,
+                                   headers={"Authorization": f"Bearer {keys.operator}"})  # fmt: skip
+            withdraw_done = time.monotonic()
+            for thread in threads:
+                thread.join(timeout=seconds + 90)
+            elapsed = time.monotonic() - start
+            caches = worker_caches(base, keys.operator, workers)  # the server's own view, per worker
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    ok = [s for s in samples if s.status == 200]
+    errors = [s for s in samples if s.status != 200]
+    hits = [s for s in ok if s.cache == "hit"]
+    misses = [s for s in ok if s.cache != "hit"]
+    after = [s for s in ok if s.sent > withdraw_done]
+    stale = [s for s in after if WITHDRAWN in s.cited]
+    during = [s for s in ok if s.sent <= withdraw_done and s.done >= withdraw_sent and WITHDRAWN in s.cited]
+    latencies = [s.ms for s in ok] or [0.0]
+    return {
+        "clients": clients,
+        "seconds": seconds,
+        "workers": workers,
+        "embedder": embedder,
+        "requests": len(samples),
+        "errors": len(errors),
+        "error_examples": sorted({s.error for s in errors})[:5],
+        "throughput_per_s": round(len(samples) / elapsed, 1),
+        "p50_ms": round(percentile(latencies, 0.50), 1),
+        "p95_ms": round(percentile(latencies, 0.95), 1),
+        "p99_ms": round(percentile(latencies, 0.99), 1),
+        "max_ms": round(max(latencies), 1),
+        "cache_hit_rate": round(len(hits) / len(ok), 3) if ok else None,
+        "hit_p50_ms": round(statistics.median([s.ms for s in hits]), 2) if hits else None,
+        "miss_p50_ms": round(statistics.median([s.ms for s in misses]), 1) if misses else None,
+        "server_cache": server_side(caches),
+        "withdraw": {
+            "status": withdrawn.status_code,
+            "at_s": round(withdraw_sent - start, 2),
+            "took_ms": round((withdraw_done - withdraw_sent) * 1000, 1),
+            "answers_after": len(after),
+            "answers_after_citing_withdrawn": len(stale),
+            "in_flight_citing_withdrawn": len(during),
+        },
+        "per_question": {
+            label: {
+                "requests": len(group),
+                "hit_rate": round(sum(s.cache == "hit" for s in group) / len(group), 3),
+            }
+            for label in sorted({s.label for s in ok})
+            for group in [[s for s in ok if s.label == label]]
+        },
+    }
+
+
+def server_side(caches: dict[int, dict[str, object]]) -> dict[str, object]:
+    """Hits, misses and mean times inside the server, over every worker."""
+
+    def total(name: str) -> float:
+        return sum(float(c.get(name) or 0) for c in caches.values())
+
+    def mean(name: str, count: str) -> float | None:
+        weighted = sum(float(c.get(name) or 0) * float(c.get(count) or 0) for c in caches.values())
+        return round(weighted / total(count), 3) if total(count) else None
+
+    return {
+        "workers_seen": len(caches),
+        "requests_per_worker": sorted(int(total_) for total_ in (
+            float(c.get("hits") or 0) + float(c.get("misses") or 0) for c in caches.values())),
+        "hits": int(total("hits")),
+        "misses": int(total("misses")),
+        "mean_hit_ms": mean("mean_hit_ms", "hits"),
+        "mean_miss_ms": mean("mean_miss_ms", "misses"),
+    }  # fmt: skip
+
+
+def table(report: dict[str, object]) -> str:
+    """The report as a Markdown table."""
+    withdraw, server_cache = report["withdraw"], report["server_cache"]
+    assert isinstance(withdraw, dict) and isinstance(server_cache, dict)
+    rows = [
+        ("clients × seconds (workers)", f"{report['clients']} × {report['seconds']} s ({report['workers']})"),
+        ("requests (throughput)", f"{report['requests']} ({report['throughput_per_s']}/s)"),
+        ("errors", report["errors"]),
+        ("latency p50 / p95 / p99 (max)",
+         f"{report['p50_ms']} / {report['p95_ms']} / {report['p99_ms']} ms ({report['max_ms']} ms)"),
+        ("cache hit rate", report["cache_hit_rate"]),
+        ("cache hit p50 / miss p50 (client side)", f"{report['hit_p50_ms']} ms / {report['miss_p50_ms']} ms"),
+        ("mean hit / miss inside the server",
+         f"{server_cache.get('mean_hit_ms')} ms / {server_cache.get('mean_miss_ms')} ms"),
+        ("requests per worker (server side)", server_cache.get("requests_per_worker")),
+        ("withdraw (HTTP status, at, took)",
+         f"{withdraw['status']} at {withdraw['at_s']} s, {withdraw['took_ms']} ms"),
+        ("answers sent after the withdraw's response", withdraw["answers_after"]),
+        ("… of them citing the withdrawn document", withdraw["answers_after_citing_withdrawn"]),
+    ]  # fmt: skip
+    lines = ["| measure | value |", "|---|---|", *(f"| {name} | {value} |" for name, value in rows)]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", type=Path, help="Write the report as JSON here.")
+    args = parser.parse_args()
+    report = run(args.clients, args.seconds, args.workers, args.embedder, args.seed)
+    print(table(report))
+    if args.out:
+        args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
+    withdraw = report["withdraw"]
+    assert isinstance(withdraw, dict)
+    if report["errors"] or withdraw["answers_after_citing_withdrawn"] or withdraw["status"] != 200:
+        print(
+            "FAILED: errors, a failed withdraw, or an answer citing the withdrawn document", file=sys.stderr
+        )
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

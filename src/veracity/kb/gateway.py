@@ -1,0 +1,418 @@
+"""A knowledge base serving many users: the one object a service's routes call.
+
+:class:`Gateway` wraps a :class:`~veracity.kb.local.LocalKnowledgeBase` with
+what serving needs, and every HTTP route is one call to it:
+
+- **identity**: :meth:`Gateway.admit` turns a presented API key into a
+  :class:`Caller` (tenant, roles and operator flag from the stored key only;
+  :mod:`veracity.kb.keys`) and spends one request of the key's rate limit;
+  operator-only methods raise ``ForbiddenError`` for other keys;
+- **answers**: :meth:`Gateway.ask` looks the question up in the scoped answer
+  cache (:mod:`veracity.kb.cache`) and otherwise asks, degrading as
+  :mod:`veracity.kb.degrade` says (dense down → lexical, reranker down →
+  fused order, catalog down → deny); :meth:`Gateway.search` returns the
+  ranked permitted chunks;
+- **documents** as the caller may see them (:mod:`veracity.kb.visible`);
+  operator actions on the caller's tenant (:mod:`veracity.kb.operate`);
+- **health**: :meth:`Gateway.readiness`.
+
+The engine's catalog connection may not be used by two threads at once, so
+computing an answer, reading documents and every write take one lock. The
+light reads of every request (the key, the catalog state for the cache key,
+the tenant's ask defaults, citation titles, readiness) go through a second
+connection to the same file (``side``, WAL: readers never wait for the
+writer), so a cache hit never waits for an answer being computed. Workers
+(processes) each open their own gateway on the same directory; the catalog
+revision in the file keeps their caches honest.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from ..catalog.sqlite import SQLiteStore
+from ..index.embedders import make_embedder
+from ..index.sqlite.search import SQLiteSearchIndex
+from ..index.sqlite.verify import verify_version
+from ..index.sqlite.versions import get_version
+from ..model.contracts import Principal
+from ..model.errors import ForbiddenError, ValidationError
+from ..pipeline.outcome import Answer
+from ..pipeline.trace import Audience
+from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
+from .degrade import (
+    DENSE_RETRY_SECONDS,
+    RERANK_TIMEOUT_SECONDS,
+    UNREACHABLE,
+    Degradation,
+    GuardedEmbedder,
+    GuardedReranker,
+    answer_or_degrade,
+    denied,
+    lexical_engine,
+    note,
+    noting,
+    retrieve_or_degrade,
+)
+from .directory import CATALOG_FILE
+from .keys import ApiKey, authenticate
+from .limits import RateLimit, RateLimiter
+from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
+from .operate import change_document, tenant_status, upload_files
+from .reindex import rebuild
+from .served import CitedSource, ServedAnswer, hit_dict
+from .settings import ask_defaults
+from .visible import chunk_context, document_view, shown_path, visible_documents
+
+__all__ = ["Caller", "Gateway", "GatewaySettings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """Who a request comes from: a stored API key (never anything the request says)."""
+
+    key: ApiKey
+
+    @property
+    def principal(self) -> Principal:
+        """The tenant and roles of the key."""
+        return self.key.principal
+
+    @property
+    def operator(self) -> bool:
+        """Whether the key may use operator actions."""
+        return self.key.operator
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    """Limits and fallbacks of a gateway."""
+
+    cache_entries: int = DEFAULT_ENTRIES
+    rate_limit: RateLimit = field(default_factory=RateLimit)
+    rerank_timeout_s: float = RERANK_TIMEOUT_SECONDS
+    dense_retry_s: float = DENSE_RETRY_SECONDS
+    search_limit: int = 20
+
+
+class Gateway:
+    """See the module docstring."""
+
+    def __init__(self, kb: LocalKnowledgeBase, settings: GatewaySettings | None = None) -> None:
+        """Serve ``kb`` (on disk); its engine's embedder and reranker are wrapped in guards."""
+        if kb.path is None or not isinstance(kb.engine.catalog.store, SQLiteStore):
+            raise ValidationError("a service needs an on-disk knowledge base (veracity.open(DIR))")
+        self.kb = kb
+        self.settings = settings or GatewaySettings()
+        engine = kb.engine
+        self.embedder = GuardedEmbedder(engine.embedder, retry_after_s=self.settings.dense_retry_s)
+        engine.embedder = self.embedder
+        engine.reranker = GuardedReranker(engine.reranker, timeout_s=self.settings.rerank_timeout_s)
+        self.lexical = LocalKnowledgeBase(lexical_engine(engine), kb.path)
+        self.cache = AnswerCache(self.settings.cache_entries)
+        self.limiter = RateLimiter(self.settings.rate_limit)
+        self._lock = threading.RLock()
+        self.side = SQLiteStore(Path(kb.path) / CATALOG_FILE)
+        self._verified: dict[int, tuple[bool, str]] = {}
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        embedder: str | None = None,
+        settings: GatewaySettings | None = None,
+    ) -> Gateway:
+        """Open the knowledge base in ``path`` (it must exist) and check its published index."""
+        kb = open_local(path, embedder=make_embedder(embedder) if embedder else None, create=False)
+        gateway = cls(kb, settings)
+        gateway.check_index()
+        return gateway
+
+    def close(self) -> None:
+        """Close the knowledge base."""
+        with self._lock:
+            self.kb.close()
+            self.side.close()
+
+    @property
+    def store(self) -> SQLiteStore:
+        """The catalog store (checked at construction)."""
+        store = self.kb.engine.catalog.store
+        assert isinstance(store, SQLiteStore)
+        return store
+
+    # -- identity -----------------------------------------------------------------
+
+    def admit(self, presented: str | None) -> Caller:
+        """The caller a key stands for, after spending one request of its rate limit."""
+        key = authenticate(self.side, presented)
+        self.limiter.take(key.key_id)
+        return Caller(key)
+
+    @staticmethod
+    def require_operator(caller: Caller) -> None:
+        """``ForbiddenError`` unless ``caller`` holds an operator key."""
+        if not caller.operator:
+            raise ForbiddenError("this needs an operator key ('veracity keys create --operator')")
+
+    def _moment(self, tenant: str, as_of: Moment) -> datetime:
+        """``as_of`` resolved: the tenant's recorded moment or now (to the minute) when not given."""
+        if isinstance(as_of, str) and not as_of.strip():
+            as_of = None
+        if as_of is None:
+            with self.side.read():
+                recorded = ask_defaults(self.side.connection, tenant).as_of
+            return recorded or as_of_bucket()
+        if isinstance(as_of, str) and as_of.strip().lower() == "now":
+            return as_of_bucket()
+        return parse_as_of(as_of)
+
+    # -- answers ------------------------------------------------------------------
+
+    def ask(
+        self,
+        caller: Caller,
+        question: str,
+        *,
+        version: str | None = None,
+        as_of: Moment = None,
+        explain: bool = False,
+    ) -> ServedAnswer:
+        """Answer for ``caller``: from the cache when the same scope asked it in the same state."""
+        start = time.perf_counter()
+        if not question or not question.strip():
+            raise ValidationError("the question is empty; ask something", field="question")
+        if version is not None and not version.strip():
+            raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
+        principal = caller.principal
+        hit = False
+        with noting() as notes:
+            try:
+                moment = self._moment(principal.tenant, as_of)
+                key = CacheKey.of(
+                    tenant=principal.tenant, roles=sorted(principal.roles), version=version,
+                    as_of=moment, question=question, state=catalog_state(self.side),
+                )  # fmt: skip
+            except UNREACHABLE:
+                note(Degradation.CATALOG_UNAVAILABLE)
+                answer = denied(question, principal, version, as_of_bucket(), "catalog_unavailable")
+            else:
+                found = self.cache.get(key)
+                if found is None:
+                    with self._lock:  # requests for the same key wait for the first one's answer
+                        found = self.cache.get(key)
+                        if found is None:
+                            found = self._answer(principal, question, version, moment)
+                            if not notes:
+                                self.cache.put(key, found)
+                        else:
+                            hit = True
+                else:
+                    hit = True
+                answer = found
+            explanation = None
+            if explain and caller.operator and Degradation.CATALOG_UNAVAILABLE not in notes:
+                with self._lock:
+                    explanation = self.kb.explain(answer)
+            sources = self._sources(answer, principal.tenant) if answer.citations else ()
+        seconds = time.perf_counter() - start
+        self.cache.record(hit=hit, seconds=seconds)
+        return ServedAnswer(
+            answer=answer,
+            cache="hit" if hit else "miss",
+            degraded=tuple(notes),
+            sources=sources,
+            audience=Audience.OPERATOR if caller.operator else Audience.ASKER,
+            explain=explain,
+            explanation=explanation,
+            seconds=seconds,
+        )
+
+    def ask_events(
+        self, caller: Caller, question: str, *, version: str | None = None, as_of: Moment = None,
+        explain: bool = False,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
+        """The answer as server-sent events: ``accepted`` at once, then :meth:`ServedAnswer.events`."""
+        yield "accepted", {"question": question}
+        yield from self.ask(caller, question, version=version, as_of=as_of, explain=explain).events()
+
+    def _answer(self, principal: Principal, question: str, version: str | None, moment: datetime) -> Answer:
+        """Compute an answer, degrading instead of failing (see :mod:`veracity.kb.degrade`)."""
+        with self._lock:
+            return answer_or_degrade(
+                self.kb, self.lexical, self.embedder, principal, question, version, moment
+            )
+
+    def _sources(self, answer: Answer, tenant: str) -> tuple[CitedSource, ...]:
+        found = []
+        with self.side.read():
+            for citation in answer.citations:
+                document = self.side.get_document(citation.document_id)
+                row = self.side.connection.execute(
+                    "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?",
+                    (tenant, citation.source_id),
+                ).fetchone()
+                found.append(
+                    CitedSource(citation.citation_id, document.title, shown_path(str(row[0]) if row else ""))
+                )
+        return tuple(found)
+
+    def search(
+        self, caller: Caller, query: str, *, version: str | None = None, as_of: Moment = None,
+        limit: int | None = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """The ranked chunks ``caller`` may use for ``query``, after every gate, with text and scores."""
+        if not query or not query.strip():
+            raise ValidationError("the query is empty", field="query")
+        top_k = max(1, min(int(limit or self.settings.search_limit), 100))
+        principal = caller.principal
+        with noting() as notes, self._lock:
+            moment = self._moment(principal.tenant, as_of)
+            retrieval = retrieve_or_degrade(
+                self.kb, self.lexical, self.embedder, principal, query, version, moment, top_k
+            )
+            hits = [hit_dict(h, retrieval.documents) for h in retrieval.packet.hits] if retrieval else []
+        return {"query": query, "hits": hits, "degraded": [d.value for d in notes]}
+
+    # -- documents ----------------------------------------------------------------
+
+    def _paths(self, tenant: str) -> dict[tuple[str, str], str]:
+        from .sources import source_paths
+
+        return source_paths(self.store.connection, tenant)
+
+    def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
+        """The documents ``caller`` may see (an operator: every one of its tenant)."""
+        principal = caller.principal
+        with self._lock:
+            moment = self._moment(principal.tenant, as_of)
+            return visible_documents(
+                self.kb.engine.catalog,
+                principal,
+                moment,
+                self._paths(principal.tenant),
+                operator=caller.operator,
+            )
+
+    def document(self, caller: Caller, id_or_source_id: str, *, as_of: Moment = None) -> dict[str, Any]:
+        """One visible document with its chunks; ``NotFoundError`` for any other."""
+        principal = caller.principal
+        with self._lock:
+            moment = self._moment(principal.tenant, as_of)
+            return document_view(
+                self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
+                operator=caller.operator,
+            )  # fmt: skip
+
+    def chunk_context(
+        self, caller: Caller, id_or_source_id: str, chunk_id: str, *, quote: str | None = None,
+        around: int = 1, as_of: Moment = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """A cited chunk in its visible document, the quote highlighted; ``NotFoundError`` otherwise."""
+        principal = caller.principal
+        with self._lock:
+            moment = self._moment(principal.tenant, as_of)
+            return chunk_context(
+                self.kb.engine.catalog, id_or_source_id, chunk_id, principal, moment,
+                self._paths(principal.tenant), operator=caller.operator, quote=quote, around=around,
+            )  # fmt: skip
+
+    # -- operator actions ---------------------------------------------------------
+
+    def upload(
+        self, caller: Caller, files: Sequence[tuple[str, bytes]], metadata: Mapping[str, Any] | None = None
+    ) -> dict[str, Any]:
+        """Ingest uploaded files for the operator's tenant (the CLI's ingest path and rejections)."""
+        self.require_operator(caller)
+        with self._lock:
+            return upload_files(self.kb, caller.principal.tenant, files, metadata)
+
+    def change(self, caller: Caller, id_or_source_id: str, action: str) -> dict[str, Any]:
+        """Withdraw, retire or delete a document of the operator's tenant."""
+        self.require_operator(caller)
+        with self._lock:
+            return change_document(self.kb, caller.principal.tenant, id_or_source_id, action)
+
+    def status(self, caller: Caller) -> dict[str, Any]:
+        """The operator's tenant, the index, the answer cache and the components' state."""
+        self.require_operator(caller)
+        with self._lock:
+            report = tenant_status(self.kb, caller.principal.tenant)
+            report["catalog_revision"] = catalog_state(self.store).catalog_revision
+        report["cache"] = self.cache.stats().as_dict()  # this process's: each worker keeps its own
+        report["process"] = os.getpid()
+        report["components"] = {
+            "dense": "available" if self.embedder.available else f"unavailable ({self.embedder.last_error})",
+        }
+        report["readiness"] = self.readiness()
+        return report
+
+    def reindex(self, caller: Caller) -> dict[str, Any]:
+        """Build, verify and publish a new index version (any operator: it changes no content)."""
+        self.require_operator(caller)
+        assert self.kb.path is not None
+        with self._lock:
+            report = rebuild(self.kb.engine, self.kb.path, embedder=self.embedder.inner)
+            self._verified[report.version] = (report.verification.passed, "verified by reindex")
+        return {
+            "version": report.version,
+            "published": report.published,
+            "replaced": report.replaced,
+            "verification_passed": report.verification.passed,
+            "seconds": round(report.seconds, 3),
+        }
+
+    # -- health -------------------------------------------------------------------
+
+    def _index(self) -> SQLiteSearchIndex:
+        index = self.kb.engine.snapshot
+        assert isinstance(index, SQLiteSearchIndex)
+        return index
+
+    def check_index(self, *, verify: bool = True) -> tuple[bool, str]:
+        """Whether the published index version passed verification: as recorded when it was
+        published, else (``verify``) by verifying it now; the verdict is kept per version."""
+        version = catalog_state(self.side).index_version
+        if version in self._verified:
+            return self._verified[version]
+        with self.side.read():
+            manifest = get_version(self.side.connection, version).manifest or {}
+        if (manifest.get("verification") or {}).get("passed"):
+            self._verified[version] = (True, "verified when published")
+        elif verify:
+            with self._lock:
+                index = self._index()
+                result = verify_version(index, self.kb.engine.catalog, self.embedder.inner)
+                detail = "; ".join(result.failures()) or "verified when the service started"
+                self._verified[index.version] = (result.passed, detail)
+                version = index.version
+        else:
+            return False, f"version {version} has not been verified"
+        return self._verified[version]
+
+    def readiness(self, *, detail: bool = True) -> dict[str, Any]:
+        """``ready`` when the catalog answers and the published index version is verified.
+
+        ``detail=False`` (what an unauthenticated probe gets) keeps only each check's ``ok``.
+        """
+        checks: dict[str, Any] = {}
+        try:
+            state = catalog_state(self.side)
+            checks["catalog"] = {"ok": True, "revision": state.catalog_revision}
+            verified, why = self.check_index(verify=False)
+            checks["index"] = {"ok": verified, "version": state.index_version, "detail": why}
+        except UNREACHABLE as exc:
+            checks["catalog"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
+        checks["dense"] = {"ok": self.embedder.available, "detail": "lexical fallback while unavailable"}
+        ready = bool(checks["catalog"]["ok"] and checks.get("index", {}).get("ok"))
+        if not detail:
+            checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
+        return {"ready": ready, "checks": checks}

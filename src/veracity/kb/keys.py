@@ -1,0 +1,206 @@
+"""API keys: who a service request comes from, decided by the key alone.
+
+A key reads ``vk_<key_id>_<secret>``. The ``key_id`` (12 hex digits) is its
+public name in listings and logs; the ``secret`` (43 URL-safe characters,
+256 random bits) is shown once, when the key is created, and the knowledge
+base keeps only a per-key random salt and ``sha256(salt ‖ secret)``
+(table ``api_keys``, migration ``0013_api_keys``). A slow password hash
+(scrypt, argon2) would add tens of milliseconds to every request and buys
+nothing here: the secret is random, not a password a person chose, so
+guessing it is hopeless either way.
+
+Each key carries a tenant, the roles it asks with, and whether it is an
+operator's. :func:`authenticate` turns a presented key into that record or
+raises :class:`~veracity.model.errors.AuthenticationError` (unknown, revoked
+or malformed: the same message for each, so a caller learns nothing about
+which). The roles are checked against the tenant's when the key is created;
+a tenant that stops defining a role makes the key see less, never more (the
+catalog fails closed on unknown roles).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ..catalog.sqlite import SQLiteStore
+from ..model.contracts import Principal
+from ..model.errors import AuthenticationError, NotFoundError, ValidationError
+from .local import LocalKnowledgeBase
+
+__all__ = ["ApiKey", "NewKey", "authenticate", "create_key", "list_keys", "revoke_key"]
+
+KEY_PREFIX: Final = "vk_"
+_KEY = re.compile(r"vk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
+_DENIED: Final = (
+    "the API key is missing, unknown or revoked; ask an operator for one ('veracity keys create')"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ApiKey:
+    """A stored key, without its secret."""
+
+    key_id: str
+    name: str
+    tenant: str
+    roles: tuple[str, ...]
+    operator: bool
+    created_at: str
+    revoked_at: str | None = None
+
+    @property
+    def principal(self) -> Principal:
+        """The asker this key stands for (its user id is the key id, for audit)."""
+        return Principal(tenant=self.tenant, roles=frozenset(self.roles), user_id=self.key_id)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Plain data (never the secret, which is not stored)."""
+        return {
+            "key_id": self.key_id,
+            "name": self.name,
+            "tenant": self.tenant,
+            "roles": list(self.roles),
+            "operator": self.operator,
+            "created_at": self.created_at,
+            "revoked_at": self.revoked_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class NewKey:
+    """A key just created: the record and the full key, which is shown this once."""
+
+    key: ApiKey
+    secret: str
+
+
+def _store(kb: LocalKnowledgeBase | SQLiteStore) -> SQLiteStore:
+    """The catalog store holding the keys: a knowledge base's, or a store opened on its file."""
+    if isinstance(kb, SQLiteStore):
+        return kb
+    store = kb.engine.catalog.store
+    if kb.path is None or not isinstance(store, SQLiteStore):
+        raise ValidationError("API keys live in an on-disk knowledge base; open a directory")
+    return store
+
+
+def _digest(salt: str, secret: str) -> str:
+    return hashlib.sha256(bytes.fromhex(salt) + secret.encode("ascii")).hexdigest()
+
+
+def _row(row: Sequence[Any]) -> ApiKey:
+    key_id, name, tenant, roles, operator, created_at, revoked_at = row
+    return ApiKey(
+        key_id=str(key_id),
+        name=str(name),
+        tenant=str(tenant),
+        roles=tuple(json.loads(roles)),
+        operator=bool(operator),
+        created_at=str(created_at),
+        revoked_at=str(revoked_at) if revoked_at is not None else None,
+    )
+
+
+_COLUMNS = "key_id, name, tenant, roles, operator, created_at, revoked_at"
+
+
+def create_key(
+    kb: LocalKnowledgeBase,
+    *,
+    tenant: str,
+    roles: Sequence[str],
+    operator: bool = False,
+    name: str | None = None,
+) -> NewKey:
+    """Create a key for ``tenant`` asking with ``roles``; the tenant and roles must exist.
+
+    Raises ``IdentityError`` (naming what the knowledge base defines) for an
+    unknown tenant or role, ``ValidationError`` for an empty role list.
+    """
+    if not roles:
+        raise ValidationError("a key needs at least one role (e.g. --roles public)", field="roles")
+    principal = kb.principal(tenant, roles)  # checks the tenant and every role
+    key_id = secrets.token_hex(6)
+    secret = secrets.token_urlsafe(32)
+    salt = secrets.token_hex(16)
+    record = ApiKey(
+        key_id=key_id,
+        name=(name or "").strip() or f"key-{key_id}",
+        tenant=principal.tenant,
+        roles=tuple(sorted(principal.roles)),
+        operator=operator,
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+    store = _store(kb)
+    with store.transaction():
+        store.connection.execute(
+            "INSERT INTO api_keys (key_id, name, tenant, roles, operator, salt, digest, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (record.key_id, record.name, record.tenant, json.dumps(list(record.roles)), int(operator),
+             salt, _digest(salt, secret), record.created_at),
+        )  # fmt: skip
+    return NewKey(record, f"{KEY_PREFIX}{key_id}_{secret}")
+
+
+def list_keys(kb: LocalKnowledgeBase, tenant: str | None = None) -> list[ApiKey]:
+    """Every key (of ``tenant``), revoked ones included, by tenant and name."""
+    sql = f"SELECT {_COLUMNS} FROM api_keys"
+    params: tuple[str, ...] = ()
+    if tenant is not None:
+        sql, params = sql + " WHERE tenant = ?", (tenant,)
+    store = _store(kb)
+    with store.read():
+        rows = store.connection.execute(sql + " ORDER BY tenant, name, key_id", params).fetchall()
+    return [_row(row) for row in rows]
+
+
+def revoke_key(kb: LocalKnowledgeBase, key_id_or_name: str) -> ApiKey:
+    """Revoke a key by id or by its (unique) name; revoking twice keeps the first moment."""
+    wanted = key_id_or_name.strip()
+    if wanted.startswith(KEY_PREFIX):  # a whole key pasted: its id is the public part
+        match = _KEY.fullmatch(wanted)
+        wanted = match.group(1) if match else wanted
+    matches = [k for k in list_keys(kb) if wanted in (k.key_id, k.name)]
+    if not matches:
+        raise NotFoundError(f"no API key with id or name {key_id_or_name!r}; 'veracity keys list' shows them")
+    if len(matches) > 1:
+        ids = ", ".join(k.key_id for k in matches)
+        raise ValidationError(f"{len(matches)} keys are named {wanted!r} ({ids}); revoke one by its id")
+    key = matches[0]
+    moment = key.revoked_at or datetime.now(UTC).isoformat(timespec="seconds")
+    store = _store(kb)
+    with store.transaction():
+        store.connection.execute("UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", (moment, key.key_id))
+    return ApiKey(**{**key.as_dict(), "roles": key.roles, "revoked_at": moment})
+
+
+def authenticate(kb: LocalKnowledgeBase | SQLiteStore, presented: str | None) -> ApiKey:
+    """The key record for ``presented``, or ``AuthenticationError`` (missing, malformed, unknown, revoked).
+
+    ``kb`` may be a store of its own on the knowledge base's file (a service
+    checks keys without waiting for the connection answers are computed on).
+    """
+    match = _KEY.fullmatch((presented or "").strip())
+    if match is None:
+        raise AuthenticationError(_DENIED)
+    key_id, secret = match.groups()
+    store = _store(kb)
+    with store.read():
+        row = store.connection.execute(
+            f"SELECT {_COLUMNS}, salt, digest FROM api_keys WHERE key_id = ?", (key_id,)
+        ).fetchone()
+    if row is None:
+        raise AuthenticationError(_DENIED)
+    key = _row(row[:7])
+    salt, digest = str(row[7]), str(row[8])
+    if not hmac.compare_digest(_digest(salt, secret), digest) or key.revoked_at is not None:
+        raise AuthenticationError(_DENIED)
+    return key

@@ -1,0 +1,6 @@
+"""The HTTP service: FastAPI routes and the page, thin shells over :class:`veracity.kb.gateway.Gateway`.
+
+Needs the ``serve`` extra (``pip install 'veracity[serve]'``: FastAPI, uvicorn,
+python-multipart). :func:`veracity.service.app.create_app` builds the
+application; :func:`veracity.service.server.serve` runs it (``veracity serve``).
+"""

@@ -1,0 +1,189 @@
+"""The ``/v1`` API and the health probes: each route parses its input and makes one gateway call.
+
+Identity comes from ``Authorization: Bearer KEY`` alone (:func:`caller`);
+request bodies forbid fields they do not define, so a body can never name a
+tenant or a role. Library errors become statuses in :mod:`veracity.service.errors`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..kb.gateway import Caller, Gateway
+from ..model.errors import ValidationError, VeracityError
+from .errors import error_body
+
+__all__ = ["router"]
+
+router = APIRouter()
+_bearer = HTTPBearer(auto_error=False, description="An API key from 'veracity keys create'.")
+
+
+def gateway(request: Request) -> Gateway:
+    """The application's gateway."""
+    return request.app.state.gateway
+
+
+def caller(
+    request: Request, credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+) -> Caller:
+    """The caller of the presented key (401 without one, 429 over its rate)."""
+    return gateway(request).admit(credentials.credentials if credentials else None)
+
+
+Gate = Annotated[Gateway, Depends(gateway)]
+Who = Annotated[Caller, Depends(caller)]
+
+
+class AskBody(BaseModel):
+    """A question. Who asks comes from the key, never from here."""
+
+    model_config = ConfigDict(extra="forbid")
+    question: str = Field(description="The question, in any language.")
+    version: str | None = Field(None, description="Product version it is about; 'all' for none.")
+    as_of: str | None = Field(None, description="'now', a date (end of that day, UTC) or an ISO datetime.")
+    explain: bool = Field(False, description="Add the trace (and, for operator keys, the candidates).")
+
+
+class SearchBody(BaseModel):
+    """A search for tools that bring their own generator."""
+
+    model_config = ConfigDict(extra="forbid")
+    query: str
+    version: str | None = None
+    as_of: str | None = None
+    limit: int | None = Field(None, ge=1, le=100)
+
+
+@router.get("/healthz", tags=["health"])
+def healthz() -> dict[str, str]:
+    """The process is up."""
+    return {"status": "ok"}
+
+
+@router.get("/readyz", tags=["health"])
+def readyz(gate: Gate) -> JSONResponse:
+    """The knowledge base is open and its published index version is verified (503 otherwise).
+
+    Only whether each check passed: the details are in the operator's ``/v1/status``.
+    """
+    report = gate.readiness(detail=False)
+    return JSONResponse(report, status_code=200 if report["ready"] else 503)
+
+
+@router.post("/v1/ask", tags=["answers"])
+def ask(body: AskBody, who: Who, gate: Gate) -> dict[str, Any]:
+    """Answer, partial answer or abstain: the JSON of ``veracity ask --json`` plus cache and degradation."""
+    served = gate.ask(who, body.question, version=body.version, as_of=body.as_of, explain=body.explain)
+    return served.as_dict()
+
+
+def _sse(events: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+    try:
+        for name, data in events:
+            yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+    except VeracityError as exc:  # the stream has started: the error travels as an event
+        yield f"event: error\ndata: {json.dumps(error_body(exc), ensure_ascii=False)}\n\n"
+
+
+@router.get("/v1/ask/stream", tags=["answers"])
+def ask_stream(
+    who: Who,
+    gate: Gate,
+    question: str,
+    version: str | None = None,
+    as_of: str | None = None,
+    explain: bool = False,
+) -> StreamingResponse:
+    """Server-sent events: ``accepted``, ``status``, one ``claim`` and ``citation`` each, ``done``."""
+    events = gate.ask_events(who, question, version=version, as_of=as_of, explain=explain)
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(_sse(events), media_type="text/event-stream", headers=headers)
+
+
+@router.post("/v1/search", tags=["answers"])
+def search(body: SearchBody, who: Who, gate: Gate) -> dict[str, Any]:
+    """The ranked chunks the key may use for ``query``, after every gate, with their text."""
+    return gate.search(who, body.query, version=body.version, as_of=body.as_of, limit=body.limit)
+
+
+@router.get("/v1/documents", tags=["documents"])
+def documents(who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
+    """The documents the key may see (an operator key: every document of its tenant)."""
+    return {"documents": gate.documents(who, as_of=as_of)}
+
+
+@router.get("/v1/documents/{document_id}", tags=["documents"])
+def document(document_id: str, who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
+    """A document with its chunks; 404 when it does not exist or the key may not see it."""
+    return gate.document(who, document_id, as_of=as_of)
+
+
+@router.get("/v1/documents/{document_id}/chunks/{chunk_id}", tags=["documents"])
+def chunk_context(
+    document_id: str,
+    chunk_id: str,
+    who: Who,
+    gate: Gate,
+    quote: str | None = None,
+    around: Annotated[int, Query(ge=0, le=5)] = 1,
+    as_of: str | None = None,
+) -> dict[str, Any]:
+    """A cited chunk in its document (title, headings, page, neighbours) with ``quote`` highlighted."""
+    return gate.chunk_context(who, document_id, chunk_id, quote=quote, around=around, as_of=as_of)
+
+
+@router.post("/v1/documents", tags=["operator"])
+def upload(
+    who: Who,
+    gate: Gate,
+    files: Annotated[list[UploadFile], File(description="One or more documents.")],
+    metadata: Annotated[
+        str | None, Form(description="JSON object of governance fields for every file.")
+    ] = None,
+) -> JSONResponse:
+    """Operator: ingest uploaded files into the key's tenant (the CLI's ingest path and rejections)."""
+    try:
+        fields = json.loads(metadata) if metadata else None
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"metadata is not JSON: {exc}", field="metadata") from None
+    report = gate.upload(who, [(f.filename or "", f.file.read()) for f in files], fields)
+    accepted = report["added"] or report["revised"] or report["unchanged"] or report["restored"]
+    return JSONResponse(report, status_code=422 if report["rejected"] and not accepted else 200)
+
+
+@router.post("/v1/documents/{document_id}/withdraw", tags=["operator"])
+def withdraw(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
+    """Operator: withdraw a document (wrong or unsafe); no answer cites it again."""
+    return gate.change(who, document_id, "withdraw")
+
+
+@router.post("/v1/documents/{document_id}/retire", tags=["operator"])
+def retire(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
+    """Operator: retire a document (replaced or obsolete)."""
+    return gate.change(who, document_id, "retire")
+
+
+@router.delete("/v1/documents/{document_id}", tags=["operator"])
+def delete(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
+    """Operator: delete a document with its chunks, postings and vectors."""
+    return gate.change(who, document_id, "delete")
+
+
+@router.get("/v1/status", tags=["operator"])
+def status(who: Who, gate: Gate) -> dict[str, Any]:
+    """Operator: the tenant's documents by status, the index, the answer cache, the components."""
+    return gate.status(who)
+
+
+@router.post("/v1/index/reindex", tags=["operator"])
+def reindex(who: Who, gate: Gate) -> dict[str, Any]:
+    """Operator: build, verify and publish a new index version."""
+    return gate.reindex(who)

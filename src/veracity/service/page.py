@@ -1,0 +1,52 @@
+"""The page: plain HTML shells served by the application, a small script and a style sheet.
+
+``/`` asks (the answer streams in from ``/v1/ask/stream``; citations open
+their chunk in context); ``/operator`` lists the tenant's documents and
+withdraws one. The HTML is rendered here with the knowledge base's name;
+everything a key may see is fetched by the script with that key, which the
+browser keeps in session storage only. No build step: the files in
+``static/`` are served as they are.
+"""
+
+from __future__ import annotations
+
+import html
+from functools import lru_cache
+from pathlib import Path
+from typing import Final
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+
+__all__ = ["STATIC", "router"]
+
+STATIC: Final = Path(__file__).parent / "static"
+
+router = APIRouter(include_in_schema=False)
+
+
+@lru_cache(maxsize=4)
+def _template(name: str) -> str:
+    return (STATIC / name).read_text(encoding="utf-8")
+
+
+def render(name: str, kb_name: str) -> str:
+    """The HTML file ``name`` with the knowledge base's name filled in (escaped)."""
+    return _template(name).replace("{{kb_name}}", html.escape(kb_name))
+
+
+def _kb_name(request: Request) -> str:
+    path = request.app.state.gateway.kb.path
+    return path.resolve().name if path is not None else "knowledge base"
+
+
+@router.get("/", response_class=HTMLResponse)
+def ask_page(request: Request) -> HTMLResponse:
+    """The question page."""
+    return HTMLResponse(render("page.html", _kb_name(request)))
+
+
+@router.get("/operator", response_class=HTMLResponse)
+def operator_page(request: Request) -> HTMLResponse:
+    """The operator's documents page."""
+    return HTMLResponse(render("operator.html", _kb_name(request)))

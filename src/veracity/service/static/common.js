@@ -1,0 +1,140 @@
+// Shared by the pages: the API key (session storage only), labels in English and Chinese,
+// requests with the key, and building elements. Text from the server is only ever set as
+// textContent, never as HTML: documents are data, not markup.
+"use strict";
+
+const KEY_STORE = "veracity.key";
+const LANG_STORE = "veracity.lang";
+
+const LABELS = {
+  en: {
+    nav_ask: "Ask", nav_operator: "Operator", key_label: "API key", key_use: "Use key",
+    key_forget: "Forget key", key_none: "No key yet: paste the key an operator gave you.",
+    key_set: "Key in use for this tab: ", question_label: "Question", options: "Options",
+    version: "Product version", as_of: "As of", explain: "Explain (operator keys)", ask: "Ask",
+    sources: "Sources", close: "Close", explain_title: "Candidates and decision",
+    status_answer: "Answer", status_partial: "Partial answer", status_abstain: "Abstain",
+    status_pending: "Looking for evidence…", cache_hit: "from cache", cache_miss: "computed",
+    page: "page", neighbours: "neighbouring text", documents: "Documents", refresh: "Refresh",
+    withdraw: "Withdraw", confirm_withdraw: "Withdraw {id}? No answer will cite it again.",
+    withdrawn: "Withdrawn: {id}", not_operator: "This key is not an operator key.",
+    col_id: "id", col_title: "title", col_status: "status", col_visibility: "visibility",
+    col_trust: "trust", col_chunks: "chunks", col_action: "",
+    summary: "{n} documents · cache hit rate {rate} · index version {version}",
+  },
+  zh: {
+    nav_ask: "提问", nav_operator: "运维", key_label: "API 密钥", key_use: "使用密钥",
+    key_forget: "清除密钥", key_none: "尚未设置密钥：请粘贴运维人员给你的密钥。",
+    key_set: "本标签页使用的密钥：", question_label: "问题", options: "选项",
+    version: "产品版本", as_of: "时间点", explain: "解释（运维密钥）", ask: "提问",
+    sources: "来源", close: "关闭", explain_title: "候选与决策",
+    status_answer: "回答", status_partial: "部分回答", status_abstain: "不作答",
+    status_pending: "正在查找证据…", cache_hit: "来自缓存", cache_miss: "新计算",
+    page: "页", neighbours: "上下文", documents: "文档", refresh: "刷新",
+    withdraw: "撤回", confirm_withdraw: "撤回 {id}？之后的回答不会再引用它。",
+    withdrawn: "已撤回：{id}", not_operator: "此密钥不是运维密钥。",
+    col_id: "编号", col_title: "标题", col_status: "状态", col_visibility: "可见性",
+    col_trust: "可信度", col_chunks: "分块", col_action: "",
+    summary: "{n} 个文档 · 缓存命中率 {rate} · 索引版本 {version}",
+  },
+};
+
+function language() {
+  const stored = sessionStorage.getItem(LANG_STORE);
+  if (stored === "en" || stored === "zh") return stored;
+  return (navigator.language || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+}
+
+function t(name, values) {
+  const table = LABELS[language()] || LABELS.en;
+  let text = name in table ? table[name] : name in LABELS.en ? LABELS.en[name] : name;
+  for (const [key, value] of Object.entries(values || {})) text = text.replace(`{${key}}`, String(value));
+  return text;
+}
+
+function applyLabels() {
+  const lang = language();
+  document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
+  for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  const toggle = document.getElementById("language");
+  if (toggle) toggle.textContent = lang === "zh" ? "English" : "中文";
+}
+
+function el(tag, attributes, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name === "class") node.className = value;
+    else if (name === "dataset") Object.assign(node.dataset, value);
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+function storedKey() {
+  return sessionStorage.getItem(KEY_STORE) || "";
+}
+
+function showKeyState() {
+  const key = storedKey();
+  const state = document.getElementById("key-state");
+  state.textContent = key ? t("key_set") + key.slice(0, 15) + "…" : t("key_none");
+  document.getElementById("key-forget").hidden = !key;
+  document.getElementById("key-form").hidden = Boolean(key);
+}
+
+function setupKey(onChange) {
+  document.getElementById("key-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const input = document.getElementById("key");
+    const value = input.value.trim();
+    if (!value) return;
+    sessionStorage.setItem(KEY_STORE, value);
+    input.value = "";
+    showKeyState();
+    if (onChange) onChange();
+  });
+  document.getElementById("key-forget").addEventListener("click", () => {
+    sessionStorage.removeItem(KEY_STORE);
+    showKeyState();
+    if (onChange) onChange();
+  });
+  const toggle = document.getElementById("language");
+  if (toggle) {
+    toggle.addEventListener("click", () => {
+      sessionStorage.setItem(LANG_STORE, language() === "zh" ? "en" : "zh");
+      applyLabels();
+      showKeyState();
+      if (onChange) onChange();
+    });
+  }
+  applyLabels();
+  showKeyState();
+}
+
+function showError(message) {
+  const box = document.getElementById("error");
+  box.textContent = message || "";
+  box.hidden = !message;
+}
+
+async function api(path, options) {
+  const headers = Object.assign({ Authorization: `Bearer ${storedKey()}` }, (options || {}).headers || {});
+  const response = await fetch(path, Object.assign({}, options || {}, { headers }));
+  if (!response.ok) {
+    let detail = `${response.status} ${response.statusText}`;
+    try {
+      const body = await response.json();
+      detail = `${response.status}: ${body.detail || JSON.stringify(body)}`;
+    } catch (_) { /* not JSON */ }
+    const error = new Error(detail);
+    error.status = response.status;
+    throw error;
+  }
+  return response;
+}

@@ -1,0 +1,198 @@
+// The question page: streams the answer from /v1/ask/stream (server-sent events read with
+// fetch, so the key travels in the Authorization header), shows the status badge with its
+// reasons, the claims with numbered citations, and opens a cited chunk in its document.
+"use strict";
+
+const state = { claims: [], citations: new Map(), lastAsked: null };
+
+function statusLabel(status) {
+  return t(`status_${status}`);
+}
+
+function reasonText(item) {
+  return language() === "zh" ? item.zh : item.en;
+}
+
+function resetAnswer() {
+  state.claims = [];
+  state.citations = new Map();
+  for (const id of ["reasons", "claims", "citations"]) document.getElementById(id).replaceChildren();
+  document.getElementById("sources-title").hidden = true;
+  document.getElementById("cache").textContent = "";
+  document.getElementById("context").hidden = true;
+  document.getElementById("explain-panel").hidden = true;
+  const badge = document.getElementById("badge");
+  badge.dataset.status = "pending";
+  badge.textContent = t("status_pending");
+  document.getElementById("answer").hidden = false;
+}
+
+function citationButton(number) {
+  return el("button", {
+    type: "button", class: "cite", "data-citation": number,
+    "aria-label": `citation ${number}`, onclick: () => openCitation(number),
+  }, `[${number}]`);
+}
+
+function onStatus(data) {
+  const badge = document.getElementById("badge");
+  badge.dataset.status = data.status;
+  badge.textContent = statusLabel(data.status);
+  document.getElementById("cache").textContent = data.cache === "hit" ? t("cache_hit") : t("cache_miss");
+  const reasons = document.getElementById("reasons");
+  reasons.replaceChildren(...data.reason_words.map((item) => el("li", { dataset: { code: item.code } },
+    reasonText(item))));
+}
+
+function onClaim(claim) {
+  state.claims.push(claim);
+  const text = claim.text.replace(/^(?:[-*+]|\d+[.)])\s+/, "");
+  document.getElementById("claims").append(
+    el("li", { class: "claim" }, el("span", { class: "claim-text" }, text), " ",
+      ...claim.citations.map(citationButton)));
+}
+
+function where(citation) {
+  const parts = [citation.heading_path.join(" › ") || citation.title];
+  if (citation.pages) parts.push(citation.pages);
+  if (citation.versions) parts.push(citation.versions);
+  return parts.join(" · ");
+}
+
+function onCitation(citation) {
+  state.citations.set(citation.id, citation);
+  document.getElementById("sources-title").hidden = false;
+  document.getElementById("citations").append(
+    el("li", { class: "citation", value: citation.id },
+      el("button", { type: "button", class: "source", "data-citation": citation.id,
+        onclick: () => openCitation(citation.id) },
+        el("strong", {}, citation.title || citation.source_id), el("br"),
+        el("span", { class: "muted" }, where(citation)))));
+}
+
+function cell(value) {
+  return el("td", {}, value === null || value === undefined ? "" : String(value));
+}
+
+function onExplain(data) {
+  const table = document.getElementById("explain-table");
+  const channels = [...new Set(data.candidates.flatMap((c) => Object.keys(c.ranks)))].sort();
+  const head = el("tr", {}, ...["#", "source", "heading", "page", ...channels, "fused", "reranked",
+    "gate / evidence"].map((name) => el("th", {}, name)));
+  const rows = data.candidates.map((c) => el("tr", {},
+    cell(c.position), cell(c.path || c.source_id), cell(c.heading_path.join(" › ")), cell(c.pages),
+    ...channels.map((name) => cell(c.ranks[name])),
+    cell(c.fused === null ? "" : c.fused.toFixed(4)), cell(c.reranked === null ? "" : c.reranked.toFixed(4)),
+    cell(c.outcome)));
+  table.replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows));
+  document.getElementById("decision").textContent = JSON.stringify(data.decision, null, 2);
+  document.getElementById("explain-panel").hidden = false;
+}
+
+function highlighted(text, spans) {
+  const nodes = [];
+  let at = 0;
+  for (const [start, end] of spans) {
+    nodes.push(text.slice(at, start), el("mark", {}, text.slice(start, end)));
+    at = end;
+  }
+  nodes.push(text.slice(at));
+  return nodes;
+}
+
+function chunkBlock(chunk, cited) {
+  return el("div", { class: cited ? "chunk cited" : "chunk neighbour", "data-chunk-id": chunk.chunk_id },
+    el("div", { class: "chunk-head muted" }, [chunk.heading_path.join(" › "), chunk.pages].filter(Boolean)
+      .join(" · ")),
+    el("p", {}, ...highlighted(chunk.text, cited ? chunk.highlights : [])));
+}
+
+async function openCitation(number) {
+  const citation = state.citations.get(number);
+  if (!citation) return;
+  const claim = state.claims.find((c) => c.citations.includes(number));
+  const params = new URLSearchParams({ around: "1" });
+  if (claim) params.set("quote", claim.text);
+  const asOf = state.lastAsked && state.lastAsked.as_of;
+  if (asOf) params.set("as_of", asOf);
+  const path = `/v1/documents/${encodeURIComponent(citation.document_id)}/chunks/` +
+    `${encodeURIComponent(citation.chunk_id)}?${params}`;
+  try {
+    const data = await (await api(path)).json();
+    document.getElementById("context-title").textContent = `[${number}] ${data.title}`;
+    const bits = [data.path || data.id, `rev ${data.revision}`, data.chunk.heading_path.join(" › ")];
+    if (data.chunk.pages) bits.push(data.chunk.pages);
+    document.getElementById("context-where").textContent = bits.filter(Boolean).join(" · ");
+    document.getElementById("context-chunks").replaceChildren(
+      ...data.before.map((c) => chunkBlock(c, false)), chunkBlock(data.chunk, true),
+      ...data.after.map((c) => chunkBlock(c, false)));
+    const panel = document.getElementById("context");
+    panel.hidden = false;
+    panel.scrollIntoView({ block: "nearest" });
+    showError("");
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+function parseEvent(block) {
+  let name = "message";
+  const data = [];
+  for (const line of block.split("\n")) {
+    if (line.startsWith("event:")) name = line.slice(6).trim();
+    else if (line.startsWith("data:")) data.push(line.slice(5).trimStart());
+  }
+  return { name, data: data.length ? JSON.parse(data.join("\n")) : null };
+}
+
+const HANDLERS = {
+  status: onStatus, claim: onClaim, citation: onCitation, explain: onExplain,
+  error: (data) => showError(`${data.status}: ${data.detail}`),
+};
+
+async function ask(event) {
+  event.preventDefault();
+  const question = document.getElementById("question").value.trim();
+  if (!question) return;
+  if (!storedKey()) { showError(t("key_none")); return; }
+  const asked = {
+    question,
+    version: document.getElementById("version").value.trim(),
+    as_of: document.getElementById("as-of").value.trim(),
+    explain: document.getElementById("explain").checked ? "true" : "",
+  };
+  state.lastAsked = asked;
+  const params = new URLSearchParams(Object.entries(asked).filter(([, value]) => value));
+  showError("");
+  resetAnswer();
+  const button = document.getElementById("ask-button");
+  button.disabled = true;
+  try {
+    const response = await api(`/v1/ask/stream?${params}`, { headers: { Accept: "text/event-stream" } });
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffer = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let cut;
+      while ((cut = buffer.indexOf("\n\n")) >= 0) {
+        const { name, data } = parseEvent(buffer.slice(0, cut));
+        buffer = buffer.slice(cut + 2);
+        if (HANDLERS[name]) HANDLERS[name](data);
+      }
+    }
+    document.getElementById("answer").dataset.done = "true";
+  } catch (error) {
+    document.getElementById("answer").hidden = true;
+    showError(error.message);
+  } finally {
+    button.disabled = false;
+  }
+}
+
+document.getElementById("ask-form").addEventListener("submit", ask);
+document.getElementById("context-close").addEventListener("click", () => {
+  document.getElementById("context").hidden = true;
+});
+setupKey();

@@ -1,0 +1,108 @@
+"""The gateway: answers scoped by key, cached per scope and state, and kept honest across processes."""
+
+from __future__ import annotations
+
+import pytest
+
+from veracity.kb.gateway import Gateway, GatewaySettings
+from veracity.kb.limits import RateLimit
+from veracity.model.errors import ForbiddenError, RateLimitError, ValidationError
+
+SHORT = "3.2 的 Team 能用 SAML 吗"
+
+
+@pytest.fixture
+def two(served_kb):
+    """Two gateways on one directory, as two worker processes would have."""
+    first, second = Gateway.open(served_kb[0]), Gateway.open(served_kb[0])
+    yield first, second, served_kb[1]
+    first.close()
+    second.close()
+
+
+def test_cache_is_per_scope_and_hits_are_fast(two) -> None:
+    gate, _, keys = two
+    public, maintainer = gate.admit(keys.public), gate.admit(keys.maintainer)
+    first = gate.ask(public, SHORT)
+    again = gate.ask(public, SHORT)
+    assert (first.cache, again.cache) == ("miss", "hit") and again.answer == first.answer
+    assert gate.ask(maintainer, SHORT).cache == "miss"  # other roles: never the same entry
+    assert gate.ask(public, SHORT, version="3.2").cache == "miss"
+    assert gate.ask(public, SHORT, as_of="2026-08-27").cache == "miss"
+    stats = gate.cache.stats()
+    assert stats.hits == 1 and stats.mean_hit_ms < stats.mean_miss_ms
+
+
+def test_a_withdraw_in_another_process_ends_every_cached_answer(two) -> None:
+    reader, writer, keys = two
+    public = reader.admit(keys.public)
+    assert [c.source_id for c in reader.ask(public, SHORT).answer.citations] == ["faq-3.2-sso"]
+    assert reader.ask(public, SHORT).cache == "hit"
+    writer.change(writer.admit(keys.operator), "faq-3.2-sso", "withdraw")
+    after = reader.ask(public, SHORT)
+    assert after.cache == "miss"
+    assert "faq-3.2-sso" not in [c.source_id for c in after.answer.citations]
+
+
+def test_operator_actions_need_an_operator_key(two) -> None:
+    gate, _, keys = two
+    for action in (
+        lambda c: gate.change(c, "faq-3.2-sso", "withdraw"),
+        lambda c: gate.status(c),
+        lambda c: gate.reindex(c),
+        lambda c: gate.upload(c, [("a.md", b"# A\\n\\ntext")]),
+    ):
+        with pytest.raises(ForbiddenError, match="operator key"):
+            action(gate.admit(keys.maintainer))
+
+
+def test_bad_input_is_a_validation_error(two) -> None:
+    gate, _, keys = two
+    caller = gate.admit(keys.public)
+    with pytest.raises(ValidationError, match="question is empty"):
+        gate.ask(caller, "  ")
+    with pytest.raises(ValidationError, match="as_of"):
+        gate.ask(caller, SHORT, as_of="yesterday-ish")
+    with pytest.raises(ValidationError, match="version is empty"):
+        gate.ask(caller, SHORT, version=" ")
+
+
+def test_each_key_has_its_own_rate(served_kb) -> None:
+    gate = Gateway.open(served_kb[0], settings=GatewaySettings(rate_limit=RateLimit(per_minute=1, burst=2)))
+    keys = served_kb[1]
+    gate.admit(keys.public)
+    gate.admit(keys.public)
+    with pytest.raises(RateLimitError):
+        gate.admit(keys.public)
+    gate.admit(keys.maintainer)
+    gate.close()
+
+
+def test_reindex_publishes_a_verified_version(two) -> None:
+    gate, _, keys = two
+    report = gate.reindex(gate.admit(keys.operator))
+    assert report["published"] and report["verification_passed"] and report["version"] == 2
+    assert gate.readiness()["checks"]["index"] == {"ok": True, "version": 2, "detail": "verified by reindex"}
+
+
+def test_concurrent_misses_for_one_key_compute_once(two, monkeypatch) -> None:
+    import threading
+
+    gate, _, keys = two
+    calls = []
+    real_ask = gate.kb.ask
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real_ask(*args, **kwargs)
+
+    monkeypatch.setattr(gate.kb, "ask", counted)
+    caller = gate.admit(keys.public)
+    served = []
+    threads = [threading.Thread(target=lambda: served.append(gate.ask(caller, SHORT))) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(calls) == 1 and sorted(s.cache for s in served) == ["hit", "hit", "hit", "miss"]
+    assert len({s.answer for s in served}) == 1

@@ -15,6 +15,7 @@ import pytest
 from veracity.index.embedders import make_embedder
 from veracity.kb.directory import open_kb
 from veracity.kb.local import open_local
+from veracity.kb.status import folder_status
 from veracity.testing.concurrency import consistency, hold_writer_script, run_ingests, write_corpus
 
 FILES = 12
@@ -85,7 +86,9 @@ def test_opening_while_a_writer_holds_the_write_lock_does_not_wait(small_kb: Pat
         kb = open_kb(small_kb, make_embedder("fake"))
         kb.catalog.store.close()  # type: ignore[attr-defined]
         assert time.perf_counter() - start < 2.0
+        assert "test-hold, since" in (folder_status(small_kb)["writer"] or "")
     finally:
         holder.kill()
         holder.wait(timeout=30)
     assert consistency(small_kb).consistent
+    assert folder_status(small_kb)["writer"] is None

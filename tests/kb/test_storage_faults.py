@@ -101,6 +101,22 @@ def test_permission_denied_on_the_lock_file_is_named(kb_dir: Path, monkeypatch: 
         kb.ingest(write_corpus(kb_dir.parent / "more", 1, 2))
 
 
+def test_a_full_disk_when_rewriting_the_manifest_says_the_data_is_in(
+    kb_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", str(self))
+
+    more = write_corpus(kb_dir.parent / "more", 2, 2)[1]  # two pages the knowledge base lacks
+    with open_local(kb_dir, create=False) as kb:
+        monkeypatch.setattr(Path, "write_text", full)
+        with pytest.raises(DiskFullError, match="the knowledge base itself is up to date"):
+            kb.ingest(more)
+        monkeypatch.undo()
+    assert consistency(kb_dir).documents == 7  # the ingest committed; only the derived manifest lags
+    assert open_kb(kb_dir) is not None  # and the next open rewrites it
+
+
 @pytest.mark.parametrize(
     ("code", "kind"),
     [

@@ -81,6 +81,8 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return
+    if report.get("writer"):
+        click.echo(f"writing now: {report['writer']} (other writers wait for it; readers do not)")
     for tenant, counts in report["documents"].items():
         click.echo(f"{printable(tenant)}: " + ", ".join(f"{n} {state}" for state, n in counts.items()))
     if report["tombstones"]:

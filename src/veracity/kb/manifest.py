@@ -17,10 +17,10 @@ import os
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from .._version import __version__
-from ..catalog.faults import storage_faults
+from ..catalog.faults import storage_error
 from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.versions import get_version, list_versions
@@ -211,13 +211,29 @@ def write_manifest(
     manifest = {**content, "digest": _digest(content)}
     tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
     text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    with storage_faults(str(folder / MANIFEST_FILE)):
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / MANIFEST_FILE)
+    except OSError as exc:
+        _manifest_fault(exc, folder / MANIFEST_FILE)
+    finally:
         try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, folder / MANIFEST_FILE)
-        finally:
             tmp.unlink(missing_ok=True)
+        except OSError:
+            pass  # a read-only folder: nothing was written there either
     return manifest
+
+
+def _manifest_fault(exc: OSError, path: Path) -> NoReturn:
+    """A storage fault on the manifest, said as such: the database behind it is already up to date."""
+    mapped = storage_error(exc, str(path))
+    if mapped is None:
+        raise exc
+    raise type(mapped)(
+        f"cannot write {str(path)!r} ({exc.strerror or exc}); the knowledge base itself is up to date: "
+        "the manifest is derived, and the next command that opens it with space to write rewrites it",
+        path=str(path),
+    ) from None
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """``veracity status``: what a knowledge base holds, read without loading a model or the engine.
 
-Documents per tenant and status, deleted sources remembered, the latest
+The writer at work, if any (pid, command, since when); documents per tenant
+and status, deleted sources remembered, the latest
 ingestion state per file, quarantined files, the published index version
 (counts, generation, last publish and verification), every kept version and
 the manifest's summary. Everything comes from one read snapshot of
@@ -15,6 +16,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..catalog.lock import current_writer
 from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.tables import IndexTables
@@ -51,6 +53,11 @@ def folder_status(folder: str | os.PathLike[str], *, check: bool = False) -> dic
         store.close()
 
 
+def _writer(store: SQLiteStore) -> str | None:
+    holder = current_writer(store.lock_file)
+    return holder.describe() if holder is not None else None
+
+
 def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, Any]:
     """The status report from an open catalog store and its checked manifest."""
     connection = store.connection
@@ -71,6 +78,7 @@ def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, A
     published = next(v for v in versions if v.version == current)
     verification = (published.manifest or {}).get("verification") or {}
     return {
+        "writer": _writer(store),
         "documents": {tenant: dict(sorted(c.items())) for tenant, c in sorted(counts.items())},
         "tombstones": tombstones,
         "ingestion": ingestion,

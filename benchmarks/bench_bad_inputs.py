@@ -8,7 +8,7 @@ and whether the good files landed. ``--src DIR`` runs another source tree's
 veracity (``PYTHONPATH=DIR``), under ``--timeout`` and an address-space cap of
 ``--memory-cap`` MB, to measure a version without these protections.
 
-    python benchmarks/bench_bad_inputs.py                    # the issue's sizes
+    python benchmarks/bench_bad_inputs.py                    # full sizes
     python benchmarks/bench_bad_inputs.py --scale smoke
 """
 
@@ -29,7 +29,7 @@ from veracity.testing.bad_inputs import CASES, GOOD_FILES, BadSizes, write_case
 from veracity.text.display import printable
 
 SCALES = {
-    "issue": BadSizes(
+    "full": BadSizes(
         alias_levels=9, single_line_bytes=49_000_000, docx_expanded_bytes=885_000_000, html_depth=100_000
     ),
     "smoke": BadSizes(
@@ -103,7 +103,7 @@ def _describe(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", choices=sorted(SCALES), default="issue")
+    parser.add_argument("--scale", choices=sorted(SCALES), default="full")
     parser.add_argument("--cases", default="", help="comma-separated case names (default: all)")
     parser.add_argument("--src", type=Path, default=None, help="source tree to run instead (PYTHONPATH)")
     parser.add_argument("--timeout", type=float, default=300.0)

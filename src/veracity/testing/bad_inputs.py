@@ -3,7 +3,7 @@
 Every case writes a folder holding :data:`GOOD_FILES` ordinary Markdown
 files and the bad thing; an ingest must reject or report the bad thing by
 name, in bounded time and memory, and still add the good files. The tests
-use small sizes; ``benchmarks/bench_bad_inputs.py`` the sizes of the issue
+use small sizes; ``benchmarks/bench_bad_inputs.py`` the sizes of the report
 that found them (a 49 MB single line, a 1 MB DOCX expanding to 885 MB,
 HTML nested 100,000 deep).
 

@@ -78,7 +78,7 @@ def test_candidates_skip_questions_and_lean_on_the_previous_sentence() -> None:
     assert "Why 8080?" not in texts
     leaning = next(c for c in found if c.hit.chunk.text[c.start : c.end].startswith("It can"))
     assert leaning.claim == "The gateway listens on port 8080. It can be changed with --port."
-    assert set(leaning.features) == set(FEATURES)
+    assert set(leaning.features) == set(FEATURES) - {"dense"}  # no question vector: no dense feature
 
 
 def test_decision_features_name_the_missing_rare_term() -> None:
@@ -91,7 +91,7 @@ def test_decision_features_name_the_missing_rare_term() -> None:
     features = decision_features(
         sub, ranked, frozenset({"gateway", "support", "login", "oidc"}), evidence, weights
     )
-    assert set(features) == set(DECISION_FEATURES)
+    assert set(features) == set(DECISION_FEATURES) - {"dense"}  # the sentence had no dense feature
     assert features["missing_max_idf"] == 1.0 and features["unseen_weight"] > 0
     assert features["margin"] == 5.0 and features["chunk_semantic"] == 0.4
 

@@ -143,7 +143,7 @@ class Ranked:
     score: float
     claim: str
     features: Mapping[str, float]
-    semantic: float
+    semantic: float | None
     context: str = ""
 
 
@@ -152,7 +152,7 @@ def rank_candidates(model: LogisticModel, found: Sequence[Candidate]) -> list[tu
     scored = [(model.logit(c.features), index, c) for index, c in enumerate(found)]
     scored.sort(key=lambda item: (-item[0], item[1]))
     return [
-        (Ranked(score, c.claim, c.features, max(0.0, c.hit.scores.semantic or 0.0), c.context), c)
+        (Ranked(score, c.claim, c.features, _semantic(c.hit.scores.semantic), c.context), c)
         for score, _, c in scored
     ]
 
@@ -195,7 +195,7 @@ def decision_features(
     ]
     numbers = [t for t in sub.terms if any(ch.isdigit() for ch in t)]
     features = best.features if best is not None else {}
-    return {
+    found: dict[str, float] = {
         "best_sentence": best_score,
         "margin": best_score - second,
         "coverage": features.get("coverage", 0.0),
@@ -210,11 +210,16 @@ def decision_features(
         ),
         "unseen_weight": unseen / (sum(term_weights) or 1.0),
         "type_match": features.get("type_match", 0.0),
-        "dense": features.get("dense", 0.0),
-        "chunk_semantic": best.semantic if best is not None else 0.0,
+
         "rank": features.get("rank", 0.0),
         "yes_no": 1.0 if sub.answer_type is AnswerType.YES_NO else 0.0,
     }
+    # without the dense channel these stay out, and the model reads their training mean
+    if "dense" in features:
+        found["dense"] = features["dense"]
+    if best is not None and best.semantic is not None:
+        found["chunk_semantic"] = best.semantic
+    return found
 
 
 def _is_cjk(term: str) -> bool:
@@ -305,3 +310,7 @@ def decide(
         tier=tier,
     )
     return decision, (ranked[0][1] if answered else None)
+
+
+def _semantic(value: float | None) -> float | None:
+    return None if value is None else max(0.0, value)

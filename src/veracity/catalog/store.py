@@ -18,12 +18,20 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..model.contracts import Chunk, Document, Status
 from ..model.errors import ValidationError
 
-__all__ = ["Store", "check_document", "check_put", "check_successor", "iter_unique", "same_content"]
+__all__ = [
+    "DatabaseStore",
+    "Store",
+    "check_document",
+    "check_put",
+    "check_successor",
+    "iter_unique",
+    "same_content",
+]
 
 
 @runtime_checkable
@@ -144,6 +152,42 @@ class Store(Protocol):
 
         Inside a ``transaction`` it reads that transaction's state.
         """
+        ...
+
+
+@runtime_checkable
+class DatabaseStore(Store, Protocol):
+    """A ``Store`` in a database that other processes share: a SQLite file or a PostgreSQL database.
+
+    Besides the ``Store`` methods it has an apsw-like ``connection`` (``execute(sql, params)``
+    with ``?`` parameters) for the knowledge base's own tables, a ``path`` to name it in
+    messages, and a writer lock held across whole operations (``writer``).
+    """
+
+    path: str
+    read_only: bool
+
+    @property
+    def connection(self) -> Any:
+        """The connection the knowledge base's SQL runs on (see the class docstring)."""
+        ...
+
+    def writer(
+        self, command: str = "write", *, wait: bool | float | None = None
+    ) -> AbstractContextManager[None]:
+        """Hold the writer lock for a whole operation (re-entrant within a thread)."""
+        ...
+
+    def close(self) -> None:
+        """Release the store's connections."""
+        ...
+
+    def current_writer(self) -> Any:
+        """Who holds the writer lock now (a ``WriterInfo``), or ``None``."""
+        ...
+
+    def check_integrity(self) -> list[str]:
+        """Problems the database finds in itself (empty when sound)."""
         ...
 
 

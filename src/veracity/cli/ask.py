@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .common import library_errors, print_json, print_table
+from .common import KB_ENV, KnowledgeBaseLocation, library_errors, print_json, print_table
 
 __all__ = ["ask_command"]
 
@@ -60,8 +60,9 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
 @click.option(
     "--kb",
     "kb_dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Knowledge base directory [default: the built-in demo, in memory].",
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(),
+    help="Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(

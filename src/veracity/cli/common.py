@@ -37,12 +37,41 @@ EXIT_BUSY: Final = 3
 EXIT_STORAGE: Final = 4
 EXIT_DAMAGED: Final = 5
 
+class KnowledgeBaseLocation(click.ParamType):
+    """``--kb``: a knowledge-base directory (a ``Path``) or a ``postgresql://`` URL (kept as text)."""
+
+    name = "DIR|URL"
+
+    def __init__(self, *, exists: bool = False) -> None:
+        """``exists``: a directory must exist already (a URL is checked when it is opened)."""
+        self.exists = exists
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """A URL as text, anything else as a ``Path`` (which must be a directory when ``exists``)."""
+        if isinstance(value, Path):
+            text = str(value)
+        else:
+            text = str(value).strip()
+            if text.lower().startswith(("postgresql://", "postgres://")):
+                return text
+        path = Path(text)
+        if path.exists() and not path.is_dir():
+            self.fail(f"{text!r} is a file; give a directory or a postgresql:// URL", param, ctx)
+        if self.exists and not path.is_dir():
+            self.fail(f"directory {text!r} does not exist", param, ctx)
+        return path
+
+
+KB_ENV: Final = "VERACITY_KB"
+"""Where ``--kb`` is read from when the option is not given."""
+
 KB_OPTION = click.option(
     "--kb",
     "kb_dir",
     required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Knowledge base directory.",
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(exists=True),
+    help="Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).",
 )
 
 

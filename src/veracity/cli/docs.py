@@ -13,15 +13,16 @@ from typing import Any
 
 import click
 
-from .common import library_errors, print_json, print_table
+from .common import KB_ENV, KnowledgeBaseLocation, library_errors, print_json, print_table
 
 __all__ = ["chunk_command", "docs"]
 
 KB_READ_OPTION = click.option(
     "--kb",
     "kb_dir",
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Knowledge base directory [default: the built-in demo].",
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(exists=True),
+    help="Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
 )
 TENANT_OPTION = click.option("--tenant", help="Only this tenant's documents.")
 OPERATOR_NOTE = (
@@ -39,12 +40,12 @@ def _catalog(kb_dir: Path | None) -> Iterator[tuple[Any, dict[tuple[str, str], s
         yield demo_catalog(), {}
         return
     from ..catalog.catalog import Catalog
-    from ..catalog.sqlite import SQLiteStore
-    from ..kb.manifest import CATALOG_FILE, read_manifest
+    from ..kb.backends import open_store
+    from ..kb.manifest import read_manifest
     from ..kb.sources import source_paths
 
     read_manifest(kb_dir)  # a clear error when the folder is not a knowledge base
-    store = SQLiteStore(kb_dir / CATALOG_FILE)
+    store = open_store(kb_dir)
     try:
         yield Catalog(store), source_paths(store.connection)
     finally:

@@ -13,7 +13,16 @@ from typing import Any
 import click
 
 from ..text.display import printable
-from .common import CHECK_OPTION, NO_WAIT_OPTION, library_errors, print_json, progress_bar, writer_options
+from .common import (
+    CHECK_OPTION,
+    KB_ENV,
+    NO_WAIT_OPTION,
+    KnowledgeBaseLocation,
+    library_errors,
+    print_json,
+    progress_bar,
+    writer_options,
+)
 from .summary import ingest_json, ingest_summary
 
 __all__ = ["ingest_command", "init_demo_command"]
@@ -25,8 +34,9 @@ __all__ = ["ingest_command", "init_demo_command"]
     "--kb",
     "kb_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Knowledge base directory (created if it does not exist).",
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(),
+    help="Knowledge base: a directory or a postgresql:// URL (created if it holds none; or $VERACITY_KB).",
 )
 @click.option(
     "--tenant",
@@ -182,7 +192,14 @@ def ingest_command(
 
 
 @click.command("init-demo")
-@click.option("--kb", "kb_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
+@click.option(
+    "--kb",
+    "kb_dir",
+    required=True,
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(),
+    help="A new directory or an empty postgresql:// database (or $VERACITY_KB).",
+)
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
 def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
     """Write the bundled Starship Workbench demo into a new knowledge base directory."""

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .common import library_errors
+from .common import KnowledgeBaseLocation, library_errors
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,17 +33,34 @@ def main() -> None:
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
-def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None) -> None:
+@click.option(
+    "--kb",
+    "kb_location",
+    type=KnowledgeBaseLocation(),
+    help="Evaluate this knowledge base (written by 'veracity init-demo --kb') instead of the in-memory demo.",
+)
+def eval_command(
+    cases_path: Path | None, out_dir: Path, embedder: str | None, kb_location: str | Path | None
+) -> None:
     """Run the demo's 20 cases (or a JSONL file of cases) and write the reports.
 
     Writes rag-evidence.json, rag-evidence.md and rag-trace.jsonl into OUT;
     the same inputs give byte-identical files. Exit status 1 if a conformance
-    case fails.
+    case fails. With --kb the cases run against that knowledge base (a
+    directory or a postgresql:// URL holding the demo), so every backend can
+    be checked against the same reports.
     """
     from ..evaluate.runner import run_evaluation
 
     with library_errors():
-        report = run_evaluation(_knowledge_base(embedder), cases_path=cases_path, out_dir=out_dir)
+        if kb_location is not None:
+            from ..index.embedders import make_embedder
+            from ..kb.directory import open_kb
+
+            kb = open_kb(kb_location, make_embedder(embedder) if embedder else None)
+        else:
+            kb = _knowledge_base(embedder)
+        report = run_evaluation(kb, cases_path=cases_path, out_dir=out_dir)
     summary = report["summary"]
     click.echo(
         f"{summary['cases']} cases · conformance passed {summary['conformance_passed']}"

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .common import KB_OPTION, library_errors
+from .common import KB_ENV, KB_OPTION, KnowledgeBaseLocation, library_errors
 
 __all__ = ["keys", "serve_command"]
 
@@ -63,8 +63,9 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     "--kb",
     "kb_dir",
     required=True,
-    type=click.Path(file_okay=False, path_type=Path),
-    help="Knowledge base directory.",
+    envvar=KB_ENV,
+    type=KnowledgeBaseLocation(),
+    help="Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
@@ -106,12 +107,12 @@ def serve_command(
     'veracity keys create'); the key alone decides the tenant and roles.
     """
     _require_serve_extra()
-    from ..kb.directory import MANIFEST_FILE
+    from ..kb.directory import holds_knowledge_base_at
     from ..service.app import ServiceOptions
     from ..service.server import serve
 
     with library_errors():
-        if demo and not (kb_dir / MANIFEST_FILE).exists():
+        if demo and not holds_knowledge_base_at(kb_dir):
             _write_demo(kb_dir, embedder)
         options = ServiceOptions(
             kb=str(kb_dir), embedder=embedder, rate_per_minute=rate_limit, burst=burst,

@@ -58,7 +58,9 @@ class Ledger:
         )
         if state == "failed":
             self._conn.execute(
-                "INSERT OR REPLACE INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?)",
+                "INSERT INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (source) DO UPDATE SET reason = excluded.reason, run_id = excluded.run_id, "
+                "at = excluded.at",
                 (source, reason or "failed", self.run_id, _now()),
             )
         elif state in ("active", "unchanged", "skipped"):

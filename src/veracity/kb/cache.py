@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ..catalog.sql import scalar
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import read_pointer
 from ..model.contracts import sha256_hex
 from ..pipeline.outcome import Answer
@@ -46,7 +46,7 @@ class CatalogState:
     catalog_revision: int
 
 
-def catalog_state(store: SQLiteStore) -> CatalogState:
+def catalog_state(store: DatabaseStore) -> CatalogState:
     """The current state, read in one snapshot (a few microseconds)."""
     with store.read():
         version, generation = read_pointer(store.connection)

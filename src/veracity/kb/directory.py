@@ -28,11 +28,12 @@ from typing import Any, Final
 from ..catalog.catalog import Catalog
 from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.sql import scalar
+from ..catalog.store import DatabaseStore
 from ..fixtures import tenant_config
 from ..index.dense import Embedder
 from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
-from ..index.sqlite.search import DenseMode, SQLiteSearchIndex
+from ..index.sqlite.search import DenseMode
 from ..index.sqlite.versions import (
     bump_generation,
     current_tables,
@@ -40,14 +41,16 @@ from ..index.sqlite.versions import (
     read_pointer,
     set_embedder,
 )
-from ..index.sqlite.writer import ensure_vector_model
+from ..index.versioned import index_for
 from ..model.errors import (
     ConfigError,
     EmbedderMismatchError,
+    IndexError_,
     StorageError,
     WriterBusyError,
 )
 from ..pipeline.engine import KnowledgeBase, demo_catalog
+from .backends import describe, location_of, open_store
 from .manifest import (
     CATALOG_FILE,
     FORMAT,
@@ -88,12 +91,12 @@ __all__ = [
 CHUNKER: Final = chunker_name()
 
 
-def _check_model(manifest: dict[str, Any], embedder: Embedder, folder: Path) -> None:
+def _check_model(manifest: dict[str, Any], embedder: Embedder, folder: str | Path) -> None:
     embedding = manifest.get("embedding", {})
     if embedding.get("model_id") != embedder.model_id or embedding.get("dim") != embedder.dim:
         hint = f" (--embedder {embedding['embedder']})" if embedding.get("embedder") else ""
         raise EmbedderMismatchError(
-            f"knowledge base {str(folder)!r} was built with {embedding.get('model_id')!r} "
+            f"knowledge base {describe(folder)!r} was built with {embedding.get('model_id')!r} "
             f"(dim {embedding.get('dim')}), not {embedder.model_id!r} (dim {embedder.dim}); "
             f"open it with its own model{hint}, or ingest into a new directory"
         )
@@ -119,14 +122,14 @@ def open_kb(
     The manifest is rewritten when the index changed since it was written (it
     is derived), unless another writer is at work or the folder is read-only.
     """
-    folder = Path(path)
+    folder = location_of(path)
     manifest = read_manifest(folder)
-    store = SQLiteStore(folder / CATALOG_FILE, writer_wait=writer_wait, on_wait=on_wait)
+    store = open_store(folder, writer_wait=writer_wait, on_wait=on_wait)
     try:
         if check:
             check_file(store)
         with storage_faults(store.path, store.connection):
-            index = SQLiteSearchIndex(store, dense_mode=dense_mode)
+            index = index_for(store, dense_mode=dense_mode)
             published = get_version(store.connection, index.version)
             model = index.vector_model()
         recorded = published.manifest or {}
@@ -134,7 +137,7 @@ def open_kb(
         if embedder is None:
             if not name:
                 raise ConfigError(
-                    f"the index of {str(folder)!r} names no embedder; pass the embedder that built it"
+                    f"the index of {describe(folder)!r} names no embedder; pass the embedder that built it"
                 )
             embedder = make_embedder(name)
         expected = (
@@ -171,26 +174,36 @@ def create_kb(
 
     ``embedder=None`` uses the default model (``use``).
     """
-    folder = Path(path)
-    if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
-        raise ConfigError(f"{str(folder)!r} already holds a knowledge base; open it with open_kb")
-    with storage_faults(str(folder)):
-        folder.mkdir(parents=True, exist_ok=True)
-    embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
-    store = SQLiteStore(folder / CATALOG_FILE, writer_wait=writer_wait, on_wait=on_wait)
+    folder = location_of(path)
+    if isinstance(folder, Path):
+        if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
+            raise ConfigError(f"{str(folder)!r} already holds a knowledge base; open it with open_kb")
+        with storage_faults(str(folder)):
+            folder.mkdir(parents=True, exist_ok=True)
+    store = open_store(folder, writer_wait=writer_wait, on_wait=on_wait)
     try:
-        index = SQLiteSearchIndex(store, dense_mode=dense_mode)
-        with store.writer("create"):
-            with store.transaction():
-                tables = current_tables(store.connection)
-                ensure_vector_model(store.connection, tables, embedder.model_id, embedder.dim)
-                set_embedder(store.connection, tables.version, embedder_name(embedder))
-                bump_generation(store.connection)
-            kb = KnowledgeBase(Catalog(store), embedder, backend=index)
-            write_manifest(folder, kb)
+        return _create_in(store, folder, embedder, dense_mode)
     except BaseException:
         store.close()
         raise
+
+
+def _create_in(
+    store: DatabaseStore, folder: str | Path, embedder: Embedder | None, dense_mode: DenseMode | str
+) -> KnowledgeBase:
+    """Bind the empty knowledge base in ``store`` to ``embedder`` and write its first manifest."""
+    embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
+    with store.writer("create"):
+        if not isinstance(folder, Path) and holds_knowledge_base(store):
+            raise ConfigError(f"{describe(folder)!r} already holds a knowledge base; open it with open_kb")
+        index = index_for(store, dense_mode=dense_mode)
+        with store.transaction():
+            tables = current_tables(store.connection)
+            index.ensure_model(tables, embedder.model_id, embedder.dim)
+            set_embedder(store.connection, tables.version, embedder_name(embedder))
+            bump_generation(store.connection)
+        kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+        write_manifest(folder, kb)
     return kb
 
 
@@ -207,7 +220,9 @@ def open_or_create_kb(
     Deciding and creating happen under the writer lock, so two processes
     creating the same knowledge base at once make one.
     """
-    folder = Path(path)
+    folder = location_of(path)
+    if not isinstance(folder, Path):  # a database decides under its own writer lock
+        return _open_or_create_database(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
     if (folder / MANIFEST_FILE).exists():
         return open_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
     with storage_faults(str(folder)):
@@ -216,6 +231,38 @@ def open_or_create_kb(
         if (folder / MANIFEST_FILE).exists():
             return open_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
         return create_kb(folder, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
+
+
+def holds_knowledge_base_at(location: str | os.PathLike[str]) -> bool:
+    """True when ``location`` (a directory or a URL) already holds a knowledge base."""
+    folder = location_of(location)
+    if isinstance(folder, Path):
+        return (folder / MANIFEST_FILE).exists()
+    try:
+        read_manifest(folder)
+    except IndexError_:
+        return False
+    return True
+
+
+def holds_knowledge_base(store: DatabaseStore) -> bool:
+    """True when a database already holds a knowledge base (its manifest was written)."""
+    return scalar(store.connection, "SELECT count(*) FROM kb_manifest") != 0
+
+
+def _open_or_create_database(
+    url: str, embedder: Embedder | None, *, writer_wait: Wait, on_wait: OnWait | None, **options: Any
+) -> KnowledgeBase:
+    store = open_store(url, writer_wait=writer_wait, on_wait=on_wait)
+    try:
+        with store.writer("create"):
+            if not holds_knowledge_base(store):
+                return _create_in(store, url, embedder, options.get("dense_mode", DenseMode.RESIDENT))
+    except BaseException:
+        store.close()
+        raise
+    store.close()
+    return open_kb(url, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
 
 
 def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None) -> KnowledgeBase:
@@ -227,13 +274,13 @@ def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None)
     """
     kb = create_kb(path, embedder)
     store = kb.catalog.store
-    assert isinstance(store, SQLiteStore)
+    assert isinstance(store, DatabaseStore)
     with store.writer("init-demo"):
         _write_demo(kb, store, path)
     return kb
 
 
-def _write_demo(kb: KnowledgeBase, store: SQLiteStore, path: str | os.PathLike[str]) -> None:
+def _write_demo(kb: KnowledgeBase, store: DatabaseStore, path: str | os.PathLike[str]) -> None:
     demo = demo_catalog()
     config = tenant_config()
     with store.transaction():

@@ -34,18 +34,18 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.embedders import make_embedder
-from ..index.sqlite.search import SQLiteSearchIndex
 from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
+from ..index.versioned import VersionedIndex
 from ..model.contracts import Principal
 from ..model.errors import ForbiddenError, ValidationError
 from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
+from .backends import open_store
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .degrade import (
     DENSE_RETRY_SECONDS,
@@ -61,7 +61,6 @@ from .degrade import (
     noting,
     retrieve_or_degrade,
 )
-from .directory import CATALOG_FILE
 from .keys import ApiKey, authenticate
 from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
@@ -107,7 +106,7 @@ class Gateway:
 
     def __init__(self, kb: LocalKnowledgeBase, settings: GatewaySettings | None = None) -> None:
         """Serve ``kb`` (on disk); its engine's embedder and reranker are wrapped in guards."""
-        if kb.path is None or not isinstance(kb.engine.catalog.store, SQLiteStore):
+        if kb.path is None or not isinstance(kb.engine.catalog.store, DatabaseStore):
             raise ValidationError("a service needs an on-disk knowledge base (veracity.open(DIR))")
         self.kb = kb
         self.settings = settings or GatewaySettings()
@@ -119,7 +118,7 @@ class Gateway:
         self.cache = AnswerCache(self.settings.cache_entries)
         self.limiter = RateLimiter(self.settings.rate_limit)
         self._lock = threading.RLock()
-        self.side = SQLiteStore(Path(kb.path) / CATALOG_FILE)
+        self.side = open_store(kb.path)
         self._verified: dict[int, tuple[bool, str]] = {}
 
     @classmethod
@@ -143,10 +142,10 @@ class Gateway:
             self.side.close()
 
     @property
-    def store(self) -> SQLiteStore:
+    def store(self) -> DatabaseStore:
         """The catalog store (checked at construction)."""
         store = self.kb.engine.catalog.store
-        assert isinstance(store, SQLiteStore)
+        assert isinstance(store, DatabaseStore)
         return store
 
     # -- identity -----------------------------------------------------------------
@@ -372,9 +371,9 @@ class Gateway:
 
     # -- health -------------------------------------------------------------------
 
-    def _index(self) -> SQLiteSearchIndex:
+    def _index(self) -> VersionedIndex:
         index = self.kb.engine.snapshot
-        assert isinstance(index, SQLiteSearchIndex)
+        assert isinstance(index, VersionedIndex)
         return index
 
     def check_index(self, *, verify: bool = True) -> tuple[bool, str]:

@@ -39,8 +39,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..catalog.sqlite import SQLiteStore
-from ..index.sqlite.search import SQLiteSearchIndex, SyncReport
+from ..catalog.store import DatabaseStore
+from ..index.sqlite.search import SyncReport
+from ..index.versioned import VersionedIndex
 from ..ingest.batch import load_source
 from ..ingest.chunking import chunk_for_index, oversize_chunks
 from ..ingest.documents import next_revision, same_but_revision, with_revision
@@ -358,7 +359,7 @@ class _NoLedger:
 
 def _connection(kb: KnowledgeBase) -> Any:
     store = kb.catalog.store
-    return store.connection if isinstance(store, SQLiteStore) else None
+    return store.connection if isinstance(store, DatabaseStore) else None
 
 
 def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
@@ -368,7 +369,7 @@ def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
 
 def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
     backend = kb.snapshot
-    if isinstance(backend, SQLiteSearchIndex):
+    if isinstance(backend, VersionedIndex):
         callback = (lambda done, total: progress("index", done, total)) if progress else None
         return backend.sync(kb.catalog, kb.embedder, progress=callback)
     kb.reindex()

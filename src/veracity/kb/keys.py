@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..model.contracts import Principal
 from ..model.errors import AuthenticationError, NotFoundError, ValidationError
 from .local import LocalKnowledgeBase
@@ -82,12 +82,12 @@ class NewKey:
     secret: str
 
 
-def _store(kb: LocalKnowledgeBase | SQLiteStore) -> SQLiteStore:
+def _store(kb: LocalKnowledgeBase | DatabaseStore) -> DatabaseStore:
     """The catalog store holding the keys: a knowledge base's, or a store opened on its file."""
-    if isinstance(kb, SQLiteStore):
+    if isinstance(kb, DatabaseStore):
         return kb
     store = kb.engine.catalog.store
-    if kb.path is None or not isinstance(store, SQLiteStore):
+    if kb.path is None or not isinstance(store, DatabaseStore):
         raise ValidationError("API keys live in an on-disk knowledge base; open a directory")
     return store
 
@@ -182,7 +182,7 @@ def revoke_key(kb: LocalKnowledgeBase, key_id_or_name: str) -> ApiKey:
     return ApiKey(**{**key.as_dict(), "roles": key.roles, "revoked_at": moment})
 
 
-def authenticate(kb: LocalKnowledgeBase | SQLiteStore, presented: str | None) -> ApiKey:
+def authenticate(kb: LocalKnowledgeBase | DatabaseStore, presented: str | None) -> ApiKey:
     """The key record for ``presented``, or ``AuthenticationError`` (missing, malformed, unknown, revoked).
 
     ``kb`` may be a store of its own on the knowledge base's file (a service

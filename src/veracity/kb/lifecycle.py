@@ -15,16 +15,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from ..catalog.faults import storage_faults
-from ..catalog.sqlite import SQLiteStore
-from ..index.sqlite.search import SQLiteSearchIndex
+from ..catalog.store import DatabaseStore
+from ..index.versioned import VersionedIndex
 from ..ingest.ledger import Ledger, forget_document, source_of
 from ..model.contracts import Document, Status
 from ..model.errors import ConfigError
 from ..pipeline.engine import KnowledgeBase
+from .backends import location_of
 from .directory import read_manifest, write_manifest
 from .sources import forget_source
 from .status import status_of_store
@@ -43,9 +43,9 @@ class Change:
     chunks_removed: int = 0
 
 
-def _parts(kb: KnowledgeBase) -> tuple[SQLiteStore, SQLiteSearchIndex]:
+def _parts(kb: KnowledgeBase) -> tuple[DatabaseStore, VersionedIndex]:
     store, index = kb.catalog.store, kb.snapshot
-    if not isinstance(store, SQLiteStore) or not isinstance(index, SQLiteSearchIndex):
+    if not isinstance(store, DatabaseStore) or not isinstance(index, VersionedIndex):
         raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
     return store, index
 
@@ -75,7 +75,7 @@ def change_status(
     return Change(status.value, document.source_id, document.document_id, revision)
 
 
-def _record(store: SQLiteStore, document: Document, state: str, reason: str, *, ids: bool = True) -> None:
+def _record(store: DatabaseStore, document: Document, state: str, reason: str, *, ids: bool = True) -> None:
     """Append ``state`` for the file ``document`` was ingested from, if the ledger knows it."""
     source = source_of(store.connection, document.document_id)
     if source is not None:
@@ -109,6 +109,13 @@ def erase_freed_pages(kb: KnowledgeBase) -> None:
     store, _ = _parts(kb)
     # Freed pages still hold the old bytes until they are reused, and old pages live on in the WAL.
     # VACUUM writes the whole file through the WAL, so readers keep their snapshots meanwhile.
+    if getattr(store.connection, "dialect", "sqlite") == "postgresql":
+        # PostgreSQL keeps deleted rows until VACUUM reclaims them; the bytes of freed tuples may stay in
+        # the data files until overwritten (there is no secure_delete), so this is best effort there.
+        with writing(kb, "delete"):
+            for table in ("documents", "chunks", "document_roles", "document_facts"):
+                store.connection.execute(f"VACUUM {table}")
+        return
     with writing(kb, "delete"), storage_faults(store.path, store.connection):
         store.connection.execute("PRAGMA secure_delete = ON")
         store.connection.execute("VACUUM")
@@ -131,4 +138,4 @@ def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: s
 def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str, Any]:
     """Counts per tenant and status, index counts and the manifest summary (see :mod:`veracity.kb.status`)."""
     store, _ = _parts(kb)
-    return status_of_store(store, read_manifest(Path(folder)))
+    return status_of_store(store, read_manifest(location_of(folder)))

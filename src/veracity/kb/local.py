@@ -29,7 +29,7 @@ from types import TracebackType
 from typing import Any, Literal, overload
 
 from ..catalog.lock import OnWait, Wait
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
 from ..ingest.limits import DEFAULT_LIMITS, InputLimits
@@ -108,7 +108,7 @@ class LocalKnowledgeBase:
 
     def _connection(self) -> Any:
         store = self.engine.catalog.store
-        return store.connection if isinstance(store, SQLiteStore) and self.path is not None else None
+        return store.connection if isinstance(store, DatabaseStore) and self.path is not None else None
 
     @property
     def default_tenant(self) -> str:
@@ -271,7 +271,7 @@ class LocalKnowledgeBase:
     def close(self) -> None:
         """Close the catalog file."""
         store = self.engine.catalog.store
-        if isinstance(store, SQLiteStore) and self.path is not None:
+        if isinstance(store, DatabaseStore) and self.path is not None:
             store.close()
 
     def __enter__(self) -> LocalKnowledgeBase:

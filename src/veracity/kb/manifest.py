@@ -21,10 +21,11 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from .._version import __version__
 from ..catalog.faults import storage_error
+from ..catalog.postgres.location import display_url, is_database_url, require_driver
 from ..catalog.sql import all_rows, scalar
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import get_version, list_versions
-from ..model.errors import ConfigError, IndexError_, NewerFormatError
+from ..model.errors import CatalogUnavailableError, ConfigError, IndexError_, NewerFormatError
 
 if TYPE_CHECKING:
     from ..index.dense import Embedder
@@ -116,7 +117,7 @@ def parser_versions() -> dict[str, str | None]:
     return versions
 
 
-def catalog_state(store: SQLiteStore) -> dict[str, Any]:
+def catalog_state(store: DatabaseStore) -> dict[str, Any]:
     """Counts and a digest of every document's id, status and catalog revision."""
     rows = all_rows(
         store.connection,
@@ -129,7 +130,7 @@ def catalog_state(store: SQLiteStore) -> dict[str, Any]:
         statuses[status] = statuses.get(status, 0) + 1
     chunks = int(scalar(store.connection, "SELECT count(*) FROM chunks"))
     return {
-        "file": CATALOG_FILE,
+        "file": store.path if is_database_url(store.path) else CATALOG_FILE,
         "documents": len(rows),
         "chunks": chunks,
         "documents_by_status": dict(sorted(statuses.items())),
@@ -138,7 +139,7 @@ def catalog_state(store: SQLiteStore) -> dict[str, Any]:
     }
 
 
-def _versions_summary(store: SQLiteStore) -> list[dict[str, Any]]:
+def _versions_summary(store: DatabaseStore) -> list[dict[str, Any]]:
     return [
         {
             "version": v.version,
@@ -158,21 +159,27 @@ def write_manifest(
     path: str | os.PathLike[str], kb: KnowledgeBase, *, embedder: str | None = None
 ) -> dict[str, Any]:
     """Write ``manifest.json`` for the knowledge base in ``path`` (its published version); return it."""
-    from ..index.sqlite.search import SQLiteSearchIndex
     from ..index.sqlite.writer import DISTANCE, NORMALIZATION
+    from ..index.versioned import VersionedIndex
 
-    folder = Path(path)
     index = kb.snapshot
-    if not isinstance(index, SQLiteSearchIndex) or index.pinned:
+    if not isinstance(index, VersionedIndex) or index.pinned:
         raise ConfigError("write_manifest needs a knowledge base opened with open_kb or create_kb")
     store = index.store
+    in_database = is_database_url(path)
     with store.read():
         stats = index.stats()
         published = get_version(store.connection, stats.version)
         versions = _versions_summary(store)
         catalog = catalog_state(store)
         model = index.vector_model()
-    previous = _read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).exists() else {}
+        sql = "SELECT manifest FROM kb_manifest WHERE id = 1"
+        stored = scalar(store.connection, sql) if in_database else None
+    folder = Path(path)
+    if in_database:
+        previous = json.loads(stored) if stored else {}
+    else:
+        previous = _read_json(folder / MANIFEST_FILE) if (folder / MANIFEST_FILE).exists() else {}
     name = (
         embedder
         or published.embedder
@@ -192,7 +199,12 @@ def write_manifest(
             "chunks": stats.chunks,
             "tenants": stats.tenants,
             "vectors": stats.vectors,
-            "lexical": {"kind": "fts5-per-tenant", "bm25": "lucene", "k1": index.k1, "b": index.b},
+            "lexical": {
+                "kind": "postings-sql" if in_database else "fts5-per-tenant",
+                "bm25": "lucene",
+                "k1": index.k1,
+                "b": index.b,
+            },
             "published_at": published.published_at,
             "verification": verification,
         },
@@ -209,6 +221,13 @@ def write_manifest(
         },
     }
     manifest = {**content, "digest": _digest(content)}
+    if in_database:  # the database is the knowledge base: its manifest lives there too
+        store.connection.execute(
+            "INSERT INTO kb_manifest (id, manifest) VALUES (1, ?) "
+            "ON CONFLICT (id) DO UPDATE SET manifest = EXCLUDED.manifest",
+            (json.dumps(manifest, ensure_ascii=False, sort_keys=True),),
+        )
+        return manifest
     tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
     text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     try:
@@ -246,16 +265,43 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """The manifest of the knowledge base in ``path``, checked (format and digest)."""
-    folder = Path(path)
-    file = folder / MANIFEST_FILE
-    if not file.is_file() or not (folder / CATALOG_FILE).is_file():
+def _database_manifest(url: str) -> dict[str, Any]:
+    """The manifest a PostgreSQL knowledge base keeps in ``kb_manifest``."""
+    require_driver()
+    import psycopg
+
+    try:
+        with psycopg.connect(url, connect_timeout=30) as connection:
+            missing = connection.execute("SELECT to_regclass('kb_manifest') IS NULL").fetchall()[0][0]
+            sql = "SELECT manifest FROM kb_manifest WHERE id = 1"
+            row = None if missing else connection.execute(sql).fetchone()
+    except psycopg.OperationalError as exc:
+        raise CatalogUnavailableError(f"cannot connect to {display_url(url)}: {exc}") from exc
+    if row is None:
         raise IndexError_(
-            f"{str(folder)!r} is not a veracity knowledge base (no {MANIFEST_FILE} and {CATALOG_FILE}); "
-            "create one with 'veracity ingest PATH --kb DIR' or 'veracity init-demo --kb DIR'"
+            f"{display_url(url)!r} holds no veracity knowledge base; create one with "
+            "'veracity ingest PATH --kb URL' or 'veracity init-demo --kb URL'"
         )
-    manifest = _read_json(file)
+    data = json.loads(row[0])
+    if not isinstance(data, dict):
+        raise IndexError_(f"the manifest in {display_url(url)!r} is not a JSON object")
+    return data
+
+
+def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The manifest of the knowledge base in ``path`` (a directory or a URL), checked (format and digest)."""
+    if is_database_url(path):
+        file: str | Path = display_url(str(path))
+        manifest = _database_manifest(str(path))
+    else:
+        folder = Path(path)
+        file = folder / MANIFEST_FILE
+        if not file.is_file() or not (folder / CATALOG_FILE).is_file():
+            raise IndexError_(
+                f"{str(folder)!r} is not a veracity knowledge base (no {MANIFEST_FILE} and {CATALOG_FILE}); "
+                "create one with 'veracity ingest PATH --kb DIR' or 'veracity init-demo --kb DIR'"
+            )
+        manifest = _read_json(file)
     version = manifest.get("format_version")
     if manifest.get("format") == FORMAT and isinstance(version, int) and version > FORMAT_VERSION:
         raise NewerFormatError(

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..model.contracts import Status
 from ..pipeline.engine import KnowledgeBase
 from .lifecycle import delete_documents, erase_freed_pages
@@ -36,7 +36,7 @@ class PruneReport:
 def prune_missing(kb: KnowledgeBase, scan: SourceScan, *, delete: bool, ledger: Any) -> PruneReport:
     """Withdraw (or delete) the documents of sources gone from the folders in ``scan``."""
     store = kb.catalog.store
-    if not isinstance(store, SQLiteStore):
+    if not isinstance(store, DatabaseStore):
         return PruneReport()
     present = {(file.root, file.source) for file in scan.files}
     withdrawn: list[str] = []

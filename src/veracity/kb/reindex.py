@@ -23,10 +23,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..index.embedders import make_embedder
-from ..index.sqlite.search import SQLiteSearchIndex
 from ..index.sqlite.sync import Progress, SyncReport
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.verify import Verification, catalog_matches, verify_version
@@ -43,6 +42,7 @@ from ..index.sqlite.versions import (
     switch_to,
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, read_vector_model
+from ..index.versioned import VersionedIndex, index_for
 from ..model.errors import ConfigError, IndexError_, IndexVerificationError
 from ..pipeline.engine import KnowledgeBase
 from .directory import (
@@ -78,14 +78,14 @@ class VersionReport:
     seconds: float = 0.0
 
 
-def _store(kb: KnowledgeBase) -> SQLiteStore:
+def _store(kb: KnowledgeBase) -> DatabaseStore:
     store = kb.catalog.store
-    if not isinstance(store, SQLiteStore) or not isinstance(kb.snapshot, SQLiteSearchIndex):
+    if not isinstance(store, DatabaseStore) or not isinstance(kb.snapshot, VersionedIndex):
         raise ConfigError("index versions need an on-disk knowledge base (open it with open_kb)")
     return store
 
 
-def abandon_stale_builds(store: SQLiteStore) -> tuple[int, ...]:
+def abandon_stale_builds(store: DatabaseStore) -> tuple[int, ...]:
     """Mark ``building`` versions whose builder process is gone as ``failed`` and drop their tables."""
     ended: list[int] = []
     with store.transaction():
@@ -97,7 +97,7 @@ def abandon_stale_builds(store: SQLiteStore) -> tuple[int, ...]:
     return tuple(ended)
 
 
-def _prune(store: SQLiteStore, keep: int) -> tuple[int, ...]:
+def _prune(store: DatabaseStore, keep: int) -> tuple[int, ...]:
     connection = store.connection
     with store.transaction():
         current = read_pointer(connection)[0]
@@ -113,8 +113,8 @@ def _prune(store: SQLiteStore, keep: int) -> tuple[int, ...]:
 
 
 def _version_manifest(
-    store: SQLiteStore,
-    index: SQLiteSearchIndex,
+    store: DatabaseStore,
+    index: VersionedIndex,
     name: str | None,
     embedder: Embedder,
     verification: Verification,
@@ -157,7 +157,7 @@ def _catch_up_verify_switch(
 ) -> tuple[Verification, SyncReport, int | None]:
     """Sync the version with the catalog, verify it, then record it (and switch) if nothing moved."""
     store = _store(kb)
-    index = SQLiteSearchIndex(store, version=tables.version)
+    index = index_for(store, version=tables.version)
     total = SyncReport()
     for _ in range(_CATCH_UP_ROUNDS):
         total = _add(total, index.sync(kb.catalog, embedder, progress=progress))

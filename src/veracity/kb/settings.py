@@ -87,7 +87,8 @@ def _get(connection: apsw.Connection, key: str) -> Any:
 
 def _put(connection: apsw.Connection, key: str, value: Any) -> None:
     connection.execute(
-        "INSERT OR REPLACE INTO kb_settings (key, value) VALUES (?, ?)",
+        "INSERT INTO kb_settings (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         (key, json.dumps(value, ensure_ascii=False, sort_keys=True)),
     )
 

@@ -197,8 +197,9 @@ def record_source(connection: apsw.Connection, tenant: str, source_id: str, file
     """Remember where ``source_id`` was ingested from (call inside a transaction)."""
     path = file.source if file.root else str(file.path.resolve())
     connection.execute(
-        "INSERT OR REPLACE INTO source_files (tenant, source_id, root, path, updated_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
+        "updated_at = excluded.updated_at",
         (tenant, source_id, file.root, path, datetime.now(UTC).isoformat(timespec="microseconds")),
     )
 

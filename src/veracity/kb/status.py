@@ -13,23 +13,22 @@ integrity check first (:func:`check_file`).
 from __future__ import annotations
 
 import os
-from pathlib import Path
 from typing import Any
 
-from ..catalog.lock import current_writer
 from ..catalog.sql import all_rows, scalar
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.versions import list_versions, read_pointer
 from ..ingest.ledger import latest_states, quarantined
 from ..model.errors import CorruptStorageError
-from .manifest import CATALOG_FILE, read_manifest
+from .backends import open_store
+from .manifest import read_manifest
 from .tombstones import count_tombstones
 
 __all__ = ["check_file", "folder_status", "status_of_store"]
 
 
-def check_file(store: SQLiteStore) -> None:
+def check_file(store: DatabaseStore) -> None:
     """``CorruptStorageError`` naming the problems when SQLite's integrity check fails on the file."""
     problems = store.check_integrity()
     if problems:
@@ -44,7 +43,7 @@ def check_file(store: SQLiteStore) -> None:
 def folder_status(folder: str | os.PathLike[str], *, check: bool = False) -> dict[str, Any]:
     """The status report of the knowledge base in ``folder`` (see the module docstring)."""
     manifest = read_manifest(folder)  # a clear error when the folder is not a knowledge base
-    store = SQLiteStore(Path(folder) / CATALOG_FILE)
+    store = open_store(folder)
     try:
         if check:
             check_file(store)
@@ -53,12 +52,12 @@ def folder_status(folder: str | os.PathLike[str], *, check: bool = False) -> dic
         store.close()
 
 
-def _writer(store: SQLiteStore) -> str | None:
-    holder = current_writer(store.lock_file)
+def _writer(store: DatabaseStore) -> str | None:
+    holder = store.current_writer()
     return holder.describe() if holder is not None else None
 
 
-def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, Any]:
+def status_of_store(store: DatabaseStore, manifest: dict[str, Any]) -> dict[str, Any]:
     """The status report from an open catalog store and its checked manifest."""
     connection = store.connection
     with store.read():

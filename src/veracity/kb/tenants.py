@@ -21,7 +21,7 @@ from typing import Any
 
 import yaml
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 from ..ingest.yaml_text import load_yaml
 from ..model.contracts import Document
 from ..model.errors import ValidationError
@@ -73,7 +73,7 @@ class TenantSetup:
         """Define roles and record settings; return the roles defined and the tenants given default roles."""
         catalog = kb.catalog
         store = catalog.store
-        connection = store.connection if isinstance(store, SQLiteStore) else None
+        connection = store.connection if isinstance(store, DatabaseStore) else None
         defined: list[tuple[str, tuple[str, ...]]] = []
         given_defaults: list[str] = []
         documents = list(documents)
@@ -120,7 +120,7 @@ def resolve_tenants(
             policy = check_non_official(str(raw["non_official"]), document=str(file))
             policies[name] = policy
     store = kb.catalog.store
-    connection = store.connection if isinstance(store, SQLiteStore) else None
+    connection = store.connection if isinstance(store, DatabaseStore) else None
     if connection is not None and has_default_tenant(connection):
         first, chosen, named = False, default_tenant(connection), True
     else:

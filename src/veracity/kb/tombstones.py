@@ -37,7 +37,9 @@ class Tombstone:
 def add_tombstone(connection: apsw.Connection, document: Document) -> None:
     """Record that ``document``'s source was deleted (call inside the delete's transaction)."""
     connection.execute(
-        "INSERT OR REPLACE INTO tombstones (source_key, content_digest, deleted_at) VALUES (?, ?, ?)",
+        "INSERT INTO tombstones (source_key, content_digest, deleted_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (source_key) DO UPDATE SET content_digest = excluded.content_digest, "
+        "deleted_at = excluded.deleted_at",
         (
             _key(document.tenant, document.source_id),
             document.content_digest,

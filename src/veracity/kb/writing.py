@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.store import DatabaseStore
 
 if TYPE_CHECKING:
     from ..pipeline.engine import KnowledgeBase
@@ -30,7 +30,7 @@ def writing(kb: KnowledgeBase, command: str) -> Iterator[None]:
     Re-entrant; a no-op for a catalog that is not a SQLite file (nothing else can write it).
     """
     store = kb.catalog.store
-    if not isinstance(store, SQLiteStore):
+    if not isinstance(store, DatabaseStore):
         yield
         return
     with store.writer(command):

@@ -34,22 +34,15 @@ from ...model.errors import ConfigError, EmbedderMismatchError, NotFoundError
 from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
+from . import writer
 from .records import document_to_json
 from .reuse import embedded_text_digest, reusable_vectors
 from .tables import IndexTables
 from .versions import live_versions
 from .views import IndexState
-from .writer import (
-    PreparedDocument,
-    bump_generation,
-    delete_documents,
-    ensure_vector_model,
-    insert_documents,
-    read_vector_model,
-    update_documents,
-)
+from .writer import PreparedDocument, bump_generation
 
-__all__ = ["IndexWriter", "Progress", "SyncReport"]
+__all__ = ["IndexSQL", "IndexWriter", "Progress", "SyncReport"]
 
 Progress = Callable[[int, int], None]
 """``progress(chunks_done, chunks_total)``."""
@@ -70,12 +63,31 @@ class SyncReport:
     write_seconds: float = 0.0
 
 
+class IndexSQL:
+    """The statements one backend writes an index version with (SQLite's; PostgreSQL has its own).
+
+    Each takes the connection and the version's tables first, as in :mod:`veracity.index.sqlite.writer`.
+    """
+
+    read_vector_model = staticmethod(writer.read_vector_model)
+    ensure_vector_model = staticmethod(writer.ensure_vector_model)
+    insert_documents = staticmethod(writer.insert_documents)
+    update_documents = staticmethod(writer.update_documents)
+    delete_documents = staticmethod(writer.delete_documents)
+    reusable_vectors = staticmethod(reusable_vectors)
+
+
 class IndexWriter:
-    """The write half of the SQLite search index (a mixin: needs ``_store``, ``_conn``, ``_cache``)."""
+    """The write half of a search index (a mixin: needs ``_store``, ``_conn``, ``_cache``).
+
+    The statements come from ``_sql`` (:class:`IndexSQL` for SQLite); the rest (batching,
+    tokenizing and embedding outside transactions, reuse, every kept version) is shared.
+    """
 
     _store: SQLiteStore
     _conn: apsw.Connection
     _cache: IndexState | None
+    _sql: type[IndexSQL] = IndexSQL
 
     def check_embedder(self, embedder: Embedder) -> None:  # pragma: no cover - defined by the index
         """See ``SQLiteSearchIndex.check_embedder``."""
@@ -84,6 +96,10 @@ class IndexWriter:
     def _tables(self) -> IndexTables:  # pragma: no cover - defined by the index
         """See ``SQLiteSearchIndex._tables``."""
         raise NotImplementedError
+
+    def ensure_model(self, tables: IndexTables, model_id: str, dim: int) -> writer.VectorModel:
+        """Record ``model_id`` as the embedding model of ``tables`` or check it (inside a transaction)."""
+        return self._sql.ensure_vector_model(self._conn, tables, model_id, dim)
 
     def _versions(self) -> list[IndexTables]:
         """Every version with tables, and this instance's own even if it is not registered live."""
@@ -108,7 +124,7 @@ class IndexWriter:
         builds a lexical-only index, allowed only while the index holds no vectors.
         """
         tables = self._tables()
-        model = read_vector_model(self._conn, tables)
+        model = self._sql.read_vector_model(self._conn, tables)
         if embedder is not None:
             self.check_embedder(embedder)
             if model is None and self._conn.execute(f"SELECT 1 FROM {tables.chunks} LIMIT 1").fetchone():
@@ -185,8 +201,8 @@ class IndexWriter:
             tables = self._tables()
             model = None
             if embedder is not None:
-                model = ensure_vector_model(self._conn, tables, embedder.model_id, embedder.dim)
-            totals["chunks"] += insert_documents(self._conn, tables, prepared, model)
+                model = self._sql.ensure_vector_model(self._conn, tables, embedder.model_id, embedder.dim)
+            totals["chunks"] += self._sql.insert_documents(self._conn, tables, prepared, model)
             bump_generation(self._conn)
         totals["write"] += time.perf_counter() - start
         totals["docs"] += len(batch)
@@ -205,9 +221,9 @@ class IndexWriter:
         """One unit vector per text of ``flat``: reused from earlier revisions, else embedded once."""
         digests = [embedded_text_digest(chunk) for _, chunks in batch for chunk in chunks]
         tables = self._tables()
-        model = read_vector_model(self._conn, tables)
+        model = self._sql.read_vector_model(self._conn, tables)
         known = (
-            reusable_vectors(self._conn, tables, model, [d for d, _ in batch], digests)
+            self._sql.reusable_vectors(self._conn, tables, model, [d for d, _ in batch], digests)
             if model is not None and model.model_id == embedder.model_id
             else {}
         )
@@ -242,8 +258,8 @@ class IndexWriter:
         with self._store.transaction():
             own = self._tables()
             for tables in self._versions():
-                model = read_vector_model(self._conn, tables)
-                count = delete_documents(self._conn, tables, list(document_ids), model)
+                model = self._sql.read_vector_model(self._conn, tables)
+                count = self._sql.delete_documents(self._conn, tables, list(document_ids), model)
                 removed = count if tables == own else removed
             bump_generation(self._conn)
         self._cache = None
@@ -280,9 +296,9 @@ class IndexWriter:
                     d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)
                 ]
                 if version_gone or version_changed:
-                    model = read_vector_model(self._conn, tables)
-                    delete_documents(self._conn, tables, version_gone, model)
-                    update_documents(self._conn, tables, version_changed, model)
+                    model = self._sql.read_vector_model(self._conn, tables)
+                    self._sql.delete_documents(self._conn, tables, version_gone, model)
+                    self._sql.update_documents(self._conn, tables, version_changed, model)
                     touched = True
                 if tables == own:
                     stored, gone, changed = records, version_gone, version_changed

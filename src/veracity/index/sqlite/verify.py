@@ -36,9 +36,9 @@ from ...model.contracts import Document, Status, Visibility
 from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
+from ..versioned import VersionedIndex
 from .fts import check_fts_name
 from .records import chunk_to_json, document_to_json, moment_text, version_key
-from .search import SQLiteSearchIndex
 from .tables import IndexTables
 from .vectors import fetch_vectors, load_partition
 
@@ -132,16 +132,31 @@ def _catalog_side(catalog: Catalog) -> tuple[dict[str, str], list[str]]:
     return documents, chunk_lines
 
 
-def _index_side(index: SQLiteSearchIndex, tables: IndexTables) -> tuple[dict[str, str], list[str]]:
+def _postgres(index: VersionedIndex) -> Any:
+    """The PostgreSQL side of the checks, or ``None`` for a SQLite index."""
+    if getattr(index.store.connection, "dialect", "sqlite") != "postgresql":
+        return None
+    from ..postgres import verify as postgres
+
+    return postgres
+
+
+_ROLES_SQL = (
+    "(SELECT coalesce(group_concat(role, ','), '') FROM "
+    "(SELECT role FROM {roles} AS r WHERE r.doc_key = d.doc_key ORDER BY role))"
+)
+
+
+def _index_side(index: VersionedIndex, tables: IndexTables) -> tuple[dict[str, str], list[str]]:
     connection = index.store.connection
+    postgres = _postgres(index)
+    roles = (postgres.ROLES_SQL if postgres else _ROLES_SQL).format(roles=tables.document_roles)
     documents = {
         str(document_id): "\x1f".join(str(value) for value in (record, *columns)).replace("\x1f", "\x1e", 1)
         for document_id, record, *columns in all_rows(
             connection,
             f"SELECT d.document_id, d.record, d.tenant, d.status, d.visibility, d.valid_from, d.valid_until, "
-            f"d.version_min_key, d.version_max_key, (SELECT coalesce(group_concat(role, ','), '') FROM "
-            f"(SELECT role FROM {tables.document_roles} AS r WHERE r.doc_key = d.doc_key ORDER BY role)) "
-            f"FROM {tables.documents} AS d",
+            f"d.version_min_key, d.version_max_key, {roles} FROM {tables.documents} AS d",
         )
     }
     rows = all_rows(
@@ -156,7 +171,7 @@ def _index_side(index: SQLiteSearchIndex, tables: IndexTables) -> tuple[dict[str
 
 
 def _compare(
-    index: SQLiteSearchIndex, tables: IndexTables, catalog: Catalog
+    index: VersionedIndex, tables: IndexTables, catalog: Catalog
 ) -> tuple[Check, Check, dict[str, str]]:
     expected_docs, expected_chunks = _catalog_side(catalog)
     found_docs, found_chunks = _index_side(index, tables)
@@ -186,14 +201,20 @@ def _compare(
     return documents, chunks, digests
 
 
-def catalog_matches(index: SQLiteSearchIndex, tables: IndexTables, catalog: Catalog) -> bool:
+def catalog_matches(index: VersionedIndex, tables: IndexTables, catalog: Catalog) -> bool:
     """True when the version holds exactly the catalog's documents and chunks (run it in a transaction)."""
     documents, chunks, _ = _compare(index, tables, catalog)
     return documents.passed and chunks.passed
 
 
-def _lexical(index: SQLiteSearchIndex, tables: IndexTables) -> Check:
+def _lexical(index: VersionedIndex, tables: IndexTables) -> Check:
     connection = index.store.connection
+    postgres = _postgres(index)
+    if postgres is not None:
+        chunks, entries, problems = postgres.lexical_counts(connection, tables)
+        detail = "; ".join(problems) or f"{chunks} chunks, {entries} postings, all tenants consistent"
+        numbers = {"rows": chunks, "postings": entries, "tenants_bad": len(problems)}
+        return Check("lexical", not problems, detail, numbers)
     bad: list[str] = []
     rows = postings = 0
     for tenant_key, tenant, fts_table in all_rows(
@@ -211,7 +232,7 @@ def _lexical(index: SQLiteSearchIndex, tables: IndexTables) -> Check:
     return Check("lexical", not bad, detail, {"rows": rows, "postings": postings, "tenants_bad": len(bad)})
 
 
-def _vectors(index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder | None) -> Check:
+def _vectors(index: VersionedIndex, tables: IndexTables, embedder: Embedder | None) -> Check:
     connection = index.store.connection
     model = index.vector_model()
     chunks = int(scalar(connection, f"SELECT count(*) FROM {tables.chunks}"))
@@ -222,7 +243,10 @@ def _vectors(index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder |
         return Check("vectors", False, f"vectors of {model.model_id!r}, expected {embedder.model_id!r}")
     vectors = int(scalar(connection, f"SELECT count(*) FROM {model.table}"))
     worst = 0.0
-    for (tenant,) in all_rows(connection, f"SELECT tenant FROM {tables.tenants}"):
+    postgres = _postgres(index)
+    if postgres is not None:
+        worst = postgres.max_norm_error(connection, model)
+    for (tenant,) in [] if postgres else all_rows(connection, f"SELECT tenant FROM {tables.tenants}"):
         loaded = load_partition(connection, model.table, str(tenant), model.dim)
         if loaded is not None and loaded[1].size:
             worst = max(worst, float(np.abs(np.linalg.norm(loaded[1], axis=1) - 1.0).max()))
@@ -231,7 +255,7 @@ def _vectors(index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder |
     return Check("vectors", passed, detail, {"vectors": vectors, "chunks": chunks, "max_norm_error": worst})
 
 
-def _sample(index: SQLiteSearchIndex, tables: IndexTables, probes: int) -> list[tuple[str, str]]:
+def _sample(index: VersionedIndex, tables: IndexTables, probes: int) -> list[tuple[str, str]]:
     rows = all_rows(
         index.store.connection,
         f"SELECT c.chunk_id, d.tenant FROM {tables.chunks} AS c JOIN {tables.documents} AS d USING (doc_key)",
@@ -240,7 +264,7 @@ def _sample(index: SQLiteSearchIndex, tables: IndexTables, probes: int) -> list[
     return [(str(chunk_id), str(tenant)) for chunk_id, tenant in ranked[:probes]]
 
 
-def _lexical_probe(index: SQLiteSearchIndex, chunk_id: str, tenant: str, eligible: set[str]) -> bool:
+def _lexical_probe(index: VersionedIndex, chunk_id: str, tenant: str, eligible: set[str]) -> bool:
     """The chunk's own tokens rank it in the top ``LEXICAL_PROBE_K`` (ties with the last one count)."""
     chunk = index.chunks[chunk_id]
     tokens = list(dict.fromkeys(tokenize(index_text(chunk))))[:_PROBE_TOKENS]
@@ -253,7 +277,7 @@ def _lexical_probe(index: SQLiteSearchIndex, chunk_id: str, tenant: str, eligibl
 
 
 def _dense_probe(
-    index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder, chunk_id: str, tenant: str,
+    index: VersionedIndex, tables: IndexTables, embedder: Embedder, chunk_id: str, tenant: str,
     eligible: set[str],
 ) -> tuple[float, bool]:  # fmt: skip
     """``(cosine of the re-embedded text with the stored vector, nothing else scores higher)``."""
@@ -264,13 +288,17 @@ def _dense_probe(
     )[0]
     sql = f"SELECT chunk_key FROM {tables.chunks} WHERE chunk_id = ?"
     key = int(scalar(index.store.connection, sql, (chunk_id,)))
-    _, stored = fetch_vectors(index.store.connection, model.table, [key], model.dim)
+    postgres = _postgres(index)
+    if postgres is not None:
+        stored = postgres.stored_vector(index.store.connection, model, key)
+    else:
+        _, stored = fetch_vectors(index.store.connection, model.table, [key], model.dim)
     cosine = float(stored[0] @ fresh) if stored.shape[0] else -1.0
     top = index.dense_search(tenant, fresh, k=1, eligible_document_ids=eligible, model_id=embedder.model_id)
     return cosine, bool(top) and (top[0][0] == chunk_id or top[0][1] <= cosine + 1e-6)
 
 
-def _probes(index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder | None, probes: int) -> Check:
+def _probes(index: VersionedIndex, tables: IndexTables, embedder: Embedder | None, probes: int) -> Check:
     sample = _sample(index, tables, probes)
     by_tenant: dict[str, set[str]] = {}
     for document in index.documents.values():
@@ -306,7 +334,7 @@ def _probes(index: SQLiteSearchIndex, tables: IndexTables, embedder: Embedder | 
 
 
 def verify_version(
-    index: SQLiteSearchIndex, catalog: Catalog, embedder: Embedder | None, *, probes: int = PROBES
+    index: VersionedIndex, catalog: Catalog, embedder: Embedder | None, *, probes: int = PROBES
 ) -> Verification:
     """Run every check on the version ``index`` reads (pin it with ``version=N``)."""
     tables = IndexTables(index.version)

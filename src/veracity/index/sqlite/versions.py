@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -101,6 +102,15 @@ def owner_is_gone(owner: str | None) -> bool:
     return False
 
 
+def _schema(connection: apsw.Connection) -> tuple[Callable[..., None], Callable[..., None]]:
+    """How to create and drop a version's tables on this connection's database engine."""
+    if getattr(connection, "dialect", "sqlite") == "postgresql":
+        from ..postgres import tables as postgres
+
+        return postgres.create_index_tables, postgres.drop_index_tables
+    return create_index_tables, drop_index_tables
+
+
 def bump_generation(connection: apsw.Connection) -> None:
     """Advance the index write counter (readers drop what they cached)."""
     connection.execute("UPDATE index_pointer SET generation = generation + 1 WHERE id = 1")
@@ -162,8 +172,9 @@ def begin_version(
     row = one_row(connection, "SELECT coalesce(max(version), 0) + 1 FROM index_versions")
     version = int(row[0])
     tables = IndexTables(version)
-    drop_index_tables(connection, tables)  # leftovers of a version whose registration rolled back
-    create_index_tables(connection, tables)
+    create, drop = _schema(connection)
+    drop(connection, tables)  # leftovers of a version whose registration rolled back
+    create(connection, tables)
     connection.execute(
         "INSERT INTO index_versions (version, state, created_at, owner, embedder) "
         "VALUES (?, 'building', ?, ?, ?)",
@@ -197,7 +208,7 @@ def end_version(connection: apsw.Connection, version: int, state: str, reason: s
         raise ValueError(f"a version ends failed or dropped, not {state!r}")
     if read_pointer(connection)[0] == int(version):
         raise IndexError_(f"index version {version} is the published one; publish another version first")
-    drop_index_tables(connection, IndexTables(int(version)))
+    _schema(connection)[1](connection, IndexTables(int(version)))
     connection.execute(
         "UPDATE index_versions SET state = ?, reason = ?, ended_at = ?, owner = NULL WHERE version = ?",
         (state, reason, _now(), int(version)),

@@ -1,0 +1,343 @@
+"""PostgreSQL's named, recorded schema migrations (the SQLite ones are :mod:`veracity.catalog.migrations`).
+
+The tables and columns are those the SQLite catalog has after its last
+migration (documents, chunks, roles, the ingestion ledger, settings, source
+files, tombstones, API keys, the catalog revision, the index registry), so the
+SQL shared by both backends reads and writes either. Datetimes stay ISO-8601
+UTC text, as in SQLite, so they compare the same way. What PostgreSQL adds:
+
+- a ``doc_tenant`` column on chunks, document roles and facts (filled by a trigger
+  from the document), so every tenant-scoped row can be checked on its own;
+- **row-level security**: each tenant-scoped table (and, as they are created,
+  each index version's tables, :mod:`veracity.index.postgres.tables`) has a
+  policy that shows only the rows of ``current_setting('veracity.tenant')``.
+  The tables' owner (the writer) is not subject to it; the role
+  :data:`READER_ROLE` (no ``BYPASSRLS``) may only ``SELECT`` what an answer
+  reads, and sees nothing while no tenant is set;
+- ``writer_holder``: who holds the writer lock (an advisory lock), for the
+  "waiting for another writer" message.
+
+:func:`migrate` applies what a database lacks, each step with the row that
+records it, under a transaction-scoped advisory lock so two processes never
+apply a step twice. A database recording a migration this code does not know
+is refused with :class:`~veracity.model.errors.NewerFormatError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ...model.errors import MigrationError, NewerFormatError
+from ..migrations import Migration
+
+__all__ = [
+    "MIGRATIONS",
+    "READER_ROLE",
+    "TENANT_SETTING",
+    "applied_migrations",
+    "migrate",
+    "pending_migrations",
+]
+
+READER_ROLE: Final = "veracity_reader"
+"""The role answers read as: ``SELECT`` on what an ask reads, row-level security applies."""
+
+TENANT_SETTING: Final = "veracity.tenant"
+"""The setting every row-level security policy compares ``tenant`` with (set per transaction)."""
+
+MIGRATION_LOCK: Final = 7_303_011_001
+"""Advisory lock key held while migrating (any number unique to veracity)."""
+
+_TENANT_COLUMNS = {
+    "documents": "tenant", "tenant_roles": "tenant", "source_files": "tenant",
+    # rows owned by a document name its tenant apart ("tenant" alone would clash in joins)
+    "chunks": "doc_tenant", "document_roles": "doc_tenant", "document_facts": "doc_tenant",
+}  # fmt: skip
+_TENANT_TABLES = tuple(_TENANT_COLUMNS)
+_READ_TABLES = (*_TENANT_TABLES, "kb_settings", "catalog_revision", "index_versions", "index_pointer")
+
+
+def _policies() -> str:
+    parts = [
+        f"""
+        DO $$ BEGIN
+            IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '{READER_ROLE}') THEN
+                CREATE ROLE {READER_ROLE} NOLOGIN NOBYPASSRLS;
+            END IF;
+        END $$;
+        GRANT USAGE ON SCHEMA public TO {READER_ROLE};
+        """
+    ]
+    for table in _TENANT_TABLES:
+        parts.append(
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;\n"
+            f"CREATE POLICY tenant_rows ON {table} "
+            f"USING ({_TENANT_COLUMNS[table]} = current_setting('{TENANT_SETTING}', true));"
+        )
+    parts.append(f"GRANT SELECT ON {', '.join(_READ_TABLES)} TO {READER_ROLE};")
+    return "\n".join(parts)
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(
+        "pg0001_catalog",
+        """
+        CREATE TABLE documents (
+            seq              BIGSERIAL PRIMARY KEY,
+            document_id      TEXT NOT NULL UNIQUE,
+            source_id        TEXT NOT NULL,
+            revision         TEXT NOT NULL,
+            content_digest   TEXT NOT NULL,
+            title            TEXT NOT NULL,
+            source_type      TEXT NOT NULL,
+            tenant           TEXT NOT NULL,
+            version_min      TEXT,
+            version_max      TEXT,
+            valid_from       TEXT NOT NULL,
+            valid_until      TEXT,
+            status           TEXT NOT NULL CHECK (status IN ('active', 'retired', 'withdrawn')),
+            visibility       TEXT NOT NULL,
+            trust            TEXT NOT NULL,
+            language         TEXT NOT NULL,
+            body             TEXT NOT NULL,
+            catalog_revision BIGINT NOT NULL DEFAULT 1 CHECK (catalog_revision >= 1),
+            stored_at        TEXT NOT NULL,
+            updated_at       TEXT NOT NULL,
+            extra_metadata   TEXT NOT NULL DEFAULT '{}',
+            defaulted_fields TEXT NOT NULL DEFAULT '[]'
+        );
+        CREATE INDEX documents_by_source ON documents (source_id, seq);
+        CREATE INDEX documents_by_tenant ON documents (tenant, status);
+        CREATE TABLE document_roles (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            role        TEXT NOT NULL,
+            doc_tenant  TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (document_id, ordinal)
+        );
+        CREATE TABLE document_facts (
+            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            ordinal     INTEGER NOT NULL,
+            fact_id     TEXT NOT NULL,
+            quote       TEXT NOT NULL,
+            stance      TEXT NOT NULL DEFAULT 'supports',
+            doc_tenant  TEXT NOT NULL DEFAULT '',
+            PRIMARY KEY (document_id, ordinal)
+        );
+        CREATE INDEX document_facts_by_fact ON document_facts (fact_id);
+        CREATE TABLE chunks (
+            seq             BIGSERIAL PRIMARY KEY,
+            chunk_id        TEXT NOT NULL UNIQUE,
+            document_id     TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
+            document_digest TEXT NOT NULL,
+            ordinal         INTEGER NOT NULL,
+            heading_path    TEXT NOT NULL,
+            kind            TEXT NOT NULL,
+            "start"         INTEGER NOT NULL,
+            "end"           INTEGER NOT NULL,
+            text            TEXT NOT NULL,
+            context_prefix  TEXT NOT NULL DEFAULT '',
+            fact_ids        TEXT NOT NULL DEFAULT '[]',
+            page_start      INTEGER CHECK (page_start >= 1),
+            page_end        INTEGER CHECK (page_end >= page_start),
+            doc_tenant      TEXT NOT NULL DEFAULT '',
+            UNIQUE (document_id, ordinal)
+        );
+        -- rows owned by a document carry its tenant, so row-level security checks each row alone
+        CREATE FUNCTION veracity_document_tenant() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            NEW.doc_tenant := (SELECT tenant FROM documents WHERE document_id = NEW.document_id);
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER chunks_tenant BEFORE INSERT ON chunks
+            FOR EACH ROW EXECUTE FUNCTION veracity_document_tenant();
+        CREATE TRIGGER document_roles_tenant BEFORE INSERT ON document_roles
+            FOR EACH ROW EXECUTE FUNCTION veracity_document_tenant();
+        CREATE TRIGGER document_facts_tenant BEFORE INSERT ON document_facts
+            FOR EACH ROW EXECUTE FUNCTION veracity_document_tenant();
+        CREATE TABLE tenant_roles (
+            tenant TEXT NOT NULL,
+            role   TEXT NOT NULL,
+            PRIMARY KEY (tenant, role)
+        );
+        """,
+    ),
+    Migration(
+        "pg0002_knowledge_base",
+        """
+        CREATE TABLE ingestion_steps (
+            seq          BIGSERIAL PRIMARY KEY,
+            run_id       TEXT NOT NULL,
+            source       TEXT NOT NULL,
+            source_id    TEXT,
+            document_id  TEXT,
+            state        TEXT NOT NULL CHECK (state IN
+                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed',
+                 'skipped', 'withdrawn', 'retired', 'deleted')),
+            reason       TEXT,
+            at           TEXT NOT NULL
+        );
+        CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
+        CREATE INDEX ingestion_steps_source_id ON ingestion_steps (source_id, seq);
+        CREATE TABLE quarantine (
+            source  TEXT PRIMARY KEY,
+            reason  TEXT NOT NULL,
+            run_id  TEXT NOT NULL,
+            at      TEXT NOT NULL
+        );
+        CREATE TABLE kb_settings (
+            key   TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
+        CREATE TABLE source_files (
+            tenant     TEXT NOT NULL,
+            source_id  TEXT NOT NULL,
+            root       TEXT NOT NULL,
+            path       TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant, source_id)
+        );
+        CREATE INDEX source_files_by_root ON source_files (root, path);
+        CREATE TABLE tombstones (
+            source_key     TEXT PRIMARY KEY,
+            content_digest TEXT NOT NULL,
+            deleted_at     TEXT NOT NULL
+        );
+        CREATE TABLE api_keys (
+            key_id     TEXT PRIMARY KEY,
+            name       TEXT NOT NULL,
+            tenant     TEXT NOT NULL,
+            roles      TEXT NOT NULL,
+            operator   INTEGER NOT NULL CHECK (operator IN (0, 1)),
+            salt       TEXT NOT NULL,
+            digest     TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        );
+        CREATE INDEX api_keys_by_tenant ON api_keys (tenant, name);
+        -- moves with every change that can change an answer (answer caches key on it)
+        CREATE TABLE catalog_revision (
+            id       INTEGER PRIMARY KEY CHECK (id = 1),
+            revision BIGINT NOT NULL
+        );
+        INSERT INTO catalog_revision (id, revision) VALUES (1, 1);
+        CREATE FUNCTION veracity_bump_catalog_revision() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER catalog_revision_documents AFTER INSERT OR UPDATE OR DELETE ON documents
+            FOR EACH STATEMENT EXECUTE FUNCTION veracity_bump_catalog_revision();
+        CREATE TRIGGER catalog_revision_roles AFTER INSERT OR UPDATE OR DELETE ON tenant_roles
+            FOR EACH STATEMENT EXECUTE FUNCTION veracity_bump_catalog_revision();
+        CREATE TRIGGER catalog_revision_settings AFTER INSERT OR UPDATE OR DELETE ON kb_settings
+            FOR EACH STATEMENT EXECUTE FUNCTION veracity_bump_catalog_revision();
+        CREATE TABLE writer_holder (           -- who holds the writer lock now (see PostgresStore.writer)
+            id      INTEGER PRIMARY KEY CHECK (id = 1),
+            pid     INTEGER NOT NULL,
+            host    TEXT NOT NULL,
+            command TEXT NOT NULL,
+            since   TEXT NOT NULL
+        );
+        """,
+    ),
+    Migration(
+        "pg0003_index_registry",
+        """
+        CREATE EXTENSION IF NOT EXISTS vector;
+        CREATE TABLE index_versions (
+            version      INTEGER PRIMARY KEY,
+            state        TEXT NOT NULL CHECK (state IN
+                ('building', 'verified', 'published', 'retired', 'rolled-back', 'failed', 'dropped')),
+            created_at   TEXT NOT NULL,
+            verified_at  TEXT,
+            published_at TEXT,
+            ended_at     TEXT,
+            owner        TEXT,
+            reason       TEXT,
+            embedder     TEXT,
+            manifest     TEXT
+        );
+        INSERT INTO index_versions (version, state, created_at, published_at)
+            VALUES (1, 'published', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
+                    to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'));
+        CREATE TABLE index_pointer (
+            id         INTEGER PRIMARY KEY CHECK (id = 1),
+            current    INTEGER NOT NULL REFERENCES index_versions (version),
+            generation BIGINT NOT NULL
+        );
+        INSERT INTO index_pointer (id, current, generation) VALUES (1, 1, 0);
+        -- manifest.json of a directory knowledge base lives here for a database one
+        CREATE TABLE kb_manifest (
+            id       INTEGER PRIMARY KEY CHECK (id = 1),
+            manifest TEXT NOT NULL
+        );
+        """,
+    ),
+    Migration("pg0004_row_level_security", _policies()),
+)
+
+_LEDGER = """
+CREATE TABLE IF NOT EXISTS _migrations (
+    name       TEXT PRIMARY KEY,
+    applied_at TEXT NOT NULL
+)
+"""
+
+
+def applied_migrations(connection: Any) -> list[str]:
+    """Names recorded in ``_migrations``, oldest first; empty for a fresh database."""
+    if connection.execute("SELECT to_regclass('_migrations')").fetchone()[0] is None:
+        return []
+    rows = connection.execute("SELECT name FROM _migrations ORDER BY applied_at, name").fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def _refuse_unknown(recorded: Sequence[str], names: Sequence[str]) -> None:
+    unknown = [name for name in recorded if name not in names]
+    if unknown:
+        raise NewerFormatError(
+            f"the database records migrations this code does not know: {unknown}; "
+            "it was written by a newer veracity; upgrade veracity to open it"
+        )
+
+
+def pending_migrations(connection: Any, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Names of the migrations the database lacks (``NewerFormatError`` for unknown recorded ones)."""
+    names = [migration.name for migration in migrations]
+    recorded = applied_migrations(connection)
+    _refuse_unknown(recorded, names)
+    return [name for name in names if name not in recorded]
+
+
+def migrate(raw: Any, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply what the database lacks, in one transaction on the psycopg connection ``raw``.
+
+    Returns the names applied now; ``MigrationError`` (nothing applied) when a step fails.
+    """
+    import psycopg
+
+    from .connection import to_pyformat
+
+    names = [migration.name for migration in migrations]
+    done: list[str] = []
+    with raw.transaction():
+        raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        raw.execute(_LEDGER)
+        recorded = [str(r[0]) for r in raw.execute("SELECT name FROM _migrations").fetchall()]
+        _refuse_unknown(recorded, names)
+        for migration in migrations:
+            if migration.name in recorded:
+                continue
+            try:
+                raw.execute(migration.sql)
+            except psycopg.Error as exc:
+                raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
+            raw.execute(
+                to_pyformat("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)"),
+                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+            )
+            done.append(migration.name)
+    return done

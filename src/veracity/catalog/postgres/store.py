@@ -1,0 +1,393 @@
+"""``PostgresStore``: the catalog in a PostgreSQL database, through a psycopg 3 connection pool.
+
+The same semantics as :class:`~veracity.catalog.sqlite.SQLiteStore` (see
+:class:`~veracity.catalog.store.Store`), the same row helpers
+(:mod:`veracity.catalog.rows`) through :class:`~.connection.PgConnection`:
+
+- a *transaction* binds one pooled connection to the calling thread (``BEGIN``
+  … ``COMMIT``; nested blocks are savepoints) and holds the writer lock;
+- a *read* binds one to a ``REPEATABLE READ`` transaction: one snapshot, never
+  waiting for a writer. When a tenant scope is set (:func:`~veracity.catalog.scope.acting_for`)
+  it sets ``veracity.tenant`` for that transaction, and with a ``reader_url``
+  it reads as that role, so row-level security holds even where a query forgot
+  its ``WHERE tenant = …``;
+- the *writer lock* is a session advisory lock on a connection of its own:
+  shared by every process on every machine that writes this database, and
+  released by the server when its holder's connection dies (``kill -9``
+  included). ``writer_holder`` says who holds it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from ...model.contracts import Chunk, Document, Status
+from ...model.errors import NotFoundError, StaleWriteError, ValidationError, WriterBusyError
+from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
+from ..rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
+from ..scope import current_tenant
+from ..store import check_put, check_successor, iter_unique, same_content
+from .connection import PgConnection, make_pool
+from .location import display_url
+from .migrations import TENANT_SETTING, migrate, pending_migrations
+
+__all__ = ["WRITER_LOCK", "PostgresStore"]
+
+WRITER_LOCK: Final = 7_303_011_002
+"""Advisory lock key of the writer lock (one knowledge base per database)."""
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
+class _Bound(threading.local):
+    """The calling thread's connection for its transaction or read block, and how deep it is."""
+
+    connection: Any = None
+    depth: int = 0
+    release: Any = None
+
+
+class PostgresStore:
+    """A ``Store`` in a PostgreSQL database; see :class:`veracity.catalog.store.Store` for the semantics."""
+
+    read_only = False
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        reader_url: str | None = None,
+        writer_wait: Wait = True,
+        on_wait: OnWait | None = None,
+        pool_size: int = 8,
+    ) -> None:
+        """Connect to ``url`` (the owner's role: writes, migrations) and bring the schema up to date.
+
+        ``reader_url``, when given, is a role without ``BYPASSRLS`` that tenant-scoped reads use.
+        """
+        self.url = url
+        self.path = display_url(url)  # what messages name; never the password
+        self.writer_wait: Wait = writer_wait
+        self.on_wait = on_wait
+        self._pool = make_pool(url, max_size=pool_size)
+        self._reader_pool = make_pool(reader_url, max_size=pool_size) if reader_url else None
+        self._bound = _Bound()
+        self._writer_lock = threading.Condition(threading.RLock())
+        self._writer_owner: int | None = None
+        self._writer_depth = 0
+        self._writer_connection: Any = None
+        self.connection = PgConnection(lambda: self._bound.connection, self._pool.connection)
+        try:
+            with self._pool.connection() as raw:
+                if pending_migrations(PgConnection(lambda: raw, self._pool.connection)):
+                    with self.writer("migrate"):
+                        migrate(raw)
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close every pooled connection; the store is unusable afterwards."""
+        if self._writer_connection is not None:
+            self._writer_connection.close()
+            self._writer_connection = None
+        for pool in (self._pool, self._reader_pool):
+            if pool is not None:
+                pool.close()
+
+    # -- the writer lock -------------------------------------------------------------------
+
+    def current_writer(self) -> WriterInfo | None:
+        """Who holds the writer lock now, if anyone (read without taking it)."""
+        if self.connection.execute("SELECT to_regclass('writer_holder') IS NULL").fetchall()[0][0]:
+            return None
+        row = self.connection.execute(
+            "SELECT h.pid, h.command, h.since, h.host FROM writer_holder AS h WHERE h.id = 1 AND EXISTS "
+            "(SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted "
+            "AND objid = ? AND classid = ?)",
+            (WRITER_LOCK & 0xFFFFFFFF, WRITER_LOCK >> 32),
+        ).fetchone()
+        return WriterInfo(int(row[0]), str(row[1]), str(row[2]), str(row[3])) if row else None
+
+    @contextmanager
+    def writer(self, command: str = "write", *, wait: Wait | None = None) -> Iterator[None]:
+        """Hold the database's writer lock for a whole operation (re-entrant within a thread)."""
+        me = threading.get_ident()
+        with self._writer_lock:
+            if self._writer_owner == me:
+                self._writer_depth += 1
+                acquired_here = False
+            else:
+                while self._writer_owner is not None:  # another thread of this process writes
+                    self._writer_lock.wait()
+                self._acquire(command, self.writer_wait if wait is None else wait)
+                self._writer_owner, self._writer_depth = me, 1
+                acquired_here = True
+        try:
+            yield
+        finally:
+            with self._writer_lock:
+                self._writer_depth -= 1
+                if self._writer_depth == 0 and (acquired_here or self._writer_owner == me):
+                    self._release()
+                    self._writer_owner = None
+                    self._writer_lock.notify_all()
+
+    def _acquire(self, command: str, wait: Wait) -> None:
+        import psycopg
+
+        connection = psycopg.connect(self.url, autocommit=True, application_name="veracity-writer")
+        deadline = None if wait is True else time.monotonic() + (0.0 if wait is False else float(wait))
+        told = False
+        try:
+            while not connection.execute("SELECT pg_try_advisory_lock(%s)", (WRITER_LOCK,)).fetchall()[0][0]:
+                holder = self.current_writer()
+                if deadline is not None and time.monotonic() >= deadline:
+                    who = f" ({holder.describe()})" if holder else ""
+                    raise WriterBusyError(
+                        f"another writer holds the knowledge base in {self.path!r}{who}",
+                        holder=holder.describe() if holder else None,
+                    )
+                if not told and self.on_wait is not None:
+                    self.on_wait(holder)
+                told = True
+                time.sleep(POLL_SECONDS * 4)
+            self._record_holder(connection, command)
+        except BaseException:
+            connection.close()
+            raise
+        self._writer_connection = connection
+
+    @staticmethod
+    def _record_holder(connection: Any, command: str) -> None:
+        import psycopg
+
+        try:
+            connection.execute(
+                "INSERT INTO writer_holder (id, pid, host, command, since) VALUES (1, %s, %s, %s, %s) "
+                "ON CONFLICT (id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, "
+                "command = EXCLUDED.command, since = EXCLUDED.since",
+                (os.getpid(), socket.gethostname(), command, _now().replace("+00:00", "Z")),
+            )
+        except psycopg.errors.UndefinedTable:
+            pass  # a database being migrated for the first time has no such table yet
+
+    def _release(self) -> None:
+        connection, self._writer_connection = self._writer_connection, None
+        if connection is not None:
+            connection.close()  # ends the session: the advisory lock goes with it
+
+    # -- transactions ----------------------------------------------------------------------
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """See :meth:`veracity.catalog.store.Store.transaction`; the outermost block holds the writer lock."""
+        bound = self._bound
+        if bound.connection is not None:
+            bound.depth += 1
+            try:
+                with bound.connection.transaction():  # a savepoint inside the open transaction
+                    yield
+            finally:
+                bound.depth -= 1
+            return
+        with self.writer(), self._pool.connection() as raw:
+            bound.connection, bound.depth = raw, 1
+            try:
+                with raw.transaction():
+                    yield
+            finally:
+                bound.connection, bound.depth = None, 0
+
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """One ``REPEATABLE READ`` snapshot for the block (nests); tenant-scoped when a scope is set."""
+        bound = self._bound
+        if bound.connection is not None:
+            yield
+            return
+        tenant = current_tenant()
+        pool = self._reader_pool if (self._reader_pool is not None and tenant is not None) else self._pool
+        with pool.connection() as raw:
+            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            bound.connection = raw
+            try:
+                if tenant is not None:
+                    raw.execute("SELECT set_config(%s, %s, true)", (TENANT_SETTING, tenant))
+                yield
+            finally:
+                bound.connection = None
+                raw.execute("COMMIT")
+
+    def check_integrity(self) -> list[str]:
+        """Problems found in the catalog (PostgreSQL checks its own pages; this checks the schema)."""
+        pending = pending_migrations(self.connection)
+        return [f"migrations not applied: {pending}"] if pending else []
+
+    # -- documents -------------------------------------------------------------------------
+
+    def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
+        """See :meth:`veracity.catalog.store.Store.put_document`."""
+        with self.transaction():
+            if self._check_new(document, chunks):
+                insert_document(self.connection, document, chunks, _now())  # type: ignore[arg-type]
+
+    def get_document(self, document_id: str) -> Document:
+        """See :meth:`veracity.catalog.store.Store.get_document`."""
+        with self.read():
+            found = self._select("document_id = ?", (document_id,))
+        if not found:
+            raise NotFoundError(f"no document {document_id!r} in the catalog")
+        return found[0]
+
+    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
+        """See :meth:`veracity.catalog.store.Store.find_documents`."""
+        conditions: list[str] = []
+        params: list[str] = []
+        if tenant is not None:
+            conditions.append("tenant = ?")
+            params.append(tenant)
+        if source_id is not None:
+            conditions.append("source_id = ?")
+            params.append(source_id)
+        with self.read():
+            return self._select(" AND ".join(conditions) or "TRUE", tuple(params))
+
+    def get_chunks(self, document_id: str) -> list[Chunk]:
+        """See :meth:`veracity.catalog.store.Store.get_chunks`."""
+        with self.read():
+            self._require(document_id)
+            rows = self.connection.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,)
+            ).fetchall()
+        return [chunk_of(row) for row in rows]
+
+    def get_chunk(self, chunk_id: str) -> Chunk:
+        """See :meth:`veracity.catalog.store.Store.get_chunk`."""
+        with self.read():
+            row = self.connection.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
+            ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
+        return chunk_of(row)
+
+    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
+        """See :meth:`veracity.catalog.store.Store.set_status`."""
+        new_status = Status(new_status)
+        with self.transaction():
+            status, revision = self._cas(document_id, expected_catalog_revision)
+            return self._apply_status(document_id, status, revision, new_status)
+
+    def catalog_revision(self, document_id: str) -> int:
+        """See :meth:`veracity.catalog.store.Store.catalog_revision`."""
+        with self.read():
+            return self._require(document_id)[1]
+
+    def supersede(
+        self,
+        old_document_id: str,
+        new_document: Document,
+        new_chunks: Sequence[Chunk],
+        expected_catalog_revision: int,
+    ) -> int:
+        """See :meth:`veracity.catalog.store.Store.supersede`."""
+        with self.transaction():
+            status, revision = self._cas(old_document_id, expected_catalog_revision)
+            old = self._select("document_id = ?", (old_document_id,))[0]
+            check_successor(old, new_document)
+            target = Status.RETIRED if status is Status.ACTIVE else status
+            revision = self._apply_status(old_document_id, status, revision, target)
+            if self._check_new(new_document, new_chunks):
+                insert_document(self.connection, new_document, new_chunks, _now())  # type: ignore[arg-type]
+            return revision
+
+    def delete_document(self, document_id: str) -> None:
+        """See :meth:`veracity.catalog.store.Store.delete_document`."""
+        with self.transaction():
+            self._require(document_id)
+            self.connection.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
+
+    # -- roles -----------------------------------------------------------------------------
+
+    def put_roles(self, tenant: str, roles: frozenset[str] | set[str] | Sequence[str]) -> None:
+        """See :meth:`veracity.catalog.store.Store.put_roles`."""
+        names = list(iter_unique(roles, tenant=tenant))
+        with self.transaction():
+            self.connection.execute("DELETE FROM tenant_roles WHERE tenant = ?", (tenant,))
+            self.connection.executemany(
+                "INSERT INTO tenant_roles (tenant, role) VALUES (?, ?)", [(tenant, role) for role in names]
+            )
+
+    def roles(self, tenant: str) -> frozenset[str]:
+        """See :meth:`veracity.catalog.store.Store.roles`."""
+        with self.read():
+            rows = self.connection.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,))
+        return frozenset(str(row[0]) for row in rows)
+
+    # -- internals -------------------------------------------------------------------------
+
+    def _select(self, where: str, params: tuple[Any, ...]) -> list[Document]:
+        return select_documents(self.connection, where, params)  # type: ignore[arg-type]
+
+    def _require(self, document_id: str) -> tuple[Status, int]:
+        row = self.connection.execute(
+            "SELECT status, catalog_revision FROM documents WHERE document_id = ?", (document_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no document {document_id!r} in the catalog")
+        return Status(row[0]), int(row[1])
+
+    def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
+        row = self.connection.execute(  # row lock: compare-and-set holds against concurrent writers
+            "SELECT status, catalog_revision FROM documents WHERE document_id = ? FOR UPDATE", (document_id,)
+        ).fetchone()
+        if row is None:
+            raise NotFoundError(f"no document {document_id!r} in the catalog")
+        status, revision = Status(row[0]), int(row[1])
+        if revision != expected:
+            raise StaleWriteError(
+                f"document {document_id!r} is at catalog revision {revision}, "
+                f"not {expected}; read it again and retry"
+            )
+        return status, revision
+
+    def _apply_status(self, document_id: str, old: Status, revision: int, new: Status) -> int:
+        if old is new:
+            return revision
+        self.connection.execute(
+            "UPDATE documents SET status = ?, catalog_revision = catalog_revision + 1, "
+            "updated_at = ? WHERE document_id = ? AND catalog_revision = ?",
+            (new.value, _now(), document_id, revision),
+        )
+        if self.connection.changes() != 1:
+            raise StaleWriteError(f"document {document_id!r} changed during the update; retry")
+        return revision + 1
+
+    def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
+        check_put(document, chunks)
+        existing = self._select("document_id = ?", (document.document_id,))
+        if existing:
+            same_content(existing[0], self.get_chunks(document.document_id), document, chunks)
+            return False
+        if chunks:
+            owned = self.connection.execute(
+                "SELECT chunk_id, document_id FROM chunks WHERE chunk_id = ANY(?) ORDER BY chunk_id LIMIT 1",
+                ([chunk.chunk_id for chunk in chunks],),
+            ).fetchone()
+            if owned is not None:
+                raise ValidationError(
+                    f"chunk {owned[0]!r} already belongs to document {owned[1]!r}",
+                    document=document.source_id,
+                    field="chunk_id",
+                )
+        return True

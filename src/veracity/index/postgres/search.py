@@ -1,0 +1,352 @@
+"""``PostgresSearchIndex``: the ``SearchBackend`` in the catalog's PostgreSQL database.
+
+The same index versions, registry and write path as the SQLite index
+(:class:`~veracity.index.sqlite.sync.IndexWriter` driving :mod:`.writer`);
+what differs is where scores are computed:
+
+- **BM25 in SQL** over ``ix<v>_postings``: the eligible chunks are joined
+  first (the governance filter's document keys), and the statistics (chunk
+  count, average length, document frequency of each term) come from those
+  chunks only, in the same query, with the in-memory index's ``lucene``
+  formula. A chunk the asker may not see changes none of the asker's scores.
+- **Dense**: pgvector's HNSW index (cosine) with ``hnsw.iterative_scan``, so a
+  filtered KNN keeps scanning until it has ``k`` eligible rows; small eligible
+  sets (:data:`EXACT_MAX_CHUNKS`) are scanned exactly instead. Either way the
+  candidates' stored vectors are scored again in numpy (float32, as the SQLite
+  index does), so both backends give the same scores and the same ties.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Collection, Mapping, Sequence
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from ...catalog.postgres.store import PostgresStore
+from ...model.contracts import Chunk, Document, Principal
+from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
+from ..dense import Embedder, normalized_rows
+from ..sqlite.filter import eligible_sql
+from ..sqlite.search import IndexStats
+from ..sqlite.sync import IndexSQL, IndexWriter
+from ..sqlite.tables import IndexTables
+from ..sqlite.versions import read_pointer
+from ..sqlite.views import ChunksView, IndexState, load_chunks_by_document, load_doc_keys, load_documents
+from ..sqlite.writer import VectorModel
+from . import writer
+from .tables import postings_table
+from .vectors import fetch_vectors, vector_literal
+
+__all__ = ["EXACT_MAX_CHUNKS", "HNSW_EF_SEARCH", "PostgresIndexSQL", "PostgresSearchIndex"]
+
+EXACT_MAX_CHUNKS: Final = 4096
+"""Eligible sets up to this many chunks are scored exactly (all their vectors); larger ones go
+through the HNSW index with iterative scans (approximate; recall measured by the benchmark)."""
+
+HNSW_EF_SEARCH: Final = 100
+"""``hnsw.ef_search`` of a dense query (pgvector's default is 40): at least ``k``, more for recall."""
+
+
+class PostgresIndexSQL(IndexSQL):
+    """PostgreSQL's statements for the shared write path."""
+
+    ensure_vector_model = staticmethod(writer.ensure_vector_model)
+    insert_documents = staticmethod(writer.insert_documents)
+    update_documents = staticmethod(writer.update_documents)
+    delete_documents = staticmethod(writer.delete_documents)
+    reusable_vectors = staticmethod(writer.reusable_vectors)
+
+
+_BM25 = """
+WITH eligible AS (
+    SELECT c.chunk_key, c.chunk_id, c.n_tokens
+    FROM {chunks} AS c JOIN unnest(%(doc_keys)s::bigint[]) AS e (doc_key) USING (doc_key)
+    WHERE c.doc_tenant = %(tenant)s
+), stats AS (
+    SELECT count(*)::float8 AS n, coalesce(sum(n_tokens), 0)::float8 AS total FROM eligible
+), query AS (
+    SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
+), hits AS (
+    SELECT p.term, p.tf::float8 AS tf, e.n_tokens::float8 AS len, e.chunk_id
+    FROM {postings} AS p JOIN eligible AS e USING (chunk_key)
+    WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
+), df AS (
+    SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
+), scored AS (
+    SELECT h.chunk_id,
+           sum(q.repeats * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
+               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len
+                                         / coalesce(nullif(s.total / nullif(s.n, 0), 0), 1)))) AS score
+    FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term) CROSS JOIN stats AS s
+    GROUP BY h.chunk_id
+)
+SELECT chunk_id, score FROM scored WHERE score > 0
+ORDER BY round(score::numeric, 9) DESC, chunk_id LIMIT %(k)s
+"""
+
+_FREQUENCIES = """
+WITH eligible AS (
+    SELECT c.chunk_key FROM {chunks} AS c JOIN unnest(%(doc_keys)s::bigint[]) AS e (doc_key) USING (doc_key)
+    WHERE c.doc_tenant = %(tenant)s
+)
+SELECT NULL::text, count(*) FROM eligible
+UNION ALL
+SELECT p.term, count(*) FROM {postings} AS p JOIN eligible USING (chunk_key)
+WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[]) GROUP BY p.term
+"""
+
+
+def _check_k(k: int) -> None:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
+
+
+class PostgresSearchIndex(IndexWriter):
+    """The search index stored next to the catalog in one PostgreSQL database."""
+
+    _sql = PostgresIndexSQL
+
+    def __init__(
+        self, store: PostgresStore, *, version: int | None = None, k1: float = 1.2, b: float = 0.75, **_: Any
+    ) -> None:
+        """Use the index of ``store``'s database: the published version, or ``version`` when given."""
+        self._store = store  # type: ignore[assignment]
+        self._conn = store.connection  # type: ignore[assignment]
+        self._pg = store.connection
+        self._pinned = IndexTables(version) if version is not None else None
+        self.k1, self.b = float(k1), float(b)
+        self._lock = threading.RLock()
+        self._cache: IndexState | None = None
+        self._chunk_counts: tuple[int, dict[int, int]] | None = None
+        self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
+        self.exact_max = EXACT_MAX_CHUNKS
+        self.ef_search = HNSW_EF_SEARCH
+        self.last_dense_plan = ""
+
+    # -- identity and state ----------------------------------------------------------------
+
+    @property
+    def store(self) -> PostgresStore:
+        """The catalog store whose database holds this index."""
+        return self._store  # type: ignore[return-value]
+
+    @property
+    def version(self) -> int:
+        """The index version this instance reads now (the published one unless pinned)."""
+        return self._tables().version
+
+    @property
+    def pinned(self) -> bool:
+        """True when built for one version (``version=N``) rather than following the pointer."""
+        return self._pinned is not None
+
+    def _tables(self) -> IndexTables:
+        return self._pinned or IndexTables(read_pointer(self._conn)[0])
+
+    @property
+    def embedder_id(self) -> str:
+        """Model id of the stored vectors; empty while the index holds none."""
+        model = self.vector_model()
+        return model.model_id if model else ""
+
+    def vector_model(self) -> VectorModel | None:
+        """The recorded embedding model and its vector table, if any."""
+        return writer.read_vector_model(self._conn, self._tables())
+
+    def check_embedder(self, embedder: Embedder) -> None:
+        """``EmbedderMismatchError`` unless ``embedder`` made (or may make) this index's vectors."""
+        model = self.vector_model()
+        if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
+            raise EmbedderMismatchError(
+                f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
+                f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
+                "or build a new index for the new model"
+            )
+
+    def stats(self) -> IndexStats:
+        """Counts of indexed documents, chunks, tenants and vectors."""
+        with self._store.read():
+            current, generation = read_pointer(self._conn)
+            tables = self._pinned or IndexTables(current)
+            model = writer.read_vector_model(self._conn, tables)
+            count = lambda table: int(self._pg.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])  # noqa: E731
+            return IndexStats(
+                version=tables.version,
+                generation=generation,
+                documents=count(tables.documents),
+                chunks=count(tables.chunks),
+                tenants=count(tables.tenants),
+                vectors=count(model.table) if model else 0,
+                model_id=model.model_id if model else None,
+                dim=model.dim if model else None,
+            )
+
+    def _state(self) -> IndexState:
+        current, generation = read_pointer(self._conn)
+        tables = self._pinned or IndexTables(current)
+        with self._lock:
+            cache = self._cache
+            if cache is None or cache.generation != generation or cache.tables != tables:
+                self._cache = cache = IndexState(tables, generation)
+            return cache
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Every indexed document as of indexing (loaded once per index generation)."""
+        state = self._state()
+        if state.documents is None:
+            state.documents = load_documents(self._conn, state.tables)
+        return MappingProxyType(state.documents)
+
+    @property
+    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
+        """Chunk ids of every indexed document, in order (loaded once per generation)."""
+        state = self._state()
+        if state.chunks_by_document is None:
+            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
+        return MappingProxyType(state.chunks_by_document)
+
+    def _doc_keys(self, state: IndexState, eligible: Collection[str]) -> list[int]:
+        if state.doc_keys is None:
+            state.doc_keys = load_doc_keys(self._conn, state.tables)
+        keys = state.doc_keys
+        return sorted(keys[d] for d in eligible if d in keys)
+
+    def _eligible_chunks(self, state: IndexState, doc_keys: Sequence[int]) -> int:
+        """How many chunks the eligible documents have (chunk counts cached per generation)."""
+        if self._chunk_counts is None or self._chunk_counts[0] != state.generation:
+            rows = self._conn.execute(f"SELECT doc_key, count(*) FROM {state.tables.chunks} GROUP BY doc_key")
+            self._chunk_counts = (state.generation, {int(k): int(n) for k, n in rows})
+        counts = self._chunk_counts[1]
+        return sum(counts.get(key, 0) for key in doc_keys)
+
+    # -- SearchBackend -----------------------------------------------------------------------
+
+    def lexical_search(
+        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
+    ) -> list[tuple[str, float]]:
+        """BM25 (lucene, statistics over the eligible chunks) computed in SQL; scores > 0."""
+        _check_k(k)
+        if isinstance(query_tokens, str):
+            raise ValidationError(
+                "query tokens must be a sequence of tokens, not one string", field="query_tokens"
+            )
+        if not eligible_document_ids or not query_tokens:
+            return []
+        state = self._state()
+        doc_keys = self._doc_keys(state, eligible_document_ids)
+        if not doc_keys:
+            return []
+        repeats = Counter(query_tokens)
+        terms = sorted(repeats)
+        params = {
+            "doc_keys": doc_keys, "tenant": tenant, "terms": terms, "counts": [repeats[t] for t in terms],
+            "k1": self.k1, "b": self.b, "k": int(k),
+        }  # fmt: skip
+        sql = _BM25.format(chunks=state.tables.chunks, postings=postings_table(state.tables))
+        with self._pg.raw() as raw:
+            rows = raw.execute(sql, params).fetchall()
+        return [(str(chunk_id), float(score)) for chunk_id, score in rows]
+
+    def document_frequencies(
+        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
+    ) -> tuple[int, dict[str, int]]:
+        """Eligible chunk count and per-term chunk frequencies among them (see ``SearchBackend``)."""
+        found = dict.fromkeys(terms, 0)
+        if not eligible_document_ids:
+            return 0, found
+        state = self._state()
+        doc_keys = self._doc_keys(state, eligible_document_ids)
+        if not doc_keys:
+            return 0, found
+        sql = _FREQUENCIES.format(chunks=state.tables.chunks, postings=postings_table(state.tables))
+        with self._pg.raw() as raw:
+            rows = raw.execute(sql, {"doc_keys": doc_keys, "tenant": tenant, "terms": sorted(set(terms))})
+            total = 0
+            for term, count in rows.fetchall():
+                if term is None:
+                    total = int(count)
+                else:
+                    found[str(term)] = int(count)
+        return total, found
+
+    def dense_search(
+        self,
+        tenant: str,
+        query_vector: npt.NDArray[np.float32],
+        *,
+        k: int,
+        eligible_document_ids: Collection[str],
+        model_id: str,
+    ) -> list[tuple[str, float]]:
+        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
+        _check_k(k)
+        state = self._state()
+        if not state.model_read:
+            state.model, state.model_read = writer.read_vector_model(self._conn, state.tables), True
+        model = state.model
+        if model is None:
+            raise IndexError_("the index holds no vectors; sync it with an embedder first")
+        if model_id != model.model_id:
+            raise EmbedderMismatchError(
+                f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
+                "use the index's model"
+            )
+        query = np.asarray(query_vector, dtype=np.float32)
+        if query.ndim != 1 or query.shape[0] != model.dim:
+            raise EmbedderMismatchError(
+                f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
+            )
+        query = normalized_rows(query[None, :], what="query_vector")[0]
+        if not eligible_document_ids:
+            return []
+        doc_keys = self._doc_keys(state, eligible_document_ids)
+        if not doc_keys:
+            return []
+        chunks = state.tables.chunks
+        base = (
+            f"SELECT c.chunk_id, v.embedding FROM {model.table} AS v JOIN {chunks} AS c USING (chunk_key) "
+            "WHERE v.doc_tenant = %s AND v.doc_key = ANY(%s::bigint[])"
+        )
+        with self._pg.raw() as raw:
+            if self._eligible_chunks(state, doc_keys) <= self.exact_max:
+                self.last_dense_plan = "exact"
+                rows, matrix = fetch_vectors(raw, base, (tenant, doc_keys), model.dim)
+            else:
+                self.last_dense_plan = "hnsw-iterative"
+                with raw.transaction():  # SET LOCAL needs a transaction (a savepoint inside a read)
+                    raw.execute(f"SET LOCAL hnsw.ef_search = {max(int(k), int(self.ef_search))}")
+                    raw.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+                    rows, matrix = fetch_vectors(
+                        raw, base + " ORDER BY v.embedding <=> %s::vector LIMIT %s",
+                        (tenant, doc_keys, vector_literal(query), int(k)), model.dim,
+                    )  # fmt: skip
+        if not rows:
+            return []
+        scores = matrix @ query
+        ranked = sorted(zip((-s for s in scores.tolist()), (str(r[0]) for r in rows), strict=True))
+        return [(chunk_id, -negative) for negative, chunk_id in ranked[: int(k)]]
+
+    # -- governance filter in SQL ------------------------------------------------------------
+
+    def eligible_document_ids(
+        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
+    ) -> set[str]:
+        """Document ids eligible for ``principal`` per the index snapshot, computed in SQL."""
+        query = eligible_sql(self._state().tables, principal, target_version, as_of, known_roles)
+        if query is None:
+            return set()
+        sql, params = query
+        sql = sql.replace(
+            "(SELECT value FROM json_each(:roles))", "(SELECT jsonb_array_elements_text(:roles))"
+        )
+        named = sql.replace(":tenant", "%(tenant)s").replace(":as_of", "%(as_of)s")
+        named = named.replace(":version_key", "%(version_key)s::text").replace(":roles", "%(roles)s::jsonb")
+        with self._pg.raw() as raw:
+            return {str(row[1]) for row in raw.execute(named, params).fetchall()}

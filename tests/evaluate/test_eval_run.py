@@ -133,3 +133,20 @@ def test_bad_case_files_are_clear_errors(demo_kb, tmp_path, line, message) -> No
     cases.write_text(line + "\n", encoding="utf-8")
     with pytest.raises(ValidationError, match=message):
         run_evaluation(demo_kb, cases_path=cases, out_dir=tmp_path / "out")
+
+
+def test_postgresql_reports_are_byte_identical_to_the_default(two_runs, pg_url, tmp_path) -> None:
+    """The demo in a PostgreSQL database: 20/20 and the very bytes the embedded default writes."""
+    from veracity.index.embedders import DEFAULT_EMBEDDER, make_embedder
+    from veracity.kb.directory import init_demo_kb, open_kb
+
+    _, default, _ = two_runs
+    init_demo_kb(pg_url, make_embedder(DEFAULT_EMBEDDER)).catalog.store.close()
+    kb = open_kb(pg_url)
+    try:
+        report = run_evaluation(kb, out_dir=tmp_path)
+    finally:
+        kb.catalog.store.close()
+    assert report["summary"]["conformance_passed"] == report["summary"]["conformance_cases"] == 20
+    for name in FILES:
+        assert (tmp_path / name).read_bytes() == (default / name).read_bytes(), name

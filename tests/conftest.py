@@ -134,3 +134,32 @@ def demo_kb_at(kb_backend, tmp_path, request):
     location = tmp_path / "kb" if kb_backend == "sqlite" else request.getfixturevalue("pg_url")
     init_demo_kb(location, FakeEmbedder()).catalog.store.close()
     return location
+
+
+@pytest.fixture
+def pg_reader(pg_server):
+    """``make(url)``: the URL of a new login role in ``veracity_reader`` (no BYPASSRLS) on ``url``'s database.
+
+    Call it after the database was opened once (the migrations create ``veracity_reader``).
+    """
+    import urllib.parse
+    import uuid
+
+    import psycopg
+
+    from veracity.catalog.postgres.migrations import READER_ROLE
+
+    made: list[str] = []
+
+    def make(url: str) -> str:
+        role = f"asker_{uuid.uuid4().hex[:8]}"
+        with psycopg.connect(url, autocommit=True) as owner:
+            owner.execute(f"CREATE ROLE {role} LOGIN IN ROLE {READER_ROLE}")
+        made.append(role)
+        parts = urllib.parse.urlsplit(url)
+        return urllib.parse.urlunsplit(parts._replace(netloc=f"{role}@{parts.hostname}:{parts.port}"))
+
+    yield make
+    with psycopg.connect(pg_server.url(), autocommit=True) as admin:
+        for role in made:
+            admin.execute(f"DROP ROLE IF EXISTS {role}")

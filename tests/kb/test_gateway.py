@@ -106,3 +106,39 @@ def test_concurrent_misses_for_one_key_compute_once(two, monkeypatch) -> None:
         thread.join()
     assert len(calls) == 1 and sorted(s.cache for s in served) == ["hit", "hit", "hit", "miss"]
     assert len({s.answer for s in served}) == 1
+
+
+def test_served_from_postgresql_through_the_reader_role(
+    served_kb, pg_url, pg_reader, monkeypatch, tmp_path
+) -> None:
+    """The same answers as the directory's, read as a role row-level security confines to the key's tenant."""
+    import psycopg
+
+    from veracity.index.embedders import FakeEmbedder
+    from veracity.testing.tenants import build_served_kb
+
+    pg_keys = build_served_kb(pg_url, FakeEmbedder(), sources=tmp_path / "acme")
+    reader_url = pg_reader(pg_url)
+    monkeypatch.setenv("VERACITY_READER_URL", reader_url)
+    database, directory = Gateway.open(pg_url), Gateway.open(served_kb[0])
+    try:
+        asked = [
+            ("public", SHORT), ("acme_public", "退货政策是什么"), ("acme_staff", "payroll codeword"),
+            ("public", "payroll codeword ZEBRA-42"), ("acme_public", SHORT),
+        ]  # fmt: skip
+        for name, question in asked:
+            mine = database.ask(database.admit(getattr(pg_keys, name)), question).answer
+            theirs = directory.ask(directory.admit(getattr(served_kb[1], name)), question).answer
+            assert [c.chunk_id for c in mine.citations] == [c.chunk_id for c in theirs.citations], question
+            assert mine.status == theirs.status, question
+            tenant = "starship" if name == "public" else "acme"
+            assert all(c.source_id.startswith("acme-") == (tenant == "acme") for c in mine.citations)
+        role = reader_url.split("//", 1)[1].split("@", 1)[0]
+        with psycopg.connect(pg_url) as owner:
+            sessions = owner.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE usename = %s", (role,)
+            ).fetchone()[0]
+        assert sessions >= 1  # the answers were read as the reader role
+    finally:
+        database.close()
+        directory.close()

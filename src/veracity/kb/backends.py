@@ -17,6 +17,8 @@ tenant-scoped reads use (row-level security; see
 from __future__ import annotations
 
 import os
+import tempfile
+import urllib.parse
 from pathlib import Path
 from typing import Any, Final
 
@@ -27,15 +29,21 @@ from ..catalog.store import DatabaseStore
 __all__ = [
     "CATALOG_FILE",
     "READER_URL_ENV",
+    "UPLOADS",
+    "UPLOADS_ENV",
     "Location",
     "describe",
     "is_database_url",
     "location_of",
     "open_store",
+    "short_name",
+    "uploads_folder",
 ]
 
 CATALOG_FILE: Final = "catalog.sqlite"
 READER_URL_ENV: Final = "VERACITY_READER_URL"
+UPLOADS_ENV: Final = "VERACITY_UPLOADS"
+UPLOADS: Final = "uploads"
 
 Location = str | os.PathLike[str]
 
@@ -50,6 +58,26 @@ def location_of(location: Location) -> str | Path:
 def describe(location: Location) -> str:
     """How messages name ``location``: the directory, or the URL without its password."""
     return display_url(str(location)) if is_database_url(location) else str(location)
+
+
+def short_name(location: Location) -> str:
+    """A short name for pages and titles: the directory's name, or the database's."""
+    if is_database_url(location):
+        return urllib.parse.urlsplit(str(location)).path.strip("/") or "postgres"
+    return Path(location).resolve().name
+
+
+def uploads_folder(location: Location) -> Path:
+    """Where uploaded files are kept: ``DIR/uploads``, or ``$VERACITY_UPLOADS`` for a database.
+
+    A database knowledge base has no folder of its own; without ``VERACITY_UPLOADS`` its
+    uploads go to ``veracity-uploads/<database>`` in the temporary directory (the catalog
+    holds their text either way; the file only serves re-ingesting).
+    """
+    if not is_database_url(location):
+        return Path(location) / UPLOADS
+    chosen = os.environ.get(UPLOADS_ENV)
+    return Path(chosen) if chosen else Path(tempfile.gettempdir()) / "veracity-uploads" / short_name(location)
 
 
 def open_store(

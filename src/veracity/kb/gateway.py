@@ -16,6 +16,10 @@ what serving needs, and every HTTP route is one call to it:
   operator actions on the caller's tenant (:mod:`veracity.kb.operate`);
 - **health**: :meth:`Gateway.readiness`.
 
+Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
+the key's tenant: on PostgreSQL with a reader role (``VERACITY_READER_URL``)
+the database itself then returns that tenant's rows only (row-level security).
+
 The engine's catalog connection may not be used by two threads at once, so
 computing an answer, reading documents and every write take one lock. The
 light reads of every request (the key, the catalog state for the cache key,
@@ -36,6 +40,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..catalog.scope import acting_for
 from ..catalog.store import DatabaseStore
 from ..index.embedders import make_embedder
 from ..index.sqlite.verify import verify_version
@@ -193,7 +198,7 @@ class Gateway:
             raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
         principal = caller.principal
         hit = False
-        with noting() as notes:
+        with noting() as notes, acting_for(principal.tenant):
             try:
                 moment = self._moment(principal.tenant, as_of)
                 key = CacheKey.of(
@@ -273,7 +278,7 @@ class Gateway:
             raise ValidationError("the query is empty", field="query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         principal = caller.principal
-        with noting() as notes, self._lock:
+        with noting() as notes, self._lock, acting_for(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             retrieval = retrieve_or_degrade(
                 self.kb, self.lexical, self.embedder, principal, query, version, moment, top_k
@@ -291,7 +296,7 @@ class Gateway:
     def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
         """The documents ``caller`` may see (an operator: every one of its tenant)."""
         principal = caller.principal
-        with self._lock:
+        with self._lock, acting_for(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return visible_documents(
                 self.kb.engine.catalog,
@@ -304,7 +309,7 @@ class Gateway:
     def document(self, caller: Caller, id_or_source_id: str, *, as_of: Moment = None) -> dict[str, Any]:
         """One visible document with its chunks; ``NotFoundError`` for any other."""
         principal = caller.principal
-        with self._lock:
+        with self._lock, acting_for(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return document_view(
                 self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
@@ -317,7 +322,7 @@ class Gateway:
     ) -> dict[str, Any]:  # fmt: skip
         """A cited chunk in its visible document, the quote highlighted; ``NotFoundError`` otherwise."""
         principal = caller.principal
-        with self._lock:
+        with self._lock, acting_for(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return chunk_context(
                 self.kb.engine.catalog, id_or_source_id, chunk_id, principal, moment,

@@ -24,7 +24,6 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime, time, timedelta
-from pathlib import Path
 from types import TracebackType
 from typing import Any, Literal, overload
 
@@ -37,6 +36,7 @@ from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
 from ..pipeline.engine import KnowledgeBase
 from ..pipeline.outcome import Answer
+from .backends import describe, location_of
 from .browse import document_rows, show_document
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
@@ -100,7 +100,7 @@ class LocalKnowledgeBase:
         ``default_tenant`` and ``defaults`` override what the directory records.
         """
         self.engine = engine
-        self.path = Path(path) if path is not None else None
+        self.path = location_of(path) if path is not None else None
         self._default_tenant = default_tenant
         self._defaults = defaults or {}
 
@@ -283,7 +283,7 @@ class LocalKnowledgeBase:
         self.close()
 
     def __repr__(self) -> str:
-        where = str(self.path) if self.path is not None else "in memory"
+        where = describe(self.path) if self.path is not None else "in memory"
         return f"<LocalKnowledgeBase {where}: default tenant {self.default_tenant!r}>"
 
 

@@ -24,6 +24,7 @@ import yaml
 
 from ..model.contracts import Status
 from ..model.errors import ValidationError
+from .backends import UPLOADS, uploads_folder
 from .browse import find_document
 from .ingest import IngestReport
 from .lifecycle import change_status, delete, status_report
@@ -32,7 +33,6 @@ from .visible import shown_path
 
 __all__ = ["ACTIONS", "UPLOADS", "change_document", "tenant_status", "upload_files"]
 
-UPLOADS: Final = "uploads"
 ACTIONS: Final = ("withdraw", "retire", "delete")
 _RESERVED = re.compile(r"^(tenant\.ya?ml|.*\.meta\.ya?ml)$", re.IGNORECASE)
 
@@ -41,7 +41,7 @@ def _folder(kb: LocalKnowledgeBase, tenant: str) -> Path:
     if kb.path is None:
         raise ValidationError("this knowledge base lives in memory; uploads need a directory")
     slug = re.sub(r"[^A-Za-z0-9._-]", "_", tenant).strip(".") or "tenant"
-    return kb.path / UPLOADS / slug
+    return uploads_folder(kb.path) / slug
 
 
 def _file_name(name: str) -> str:

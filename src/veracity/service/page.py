@@ -18,6 +18,8 @@ from typing import Final
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from ..kb.backends import short_name
+
 __all__ = ["STATIC", "router"]
 
 STATIC: Final = Path(__file__).parent / "static"
@@ -37,7 +39,7 @@ def render(name: str, kb_name: str) -> str:
 
 def _kb_name(request: Request) -> str:
     path = request.app.state.gateway.kb.path
-    return path.resolve().name if path is not None else "knowledge base"
+    return short_name(path) if path is not None else "knowledge base"
 
 
 @router.get("/", response_class=HTMLResponse)

@@ -1,7 +1,7 @@
 """A served knowledge base for tests and benchmarks: the Starship demo, a second tenant, and keys.
 
 :func:`build_served_kb` writes the demo (tenant ``starship``) into a
-directory, adds tenant ``acme`` with two small documents (one public, one
+directory (or a ``postgresql://`` database), adds tenant ``acme`` with two small documents (one public, one
 for ``staff`` only) so isolation between tenants can be checked, and creates
 one key per kind of caller. The keys are returned; the directory keeps only
 their digests.
@@ -10,11 +10,13 @@ their digests.
 from __future__ import annotations
 
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 from ..index.dense import Embedder
+from ..kb.backends import location_of
 from ..kb.directory import init_demo_kb
 from ..kb.keys import create_key
 from ..kb.local import LocalKnowledgeBase
@@ -62,12 +64,23 @@ class ServedKeys:
     acme_operator: str
 
 
-def build_served_kb(folder: str | os.PathLike[str], embedder: Embedder | None = None) -> ServedKeys:
-    """Write the demo plus tenant ``acme`` into ``folder`` (new) and create the keys; the folder is closed."""
-    path = Path(folder)
-    kb = LocalKnowledgeBase(init_demo_kb(path, embedder), path)
+def build_served_kb(
+    folder: str | os.PathLike[str], embedder: Embedder | None = None, *, sources: Path | None = None
+) -> ServedKeys:
+    """Write the demo plus tenant ``acme`` into ``folder`` (new) and create the keys; the folder is closed.
+
+    ``folder`` may be a ``postgresql://`` URL; acme's files are then written to ``sources``
+    (by default a folder beside the knowledge base's directory, or a temporary one for a URL).
+    """
+    location = location_of(folder)
+    kb = LocalKnowledgeBase(init_demo_kb(location, embedder), location)
     try:
-        sources = path.parent / f"{path.name}-acme-sources"
+        if sources is None:
+            sources = (
+                location.parent / f"{location.name}-acme-sources"
+                if isinstance(location, Path)
+                else Path(tempfile.mkdtemp(prefix="veracity-acme-"))
+            )
         sources.mkdir(parents=True, exist_ok=True)
         for name, text in ACME_DOCUMENTS.items():
             (sources / name).write_text(text, encoding="utf-8")

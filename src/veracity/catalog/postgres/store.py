@@ -80,6 +80,8 @@ class PostgresStore:
         self.on_wait = on_wait
         self._pool = make_pool(url, max_size=pool_size)
         self._reader_pool = make_pool(reader_url, max_size=pool_size) if reader_url else None
+        self.scoped_reads = self._reader_pool is not None
+        """True when tenant-scoped reads go through the reader role (row-level security applies)."""
         self._bound = _Bound()
         self._writer_lock = threading.Condition(threading.RLock())
         self._writer_owner: int | None = None

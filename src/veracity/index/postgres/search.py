@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.postgres.store import PostgresStore
+from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Document, Principal
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
 from ..dense import Embedder, normalized_rows
@@ -123,7 +124,8 @@ class PostgresSearchIndex(IndexWriter):
         self.k1, self.b = float(k1), float(b)
         self._lock = threading.RLock()
         self._cache: IndexState | None = None
-        self._chunk_counts: tuple[int, dict[int, int]] | None = None
+        self._scoped: dict[str, IndexState] = {}
+        self._chunk_counts: tuple[int, str | None, dict[int, int]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.exact_max = EXACT_MAX_CHUNKS
         self.ef_search = HNSW_EF_SEARCH
@@ -192,13 +194,28 @@ class PostgresSearchIndex(IndexWriter):
         state = self._state()
         return {"version": state.tables.version, "generation": state.generation}
 
+    def _scope(self) -> str | None:
+        """The tenant reads are confined to now: row-level security shows the reader role only its rows."""
+        return current_tenant() if self.store.scoped_reads else None
+
     def _state(self) -> IndexState:
+        """What is cached for the version read now, per generation and per tenant scope.
+
+        A scoped read (the reader role, :func:`~veracity.catalog.scope.acting_for`) sees one
+        tenant's rows only, so what it loads is kept apart from what other scopes load.
+        """
         current, generation = read_pointer(self._conn)
         tables = self._pinned or IndexTables(current)
+        scope = self._scope()
         with self._lock:
-            cache = self._cache
+            cache = self._cache if scope is None else self._scoped.get(scope)
             if cache is None or cache.generation != generation or cache.tables != tables:
-                self._cache = cache = IndexState(tables, generation)
+                cache = IndexState(tables, generation)
+                if scope is None:
+                    self._cache = cache
+                else:
+                    self._scoped = {k: v for k, v in self._scoped.items() if v.generation == generation}
+                    self._scoped[scope] = cache
             return cache
 
     @property
@@ -225,10 +242,12 @@ class PostgresSearchIndex(IndexWriter):
 
     def _eligible_chunks(self, state: IndexState, doc_keys: Sequence[int]) -> int:
         """How many chunks the eligible documents have (chunk counts cached per generation)."""
-        if self._chunk_counts is None or self._chunk_counts[0] != state.generation:
+        scope = self._scope()
+        cached = self._chunk_counts
+        if cached is None or cached[:2] != (state.generation, scope):
             rows = self._conn.execute(f"SELECT doc_key, count(*) FROM {state.tables.chunks} GROUP BY doc_key")
-            self._chunk_counts = (state.generation, {int(k): int(n) for k, n in rows})
-        counts = self._chunk_counts[1]
+            self._chunk_counts = cached = (state.generation, scope, {int(k): int(n) for k, n in rows})
+        counts = cached[2]
         return sum(counts.get(key, 0) for key in doc_keys)
 
     # -- SearchBackend -----------------------------------------------------------------------

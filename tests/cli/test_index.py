@@ -9,14 +9,14 @@ from click.testing import CliRunner
 from veracity.cli.main import main
 
 
-def run(*args: str, ok: bool = True):
-    result = CliRunner().invoke(main, list(args))
+def run(*args: str, ok: bool = True, env: dict[str, str] | None = None):
+    result = CliRunner().invoke(main, list(args), env=env)
     assert (result.exit_code == 0) is ok, result.output
     return result
 
 
-def test_reindex_publish_rollback_and_status(tmp_path) -> None:
-    kb = str(tmp_path / "kb")
+def test_reindex_publish_rollback_and_status(tmp_path, kb_backend, request) -> None:
+    kb = str(tmp_path / "kb") if kb_backend == "sqlite" else request.getfixturevalue("pg_url")
     run("init-demo", "--kb", kb, "--embedder", "fake")
     built = run("reindex", "--kb", kb, "--no-progress").output
     assert "built index version 2: 18 documents, 73 chunks" in built
@@ -49,3 +49,25 @@ def test_bad_requests_are_clean_errors(tmp_path) -> None:
     assert "does not exist" in run("reindex", "--kb", str(tmp_path / "nowhere"), ok=False).output
     for command in ("reindex", "publish", "rollback"):
         assert "--kb" in run(command, "--help").output
+
+
+def test_a_database_url_from_veracity_kb_serves_every_command(tmp_path, pg_url) -> None:
+    """``VERACITY_KB=postgresql://…``: ingest, ask, docs, withdraw, reindex and status without --kb."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "gateway.md").write_text(
+        "---\nid: gw\ntitle: Gateway\nvalid_from: 2026-01-01\n---\n\n# Gateway\n\n"
+        "The gateway timeout defaults to 30 seconds; raise it with gateway.timeout.\n",
+        "utf-8",
+    )
+    env = {"VERACITY_KB": pg_url}
+    ingested = run("ingest", str(docs), "--tenant", "acme", "--embedder", "fake", "--no-progress", env=env)
+    assert "added 1 ·" in ingested.output, ingested.output
+    asked = run("ask", "what is the gateway timeout", "--tenant", "acme", "--json", env=env).output
+    answer = json.loads(asked)
+    assert answer["status"] == "answer" and answer["citations"][0]["source_id"] == "gw"
+    assert "gw" in run("docs", "list", "--json", env=env).output
+    assert "withdrawn" in run("withdraw", "gw", env=env).output
+    assert "published index version 2 (was 1)" in run("reindex", "--no-progress", env=env).output
+    report = json.loads(run("status", "--json", env=env).output)
+    assert report["index"]["version"] == 2 and report["index"]["documents"] == 1

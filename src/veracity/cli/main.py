@@ -89,6 +89,7 @@ def _register_kb_commands() -> None:
     from .index import INDEX_COMMANDS
     from .kb import ingest_command, init_demo_command
     from .lifecycle import LIFECYCLE_COMMANDS
+    from .pg import pg
     from .serve import keys, serve_command
 
     main.add_command(ask_command)
@@ -99,6 +100,7 @@ def _register_kb_commands() -> None:
     main.add_command(bench)
     main.add_command(serve_command)
     main.add_command(keys)
+    main.add_command(pg)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

@@ -27,7 +27,16 @@ from typing import Final
 
 from ...model.errors import ConfigError
 
-__all__ = ["SERVER_USER", "EmbeddedServer", "binaries", "free_port", "start_server", "stop_server"]
+__all__ = [
+    "SERVER_USER",
+    "EmbeddedServer",
+    "binaries",
+    "create_database",
+    "free_port",
+    "start_server",
+    "stop_data_dir",
+    "stop_server",
+]
 
 SERVER_USER: Final = "veracity-pg"
 """The system user a root caller runs the server as."""
@@ -100,6 +109,18 @@ def _run(command: list[str], user: str | None, *, timeout: float = START_TIMEOUT
         )
 
 
+def _running_port(folder: Path) -> int | None:
+    """The port of the server running on ``folder`` (from ``postmaster.pid``), or ``None``."""
+    pid_file = folder / "postmaster.pid"
+    try:
+        lines = pid_file.read_text("utf-8").splitlines()
+        pid, port = int(lines[0]), int(lines[3])
+        os.kill(pid, 0)
+    except (OSError, ValueError, IndexError):
+        return None
+    return port
+
+
 def start_server(data_dir: str | os.PathLike[str], *, port: int | None = None) -> EmbeddedServer:
     """Start (initializing first if new) the server whose data lives in ``data_dir``.
 
@@ -114,6 +135,9 @@ def start_server(data_dir: str | os.PathLike[str], *, port: int | None = None) -
         entry = pwd.getpwnam(user)
         os.chown(folder, entry.pw_uid, entry.pw_gid)
     folder.chmod(0o700)
+    running = _running_port(folder)
+    if running is not None:  # already up: the same server, whatever port was asked
+        return EmbeddedServer(folder, running, user)
     if not (folder / "PG_VERSION").exists():
         _run(
             [str(bin_dir / "initdb"), "-D", str(folder), "-U", SUPERUSER, "--auth=trust",
@@ -150,3 +174,22 @@ def stop_server(server: EmbeddedServer, *, remove: bool = False) -> None:
                 return
             except OSError:
                 time.sleep(0.1)
+
+
+def create_database(server: EmbeddedServer, name: str) -> None:
+    """Create the database ``name`` on ``server`` unless it exists."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(server.url(), autocommit=True, connect_timeout=30) as admin:
+        if admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is None:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+
+
+def stop_data_dir(data_dir: str | os.PathLike[str]) -> None:
+    """Stop the server running on ``data_dir`` (``ConfigError`` when none is)."""
+    folder = Path(data_dir).resolve()
+    port = _running_port(folder)
+    if port is None:
+        raise ConfigError(f"no embedded PostgreSQL server is running in {str(folder)!r}")
+    stop_server(EmbeddedServer(folder, port, _server_user()))

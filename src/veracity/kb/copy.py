@@ -1,0 +1,194 @@
+"""Copy a knowledge base between backends: a directory to a ``postgresql://`` URL, and back.
+
+:func:`copy_kb` creates the destination (which must hold no knowledge base),
+copies the catalog row for row (documents, chunks, roles, facts, settings,
+source paths, tombstones, API keys with their salted digests, the ingestion
+ledger and quarantine: the two backends share their columns), then builds the
+destination's index from its catalog. Vectors come from the source's published
+index, matched by the digest of the text the embedder sees, so nothing is
+embedded again unless the destination's model differs (or a chunk has no stored
+vector). The new index is verified with the named checks of
+:func:`~veracity.index.sqlite.verify.verify_version` before the copy is declared
+done; a failed check raises ``IndexVerificationError`` (the destination stays, with
+the verification recorded, so it can be inspected or dropped).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from ..catalog.store import DatabaseStore
+from ..index.dense import Embedder, normalized_rows
+from ..index.sqlite.records import chunk_from_json
+from ..index.sqlite.reuse import embedded_text_digest
+from ..index.sqlite.tables import IndexTables
+from ..index.sqlite.verify import Verification, verify_version
+from ..index.sqlite.versions import bump_generation, get_version, read_pointer, record_manifest
+from ..index.sqlite.writer import VectorModel
+from ..index.versioned import VersionedIndex, index_for
+from ..model.contracts import sha256_hex
+from ..model.errors import IndexVerificationError
+from .backends import describe
+from .directory import create_kb, open_kb, write_manifest
+from .manifest import embedder_name
+from .reindex import version_manifest
+
+__all__ = ["CATALOG_TABLES", "CopyReport", "copy_kb"]
+
+CATALOG_TABLES: Final = (
+    "documents", "document_roles", "document_facts", "chunks", "tenant_roles", "kb_settings",
+    "source_files", "tombstones", "api_keys", "ingestion_steps", "quarantine",
+)  # fmt: skip
+"""What is copied, parents before children (foreign keys)."""
+
+_SERIALS: Final = (("documents", "seq"), ("chunks", "seq"), ("ingestion_steps", "seq"))
+
+
+@dataclass(frozen=True, slots=True)
+class CopyReport:
+    """What a copy did: rows per table, vectors reused and embedded, the verification."""
+
+    source: str
+    destination: str
+    rows: dict[str, int]
+    reused_vectors: int
+    embedded: int
+    verification: Verification
+    seconds: float
+
+
+def _dialect(store: DatabaseStore) -> str:
+    return str(getattr(store.connection, "dialect", "sqlite"))
+
+
+def _columns(store: DatabaseStore, table: str) -> list[str]:
+    if _dialect(store) == "postgresql":
+        sql = (
+            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
+            "AND table_name = ? ORDER BY ordinal_position"
+        )
+        return [str(row[0]) for row in store.connection.execute(sql, (table,))]
+    return [str(row[1]) for row in store.connection.execute(f"PRAGMA table_info({table})")]
+
+
+def _copy_rows(source: DatabaseStore, destination: DatabaseStore) -> dict[str, int]:
+    """Every catalog row of ``source`` into ``destination`` (inside the destination's transaction)."""
+    counts: dict[str, int] = {}
+    for table in reversed(CATALOG_TABLES):  # children first: the new knowledge base's own rows go
+        destination.connection.execute(f"DELETE FROM {table}")
+    for table in CATALOG_TABLES:
+        wanted = set(_columns(source, table))
+        columns = [c for c in _columns(destination, table) if c in wanted]
+        names = ", ".join(f'"{c}"' for c in columns)
+        order = "seq" if "seq" in columns else names
+        rows = source.connection.execute(f"SELECT {names} FROM {table} ORDER BY {order}").fetchall()
+        marks = ", ".join("?" for _ in columns)
+        destination.connection.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
+        counts[table] = len(rows)
+    if _dialect(destination) == "postgresql":  # the next serial numbers follow the copied ones
+        for table, column in _SERIALS:
+            destination.connection.execute(
+                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
+                f"coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
+            )
+    return counts
+
+
+def _stored_vectors(index: VersionedIndex, model: VectorModel, keys: Sequence[int]) -> dict[int, Any]:
+    """The source index's stored vectors of ``keys``."""
+    connection = index.store.connection
+    if getattr(connection, "dialect", "sqlite") == "postgresql":
+        from ..index.postgres.vectors import fetch_vectors as fetch_pg
+
+        with connection.raw() as raw:
+            rows, matrix = fetch_pg(
+                raw, f"SELECT chunk_key, embedding FROM {model.table} WHERE chunk_key = ANY(%s)",
+                (list(keys),), model.dim,
+            )  # fmt: skip
+        return {int(row[0]): matrix[i] for i, row in enumerate(rows)}
+    from ..index.sqlite.vectors import fetch_vectors as fetch_sqlite
+
+    found, matrix = fetch_sqlite(connection, model.table, keys, model.dim)
+    return {int(key): matrix[i] for i, key in enumerate(found.tolist())}
+
+
+class CopiedVectors:
+    """An ``Embedder`` that answers from the source index's stored vectors, else from ``inner``."""
+
+    def __init__(self, source: VersionedIndex, inner: Embedder) -> None:
+        """Index the source's chunks by the digest of their embedded text (same model only)."""
+        self.inner = inner
+        self.model_id, self.dim = inner.model_id, inner.dim
+        self.reused = self.embedded = 0
+        self._source = source
+        self._model = source.vector_model()
+        self._keys: dict[str, int] = {}
+        if self._model is not None and (self._model.model_id, self._model.dim) == (inner.model_id, inner.dim):
+            tables = IndexTables(source.version)
+            sql = f"SELECT chunk_key, record FROM {tables.chunks}"
+            for key, record in source.store.connection.execute(sql):
+                self._keys.setdefault(embedded_text_digest(chunk_from_json(str(record))), int(key))
+
+    def embed_batch(
+        self, texts: Sequence[str], *, kind: Literal["query", "passage"] = "passage"
+    ) -> npt.NDArray[np.float32]:
+        """Stored vectors where the source has them; the rest embedded by the real model."""
+        digests = [sha256_hex(text) for text in texts]
+        wanted = sorted({self._keys[d] for d in digests if d in self._keys})
+        stored = _stored_vectors(self._source, self._model, wanted) if wanted and self._model else {}
+        rows: list[Any] = [stored.get(self._keys.get(d, -1)) for d in digests]
+        missing = [i for i, row in enumerate(rows) if row is None]
+        if missing:
+            raw = self.inner.embed_batch([texts[i] for i in missing], kind=kind)
+            fresh = normalized_rows(raw, what="vectors")
+            for i, row in zip(missing, fresh, strict=True):
+                rows[i] = row
+        self.reused += len(texts) - len(missing)
+        self.embedded += len(missing)
+        return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, self.dim), dtype=np.float32)
+
+
+def copy_kb(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], *, embedder: Embedder | None = None
+) -> CopyReport:
+    """Copy the knowledge base in ``source`` to the new one in ``destination`` (directories or URLs)."""
+    start = time.perf_counter()
+    src = open_kb(source)
+    try:
+        model = embedder or src.embedder
+        dest = create_kb(destination, model)
+        store: DatabaseStore = dest.catalog.store  # type: ignore[assignment]
+        try:
+            src_store: DatabaseStore = src.catalog.store  # type: ignore[assignment]
+            with store.writer("copy"):
+                with src_store.read(), store.transaction():
+                    rows = _copy_rows(src_store, store)
+                    bump_generation(store.connection)
+                index: VersionedIndex = dest.snapshot  # type: ignore[assignment]
+                vectors = CopiedVectors(src.snapshot, model)  # type: ignore[arg-type]
+                index.sync(dest.catalog, vectors)
+                version = read_pointer(store.connection)[0]
+                pinned = index_for(store, version=version)
+                verification = verify_version(pinned, dest.catalog, model)
+                name = get_version(store.connection, version).embedder or embedder_name(model)
+                manifest = version_manifest(store, pinned, name, model, verification)
+                with store.transaction():
+                    record_manifest(store.connection, version, manifest, verified=verification.passed)
+                write_manifest(destination, dest)
+        finally:
+            store.close()
+    finally:
+        src.catalog.store.close()  # type: ignore[attr-defined]
+    if not verification.passed:
+        raise IndexVerificationError(verification)
+    return CopyReport(
+        describe(source), describe(destination), rows, vectors.reused, vectors.embedded, verification,
+        time.perf_counter() - start,
+    )  # fmt: skip

@@ -16,12 +16,14 @@ the withdrawn document. Exit status 1 on any error or such citation.
 
     python benchmarks/load_service.py --clients 20 --seconds 30 --workers 2
     python benchmarks/load_service.py --clients 4 --seconds 3 --embedder fake   # smoke size
+    python benchmarks/load_service.py --kb postgresql://…/empty   # the same on PostgreSQL (reader role)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import socket
 import statistics
@@ -85,11 +87,14 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def _start(folder: Path, workers: int) -> tuple[subprocess.Popen[str], str]:
+def _start(
+    folder: Path | str, workers: int, reader_url: str | None = None
+) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
     command = [sys.executable, "-m", "veracity.cli.main", "serve", "--kb", str(folder), "--port", str(port),
                "--workers", str(workers), "--rate-limit", "0"]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "VERACITY_READER_URL": reader_url} if reader_url else None
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline and process.poll() is None:
@@ -156,12 +161,23 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
 
 
-def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0) -> dict[str, object]:
-    """Run the load and return the measured report."""
+def run(
+    clients: int, seconds: float, workers: int, embedder: str, seed: int = 0, kb: str | None = None
+) -> dict[str, object]:
+    """Run the load and return the measured report.
+
+    ``kb``: an empty PostgreSQL database to serve from (through a reader role: row-level
+    security), instead of a temporary directory.
+    """
     with tempfile.TemporaryDirectory(prefix="veracity-load-") as tmp:
-        folder = Path(tmp) / "kb"
-        keys = build_served_kb(folder, make_embedder(embedder))
-        process, base = _start(folder, workers)
+        folder: Path | str = Path(tmp) / "kb" if kb is None else kb
+        keys = build_served_kb(folder, make_embedder(embedder), sources=Path(tmp) / "acme")
+        reader = None
+        if kb is not None:
+            from veracity.catalog.postgres.roles import create_reader
+
+            reader = create_reader(kb, "load_asker")
+        process, base = _start(folder, workers, reader)
         try:
             worker_caches(base, keys.operator, workers)  # every worker is up before the clients start
             asks = mix(keys)
@@ -199,6 +215,7 @@ def run(clients: int, seconds: float, workers: int, embedder: str, seed: int = 0
     during = [s for s in ok if s.sent <= withdraw_done and s.done >= withdraw_sent and WITHDRAWN in s.cited]
     latencies = [s.ms for s in ok] or [0.0]
     return {
+        "backend": "sqlite" if kb is None else "postgresql",
         "clients": clients,
         "seconds": seconds,
         "workers": workers,
@@ -287,8 +304,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="Write the report as JSON here.")
+    parser.add_argument("--kb", default=None, help="Serve an empty postgresql:// database, not a folder.")
     args = parser.parse_args()
-    report = run(args.clients, args.seconds, args.workers, args.embedder, args.seed)
+    report = run(args.clients, args.seconds, args.workers, args.embedder, args.seed, args.kb)
     print(table(report))
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

@@ -147,3 +147,11 @@ def test_load_service(tmp_path: Path) -> None:
     assert report["requests"] > 20 and report["withdraw"]["status"] == 200
     assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
     assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache
+
+
+def test_load_service_on_postgresql(pg_url: str) -> None:
+    text = _run(
+        "load_service.py", "--clients", 2, "--seconds", 3, "--workers", 1, "--embedder", "fake",
+        "--kb", pg_url,
+    )  # fmt: skip
+    assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text

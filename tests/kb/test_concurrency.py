@@ -21,14 +21,21 @@ from veracity.testing.concurrency import consistency, hold_writer_script, run_in
 FILES = 12
 
 
+def _location(tmp_path: Path, backend: str, request: pytest.FixtureRequest) -> Path | str:
+    return tmp_path / "kb" if backend == "sqlite" else str(request.getfixturevalue("pg_url"))
+
+
 @pytest.mark.parametrize("writers", [2, 4])
-def test_concurrent_ingests_of_overlapping_folders_land_every_file_once(tmp_path: Path, writers: int) -> None:
+def test_concurrent_ingests_of_overlapping_folders_land_every_file_once(
+    tmp_path: Path, writers: int, kb_backend: str, request: pytest.FixtureRequest
+) -> None:
     folders = write_corpus(tmp_path / "docs", writers, FILES)
     plan = [[folders[i], folders[(i + 1) % writers]] for i in range(writers)]  # each folder twice
-    runs = run_ingests(tmp_path / "kb", plan)
+    location = _location(tmp_path, kb_backend, request)
+    runs = run_ingests(location, plan)
     assert [run.returncode for run in runs] == [0] * writers, [run.stderr for run in runs]
     assert not any(run.traceback for run in runs)
-    state = consistency(tmp_path / "kb")
+    state = consistency(location)
     assert state.consistent, state.problems
     assert (state.documents, state.sources, state.chunks) == (writers * FILES,) * 3
     assert state.by_status == (("active", writers * FILES),)
@@ -37,20 +44,20 @@ def test_concurrent_ingests_of_overlapping_folders_land_every_file_once(tmp_path
     assert added == writers * FILES  # each file added by exactly one of the writers
 
 
-@pytest.fixture(scope="module")
-def small_kb(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("readers")
-    folders = write_corpus(root / "docs", 2, 8)
-    with open_local(root / "kb", embedder=make_embedder("fake")) as kb:
+@pytest.fixture
+def small_kb(tmp_path: Path, kb_backend: str, request: pytest.FixtureRequest) -> Path | str:
+    folders = write_corpus(tmp_path / "docs", 2, 8)
+    location = _location(tmp_path, kb_backend, request)
+    with open_local(location, embedder=make_embedder("fake")) as kb:
         kb.ingest(folders)
-    return root / "kb"
+    return location
 
 
 def _cited_sources(answer: object) -> set[str]:
     return {citation.document_id for citation in answer.citations}  # type: ignore[attr-defined]
 
 
-def test_asks_during_a_held_write_read_one_snapshot_and_never_wait(small_kb: Path) -> None:
+def test_asks_during_a_held_write_read_one_snapshot_and_never_wait(small_kb: Path | str) -> None:
     question = "What is the retention code of folder 1 page 3?"
     with open_local(small_kb, embedder=make_embedder("fake"), create=False) as kb:
         target = kb.engine.catalog.document("f1-page0003")
@@ -76,7 +83,7 @@ def test_asks_during_a_held_write_read_one_snapshot_and_never_wait(small_kb: Pat
         assert (after.trace.gate_rejections, after.trace.gate_hidden) == ((), 0)
 
 
-def test_opening_while_a_writer_holds_the_write_lock_does_not_wait(small_kb: Path) -> None:
+def test_opening_while_a_writer_holds_the_write_lock_does_not_wait(small_kb: Path | str) -> None:
     holder = subprocess.Popen(
         hold_writer_script(small_kb, "f0-page0001", 6), stdout=subprocess.PIPE, text=True
     )

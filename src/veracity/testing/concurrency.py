@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..catalog.sql import all_rows, scalar
-from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.versions import live_versions
+from ..kb.backends import open_store
 
 __all__ = [
     "Consistency",
@@ -66,7 +66,7 @@ class IngestRun:
 
 
 def run_ingests(
-    kb: Path, plan: Sequence[Sequence[Path]], *, embedder: str = "fake", timeout: float = 600
+    kb: Path | str, plan: Sequence[Sequence[Path]], *, embedder: str = "fake", timeout: float = 600
 ) -> list[IngestRun]:
     """Start one ``veracity ingest FOLDERS --kb kb`` per entry of ``plan`` at once; wait for all."""
     started: list[tuple[tuple[str, ...], subprocess.Popen[str], float]] = []
@@ -101,9 +101,9 @@ class Consistency:
         return not self.problems
 
 
-def consistency(kb: Path) -> Consistency:
-    """Compare the catalog with every kept index version of the knowledge base in ``kb``."""
-    store = SQLiteStore(kb / "catalog.sqlite")
+def consistency(kb: Path | str) -> Consistency:
+    """Compare the catalog with every kept index version of the knowledge base in ``kb`` (a folder or URL)."""
+    store = open_store(kb)
     try:
         with store.read():
             connection = store.connection
@@ -143,7 +143,9 @@ def consistency(kb: Path) -> Consistency:
     )
 
 
-def hold_writer_script(kb: Path, source_id: str, seconds: float, *, embedder: str = "fake") -> list[str]:
+def hold_writer_script(
+    kb: Path | str, source_id: str, seconds: float, *, embedder: str = "fake"
+) -> list[str]:
     """A command line: hold ``kb``'s writer lock and an uncommitted withdraw of ``source_id``.
 
     It prints ``held`` once the withdraw is written (not committed), keeps the

@@ -89,6 +89,7 @@ def _register_kb_commands() -> None:
     from .index import INDEX_COMMANDS
     from .kb import ingest_command, init_demo_command, kb_group
     from .lifecycle import LIFECYCLE_COMMANDS
+    from .mcp import mcp_command
     from .pg import pg
     from .serve import keys, serve_command
 
@@ -99,6 +100,7 @@ def _register_kb_commands() -> None:
     main.add_command(init_demo_command)
     main.add_command(kb_group)
     main.add_command(bench)
+    main.add_command(mcp_command)
     main.add_command(serve_command)
     main.add_command(keys)
     main.add_command(pg)

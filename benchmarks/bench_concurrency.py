@@ -98,9 +98,9 @@ def readers(root: Path, files: int, asks: int, hold: float, embedder: str) -> No
             mixed += bool(answer.trace.gate_rejections or answer.trace.gate_hidden)
             cites = target in {c.document_id for c in answer.citations}
             records.append((start, time.time(), question == about, cites))
-        committed = float(holder.stdout.read().split()[-1])
+        before_commit, committed = map(float, holder.stdout.read().split()[-2:])
         holder.wait()
-        before = [r for r in records if r[1] < committed]
+        before = [r for r in records if r[1] < before_commit]
         after_commit = [r for r in records if r[0] > committed]
         missing_before = sum(about and not cites for _, _, about, cites in before)
         cited_after = sum(about and cites for _, _, about, cites in after_commit)

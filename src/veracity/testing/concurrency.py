@@ -149,8 +149,9 @@ def hold_writer_script(
     """A command line: hold ``kb``'s writer lock and an uncommitted withdraw of ``source_id``.
 
     It prints ``held`` once the withdraw is written (not committed), keeps the
-    locks for ``seconds``, commits, then prints ``committed EPOCH`` (the
-    moment of the commit, ``time.time()``).
+    locks for ``seconds``, commits, then prints ``committed BEFORE AFTER``
+    (``time.time()`` just before the commit and just after it: the commit lies
+    between them; the process itself may live on a while after).
     """
     script = f"""
 import sys, time
@@ -165,6 +166,7 @@ with store.writer("test-hold"):
         kb.snapshot.sync(kb.catalog, kb.embedder)
         print("held", flush=True)
         time.sleep({float(seconds)!r})
-    print("committed", time.time(), flush=True)
+        before = time.time()
+    print("committed", before, time.time(), flush=True)
 """
     return [sys.executable, "-c", script]

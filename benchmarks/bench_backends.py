@@ -34,7 +34,7 @@ from bench_hybrid_100k import AS_OF, VERSION, K, hybrid, load, make_queries, sta
 from synthetic_kb import RandomEmbedder, write_corpus
 
 from veracity.index.postgres.search import EXACT_MAX_CHUNKS
-from veracity.kb.directory import create_kb
+from veracity.kb.directory import create_kb, open_kb
 from veracity.kb.ingest import ingest_paths
 from veracity.pipeline.engine import KnowledgeBase
 
@@ -112,6 +112,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--url", default=None, help="an empty PostgreSQL database [default: embedded server]")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--existing", action="store_true",
+        help="query the knowledge bases an earlier run left (WORKDIR/kb and --url) instead of ingesting",
+    )  # fmt: skip
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
     server = None
@@ -125,11 +129,15 @@ def main() -> None:
     try:
         print(f"load average {load()}; workdir {work}; PostgreSQL {url}")
         folder = work / "corpus"
-        write_corpus(folder, int(args.chunks / 6.45) + 1, args.tenants, args.seed)
-        kbs = {
-            "SQLite": ingest(work / "kb", folder, "SQLite"),
-            "PostgreSQL": ingest(url, folder, "PostgreSQL"),
-        }
+        if args.existing:
+            model = RandomEmbedder()
+            kbs = {"SQLite": open_kb(work / "kb", model), "PostgreSQL": open_kb(url, model)}  # type: ignore[arg-type]
+        else:
+            write_corpus(folder, int(args.chunks / 6.45) + 1, args.tenants, args.seed)
+            kbs = {
+                "SQLite": ingest(work / "kb", folder, "SQLite"),
+                "PostgreSQL": ingest(url, folder, "PostgreSQL"),
+            }
         queries = make_queries(kbs["SQLite"], args.tenants, args.queries, np.random.default_rng(args.seed))
         print(f"{len(queries)} queries, k={K}, 512-dim random unit vectors, no rerank:")
         fused = {label: query(kb, queries, label) for label, kb in kbs.items()}

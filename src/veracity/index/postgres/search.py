@@ -69,7 +69,7 @@ WITH eligible AS (
     SELECT c.chunk_key, c.chunk_id, c.n_tokens
     FROM {chunks} AS c JOIN unnest(%(doc_keys)s::bigint[]) AS e (doc_key) USING (doc_key)
     WHERE c.doc_tenant = %(tenant)s
-), stats AS (
+), stats AS MATERIALIZED (  -- computed once, not once per hit
     SELECT count(*)::float8 AS n, coalesce(sum(n_tokens), 0)::float8 AS total FROM eligible
 ), query AS (
     SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
@@ -77,7 +77,7 @@ WITH eligible AS (
     SELECT p.term, p.tf::float8 AS tf, e.n_tokens::float8 AS len, e.chunk_id
     FROM {postings} AS p JOIN eligible AS e USING (chunk_key)
     WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
-), df AS (
+), df AS MATERIALIZED (
     SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
 ), scored AS (
     SELECT h.chunk_id,

@@ -100,7 +100,7 @@ def test_batch_loads_the_good_files_and_rejects_each_bad_one(corpus: Path, mappi
     assert "damaged" in reasons["broken.pdf"] or "no extractable text" in reasons["broken.pdf"]
     assert "wrong encoding" in reasons["russian.txt"]
     assert "200.0 MB" in reasons["huge.txt"] and "50.0 MB" in reasons["huge.txt"]
-    assert "supported suffixes" in reasons["image.png"]
+    assert "not an image" in reasons["image.png"]  # images are read by OCR; this one is no image
     assert "field 'status'" in reasons["bad-status.md"] and "published" in reasons["bad-status.md"]
     assert "field 'trust'" in reasons["no-trust.md"] and "missing" in reasons["no-trust.md"]
     assert "front matter" in reasons["no-trust.md"] and "no-trust.md.meta.yaml" in reasons["no-trust.md"]

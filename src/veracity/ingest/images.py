@@ -46,8 +46,10 @@ def _frames(data: bytes, source: str, limits: InputLimits) -> list[Any]:
         return frames
     except Image.DecompressionBombError as exc:
         raise CorruptFileError(f"image is too large to read safely: {exc}", path=source) from None
-    except (OSError, ValueError, SyntaxError) as exc:  # Pillow's errors for unreadable files
-        raise CorruptFileError(f"cannot read the image, the file is damaged: {exc}", path=source) from None
+    except (OSError, ValueError, SyntaxError):  # Pillow's errors for unreadable files
+        raise CorruptFileError(
+            "cannot read the image: the file is damaged or is not an image (PNG, JPEG, TIFF)", path=source
+        ) from None
 
 
 def parse_image(
@@ -60,9 +62,9 @@ def parse_image(
     """OCR an image file into a :class:`ParsedSource` (see the module docstring)."""
     started = time.perf_counter()
     settings = ocr or DEFAULT_SETTINGS
+    frames = _frames(data, source, limits)
     engine = ocr_engine(settings, source=source)
-    pages: list[PageText] = [ocr_page(frame, number, engine) for number, frame in
-                             enumerate(_frames(data, source, limits), 1)]  # fmt: skip
+    pages: list[PageText] = [ocr_page(frame, number, engine) for number, frame in enumerate(frames, 1)]
     blocks, removed = layout_blocks(pages)
     words = [w for page in pages for w in page.words]
     characters = sum(len(w.text) for w in words)

@@ -100,9 +100,11 @@ class RapidOcrEngine:
             from rapidocr_onnxruntime import RapidOCR
         except ImportError:
             raise _missing(source, "rapidocr-onnxruntime") from None
-        options: dict[str, Any] = {}
+        # the text-angle classifier is off: on upright pages rendered from known text it turned
+        # whole Chinese lines upside down and lost them (benchmarks/bench_ocr.py; the README's table)
+        options: dict[str, Any] = {"use_cls": False}
         if threads is not None:
-            options = {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
+            options |= {"intra_op_num_threads": threads, "inter_op_num_threads": 1}
         self._engine = RapidOCR(**options)
 
     def read(self, image: Any) -> list[Word]:

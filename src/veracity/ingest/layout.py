@@ -17,7 +17,8 @@ left.
 - **Running headers and footers.** A line in the top or bottom
   :data:`MARGIN_BAND` of the page whose text (digits masked, so page numbers
   match) recurs at the same height on most pages (over half, and at least
-  two) is removed, and counted.
+  two) is removed, and counted; a line set at heading size
+  (:data:`RUNNING_MAX_SIZE`) never is.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from dataclasses import dataclass, field, replace
 __all__ = [
     "GUTTER_SUPPORT",
     "MARGIN_BAND",
+    "RUNNING_MAX_SIZE",
     "WORD_GAP",
     "Line",
     "PageText",
@@ -47,6 +49,8 @@ GUTTER_SUPPORT = 3
 """Side-by-side segment pairs needed before an empty x-range counts as a column gutter."""
 MARGIN_BAND = 0.12
 """Fraction of the page height at the top and at the bottom where running lines are looked for."""
+RUNNING_MAX_SIZE = 1.2
+"""A line set at this many times the body size or larger is a heading, never a running line."""
 
 _CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
 _DIGITS = re.compile(r"\d+")
@@ -257,18 +261,32 @@ def _running_key(line: Line, height: float) -> tuple[str, int, str] | None:
 
 
 def remove_running_lines(pages: Sequence[PageText]) -> tuple[list[PageText], int]:
-    """``pages`` without their running header and footer lines, and how many lines were removed."""
+    """``pages`` without their running header and footer lines, and how many lines were removed.
+
+    Lines set larger than :data:`RUNNING_MAX_SIZE` × the body size (the size
+    carrying the most characters) are headings, never running lines: a
+    "Section 2" heading at the top of each page stays.
+    """
     with_text = [page for page in pages if page.lines]
+    sizes: Counter[float] = Counter()
+    for page in with_text:
+        for line in page.lines:
+            sizes[line.size] += len(line.text)
+    limit = sizes.most_common(1)[0][0] * RUNNING_MAX_SIZE if sizes else 0.0
+
+    def key(line: Line, page: PageText) -> tuple[str, int, str] | None:
+        return _running_key(line, page.height) if line.size < limit else None
+
     counts: Counter[tuple[str, int, str]] = Counter()
     for page in with_text:
-        counts.update({key for line in page.lines if (key := _running_key(line, page.height))})
-    running = {key for key, n in counts.items() if n >= 2 and n * 2 > len(with_text)}
+        counts.update({found for line in page.lines if (found := key(line, page))})
+    running = {found for found, n in counts.items() if n >= 2 and n * 2 > len(with_text)}
     if not running:
         return list(pages), 0
     removed = 0
     kept_pages = []
     for page in pages:
-        kept = tuple(line for line in page.lines if _running_key(line, page.height) not in running)
+        kept = tuple(line for line in page.lines if key(line, page) not in running)
         removed += len(page.lines) - len(kept)
         kept_pages.append(replace(page, lines=kept))
     return kept_pages, removed

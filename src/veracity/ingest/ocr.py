@@ -230,6 +230,17 @@ def ocr_engine(settings: OcrSettings = DEFAULT_SETTINGS, *, source: str = "<ocr>
         return engine
 
 
-def ocr_page(image: Any, number: int, engine: OcrEngine) -> PageText:
-    """One page image read by ``engine``: its words in pixel coordinates, marked as OCR'd."""
-    return PageText(number, float(image.width), float(image.height), tuple(engine.read(image)), source="ocr")
+def ocr_page(image: Any, number: int, engine: OcrEngine, *, scale: float = 1.0) -> PageText:
+    """One page image read by ``engine``: its words, marked as OCR'd, in pixels divided by ``scale``.
+
+    A PDF page rendered at ``dpi`` passes ``scale=dpi / 72``, so its words are
+    in points like the text layer's and font sizes compare across the file.
+    """
+    words = tuple(engine.read(image))
+    if scale != 1.0:
+        words = tuple(
+            Word(w.text, w.x0 / scale, w.top / scale, w.x1 / scale, w.bottom / scale,
+                 round(w.size / scale * 2) / 2, w.bold, w.confidence)
+            for w in words
+        )  # fmt: skip
+    return PageText(number, image.width / scale, image.height / scale, words, source="ocr")

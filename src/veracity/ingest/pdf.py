@@ -139,7 +139,7 @@ def _ocr_pages(data: bytes, numbers: list[int], settings: OcrSettings, source: s
         read = []
         for number in numbers:
             bitmap = document[number - 1].render(scale=settings.dpi / 72)
-            read.append(ocr_page(bitmap.to_pil(), number, engine))
+            read.append(ocr_page(bitmap.to_pil(), number, engine, scale=settings.dpi / 72))
         return read
     finally:
         document.close()

@@ -331,3 +331,6 @@ class Claim:
     subquestion: int | None = None
     """The sub-question (0-based, in question order) the claim answers; ``None`` for a claim
     made for a required fact."""
+    ocr_uncertain: tuple[str, ...] = ()
+    """Numbers, versions or amounts the claim states that rest on text OCR read with low
+    confidence (:mod:`veracity.pipeline.ocr_flags`); the answer says so next to the claim."""

@@ -161,7 +161,7 @@ class TesseractEngine:
         for key, height, text in zip(keys, data["height"], data["text"], strict=True):
             if str(text).strip():
                 heights[key] = max(heights.get(key, 0.0), float(height))
-        words: list[Word] = []
+        found: list[tuple[tuple[int, int, int], Word]] = []
         for index, text in enumerate(data["text"]):
             text = str(text).strip()
             confidence = float(data["conf"][index])
@@ -170,10 +170,26 @@ class TesseractEngine:
             left, top = float(data["left"][index]), float(data["top"][index])
             width, height = float(data["width"][index]), float(data["height"][index])
             line_height = heights.get(keys[index], height)
-            words.append(
-                Word(text, left, top, left + width, top + height, _size(line_height), False, confidence / 100)
-            )
-        return words
+            size = _size(line_height)
+            word = Word(text, left, top, left + width, top + height, size, False, confidence / 100)
+            found.append((keys[index], word))
+        return _clip(found)
+
+
+def _clip(found: list[tuple[tuple[int, int, int], Word]]) -> list[Word]:
+    """Words whose box runs over the next word of the same Tesseract line end where it starts.
+
+    Tesseract sometimes boxes a Chinese word across most of its line; left as
+    is, that word would read as a line of its own, out of order.
+    """
+    words: list[Word] = []
+    for index, (key, word) in enumerate(found):
+        following = found[index + 1] if index + 1 < len(found) else None
+        if following is not None and following[0] == key and word.x0 < following[1].x0 < word.x1:
+            word = Word(word.text, word.x0, word.top, following[1].x0, word.bottom, word.size, word.bold,
+                        word.confidence)  # fmt: skip
+        words.append(word)
+    return words
 
 
 _ENV_LOCK = threading.Lock()

@@ -40,10 +40,11 @@ _PARAGRAPH_GAP = 1.6
 _BULLET = re.compile(r"^(?:[•◦▪●\-–](?:\s+|$)|(\d{1,3})[.)]\s+)")
 _SENTENCE_END = re.compile(r"[.。:：;；,，!！?？]$")
 NUMBER = re.compile(
-    r"(?<![A-Za-z0-9_.])[$¥€£]?\d+(?:[.,:/]\d+)*%?(?![A-Za-z0-9_])|(?<![A-Za-z0-9_.])v\d+(?:\.\d+)+"
+    r"(?<![A-Za-z0-9_.])v\d+(?:\.\d+)+|(?<![0-9_.])[$¥€£]?\d+(?:[.,:/]\d+)*%?"
 )
 """Numbers, versions and amounts: ``35``, ``3.2.1``, ``v3.2``, ``$12.50``, ``0.8%``, ``1,024``,
-also run into Chinese text (``价格为12.50元``)."""
+also run into Chinese text (``价格为12.50元``) or into words where OCR lost the spaces
+(``after72hours``): a flag that errs towards numbers is the safe side."""
 
 
 def ocr_numbers(line: Line) -> tuple[OcrNumber, ...]:

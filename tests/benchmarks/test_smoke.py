@@ -8,6 +8,7 @@ They carry the ``bench_smoke`` marker and run with the normal test run;
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -147,8 +148,6 @@ def test_ocr(tmp_path: Path) -> None:
     pytest.importorskip("rapidocr_onnxruntime", reason="the OCR benchmark needs the 'ocr' extra")
     out = _run("bench_ocr.py", "--scale", "smoke", "--out", tmp_path / "ocr.json")
     assert "| rapidocr | zh | 1 |" in out and "| tesseract | en | 1 |" in out
-    import json
-
     rows = json.loads((tmp_path / "ocr.json").read_text(encoding="utf-8"))["rows"]
     assert {(r["engine"], r["language"]) for r in rows} == {
         (e, lang) for e in ("rapidocr", "tesseract") for lang in ("zh", "en")

@@ -25,7 +25,7 @@ def _front_matter(metadata: dict[str, Any], body: str) -> str:
 @pytest.fixture
 def corpus(tmp_path: Path, pdf_bytes: Callable[..., bytes], write_sidecar: Callable[..., Path]) -> Path:
     """A folder with one good file per format and one bad file per failure."""
-    pytest.importorskip("pypdf", reason="the corpus holds a PDF: needs the 'pdf' extra")
+    pytest.importorskip("pdfplumber", reason="the corpus holds a PDF: needs the 'pdf' extra")
     root = tmp_path / "docs"
     (root / "guides").mkdir(parents=True)
     (root / ".git").mkdir()

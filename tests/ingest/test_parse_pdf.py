@@ -14,7 +14,8 @@ from veracity.ingest.errors import CorruptFileError, EmptySourceError, NoTextErr
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file
 
-pypdf = pytest.importorskip("pypdf", reason="PDF parsing needs the 'pdf' extra (pypdf)")
+pytest.importorskip("pdfplumber", reason="PDF parsing needs the 'pdf' extra (pdfplumber)")
+pypdf = pytest.importorskip("pypdf", reason="the encrypted PDF is written with pypdf (the 'test' extra)")
 
 from veracity.ingest.pdf import parse_pdf  # noqa: E402
 

@@ -15,7 +15,7 @@ from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.render import answer_dict, answer_text
 from veracity.testing.pdf_builder import write_pdf
 
-pytest.importorskip("pypdf", reason="PDF parsing needs the 'pdf' extra (pypdf)")
+pytest.importorskip("pdfplumber", reason="PDF parsing needs the 'pdf' extra (pdfplumber)")
 
 MANUAL = [
     [

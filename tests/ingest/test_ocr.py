@@ -24,7 +24,7 @@ from veracity.model.errors import ConfigError
 pytest.importorskip("rapidocr_onnxruntime", reason="OCR needs the 'ocr' extra")
 
 from veracity.ingest.ocr import OcrSettings
-from veracity.testing.page_images import find_cjk_font, image_bytes, render_page
+from veracity.testing.page_images import character_error_rate, find_cjk_font, image_bytes, render_page
 from veracity.testing.pdf_builder import build_pdf
 
 if find_cjk_font() is None:
@@ -75,9 +75,10 @@ def test_both_engines_read_chinese(settings: OcrSettings) -> None:
         need_tesseract()
     parsed = parse_bytes(image_bytes(small_image(CHINESE), "JPEG", quality=92), "image", source="a.jpg",
                          ocr=settings)  # fmt: skip
-    assert compact(parsed.body) == compact("\n".join(CHINESE))
+    # exact here (rapidocr-onnxruntime 1.4, Tesseract 5.3); a little slack for other builds
+    assert character_error_rate("\n".join(CHINESE), parsed.body) <= 0.1
     assert parsed.diagnostics.ocr_engine == settings.engine.value
-    assert [n.text for node in parsed.nodes for n in node.ocr_numbers] == ["7"]
+    assert "7" in [n.text for node in parsed.nodes for n in node.ocr_numbers]
 
 
 def test_every_frame_of_a_tiff_is_a_page() -> None:

@@ -277,6 +277,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     Migration("pg0004_row_level_security", _policies()),
+    # as SQLite's 0015_chunk_layout: layout and OCR on chunks, parse diagnostics on ledger steps
+    Migration(
+        "pg0005_chunk_layout",
+        """
+        ALTER TABLE chunks ADD COLUMN boxes TEXT;
+        ALTER TABLE chunks ADD COLUMN ocr_confidence DOUBLE PRECISION CHECK (ocr_confidence BETWEEN 0 AND 1);
+        ALTER TABLE chunks ADD COLUMN ocr_numbers TEXT;
+        ALTER TABLE ingestion_steps ADD COLUMN diagnostics TEXT;
+        """,
+    ),
 )
 
 _LEDGER = """

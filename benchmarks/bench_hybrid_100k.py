@@ -47,7 +47,7 @@ from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import Principal, Query
 from veracity.pipeline.engine import KnowledgeBase
 from veracity.pipeline.fusion import reciprocal_rank_fusion
-from veracity.pipeline.retrieve import eligible_set
+from veracity.pipeline.retrieve import python_eligible_set
 from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
@@ -138,13 +138,16 @@ def hybrid(backend, principal: Principal, tokens, vector, eligible, model_id: st
 
 def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id: str) -> None:
     index: SQLiteSearchIndex = kb.snapshot  # type: ignore[assignment]
+    index.quantized_min_rows = None  # exact dense in the hybrid timings (the peer is exact); binary apart
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for principal in {p for p, _, _ in queries}:  # first query per tenant loads its arrays and matrix
         eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
         _, wall, _ = timed(hybrid, index, principal, ["x"], queries[0][2], eligible, model_id)
         print(f"  cold load {principal.tenant}/{sorted(principal.roles)[0]}: {wall:.0f} ms")
-    t = {name: [] for name in ("sql_filter", "py_filter", "sqlite", "sqlite_cpu", "snapshot", "snapshot_cpu",
-                               "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense")}  # fmt: skip
+    t = {name: [] for name in ("sql_filter", "py_filter", "sql_step", "sqlite", "sqlite_cpu", "snapshot",
+                               "snapshot_cpu", "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense",
+                               "binary_dense")}  # fmt: skip
+    recall_binary: list[float] = []
     fractions = []
     same_top = 0
     tenant_docs: dict[str, int] = {}
@@ -155,9 +158,12 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
         t["sql_filter"].append(wall)
         query = Query("", principal, VERSION, AS_OF)
-        (python_eligible, _, _), wall, _ = timed(eligible_set, query, snapshot, known)
+        python_step, wall, _ = timed(python_eligible_set, query, snapshot, known)
         t["py_filter"].append(wall)
-        assert python_eligible == eligible, "SQL and Python governance filters disagree"
+        assert python_step.document_ids == eligible, "SQL and Python governance filters disagree"
+        sql_step, wall, _ = timed(index.eligible_documents, principal, VERSION, AS_OF, known)
+        t["sql_step"].append(wall)
+        assert sql_step == python_step, "SQL and Python exclusion reasons disagree"
         fractions.append(len(eligible) / tenant_docs[principal.tenant])
         eligible = frozenset(eligible)
         parts: list[tuple[float, float]] = []
@@ -168,6 +174,15 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         t["snapshot"].append(wall)
         t["snapshot_cpu"].append(cpu)
         same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
+        exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
+                                       model_id=model_id)  # fmt: skip
+        index.quantized_min_rows = 1
+        binary, wall, _ = timed(index.dense_search, principal.tenant, vector, k=K,
+                                eligible_document_ids=eligible, model_id=model_id)  # fmt: skip
+        index.quantized_min_rows = None
+        t["binary_dense"].append(wall)
+        overlap = {c for c, _ in exact_top} & {c for c, _ in binary[:10]}
+        recall_binary.append(len(overlap) / max(1, len(exact_top)))
         for name, (lexical_ms, dense_ms) in zip(("sqlite", "snap"), parts, strict=True):
             t[f"{name}_lex"].append(lexical_ms)
             t[f"{name}_dense"].append(dense_ms)
@@ -177,7 +192,12 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         f"{statistics.median(fractions):.0%} max {max(fractions):.0%}; identical fused top-10: {same_top}/{n}"
     )
     print(f"  governance filter, SQL on index      : {stats(t['sql_filter'])}")
-    print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}")
+    print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}  [before this issue]")
+    print(f"  eligibility step in SQL with reasons : {stats(t['sql_step'])}  [the pipeline's step now;"
+          f" ratio to Python {statistics.median(t['sql_step']) / statistics.median(t['py_filter']):.2f}]")
+    print(f"  dense binary (oversample {index.oversample}) {stats(t['binary_dense'])}; recall@10 vs exact"
+          f" {statistics.mean(recall_binary):.3f}; ratio to exact dense"
+          f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
     print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
     print(f"    SQLite   bm25 {stats(t['sqlite_lex'])} · dense {stats(t['sqlite_dense'])}")
@@ -190,6 +210,28 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
     )
     ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
     print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
+
+
+def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
+    """``kb.ask`` end to end (random query vectors: no model), p50/p95 per trace stage."""
+    per_stage: dict[str, list[float]] = {}
+    totals: list[float] = []
+    for principal, tokens, _ in queries[:n]:
+        question = " ".join(tokens[:6]) + "？"
+        answer, wall, _ = timed(kb.ask, question, principal, VERSION, AS_OF)
+        totals.append(wall)
+        timings = dict(answer.trace.timings_ms)
+        for stage, ms in timings.items():
+            per_stage.setdefault(stage, []).append(ms)
+        per_stage.setdefault("answer (decision + composition + retry, = total - stages)", []).append(
+            wall - sum(timings.values())
+        )
+    print(f"ask end to end, {len(totals)} asks (warm, random query vectors): total {stats(totals)}")
+    print("| stage | p50 ms | p95 ms |\n|---|---|---|")
+    for stage, samples in per_stage.items():
+        ordered = sorted(samples)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        print(f"| {stage} | {statistics.median(ordered):.2f} | {p95:.2f} |")
 
 
 def bench_sql_dense(kb: KnowledgeBase, queries, model_id: str, n: int) -> None:
@@ -255,6 +297,7 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks (default 100000)")
     parser.add_argument("--queries", type=int, default=300)
     parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--asks", type=int, default=100, help="kb.ask runs for the per-stage table")
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
     parser.add_argument("--workdir", type=Path, default=None)
@@ -293,6 +336,7 @@ def main() -> None:
     queries = make_queries(kb, args.tenants, args.queries, np.random.default_rng(args.seed))
     print(f"filtered hybrid query, {len(queries)} queries, k={K}, RRF, no rerank, query vectors precomputed:")
     bench_queries(kb, snapshot, queries, embedder.model_id)
+    bench_ask_stages(kb, queries, min(len(queries), args.asks))
     print(f"dense in SQL (DenseMode.SQL), load average {load()}:")
     bench_sql_dense(kb, queries, embedder.model_id, 20)
     if not args.no_embedding:

@@ -20,7 +20,14 @@ index's formula (equal scores). Dense search is exact cosine: in
 ``DenseMode.RESIDENT`` (default) over a tenant matrix read once from the vec0
 table and kept until the index changes; in ``DenseMode.SQL`` by vec0 KNN with
 the tenant and document filters inside the search, or by exact numpy over
-the fetched vectors when the eligible set is small.
+the fetched vectors when the eligible set is small. Once the resident scan
+would read ``quantized_min_rows`` rows or more, the eligible rows are
+pre-selected by sign-bit Hamming distance (``oversample × k`` of them) and
+rescored exactly (:mod:`veracity.index.quantized`); only eligible rows are
+ever ranked or returned.
+
+The eligibility step itself runs in SQL (:meth:`SQLiteSearchIndex.eligible_documents`):
+one query gives every document of the tenant its primary exclusion reason.
 
 Writing: :meth:`SQLiteSearchIndex.sync` brings the index in line with a
 catalog: new documents are tokenized, embedded in batches and indexed; changed
@@ -391,8 +398,9 @@ class SQLiteSearchIndex(IndexWriter):
             if matrix is not None:
                 self.last_dense_plan = "resident-exact"
                 full_scan = positions.size > view.keys.size * FULL_SCAN_SHARE
+                scanned = view.keys.size if full_scan else positions.size  # rows exact search would read
                 minimum = self.quantized_min_rows
-                if minimum is not None and positions.size >= max(minimum, self.oversample * k):
+                if minimum is not None and scanned >= minimum and positions.size > self.oversample * k:
                     self.last_dense_plan = "resident-binary"
                     quantized = self._quantized(state, view.tenant, matrix)
                     count = self.oversample * int(k)

@@ -35,7 +35,7 @@ import numpy as np
 from veracity.index.quantized import hamming_candidates, quantize, rescore_int8
 
 K = 10
-OVERSAMPLES = (1, 2, 4, 8, 16, 32)
+OVERSAMPLES = (1, 2, 4, 8, 16, 32, 64, 128)
 
 
 def unit(rows: np.ndarray) -> np.ndarray:
@@ -74,7 +74,7 @@ def table(label: str, matrix: np.ndarray, queries: np.ndarray) -> None:
         recall_float, recall_int8, walls = [], [], []
         for query, expected in zip(queries, truth, strict=True):
             begin = time.perf_counter()
-            candidates = hamming_candidates(quantized, query, positions, factor * K)
+            candidates = hamming_candidates(quantized, query, positions, factor * K, full_scan=True)
             scores = matrix[candidates] @ query
             best = candidates[np.argsort(-scores, kind="stable")[:K]]
             walls.append((time.perf_counter() - begin) * 1000)

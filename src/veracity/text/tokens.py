@@ -106,8 +106,9 @@ def _word_tokens(word: str, drop_stopwords: bool) -> tuple[str, ...]:
 
 @lru_cache(maxsize=65536)
 def _cjk_tokens(run: str, drop_stopwords: bool) -> tuple[str, ...]:
-    pieces = _segment_cjk(run)
-    return tuple(p for p in pieces if p not in STOPWORDS) if drop_stopwords else pieces
+    # a run of ideographs only: rjieba's pieces are never blank, so no strip() filter is needed
+    pieces = rjieba.cut(run)
+    return tuple(p for p in pieces if p not in STOPWORDS) if drop_stopwords else tuple(pieces)
 
 
 def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:

@@ -40,6 +40,7 @@ from synthetic_kb import RandomEmbedder, write_corpus
 
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
@@ -48,6 +49,7 @@ from veracity.model.contracts import Principal, Query
 from veracity.pipeline.engine import KnowledgeBase
 from veracity.pipeline.fusion import reciprocal_rank_fusion
 from veracity.pipeline.retrieve import python_eligible_set
+from veracity.text import tokens as tokens_module
 from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
@@ -146,7 +148,8 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         print(f"  cold load {principal.tenant}/{sorted(principal.roles)[0]}: {wall:.0f} ms")
     t = {name: [] for name in ("sql_filter", "py_filter", "sql_step", "sqlite", "sqlite_cpu", "snapshot",
                                "snapshot_cpu", "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense",
-                               "binary_dense")}  # fmt: skip
+                               "binary_dense", "hybrid_default")}  # fmt: skip
+    plans: set[str] = set()
     recall_binary: list[float] = []
     fractions = []
     same_top = 0
@@ -176,6 +179,10 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
         exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
                                        model_id=model_id)  # fmt: skip
+        index.quantized_min_rows = QUANTIZED_MIN_ROWS
+        _, wall, _ = timed(hybrid, index, principal, tokens, vector, eligible, model_id)
+        t["hybrid_default"].append(wall)
+        plans.add(index.last_dense_plan)
         index.quantized_min_rows = 1
         binary, wall, _ = timed(index.dense_search, principal.tenant, vector, k=K,
                                 eligible_document_ids=eligible, model_id=model_id)  # fmt: skip
@@ -199,6 +206,8 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
           f" {statistics.mean(recall_binary):.3f}; ratio to exact dense"
           f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
+    print(f"  hybrid SQLite, default dense plan ({', '.join(sorted(plans))}):"
+          f" wall {stats(t['hybrid_default'])}")
     print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
     print(f"    SQLite   bm25 {stats(t['sqlite_lex'])} · dense {stats(t['sqlite_dense'])}")
     print(f"    snapshot bm25 {stats(t['snap_lex'])} · dense {stats(t['snap_dense'])}")
@@ -290,6 +299,27 @@ def bench_embedding(texts: list[str]) -> None:
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
 
+def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> KnowledgeBase:
+    """Write the corpus, ingest it lexical-only then with vectors (both rates printed)."""
+    per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
+    folder = work / "corpus"
+    start = time.perf_counter()
+    files = write_corpus(folder, int(args.chunks / per_doc) + 1, args.tenants, args.seed)
+    print(
+        f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
+        f" written in {time.perf_counter() - start:.1f} s"
+    )
+    lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
+    print_ingest("ingest without embedding (parse + chunk + catalog + tokenize + FTS5)", report, seconds, cpu)
+    lexical_kb.catalog.store.close()
+    for cached in (_segment_cjk, tokens_module._cjk_tokens, tokens_module._word_tokens):
+        cached.cache_clear()  # no head start from the first ingest's tokenizer caches
+    kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
+    print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
+    print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
+    return kb
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -301,27 +331,17 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=13)
     parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--reuse", action="store_true", help="query the workdir's hybrid.sqlite if present")
     args = parser.parse_args()
     work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
     print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")
-    per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
-    folder = work / "corpus"
-    start = time.perf_counter()
-    files = write_corpus(folder, int(args.chunks / per_doc) + 1, args.tenants, args.seed)
-    print(
-        f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
-        f" written in {time.perf_counter() - start:.1f} s"
-    )
-
-    lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
-    print_ingest("ingest without embedding (parse + chunk + catalog + tokenize + FTS5)", report, seconds, cpu)
-    lexical_kb.catalog.store.close()
     embedder = RandomEmbedder()
-    _segment_cjk.cache_clear()  # no head start from the first ingest's tokenizer cache
-    kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
-    print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
-    print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
-
+    if args.reuse and (work / "hybrid.sqlite").exists():
+        store = SQLiteStore(work / "hybrid.sqlite")
+        kb = KnowledgeBase(Catalog(store), embedder, backend=SQLiteSearchIndex(store))  # type: ignore[arg-type]
+        print(f"reusing {work / 'hybrid.sqlite'} (no corpus written, no ingest measured)")
+    else:
+        kb = build(args, work, embedder)
     start = time.perf_counter()
     reopened = SQLiteSearchIndex(SQLiteStore(work / "hybrid.sqlite"))
     print(

@@ -133,7 +133,8 @@ def run(
             catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
         )
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
-        eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
+        by_document = snapshot.chunks_by_document  # once: a backend's property may cost a query
+        eligible_chunks = sum(len(by_document[d]) for d in eligible_docs)
     channel_results: dict[str, list[tuple[str, float]]] = {}
     tenant = query.principal.tenant
     if eligible_docs and "bm25" in settings.channels:

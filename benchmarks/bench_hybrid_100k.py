@@ -156,7 +156,14 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
     tenant_docs: dict[str, int] = {}
     for document in snapshot.documents.values():
         tenant_docs[document.tenant] = tenant_docs.get(document.tenant, 0) + 1
-    for principal, tokens, vector in queries:
+    def default_plan(principal, tokens, vector, eligible) -> None:
+        index.quantized_min_rows = QUANTIZED_MIN_ROWS
+        _, wall, _ = timed(hybrid, index, principal, tokens, vector, eligible, model_id)
+        t["hybrid_default"].append(wall)
+        plans.add(index.last_dense_plan)
+        index.quantized_min_rows = None
+
+    for number, (principal, tokens, vector) in enumerate(queries):
         known = roles[principal.tenant]
         eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
         t["sql_filter"].append(wall)
@@ -170,6 +177,8 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         fractions.append(len(eligible) / tenant_docs[principal.tenant])
         eligible = frozenset(eligible)
         parts: list[tuple[float, float]] = []
+        if number % 2:  # the first run of a query reads its postings: alternate which plan goes first
+            default_plan(principal, tokens, vector, eligible)
         a, wall, cpu = timed(hybrid, index, principal, tokens, vector, eligible, model_id, parts)
         t["sqlite"].append(wall)
         t["sqlite_cpu"].append(cpu)
@@ -179,10 +188,8 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
         exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
                                        model_id=model_id)  # fmt: skip
-        index.quantized_min_rows = QUANTIZED_MIN_ROWS
-        _, wall, _ = timed(hybrid, index, principal, tokens, vector, eligible, model_id)
-        t["hybrid_default"].append(wall)
-        plans.add(index.last_dense_plan)
+        if not number % 2:
+            default_plan(principal, tokens, vector, eligible)
         index.quantized_min_rows = 1
         binary, wall, _ = timed(index.dense_search, principal.tenant, vector, k=K,
                                 eligible_document_ids=eligible, model_id=model_id)  # fmt: skip
@@ -219,6 +226,7 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
     )
     ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
     print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
+    index.quantized_min_rows = QUANTIZED_MIN_ROWS  # the index's default again for what follows
 
 
 def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:

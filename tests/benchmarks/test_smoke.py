@@ -8,6 +8,7 @@ They carry the ``bench_smoke`` marker and run with the normal test run;
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_cold_start.py",
         "load_service.py",
         "bench_quantized.py",
+        "bench_ocr.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -146,3 +148,14 @@ def test_load_service(tmp_path: Path) -> None:
 def test_quantized() -> None:
     out = _run("bench_quantized.py", "--random-rows", 2000, "--random-queries", 5)
     assert "recall@10 (float rescore)" in out and "| 16 | 160 |" in out
+
+
+def test_ocr(tmp_path: Path) -> None:
+    pytest.importorskip("rapidocr_onnxruntime", reason="the OCR benchmark needs the 'ocr' extra")
+    out = _run("bench_ocr.py", "--scale", "smoke", "--out", tmp_path / "ocr.json")
+    assert "| rapidocr | zh | 1 |" in out and "| tesseract | en | 1 |" in out
+    rows = json.loads((tmp_path / "ocr.json").read_text(encoding="utf-8"))["rows"]
+    assert {(r["engine"], r["language"]) for r in rows} == {
+        (e, lang) for e in ("rapidocr", "tesseract") for lang in ("zh", "en")
+    }
+    assert all(0 <= r["cer"] <= 0.2 and r["pages_per_second"] > 0 for r in rows)

@@ -24,6 +24,7 @@ from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
 from .answer import compose, verify_claims
 from .decision import NON_OFFICIAL_MARKED, AnswerInputs
+from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
@@ -206,6 +207,7 @@ def answer_from(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
     )
     verify_claims(composition.claims, composition.citations)
+    claims = flag_ocr_numbers(composition.claims, composition.citations)
     trace = replace(
         retrieval.trace,
         status=composition.status.value,
@@ -218,7 +220,7 @@ def answer_from(
     return Answer(
         question=query.text,
         status=composition.status,
-        claims=composition.claims,
+        claims=claims,
         citations=composition.citations,
         missing_fact_ids=composition.missing_fact_ids,
         uncovered_subquestions=composition.uncovered_subquestions,

@@ -55,6 +55,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_bad_inputs.py",
         "bench_cold_start.py",
         "load_service.py",
+        "bench_quantized.py",
         "bench_ocr.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -157,6 +158,11 @@ def test_load_service_on_postgresql(pg_url: str) -> None:
         "--kb", pg_url,
     )  # fmt: skip
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
+
+
+def test_quantized() -> None:
+    out = _run("bench_quantized.py", "--random-rows", 2000, "--random-queries", 5)
+    assert "recall@10 (float rescore)" in out and "| 16 | 160 |" in out
 
 
 def test_ocr(tmp_path: Path) -> None:

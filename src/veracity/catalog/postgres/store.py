@@ -186,7 +186,11 @@ class PostgresStore:
     def _release(self) -> None:
         connection, self._writer_connection = self._writer_connection, None
         if connection is not None:
-            connection.close()  # ends the session: the advisory lock goes with it
+            try:  # unlock first: the server ends a closed session asynchronously, a moment later
+                connection.execute("SELECT pg_advisory_unlock(%s)", (WRITER_LOCK,))
+            except Exception:  # closing ends the session (and the lock) in any case
+                pass
+            connection.close()
 
     # -- transactions ----------------------------------------------------------------------
 

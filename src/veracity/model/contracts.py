@@ -268,3 +268,6 @@ class Claim:
     subquestion: int | None = None
     """The sub-question (0-based, in question order) the claim answers; ``None`` for a claim
     made for a required fact."""
+    composer: str = "extractive"
+    """What wrote the claim: ``extractive`` (copied from the cited chunk) or ``llm`` (written by
+    a language model and verified against the cited text)."""

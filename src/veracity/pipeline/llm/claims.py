@@ -1,0 +1,235 @@
+"""A written answer, claim by claim: split it, and check each claim against the blocks it cites.
+
+A claim is one sentence of the model's text with the block numbers written after it (``[1]``,
+``[2][3]``, ``[1, 2]``, ``【1】``); a sentence that holds only numbers lends them to the one
+before it. Each claim passes these checks in order, and the first it fails is its reason
+(:class:`DropReason`):
+
+1. it cites at least one block (``no_citation``), and only blocks that exist
+   (``unknown_citation``);
+2. it gives no order to anyone: the injection detector that guards the context reads the
+   claim too (``instruction``), so an order echoed from a chunk never reaches the reader;
+3. it speaks to a sub-question the gate covered: a claim whose terms cover a sub-question the
+   evidence did not answer (more than :data:`UNCOVERED_SHARE` of its weight, and more than any
+   covered sub-question) is about what is missing (``uncovered_subquestion``);
+4. every number, date and version (``number_not_in_source``), code value
+   (``code_not_in_source``) and name (``name_not_in_source``) it holds occurs in the cited
+   blocks, normalized (:mod:`veracity.text.values`); and it negates exactly when the cited
+   sentences it rests on negate (``negation_mismatch``);
+5. the cited blocks carry at least :data:`MIN_COVERAGE` of its content terms' weight
+   (``low_term_coverage``): the question analysis of :mod:`veracity.text.questions` applied to
+   the claim, weighted by IDF over the blocks' sentences, measured by
+   :func:`veracity.pipeline.sentences.weighted_coverage`, as sentence choice measures a
+   sentence against a question;
+6. its dense similarity with the closest cited sentence (or whole block) is at least
+   :data:`MIN_SIMILARITY` with the index's embedder (``low_similarity``); skipped when the
+   answer ran without the dense channel.
+
+Both thresholds are measured on tuning data only (``python -m veracity.bench.claims``, see
+the README): claims built from SQuAD 2.0 tune questions and CMRC 2018 trial questions with
+their gold answer, against their own paragraph (supported) and SQuAD's unanswerable questions
+with their plausible answer (not supported).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+import numpy as np
+
+from ...text.questions import SubQuestion, analyze
+from ...text.sentences import split_sentences
+from ...text.tokens import tokenize
+from ...text.values import codes, fold, names, negates, numbers
+from ..injection import instruction_signals
+from ..sentences import Embed, TermWeights, local_weights, weighted_coverage
+from .context import Block
+
+MIN_COVERAGE: Final = 0.6
+"""Least share of a claim's content-term weight that its cited blocks must hold."""
+MIN_SIMILARITY: Final = 0.45
+"""Least cosine between a claim and its closest cited sentence (the index's embedder)."""
+UNCOVERED_SHARE: Final = 0.5
+"""A claim covering more than half of an uncovered sub-question's weight is about it."""
+
+_MARKERS = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]|【(\d+)】")
+_BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_EMPHASIS = re.compile(r"\*\*|__|`(?=[^`]*$)")
+
+
+class DropReason(StrEnum):
+    """Why a written claim was dropped (see the module docstring)."""
+
+    NO_CITATION = "no_citation"
+    UNKNOWN_CITATION = "unknown_citation"
+    INSTRUCTION = "instruction"
+    UNCOVERED = "uncovered_subquestion"
+    NUMBER = "number_not_in_source"
+    CODE = "code_not_in_source"
+    NAME = "name_not_in_source"
+    NEGATION = "negation_mismatch"
+    COVERAGE = "low_term_coverage"
+    SIMILARITY = "low_similarity"
+
+
+@dataclass(frozen=True, slots=True)
+class WrittenClaim:
+    """One sentence of the model's text (markers removed) and the block numbers it cites."""
+
+    index: int
+    text: str
+    blocks: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimCheck:
+    """The verdict on one written claim."""
+
+    claim: WrittenClaim
+    reason: DropReason | None
+    subquestion: int | None = None
+    coverage: float = 0.0
+    similarity: float | None = None
+    precise_citations: int = 0
+
+    @property
+    def verified(self) -> bool:
+        """Whether the claim passed every check."""
+        return self.reason is None
+
+
+def split_claims(text: str) -> list[WrittenClaim]:
+    """The claims of a written answer (see the module docstring), numbered from 1."""
+    found: list[tuple[str, tuple[int, ...]]] = []
+    for line in text.replace("\r", "").split("\n"):
+        line = _EMPHASIS.sub("", _BULLET.sub("", line)).strip()
+        for start, end in split_sentences(line):
+            sentence = line[start:end]
+            cited = tuple(
+                dict.fromkeys(
+                    int(n)
+                    for m in _MARKERS.finditer(sentence)
+                    for n in re.split(r"\s*[,，、]\s*", m.group(1) or m.group(2))
+                )
+            )
+            plain = " ".join(_MARKERS.sub(" ", sentence).split())
+            plain = re.sub(r"\s+([。.!?！？,，;；:：])", r"\1", plain)
+            if not re.search(r"\w", plain):
+                if found and cited:
+                    previous, blocks = found[-1]
+                    found[-1] = (previous, tuple(dict.fromkeys((*blocks, *cited))))
+                continue
+            found.append((plain, cited))
+    return [WrittenClaim(index=i, text=t, blocks=b) for i, (t, b) in enumerate(found, start=1)]
+
+
+@dataclass(frozen=True, slots=True)
+class Verifier:
+    """What claims are checked against: the blocks, the question's sub-questions, the embedder."""
+
+    blocks: Mapping[int, Block]
+    subquestions: Sequence[SubQuestion]
+    covered: frozenset[int]
+    question_weights: TermWeights
+    embed: Embed | None = None
+
+    def check(self, claim: WrittenClaim) -> ClaimCheck:
+        """The verdict on ``claim``, with its sub-question and the precision of its citations."""
+        if not claim.blocks:
+            return ClaimCheck(claim, DropReason.NO_CITATION)
+        if any(number not in self.blocks for number in claim.blocks):
+            return ClaimCheck(claim, DropReason.UNKNOWN_CITATION)
+        if instruction_signals(claim.text):
+            return ClaimCheck(claim, DropReason.INSTRUCTION)
+        subquestion, about_missing = self.assign(claim.text)
+        if about_missing:
+            return ClaimCheck(claim, DropReason.UNCOVERED, subquestion)
+        reason, coverage, similarity = self.support(claim.text, claim.blocks)
+        if reason is not None:
+            return ClaimCheck(claim, reason, subquestion, coverage, similarity)
+        precise = sum(
+            1
+            for number in claim.blocks
+            if len(claim.blocks) == 1
+            or self.support(claim.text, (number,))[0] is None
+            or self.support(claim.text, tuple(b for b in claim.blocks if b != number))[0] is not None
+        )
+        return ClaimCheck(claim, None, subquestion, coverage, similarity, precise)
+
+    def assign(self, text: str) -> tuple[int | None, bool]:
+        """The sub-question ``text`` speaks to, and whether that one is not covered."""
+        if not self.subquestions:
+            return None, False
+        tokens = frozenset(tokenize(text))
+        shares = [weighted_coverage(s, self.question_weights, tokens, text) for s in self.subquestions]
+        covered = [i for i in range(len(shares)) if i in self.covered]
+        best_covered = max(covered, key=lambda i: (shares[i], -i), default=None)
+        uncovered = [i for i in range(len(shares)) if i not in self.covered]
+        best_missing = max(uncovered, key=lambda i: (shares[i], -i), default=None)
+        if (
+            best_missing is not None
+            and shares[best_missing] > UNCOVERED_SHARE
+            and (best_covered is None or shares[best_missing] > shares[best_covered])
+        ):
+            return best_missing, True
+        return best_covered, False
+
+    def support(self, text: str, cited: Sequence[int]) -> tuple[DropReason | None, float, float | None]:
+        """Whether the blocks ``cited`` support ``text`` (checks 4–6), its coverage and similarity."""
+        blocks = [self.blocks[n] for n in cited]
+        source = "\n".join(f"{b.subject} {b.versions}\n{b.text}" for b in blocks)
+        folded = fold(source)
+        if not numbers(text) <= numbers(source):
+            return DropReason.NUMBER, 0.0, None
+        if any(code not in folded for code in codes(text)):
+            return DropReason.CODE, 0.0, None
+        if any(name not in folded for name in names(text)):
+            return DropReason.NAME, 0.0, None
+        sentences = [b.text[s:e] for b in blocks for s, e in split_sentences(b.text)]
+        if negates(text) != any(negates(s) for s in aligned(text, sentences)):
+            return DropReason.NEGATION, 0.0, None
+        coverage = claim_coverage(text, source, [s for b in self.blocks.values() for s in _sentences(b)])
+        if coverage < MIN_COVERAGE:
+            return DropReason.COVERAGE, coverage, None
+        similarity = None
+        if self.embed is not None:
+            candidates = [*sentences, *(b.text for b in blocks)]
+            vectors = self.embed([text, *candidates])
+            similarity = float(np.max(vectors[1:] @ vectors[0]))
+            if similarity < MIN_SIMILARITY:
+                return DropReason.SIMILARITY, coverage, similarity
+        return None, coverage, similarity
+
+
+def _sentences(block: Block) -> list[str]:
+    return [block.text[s:e] for s, e in split_sentences(block.text)]
+
+
+def aligned(text: str, sentences: Sequence[str]) -> list[str]:
+    """The sentences ``text`` rests on: those sharing the most of its tokens (at least half as
+    many as the best one, and at least one)."""
+    tokens = frozenset(tokenize(text))
+    overlaps = [len(tokens & frozenset(tokenize(s))) for s in sentences]
+    best = max(overlaps, default=0)
+    if best == 0:
+        return []
+    return [s for s, overlap in zip(sentences, overlaps, strict=True) if overlap * 2 >= best]
+
+
+def claim_terms(text: str) -> SubQuestion | None:
+    """The claim's content terms, found as the question analysis finds a question's."""
+    return analyze(text)
+
+
+def claim_coverage(text: str, source: str, context_sentences: Sequence[str]) -> float:
+    """Share of the claim's content-term weight held by ``source`` (IDF over ``context_sentences``)."""
+    terms = claim_terms(text)
+    if terms is None:
+        return 0.0
+    plain = SubQuestion(text=terms.text, terms=terms.terms, language=terms.language)
+    weights = local_weights(plain, context_sentences)
+    return weighted_coverage(plain, weights, frozenset(tokenize(source)), source)

@@ -132,16 +132,25 @@ class _Handler(BaseHTTPRequestHandler):
                     "object": "chat.completion",
                     "model": request.get("model", ""),
                     "choices": [
-                        {"index": 0, "message": {"role": "assistant", "content": fault.text}, "finish_reason": "stop"}
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": fault.text},
+                            "finish_reason": "stop",
+                        }
                     ],
-                    "usage": {"prompt_tokens": len(_user_text(request)) // 4, "completion_tokens": len(fault.text) // 4},
+                    "usage": {
+                        "prompt_tokens": len(_user_text(request)) // 4,
+                        "completion_tokens": len(fault.text) // 4,
+                    },
                 }
             )
 
     def _json(self, data: Any, *, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
         self._raw(json.dumps(data, ensure_ascii=False).encode("utf-8"), "application/json", status, headers)
 
-    def _raw(self, body: bytes, kind: str, status: int = 200, headers: Mapping[str, str] | None = None) -> None:
+    def _raw(
+        self, body: bytes, kind: str, status: int = 200, headers: Mapping[str, str] | None = None
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))

@@ -95,6 +95,8 @@ class ClaimCheck:
     coverage: float = 0.0
     similarity: float | None = None
     precise_citations: int = 0
+    supported: bool = False
+    """Whether the cited blocks support the claim (checks 4–6), whatever else it failed."""
 
     @property
     def verified(self) -> bool:
@@ -138,27 +140,37 @@ class Verifier:
     embed: Embed | None = None
 
     def check(self, claim: WrittenClaim) -> ClaimCheck:
-        """The verdict on ``claim``, with its sub-question and the precision of its citations."""
+        """The verdict on ``claim``: its reason (``None`` when verified), its sub-question, whether
+        its citations support it (checks 4–6) and how many of them do (see :meth:`precise`)."""
         if not claim.blocks:
             return ClaimCheck(claim, DropReason.NO_CITATION)
         if any(number not in self.blocks for number in claim.blocks):
             return ClaimCheck(claim, DropReason.UNKNOWN_CITATION)
-        if instruction_signals(claim.text):
-            return ClaimCheck(claim, DropReason.INSTRUCTION)
+        support, coverage, similarity = self.support(claim.text, claim.blocks)
         subquestion, about_missing = self.assign(claim.text)
-        if about_missing:
-            return ClaimCheck(claim, DropReason.UNCOVERED, subquestion)
-        reason, coverage, similarity = self.support(claim.text, claim.blocks)
-        if reason is not None:
-            return ClaimCheck(claim, reason, subquestion, coverage, similarity)
-        precise = sum(
+        precise = self.precise(claim, support is None)
+        if instruction_signals(claim.text):
+            reason: DropReason | None = DropReason.INSTRUCTION
+        elif about_missing:
+            reason = DropReason.UNCOVERED
+        else:
+            reason = support
+        return ClaimCheck(claim, reason, subquestion, coverage, similarity, precise, support is None)
+
+    def precise(self, claim: WrittenClaim, supported: bool) -> int:
+        """Citations of ``claim`` that earn their place: the block supports the claim alone, or the
+        claim is supported with it and not without it (the ALCE citation-precision rule)."""
+        if len(claim.blocks) == 1:
+            return int(supported)
+        return sum(
             1
             for number in claim.blocks
-            if len(claim.blocks) == 1
-            or self.support(claim.text, (number,))[0] is None
-            or self.support(claim.text, tuple(b for b in claim.blocks if b != number))[0] is not None
+            if self.support(claim.text, (number,))[0] is None
+            or (
+                supported
+                and self.support(claim.text, tuple(b for b in claim.blocks if b != number))[0] is not None
+            )
         )
-        return ClaimCheck(claim, None, subquestion, coverage, similarity, precise)
 
     def assign(self, text: str) -> tuple[int | None, bool]:
         """The sub-question ``text`` speaks to, and whether that one is not covered."""

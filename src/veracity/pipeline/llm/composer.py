@@ -103,7 +103,7 @@ class LLMComposer:
             or (by_facts and len(lost_facts) == len(decided_facts) > 0)
             or (not by_facts and covered and len(lost_parts) == len(covered))
         )
-        info = self._info("", blocks, completion, written=len(written), verified=len(kept))
+        info = self._info("", blocks, completion, checks)
         if nothing_left:
             return self._trace(decided, {**info, "outcome": "fallback_extractive"}, dropped, started)
         return self._written(
@@ -176,9 +176,11 @@ class LLMComposer:
         return self._trace(answer, {**info, "outcome": outcome}, dropped, started)
 
     def _info(
-        self, outcome: str, blocks: Sequence[Block], completion: Completion | None, *, error: str = "",
-        written: int = 0, verified: int = 0,
+        self, outcome: str, blocks: Sequence[Block], completion: Completion | None,
+        checks: Sequence[ClaimCheck] = (), *, error: str = "",
     ) -> dict[str, str]:  # fmt: skip
+        """The trace's composer entry: model, outcome, context size, and the claim counts the
+        evaluation reads (written, verified, supported by their citations, citations, precise ones)."""
         info = {
             "name": self.name,
             "model": self.model.model_id,
@@ -189,8 +191,13 @@ class LLMComposer:
         if error:
             info["error"] = error
         if completion is not None:
-            info["claims_written"] = str(written)
-            info["claims_verified"] = str(verified)
+            info["claims_written"] = str(len(checks))
+            info["claims_verified"] = str(sum(c.verified for c in checks))
+            info["claims_supported"] = str(sum(c.supported for c in checks))
+            info["citations"] = str(sum(len(c.claim.blocks) for c in checks))
+            info["citations_precise"] = str(sum(c.precise_citations for c in checks))
+            if completion.completion_tokens is not None:
+                info["completion_tokens"] = str(completion.completion_tokens)
         return info
 
     @staticmethod

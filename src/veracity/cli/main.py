@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .common import library_errors
+from .common import composer_of, library_errors, llm_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -33,17 +33,25 @@ def main() -> None:
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
-def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None) -> None:
+@llm_options
+def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None, **llm: Any) -> None:
     """Run the demo's 20 cases (or a JSONL file of cases) and write the reports.
 
     Writes rag-evidence.json, rag-evidence.md and rag-trace.jsonl into OUT;
     the same inputs give byte-identical files. Exit status 1 if a conformance
-    case fails.
+    case fails. With --composer llm the reports add the written claims'
+    faithfulness, citation precision and recall and the dropped claims' reasons.
     """
+    import time
+
     from ..evaluate.runner import run_evaluation
 
     with library_errors():
-        report = run_evaluation(_knowledge_base(embedder), cases_path=cases_path, out_dir=out_dir)
+        kb = _knowledge_base(embedder)
+        kb.composer = composer_of(llm)
+        started = time.perf_counter()
+        report = run_evaluation(kb, cases_path=cases_path, out_dir=out_dir)
+        seconds = time.perf_counter() - started
     summary = report["summary"]
     click.echo(
         f"{summary['cases']} cases · conformance passed {summary['conformance_passed']}"
@@ -51,11 +59,24 @@ def eval_command(cases_path: Path | None, out_dir: Path, embedder: str | None) -
         f" · false answers {summary['false_answer']} · policy violations "
         f"{report['governance']['policy_violation']}"
     )
+    written = report["metrics"].get("composition")
+    if written:
+        click.echo(
+            f"llm composer: {written['claims_verified']}/{written['claims_written']} claims verified "
+            f"(faithfulness {_rate(written['faithfulness'])}), citation precision "
+            f"{_rate(written['citation_precision'])}, recall {_rate(written['citation_recall'])}; "
+            f"outcomes {written['outcomes']}; dropped {written['dropped'] or 'none'}"
+        )
+        click.echo(f"{seconds:.1f} s for {summary['cases']} cases (latency is not in the reports)")
     for name in ("rag-evidence.json", "rag-evidence.md", "rag-trace.jsonl"):
         click.echo(f"wrote {out_dir / name}")
     if summary["failed_case_ids"]:
         click.echo("failed: " + ", ".join(summary["failed_case_ids"]), err=True)
         sys.exit(1)
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def _knowledge_base(embedder: str | None) -> Any:

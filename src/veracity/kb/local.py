@@ -38,6 +38,7 @@ from ..model.errors import IdentityError, ValidationError
 from ..pipeline.engine import KnowledgeBase
 from ..pipeline.outcome import Answer
 from .browse import document_rows, show_document
+from .composing import stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
 from .ingest import IngestReport, Progress, ingest_paths
@@ -117,6 +118,11 @@ class LocalKnowledgeBase:
             return self._default_tenant
         connection = self._connection()
         return default_tenant(connection) if connection is not None else "default"
+
+    def llm_setting(self) -> dict[str, Any]:
+        """The language model this knowledge base's answers are written with, as stored
+        (``veracity composer``); empty when none is (:mod:`veracity.kb.composing`)."""
+        return stored_llm(self._connection())
 
     def ask_defaults(self, tenant: str) -> AskDefaults:
         """What ``ask`` uses for ``tenant`` when the caller gives nothing."""

@@ -8,7 +8,7 @@ the way endpoints do: an HTTP status (429 with ``Retry-After``, 500), a delay (a
 body that is not JSON, or a stream cut off after some pieces.
 
 :func:`faithful_reply` is a script that writes an answer a careful model would: for each part
-the prompt says is covered, the sentence of the named block that shares most words with the
+the prompt says is covered, the sentence of each named block that shares most words with the
 part, with its block number (list markers and table pipes removed). Nothing here reaches
 beyond 127.0.0.1.
 """
@@ -79,21 +79,22 @@ def _plain(sentence: str) -> str:
 
 
 def faithful_reply(request: Mapping[str, Any]) -> str:
-    """For each covered part, its best-matching sentence of the named block, cited (see above)."""
+    """For each covered part and each block named for it, the block's sentence that shares most
+    words with the part, cited (see above); a part that names no block reads every block."""
     blocks = prompt_blocks(request)
     lines = []
     for part, numbers in prompt_parts(request):
         wanted = set(tokenize(part))
-        best: tuple[int, int, str] | None = None
         for number in numbers or sorted(blocks):
             text = blocks.get(number, "")
+            best: tuple[int, str] | None = None
             for start, end in split_sentences(text):
                 sentence = _plain(text[start:end])
                 overlap = len(wanted & set(tokenize(sentence)))
                 if sentence and (best is None or overlap > best[0]):
-                    best = (overlap, number, sentence)
-        if best is not None:
-            lines.append(f"{best[2]} [{best[1]}]")
+                    best = (overlap, sentence)
+            if best is not None:
+                lines.append(f"{best[1]} [{number}]")
     return "\n".join(dict.fromkeys(lines))
 
 

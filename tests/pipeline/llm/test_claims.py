@@ -31,7 +31,8 @@ def _reason(text: str, blocks: tuple[int, ...], verifier: Verifier | None = None
 
 def test_split_claims_reads_markers_bullets_and_trailing_numbers() -> None:
     text = (
-        "- **Team** 计划不能再用 SAML [1]。\n2. 成员上限是 50 人【2】\nIt is kept. [1, 3]\n[2]\n\nNo marker here."
+        "- **Team** 计划不能再用 SAML [1]。\n2. 成员上限是 50 人【2】\n"
+        "It is kept. [1, 3]\n[2]\n\nNo marker here."
     )
     claims = split_claims(text)
     assert [(c.text, c.blocks) for c in claims] == [

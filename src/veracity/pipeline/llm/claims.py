@@ -232,6 +232,20 @@ def aligned(text: str, sentences: Sequence[str]) -> list[str]:
     return [s for s, overlap in zip(sentences, overlaps, strict=True) if overlap * 2 >= best]
 
 
+def rests_on_quote(text: str, chunk_text: str, quote: str) -> bool:
+    """Whether the sentence of ``chunk_text`` that ``text`` shares most tokens with (the first
+    on ties) lies inside ``quote`` or holds it: a paraphrase states the fact that sentence
+    carries, even when its words cover less of the quote than :data:`MIN_COVERAGE`."""
+    sentences = [chunk_text[s:e] for s, e in split_sentences(chunk_text)]
+    tokens = frozenset(tokenize(text))
+    overlaps = [len(tokens & frozenset(tokenize(s))) for s in sentences]
+    if not overlaps or max(overlaps) == 0:
+        return False
+    best = fold(sentences[overlaps.index(max(overlaps))])
+    folded = fold(quote)
+    return bool(best) and (best in folded or folded in best)
+
+
 def claim_terms(text: str) -> SubQuestion | None:
     """The claim's content terms, found as the question analysis finds a question's."""
     return analyze(text)

@@ -31,7 +31,14 @@ from ...text.questions import SubQuestion, split_subquestions
 from ..answer import renumber, version_scopes
 from ..composer import Evidence
 from ..outcome import Answer
-from .claims import MIN_COVERAGE, ClaimCheck, Verifier, claim_coverage, split_claims
+from .claims import (
+    MIN_COVERAGE,
+    ClaimCheck,
+    Verifier,
+    claim_coverage,
+    rests_on_quote,
+    split_claims,
+)
 from .client import ChatModel, Completion
 from .context import Block, Part, admitted_hits, assemble, prompt
 
@@ -114,7 +121,8 @@ class LLMComposer:
         self, check: ClaimCheck, blocks: Sequence[Block], evidence: Evidence, decided: Answer
     ) -> Claim:
         """A verified written claim; its citation ids are chunk positions in ``evidence.hits``
-        order plus one (renumbered later), its facts those of the cited chunks it states."""
+        order plus one (renumbered later), its facts those of the cited chunks it states: its
+        terms cover the fact's quote, or the chunk sentence it rests on lies in the quote."""
         chunk_ids = [next(b.chunk_id for b in blocks if b.number == n) for n in check.claim.blocks]
         trusts = {evidence.documents[self._hit(evidence, c).chunk.document_id].trust for c in chunk_ids}
         decided_facts = {f for c in decided.claims for f in c.fact_ids}
@@ -123,7 +131,9 @@ class LLMComposer:
             hit = self._hit(evidence, chunk_id)
             document = evidence.documents[hit.chunk.document_id]
             for fact in document.facts:
-                stated = claim_coverage(fact.quote, check.claim.text, ()) >= MIN_COVERAGE
+                stated = claim_coverage(fact.quote, check.claim.text, ()) >= MIN_COVERAGE or rests_on_quote(
+                    check.claim.text, hit.chunk.text, fact.quote
+                )
                 if fact.fact_id in hit.chunk.fact_ids and fact.fact_id in decided_facts and stated:
                     facts.append(fact.fact_id)
         order = [h.chunk.chunk_id for h in evidence.hits]

@@ -91,7 +91,7 @@ def _register_kb_commands() -> None:
     from .bench import bench
     from .docs import chunk_command, docs
     from .index import INDEX_COMMANDS
-    from .kb import ingest_command, init_demo_command
+    from .kb import composer_command, ingest_command, init_demo_command
     from .lifecycle import LIFECYCLE_COMMANDS
     from .serve import keys, serve_command
 
@@ -100,6 +100,7 @@ def _register_kb_commands() -> None:
     main.add_command(chunk_command)
     main.add_command(ingest_command)
     main.add_command(init_demo_command)
+    main.add_command(composer_command)
     main.add_command(bench)
     main.add_command(serve_command)
     main.add_command(keys)

@@ -108,6 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         request = json.loads(self.rfile.read(length) or b"{}")
         self.server.requests.append(request)
+        self.server.authorizations.append(self.headers.get("Authorization"))
         if self.path.endswith("/tokenize"):
             self._json({"tokens": list(range(len(str(request.get("content", "")).split())))})
             return
@@ -186,14 +187,17 @@ class _Server(ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = script
         self.requests: list[Mapping[str, Any]] = []
+        self.authorizations: list[str | None] = []
 
 
 @dataclass(frozen=True, slots=True)
 class ScriptedEndpoint:
-    """A running scripted server: its base URL (ends in ``/v1``) and the requests it received."""
+    """A running scripted server: its base URL (ends in ``/v1``), the requests it received
+    (their JSON) and their ``Authorization`` headers, in order."""
 
     base_url: str
     requests: list[Mapping[str, Any]]
+    authorizations: list[str | None]
 
 
 @contextmanager
@@ -204,7 +208,7 @@ def scripted_server(script: Script = faithful_reply) -> Iterator[ScriptedEndpoin
     thread.start()
     try:
         host, port = server.server_address[:2]
-        yield ScriptedEndpoint(f"http://{host!s}:{port}/v1", server.requests)
+        yield ScriptedEndpoint(f"http://{host!s}:{port}/v1", server.requests, server.authorizations)
     finally:
         server.shutdown()
         server.server_close()

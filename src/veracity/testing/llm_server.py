@@ -183,8 +183,8 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: Script) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+    def __init__(self, script: Script, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), _Handler)
         self.script = script
         self.requests: list[Mapping[str, Any]] = []
         self.authorizations: list[str | None] = []
@@ -213,3 +213,28 @@ def scripted_server(script: Script = faithful_reply) -> Iterator[ScriptedEndpoin
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m veracity.testing.llm_server [--port N]``: serve :func:`faithful_reply` on
+    127.0.0.1 until interrupted, for trying ``--llm-base-url`` without a model (the README's
+    example). It prints its base URL; it is a scripted stand-in, not a language model."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="A scripted OpenAI-compatible server on 127.0.0.1.")
+    parser.add_argument("--port", type=int, default=8399, help="port on 127.0.0.1 (0: any free one)")
+    args = parser.parse_args(argv)
+    server = _Server(faithful_reply, port=args.port)
+    host, port = server.server_address[:2]
+    print(f"scripted OpenAI-compatible server at http://{host!s}:{port}/v1 (Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

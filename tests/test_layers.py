@@ -27,7 +27,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("evaluate",),
     ("bench",),
     ("testing",),
-    ("cli", "service"),
+    ("cli", "service", "integrations"),
 )
 """Bottom to top. A module may import its own layer or a lower one. The root
 ``veracity/__init__.py`` (the public API) sits above every layer and nothing

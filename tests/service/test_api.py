@@ -185,6 +185,8 @@ def test_search_returns_permitted_ranked_chunks(client) -> None:
     ).json()
     assert hits["hits"] and all(h["id"] != "incident-2026-08-sso" for h in hits["hits"])
     assert [h["rank"] for h in hits["hits"]] == list(range(1, len(hits["hits"]) + 1))
+    two = http.post("/v1/search", json={"query": "SAML", "limit": 2}, headers=auth(keys.public))
+    assert len(two.json()["hits"]) == 2  # the limit counts every trust tier together
     maintainer = http.post(
         "/v1/search", json={"query": "SSO 故障 证书"}, headers=auth(keys.maintainer)
     ).json()

@@ -93,6 +93,7 @@ def _register_kb_commands() -> None:
     from .index import INDEX_COMMANDS
     from .kb import composer_command, ingest_command, init_demo_command
     from .lifecycle import LIFECYCLE_COMMANDS
+    from .mcp import mcp_command
     from .serve import keys, serve_command
 
     main.add_command(ask_command)
@@ -102,6 +103,7 @@ def _register_kb_commands() -> None:
     main.add_command(init_demo_command)
     main.add_command(composer_command)
     main.add_command(bench)
+    main.add_command(mcp_command)
     main.add_command(serve_command)
     main.add_command(keys)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):

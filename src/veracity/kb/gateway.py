@@ -282,7 +282,9 @@ class Gateway:
             retrieval = retrieve_or_degrade(
                 self.kb, self.lexical, self.embedder, principal, query, version, moment, top_k
             )
-            hits = [hit_dict(h, retrieval.documents) for h in retrieval.packet.hits] if retrieval else []
+            # the packet keeps top_k per trust tier; the caller asked for top_k in all
+            ranked = retrieval.packet.hits[:top_k] if retrieval else ()
+            hits = [hit_dict(h, retrieval.documents) for h in ranked] if retrieval else []
         return {"query": query, "hits": hits, "degraded": [d.value for d in notes]}
 
     # -- documents ----------------------------------------------------------------

@@ -42,6 +42,7 @@ from .composing import store_llm, stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
 from .ingest import IngestReport, Progress, ingest_paths
+from .search import SearchHit, search_hits
 from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
 from .sources import source_paths
 from .writing import writing
@@ -233,6 +234,32 @@ class LocalKnowledgeBase:
                 required_fact_ids=required_fact_ids,
             )  # fmt: skip
             return self.explain(answer) if explain else answer
+
+    def search(
+        self,
+        query: str,
+        *,
+        tenant: str | None = None,
+        roles: Sequence[str] = DEFAULT_ROLES,
+        version: str | None = None,
+        as_of: Moment = None,
+        limit: int = 10,
+    ) -> list[SearchHit]:
+        """The ``limit`` best chunks the principal may use for ``query``, after every gate
+        (see :mod:`veracity.kb.search`); the same defaults and one read snapshot as :meth:`ask`."""
+        if not query or not query.strip():
+            raise ValidationError("the query is empty; search for something", field="query")
+        if limit < 1:
+            raise ValidationError(f"limit must be at least 1, got {limit}", field="limit")
+        with self.engine.catalog.store.read():
+            principal = self.principal(tenant, roles)
+            recorded = self.ask_defaults(principal.tenant)
+            moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
+            record = self.engine.query(
+                query, principal, _version(version, recorded.version), moment, top_k=limit
+            )
+            retrieval = self.engine.retrieve(record)
+            return search_hits(retrieval.packet.hits[:limit], retrieval.documents, self._paths())
 
     def explain(self, answer: Answer, *, limit: int | None = None) -> Explanation:
         """The candidates of ``answer`` located (path, heading, page) and its decision spelled out."""

@@ -1,0 +1,44 @@
+"""``veracity mcp``: serve a knowledge base to an assistant over the Model Context Protocol (stdio)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import library_errors
+
+
+@click.command("mcp")
+@click.option(
+    "--kb",
+    "kb_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
+    help="Knowledge base directory.",
+)
+@click.option(
+    "--key",
+    envvar="VERACITY_KEY",
+    help="API key whose tenant and roles every answer is for (or VERACITY_KEY); see 'veracity keys'.",
+)
+@click.option(
+    "--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Override the model."
+)
+def mcp_command(kb_dir: Path, key: str | None, embedder: str | None) -> None:
+    """Serve tools 'ask' and 'search' and cited chunks as resources over stdio.
+
+    The principal comes from the key alone (checked on every call); no tool
+    takes a tenant or a role. Needs: pip install 'veracity[mcp]'.
+    """
+    if not key or not key.strip():
+        raise click.UsageError(
+            "give the API key with --key or VERACITY_KEY ('veracity keys create' makes one)"
+        )
+    with library_errors():
+        from ..integrations.mcp_server import serve_stdio
+
+        serve_stdio(kb_dir, key.strip(), embedder=embedder)
+
+
+__all__ = ["mcp_command"]

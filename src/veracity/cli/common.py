@@ -211,7 +211,7 @@ def stderr_console() -> Any:
 
 
 def llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    """The composer options shared by ``ask``, ``eval``, ``serve`` and ``bench answers``."""
+    """The composer options shared by ``ask``, ``eval``, ``bench answers`` and ``composer``."""
     options = [
         click.option(
             "--composer",

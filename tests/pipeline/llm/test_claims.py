@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from veracity.pipeline.llm.claims import DropReason, Verifier, WrittenClaim, split_claims
 from veracity.pipeline.llm.context import Block
@@ -74,18 +75,25 @@ def test_a_claim_about_an_uncovered_subquestion_is_caught() -> None:
 
 
 def test_dense_similarity_is_checked_with_the_embedder() -> None:
-    def embed(texts):  # the claim is orthogonal to every sentence
+    def embed(texts):  # the claim points away from every sentence
         rows = np.zeros((len(texts), 2), dtype=np.float32)
         rows[0, 0] = 1.0
-        rows[1:, 1] = 1.0
+        rows[1:, 0] = -0.6
+        rows[1:, 1] = 0.8
         return rows
 
     verifier = _verifier()
     dense = Verifier(
         verifier.blocks, verifier.subquestions, verifier.covered, verifier.question_weights, embed
     )
-    check = dense.check(WrittenClaim(1, "3.2 的 Team 计划不能再使用旧版 SAML 单点登录。", (1,)))
-    assert check.reason is DropReason.SIMILARITY and check.similarity == 0.0
+    claim = WrittenClaim(1, "3.2 的 Team 计划不能再使用旧版 SAML 单点登录。", (1,))
+    check = dense.check(claim)
+    assert check.reason is DropReason.SIMILARITY and check.similarity == pytest.approx(-0.6)
+    stricter = Verifier(
+        verifier.blocks, verifier.subquestions, verifier.covered, verifier.question_weights,
+        lambda texts: np.ones((len(texts), 1), dtype=np.float32) * 0.5, min_similarity=0.3,
+    )  # fmt: skip
+    assert stricter.check(claim).reason is DropReason.SIMILARITY
 
 
 def test_citation_precision_counts_blocks_that_support() -> None:

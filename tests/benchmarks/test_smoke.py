@@ -8,6 +8,7 @@ They carry the ``bench_smoke`` marker and run with the normal test run;
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -53,6 +54,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_bad_inputs.py",
         "bench_cold_start.py",
         "load_service.py",
+        "bench_ocr.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -140,3 +142,14 @@ def test_load_service(tmp_path: Path) -> None:
     assert report["requests"] > 20 and report["withdraw"]["status"] == 200
     assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
     assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache
+
+
+def test_ocr(tmp_path: Path) -> None:
+    pytest.importorskip("rapidocr_onnxruntime", reason="the OCR benchmark needs the 'ocr' extra")
+    out = _run("bench_ocr.py", "--scale", "smoke", "--out", tmp_path / "ocr.json")
+    assert "| rapidocr | zh | 1 |" in out and "| tesseract | en | 1 |" in out
+    rows = json.loads((tmp_path / "ocr.json").read_text(encoding="utf-8"))["rows"]
+    assert {(r["engine"], r["language"]) for r in rows} == {
+        (e, lang) for e in ("rapidocr", "tesseract") for lang in ("zh", "en")
+    }
+    assert all(0 <= r["cer"] <= 0.2 and r["pages_per_second"] > 0 for r in rows)

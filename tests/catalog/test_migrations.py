@@ -30,6 +30,7 @@ NAMES = [
     "0012_ledger_lifecycle_states",
     "0013_api_keys",
     "0014_catalog_revision",
+    "0015_chunk_layout",
 ]
 
 

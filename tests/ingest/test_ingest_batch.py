@@ -25,7 +25,7 @@ def _front_matter(metadata: dict[str, Any], body: str) -> str:
 @pytest.fixture
 def corpus(tmp_path: Path, pdf_bytes: Callable[..., bytes], write_sidecar: Callable[..., Path]) -> Path:
     """A folder with one good file per format and one bad file per failure."""
-    pytest.importorskip("pypdf", reason="the corpus holds a PDF: needs the 'pdf' extra")
+    pytest.importorskip("pdfplumber", reason="the corpus holds a PDF: needs the 'pdf' extra")
     root = tmp_path / "docs"
     (root / "guides").mkdir(parents=True)
     (root / ".git").mkdir()
@@ -100,7 +100,7 @@ def test_batch_loads_the_good_files_and_rejects_each_bad_one(corpus: Path, mappi
     assert "damaged" in reasons["broken.pdf"] or "no extractable text" in reasons["broken.pdf"]
     assert "wrong encoding" in reasons["russian.txt"]
     assert "200.0 MB" in reasons["huge.txt"] and "50.0 MB" in reasons["huge.txt"]
-    assert "supported suffixes" in reasons["image.png"]
+    assert "not an image" in reasons["image.png"]  # images are read by OCR; this one is no image
     assert "field 'status'" in reasons["bad-status.md"] and "published" in reasons["bad-status.md"]
     assert "field 'trust'" in reasons["no-trust.md"] and "missing" in reasons["no-trust.md"]
     assert "front matter" in reasons["no-trust.md"] and "no-trust.md.meta.yaml" in reasons["no-trust.md"]

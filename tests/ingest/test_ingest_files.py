@@ -111,7 +111,7 @@ def test_markdown_with_only_front_matter_is_empty(tmp_path: Path) -> None:
         parse_file(path)
 
 
-@pytest.mark.parametrize("name", ["image.png", "README", "archive.tar.gz", "legacy.doc"])
+@pytest.mark.parametrize("name", ["image.gif", "README", "archive.tar.gz", "legacy.doc"])
 def test_unknown_format_lists_the_supported_ones(tmp_path: Path, name: str) -> None:
     path = tmp_path / name
     path.write_bytes(b"data")
@@ -133,7 +133,10 @@ def test_ingest_errors_are_validation_errors() -> None:
     assert issubclass(IngestError, ValidationError)
 
 
-@pytest.mark.parametrize(("name", "module", "extra"), [("a.pdf", "pypdf", "pdf"), ("a.docx", "docx", "docx")])
+@pytest.mark.parametrize(
+    ("name", "module", "extra"),
+    [("a.pdf", "pdfplumber", "pdf"), ("a.docx", "docx", "docx"), ("a.png", "PIL", "ocr")],
+)
 def test_missing_extra_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, name: str, module: str, extra: str
 ) -> None:

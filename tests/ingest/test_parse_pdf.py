@@ -10,11 +10,12 @@ import pytest
 
 from veracity.ingest.chunking import chunk_document
 from veracity.ingest.documents import make_document
-from veracity.ingest.errors import CorruptFileError, EmptySourceError
+from veracity.ingest.errors import CorruptFileError, EmptySourceError, NoTextError
 from veracity.ingest.nodes import NodeKind
 from veracity.ingest.parsers import parse_file
 
-pypdf = pytest.importorskip("pypdf", reason="PDF parsing needs the 'pdf' extra (pypdf)")
+pytest.importorskip("pdfplumber", reason="PDF parsing needs the 'pdf' extra (pdfplumber)")
+pypdf = pytest.importorskip("pypdf", reason="the encrypted PDF is written with pypdf (the 'test' extra)")
 
 from veracity.ingest.pdf import parse_pdf  # noqa: E402
 
@@ -107,6 +108,8 @@ def test_encrypted_pdf_is_rejected_with_advice(guide: bytes) -> None:
         parse_pdf(buffer.getvalue(), source="locked.pdf")
 
 
-def test_pdf_without_text_is_empty(pdf_bytes: Callable[..., bytes]) -> None:
-    with pytest.raises(EmptySourceError, match="OCR"):
-        parse_pdf(pdf_bytes([[]]), source="scan.pdf")
+def test_pdf_without_text_is_a_no_text_failure(pdf_bytes: Callable[..., bytes]) -> None:
+    with pytest.raises(NoTextError, match="no text: its 1 page") as caught:
+        parse_pdf(pdf_bytes([[]]), source="blank.pdf")
+    assert not isinstance(caught.value, EmptySourceError)  # a failure, never skipped as empty
+    assert caught.value.diagnostics.pages_total == 1 and caught.value.diagnostics.empty_pages == 1

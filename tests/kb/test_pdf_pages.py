@@ -15,7 +15,7 @@ from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.render import answer_dict, answer_text
 from veracity.testing.pdf_builder import write_pdf
 
-pytest.importorskip("pypdf", reason="PDF parsing needs the 'pdf' extra (pypdf)")
+pytest.importorskip("pdfplumber", reason="PDF parsing needs the 'pdf' extra (pdfplumber)")
 
 MANUAL = [
     [
@@ -74,3 +74,32 @@ def test_the_citation_carries_the_page_of_the_answer(kb_folder: Path) -> None:
     assert f"[{first.citation_id}] manual rev 1 · Starship Manual > Rollback · p. 2 · " in answer_text(answer)
     cited = json.loads(json.dumps(answer_dict(answer)))["citations"]
     assert (cited[first.citation_id - 1]["page_start"], cited[first.citation_id - 1]["page_end"]) == (2, 2)
+
+
+def test_a_table_row_is_found_and_cited_with_its_box(tmp_path: Path) -> None:
+    from veracity.testing.pdf_builder import table_rules
+
+    page = [
+        (16, "Plans", 740),
+        (11, "Prices per seat and month, billed yearly.", 715),
+        (11, "Plan", 685, 80, "bold"),
+        (11, "Price", 685, 210, "bold"),
+        (11, "Team", 665, 80),
+        (11, "$12.50", 665, 210),
+        (11, "Enterprise", 645, 80),
+        (11, "$30", 645, 210),
+    ]
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    write_pdf(sources / "plans.pdf", [page], rules={0: table_rules([72, 200, 330], [640, 660, 680, 700])})
+    (sources / "plans.pdf.meta.yaml").write_text(META.replace("manual", "plans"), "utf-8")
+    kb = create_kb(tmp_path / "kb", FakeEmbedder())
+    try:
+        assert ingest_paths(kb, [sources], tenant="acme", roles=["public"]).added == ("plans",)
+        answer = kb.ask("Price of the Enterprise plan", ASKER, "3.2", AS_OF)
+    finally:
+        kb.catalog.store.close()
+    assert answer.status is AnswerStatus.ANSWER
+    assert answer.claims[0].text == "| Enterprise | $30 |"  # the row, read with its header row
+    (box,) = answer.citations[0].boxes
+    assert box.page == 1 and box.x0 < 0.2 < box.x1 and box.top < 0.2

@@ -373,6 +373,17 @@ MIGRATIONS: tuple[Migration, ...] = (
             BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
         """,
     ),
+    # Layout and OCR on chunks (veracity.ingest.pages), and what parsing each file found
+    # (veracity.ingest.diagnostics) on its ledger step. NULL for chunks and steps stored before.
+    Migration(
+        "0015_chunk_layout",
+        """
+        ALTER TABLE chunks ADD COLUMN boxes TEXT;           -- JSON [[page, x0, top, x1, bottom], ...]
+        ALTER TABLE chunks ADD COLUMN ocr_confidence REAL CHECK (ocr_confidence BETWEEN 0 AND 1);
+        ALTER TABLE chunks ADD COLUMN ocr_numbers TEXT;     -- JSON [[text, confidence], ...]
+        ALTER TABLE ingestion_steps ADD COLUMN diagnostics TEXT;  -- JSON object, on parsed/failed steps
+        """,
+    ),
 )
 
 _LEDGER = """

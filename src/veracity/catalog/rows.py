@@ -13,16 +13,30 @@ from typing import Any
 
 import apsw
 
-from ..model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
+from ..model.contracts import (
+    Chunk,
+    ChunkKind,
+    Document,
+    FactAnnotation,
+    OcrNumber,
+    PageBox,
+    Status,
+    Trust,
+    Visibility,
+)
 
 __all__ = [
     "CHUNK_COLUMNS",
     "DOCUMENT_COLUMNS",
+    "boxes_json",
+    "boxes_of",
     "chunk_of",
     "document_of",
     "extra_metadata_json",
     "extra_metadata_pairs",
     "insert_document",
+    "ocr_numbers_json",
+    "ocr_numbers_of",
     "select_documents",
 ]
 
@@ -40,7 +54,7 @@ DOCUMENT_COLUMNS = (
 )
 CHUNK_COLUMNS = (
     'chunk_id, document_id, document_digest, heading_path, ordinal, "start", "end", '
-    "kind, text, context_prefix, fact_ids, page_start, page_end"
+    "kind, text, context_prefix, fact_ids, page_start, page_end, boxes, ocr_confidence, ocr_numbers"
 )
 
 
@@ -98,7 +112,7 @@ def insert_document(
         ],
     )
     connection.executemany(
-        f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
             (
                 chunk.chunk_id,
@@ -114,6 +128,9 @@ def insert_document(
                 json.dumps(list(chunk.fact_ids), ensure_ascii=False),
                 chunk.page_start,
                 chunk.page_end,
+                boxes_json(chunk.boxes),
+                chunk.ocr_confidence,
+                ocr_numbers_json(chunk.ocr_numbers),
             )
             for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
         ],
@@ -165,7 +182,7 @@ def extra_metadata_pairs(text: str) -> tuple[tuple[str, str], ...]:
 def chunk_of(row: Sequence[Any]) -> Chunk:
     """A ``chunks`` row (its columns in catalog order) as a ``Chunk``."""
     (chunk_id, document_id, document_digest, heading_path, ordinal, start, end, kind, text,
-     context_prefix, fact_ids, page_start, page_end) = row  # fmt: skip
+     context_prefix, fact_ids, page_start, page_end, boxes, ocr_confidence, ocr_numbers) = row  # fmt: skip
     return Chunk(
         chunk_id=chunk_id,
         document_id=document_id,
@@ -180,4 +197,27 @@ def chunk_of(row: Sequence[Any]) -> Chunk:
         fact_ids=tuple(json.loads(fact_ids)),
         page_start=None if page_start is None else int(page_start),
         page_end=None if page_end is None else int(page_end),
+        boxes=boxes_of(boxes),
+        ocr_confidence=None if ocr_confidence is None else float(ocr_confidence),
+        ocr_numbers=ocr_numbers_of(ocr_numbers),
     )
+
+
+def boxes_json(boxes: Sequence[PageBox]) -> str | None:
+    """A chunk's boxes as stored: a JSON list of ``[page, x0, top, x1, bottom]``; ``None`` for none."""
+    return json.dumps([box.as_list() for box in boxes]) if boxes else None
+
+
+def boxes_of(text: str | None) -> tuple[PageBox, ...]:
+    """Inverse of :func:`boxes_json`."""
+    return tuple(PageBox.from_list(item) for item in json.loads(text)) if text else ()
+
+
+def ocr_numbers_json(numbers: Sequence[OcrNumber]) -> str | None:
+    """OCR-read numbers as stored: a JSON list of ``[text, confidence]``; ``None`` for none."""
+    return json.dumps([[n.text, n.confidence] for n in numbers], ensure_ascii=False) if numbers else None
+
+
+def ocr_numbers_of(text: str | None) -> tuple[OcrNumber, ...]:
+    """Inverse of :func:`ocr_numbers_json`."""
+    return tuple(OcrNumber(str(t), float(c)) for t, c in json.loads(text)) if text else ()

@@ -86,6 +86,17 @@ __all__ = ["composer_command", "ingest_command", "init_demo_command"]
     "--max-html-depth", type=click.IntRange(min=1), help="Read HTML nested deeper as flat text [512]."
 )
 @click.option(
+    "--ocr",
+    "ocr_engine",
+    type=click.Choice(["rapidocr", "tesseract", "none"]),
+    default="rapidocr",
+    show_default=True,
+    help="OCR engine for scanned PDF pages and images ('ocr' extra); none: never OCR.",
+)
+@click.option(
+    "--images", is_flag=True, help="Also read image files (.png, .jpg, .tiff) in folders, by OCR."
+)
+@click.option(
     "--follow-symlinks",
     is_flag=True,
     help="Follow symbolic links that lead outside the ingested folders (by default they are reported).",
@@ -111,6 +122,8 @@ def ingest_command(
     max_unzipped_bytes: int | None,
     max_zip_ratio: float | None,
     max_html_depth: int | None,
+    ocr_engine: str,
+    images: bool,
     follow_symlinks: bool,
     progress: bool,
     as_json: bool,
@@ -118,14 +131,17 @@ def ingest_command(
     check: bool,
 ) -> None:
     """Ingest files or folders into a knowledge base: Markdown (MkDocs, VitePress, Docusaurus),
-    reStructuredText (Sphinx), text, HTML, PDF, DOCX.
+    reStructuredText (Sphinx), text, HTML, PDF, DOCX; scanned PDF pages by
+    OCR, and images (.png, .jpg, .tiff) with --images.
 
     Governance metadata comes from front matter (Markdown, HTML meta tags), a
     sidecar NAME.meta.yaml, or --metadata. Missing fields take documented
     defaults (status active, visibility public, trust official, valid_from the
     file's modification time, the default tenant, revisions numbered 1, 2, ...),
     counted in the summary; --strict rejects such files instead, naming every
-    missing field. PDF and DOCX need the 'pdf' / 'docx' extras.
+    missing field. PDF and DOCX need the 'pdf' / 'docx' extras, OCR the 'ocr'
+    extra. A PDF or image that gives no text, even after OCR, is rejected
+    ('no text'); `veracity status` shows what parsing found in every file.
 
     Idempotent: documents already in the catalog are left alone and nothing
     is embedded again; a changed file re-embeds only its changed chunks.
@@ -142,6 +158,7 @@ def ingest_command(
     """
     from ..index.embedders import make_embedder
     from ..ingest.limits import InputLimits
+    from ..ingest.ocr import OcrSettings
     from ..kb.directory import check_file, open_or_create_kb, write_manifest
     from ..kb.ingest import ingest_paths
     from ..kb.writing import writing
@@ -173,6 +190,8 @@ def ingest_command(
                 metadata_file=metadata_file,
                 limits=limits,
                 follow_symlinks=follow_symlinks,
+                ocr=None if ocr_engine == "none" else OcrSettings(engine=ocr_engine),  # type: ignore[arg-type]
+                images=images,
                 progress=callback,
                 strict=strict,
                 restore=restore,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -105,8 +106,34 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
         click.echo(f"ingestion (latest state per file): {states}")
     for item in report["quarantine"]:
         click.echo(f"quarantined {printable(item['source'])}: {printable(item['reason'])}")
+    for line in _parsing_lines(report["parsing"]):
+        click.echo(line)
     embedding = report["manifest"]["embedding"] or {}
     click.echo(f"model: {embedding.get('model_id')} ({embedding.get('dim')} dims)")
+
+
+def _parsing_lines(parsing: dict[str, Any]) -> list[str]:
+    """Totals over every file, then one line per file whose pages were OCR'd or gave no text."""
+    from ..ingest.diagnostics import ParseDiagnostics
+
+    totals = parsing["totals"]
+    if not totals["files"]:
+        return []
+    parts = [f"{totals['files']} files", f"{totals['characters']:,} chars"]
+    if totals["pages_total"]:
+        parts.append(f"{totals['pages_parsed']}/{totals['pages_total']} pages with text")
+    for key, words in (("empty_pages", "empty pages"), ("ocr_pages", "pages OCR'd"),
+                       ("pages_needing_ocr", "pages need OCR"), ("tables", "tables"),
+                       ("header_footer_lines_removed", "header/footer lines removed"),
+                       ("illegal_characters", "illegal chars")):  # fmt: skip
+        if totals[key]:
+            parts.append(f"{totals[key]} {words}")
+    lines = ["parsing: " + ", ".join(parts)]
+    for source, found in parsing["files"].items():
+        diagnostics = ParseDiagnostics.from_dict(found)
+        if diagnostics.empty_pages or diagnostics.ocr_pages or diagnostics.pages_needing_ocr:
+            lines.append(f"  {printable(source)}: {diagnostics.summary()}")
+    return lines
 
 
 LIFECYCLE_COMMANDS = (withdraw_command, retire_command, delete_command, status_command)

@@ -47,6 +47,8 @@ def _names(names: Any) -> str:
 
 
 def _skipped_lines(report: Any) -> list[str]:
+    from ..ingest.parsers import IMAGE_SUFFIXES  # loaded already by the ingest that made the report
+
     lines = []
     scan = report.scan
     for folder in scan.empty:
@@ -54,6 +56,9 @@ def _skipped_lines(report: Any) -> list[str]:
     if scan.skipped:
         kinds = ", ".join(f"{count} {printable(suffix)}" for suffix, count in scan.skipped_by_suffix)
         lines.append(f"  skipped {scan.skipped} files of types no parser reads: {kinds}")
+        images = sum(count for suffix, count in scan.skipped_by_suffix if suffix in IMAGE_SUFFIXES)
+        if images:
+            lines.append(f"  ({images} of them images: --images reads them by OCR)")
     if scan.hidden:
         more = len(scan.hidden) - LISTED
         shown = _names(scan.hidden[:LISTED]) + (f", … {more} more" if more > 0 else "")

@@ -23,6 +23,8 @@ from .documents import make_document
 from .limits import DEFAULT_LIMITS, InputLimits
 from .metadata import SIDECAR_SUFFIX, GovernanceDefaults, MetadataMap, resolve_source_metadata
 from .nodes import ParsedSource
+from .ocr import DEFAULT_SETTINGS as DEFAULT_OCR
+from .ocr import OcrSettings
 from .parsers import DEFAULT_MAX_BYTES, parse_file
 
 __all__ = ["BatchResult", "iter_source_files", "load_source", "load_sources"]
@@ -77,15 +79,17 @@ def load_source(
     max_bytes: int | None = None,
     defaults: GovernanceDefaults | None = None,
     limits: InputLimits = DEFAULT_LIMITS,
+    ocr: OcrSettings | None = DEFAULT_OCR,
 ) -> tuple[Document, ParsedSource]:
     """Parse one file and build its ``Document``; raises ``ValidationError`` on any problem.
 
     Without ``defaults`` every governance field must be given (strict); with
     them, missing ones take their defaults (see :mod:`veracity.ingest.metadata`).
-    ``limits`` bound what the file may cost (``max_bytes`` overrides its size limit).
+    ``limits`` bound what the file may cost (``max_bytes`` overrides its size limit);
+    ``ocr`` says how scanned pages and images are read.
     """
     path = Path(path)
-    parsed = parse_file(path, max_bytes=max_bytes, limits=limits)
+    parsed = parse_file(path, max_bytes=max_bytes, limits=limits, ocr=ocr)
     resolved = resolve_source_metadata(
         path, parsed, relative=relative, tenant=tenant, mapping=mapping, defaults=defaults
     )

@@ -11,11 +11,14 @@ All of them are ``ValidationError``\\ s, so a batch loader that catches
         ├── EncodingError            the bytes are not UTF-8 (nor clean GB18030 Chinese)
         ├── CorruptFileError         a PDF or DOCX container cannot be read
         ├── EmptySourceError         the file holds no text
+        ├── NoTextError              a PDF or image gave no text, even after OCR (a failure, never skipped)
         ├── TemplateSourceError      the file is a page template (Jinja/Liquid), not a document
         └── MissingExtraError        the parser for this format needs an optional extra
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..model.errors import ValidationError
 
@@ -27,6 +30,7 @@ __all__ = [
     "IngestError",
     "LimitExceededError",
     "MissingExtraError",
+    "NoTextError",
     "TemplateSourceError",
     "UnsupportedFormatError",
 ]
@@ -66,6 +70,18 @@ class CorruptFileError(IngestError):
 
 class EmptySourceError(IngestError):
     """The file is empty, whitespace only, or has no extractable text."""
+
+
+class NoTextError(IngestError):
+    """A PDF or image gave no text, even after OCR: the file is recorded as failed, never active.
+
+    ``diagnostics`` (a :class:`~veracity.ingest.diagnostics.ParseDiagnostics`)
+    says what parsing found, for the ledger.
+    """
+
+    def __init__(self, message: str, *, path: str, diagnostics: Any = None) -> None:
+        super().__init__(message, path=path)
+        self.diagnostics = diagnostics
 
 
 class TemplateSourceError(IngestError):

@@ -6,6 +6,10 @@ with the reason: deleted earlier, a page template, no text), or ``failed``
 with a reason. Later lifecycle changes append ``withdrawn``, ``retired`` or
 ``deleted``, so a file's latest state is its real one; deleting a document
 also blanks its ids in earlier rows (its name leaves the file with its text).
+A ``parsed`` step (and the ``failed`` step of a file that parsed to no text)
+carries the file's parse diagnostics as a JSON object
+(:class:`~veracity.ingest.diagnostics.ParseDiagnostics`): pages, OCR,
+tables, header and footer lines removed, illegal characters, time, bytes.
 A failed file also gets a quarantine row (replaced when it fails again,
 removed when it later succeeds), so nothing rejected is silently forgotten.
 Rows are written inside the caller's transactions; they are ids and reasons,
@@ -14,8 +18,9 @@ never document text.
 
 from __future__ import annotations
 
+import json
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -25,6 +30,10 @@ STATES: Final = (
     "discovered", "parsed", "chunked", "embedded", "indexed", "active", "unchanged", "failed",
     "skipped", "withdrawn", "retired", "deleted",
 )  # fmt: skip
+
+
+def _json(diagnostics: Mapping[str, Any] | None) -> str | None:
+    return None if diagnostics is None else json.dumps(dict(diagnostics), sort_keys=True, ensure_ascii=False)
 
 
 def _now() -> str:
@@ -47,14 +56,15 @@ class Ledger:
         source_id: str | None = None,
         document_id: str | None = None,
         reason: str | None = None,
+        diagnostics: Mapping[str, Any] | None = None,
     ) -> None:
-        """Record that ``source`` reached ``state``; ``failed`` also quarantines it."""
+        """Record that ``source`` reached ``state``, with parse ``diagnostics``; ``failed`` quarantines it."""
         if state not in STATES:
             raise ValueError(f"unknown ingestion state {state!r}; valid: {', '.join(STATES)}")
         self._conn.execute(
-            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (self.run_id, source, source_id, document_id, state, reason, _now()),
+            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, "
+            "diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (self.run_id, source, source_id, document_id, state, reason, _now(), _json(diagnostics)),
         )
         if state == "failed":
             self._conn.execute(
@@ -99,12 +109,24 @@ def latest_states(connection: apsw.Connection) -> dict[str, int]:
 def history(connection: apsw.Connection, source: str) -> list[dict[str, Any]]:
     """Every step recorded for ``source``, oldest first."""
     rows = connection.execute(
-        "SELECT run_id, state, source_id, document_id, reason, at FROM ingestion_steps "
+        "SELECT run_id, state, source_id, document_id, reason, at, diagnostics FROM ingestion_steps "
         "WHERE source = ? ORDER BY seq",
         (source,),
     ).fetchall()
-    keys = ("run_id", "state", "source_id", "document_id", "reason", "at")
-    return [dict(zip(keys, row, strict=True)) for row in rows]
+    keys = ("run_id", "state", "source_id", "document_id", "reason", "at", "diagnostics")
+    steps = [dict(zip(keys, row, strict=True)) for row in rows]
+    for step in steps:
+        step["diagnostics"] = json.loads(str(step["diagnostics"])) if step["diagnostics"] else None
+    return steps
+
+
+def parse_diagnostics(connection: apsw.Connection) -> dict[str, dict[str, Any]]:
+    """Each source's latest parse diagnostics (from its last step that recorded them), by source."""
+    rows = connection.execute(
+        "SELECT source, diagnostics FROM ingestion_steps AS s WHERE seq = (SELECT MAX(seq) FROM "
+        "ingestion_steps WHERE source = s.source AND diagnostics IS NOT NULL) ORDER BY source"
+    ).fetchall()
+    return {str(source): json.loads(str(text)) for source, text in rows}
 
 
 def quarantined(connection: apsw.Connection) -> list[tuple[str, str]]:

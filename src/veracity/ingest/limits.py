@@ -19,6 +19,8 @@ limit                   default      checked
 ``max_zip_ratio``       100          DOCX: expanded / compressed size of one member
 ``max_html_depth``      512          HTML: elements nested deeper are read as flat text
                                      (not a rejection; keeps parsing linear)
+``max_ocr_pages``       300          scanned PDF pages and image frames read by OCR
+                                     (seconds each)
 ======================  ===========  =================================================
 
 Metadata YAML (front matter, sidecars, ``--metadata``, ``tenant.yaml``) may not
@@ -48,6 +50,7 @@ class InputLimits:
     max_unzipped_bytes: int = 100 * MiB
     max_zip_ratio: float = 100.0
     max_html_depth: int = 512
+    max_ocr_pages: int = 300
 
     def __post_init__(self) -> None:
         for item in fields(self):

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from ..model.contracts import ChunkKind
+from ..model.contracts import ChunkKind, OcrNumber, PageBox
+from .diagnostics import ParseDiagnostics
 
 __all__ = ["Block", "ListItem", "Node", "NodeKind", "ParsedSource", "assemble", "clean_inline"]
 
@@ -52,8 +53,11 @@ class Node:
 
     ``heading_path`` is the path of headings above the node; for a heading it
     ends with the heading itself. ``level`` is set for headings (1–6), ``page``
-    (1-based) for PDF sources. Tables carry ``header`` and ``rows`` as plain
-    cell texts, so every cell keeps its column header (:meth:`cells`).
+    (1-based) and ``bbox`` (where on the page) for PDF and image sources.
+    Tables carry ``header`` and ``rows`` as plain cell texts, so every cell
+    keeps its column header (:meth:`cells`, :meth:`row_texts`). ``source`` is
+    ``text`` for text the file carried and ``ocr`` for text read from an image,
+    which also has the OCR ``confidence`` (0–1) and the ``ocr_numbers`` read.
     """
 
     kind: NodeKind
@@ -65,6 +69,10 @@ class Node:
     level: int | None = None
     header: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
+    bbox: PageBox | None = None
+    source: str = "text"
+    confidence: float | None = None
+    ocr_numbers: tuple[OcrNumber, ...] = ()
 
     @property
     def chunk_kind(self) -> ChunkKind | None:
@@ -75,13 +83,19 @@ class Node:
         """Table rows as ``(column header, cell)`` pairs; empty for other kinds."""
         return tuple(tuple(zip(self.header, row, strict=False)) for row in self.rows)
 
+    def row_texts(self) -> tuple[str, ...]:
+        """Each table row as ``header: value; header: value`` (empty cells left out)."""
+        return tuple("; ".join(f"{h}: {v}" if h else v for h, v in row if v) for row in self.cells())
+
 
 @dataclass(frozen=True, slots=True)
 class ParsedSource:
     """A parsed file: canonical body, its nodes, a title and embedded metadata.
 
     ``metadata`` is what the file itself declares (Markdown front matter, HTML
-    ``<meta name="veracity:...">``); ``fmt`` names the parser that read it.
+    ``<meta name="veracity:...">``); ``fmt`` names the parser that read it;
+    ``diagnostics`` says what parsing found (pages, OCR, tables, removed
+    header and footer lines, time and bytes).
     """
 
     body: str
@@ -89,6 +103,7 @@ class ParsedSource:
     title: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
     fmt: str = "text"
+    diagnostics: ParseDiagnostics = field(default_factory=ParseDiagnostics)
 
     def page_at(self, offset: int) -> int | None:
         """Page number of the node covering (or last starting before) ``offset``."""
@@ -113,6 +128,8 @@ class Block:
     ``text`` holds a heading's, paragraph's or code block's text; ``collapse``
     folds whitespace runs inside paragraph lines (HTML) or keeps them (plain
     text, PDF). Lists use ``items``; tables use ``header`` and ``rows``.
+    ``bbox``, ``source``, ``confidence`` and ``ocr_numbers`` pass to the node
+    (see :class:`Node`).
     """
 
     kind: NodeKind
@@ -124,6 +141,10 @@ class Block:
     language: str = ""
     page: int | None = None
     collapse: bool = True
+    bbox: PageBox | None = None
+    source: str = "text"
+    confidence: float | None = None
+    ocr_numbers: tuple[OcrNumber, ...] = ()
 
 
 _WHITESPACE = re.compile(r"\s+")
@@ -235,6 +256,7 @@ def assemble(
     title: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     fmt: str = "text",
+    diagnostics: ParseDiagnostics | None = None,
 ) -> ParsedSource:
     """Render ``blocks`` to the canonical Markdown body and locate every node in it.
 
@@ -271,8 +293,11 @@ def assemble(
         start = offset + 2 if pieces else 0
         path = tuple(entry[1] for entry in stack)
         nodes.append(
-            Node(block.kind, text, path, start, start + len(text), block.page, level, header, rows)
-        )
+            Node(
+                block.kind, text, path, start, start + len(text), block.page, level, header, rows,
+                block.bbox, block.source, block.confidence, block.ocr_numbers,
+            )
+        )  # fmt: skip
         pieces.append(text)
         offset = start + len(text)
     if title is None:
@@ -281,4 +306,6 @@ def assemble(
             iter(headings), None
         )
         title = first.heading_path[-1] if first else None
-    return ParsedSource("\n\n".join(pieces), tuple(nodes), title, dict(metadata or {}), fmt)
+    return ParsedSource(
+        "\n\n".join(pieces), tuple(nodes), title, dict(metadata or {}), fmt, diagnostics or ParseDiagnostics()
+    )

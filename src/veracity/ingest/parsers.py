@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 import re
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -29,12 +30,15 @@ from .html import parse_html
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
 from .markdown import parse_markdown
 from .nodes import Block, NodeKind, ParsedSource, assemble
+from .ocr import DEFAULT_SETTINGS as DEFAULT_OCR
+from .ocr import OcrSettings
 from .rst import parse_rst
 from .site_markup import looks_like_template
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
     "FORMATS",
+    "IMAGE_SUFFIXES",
     "decode_text",
     "format_of",
     "parse_bytes",
@@ -56,7 +60,15 @@ FORMATS: dict[str, str] = {
     ".htm": "html",
     ".pdf": "pdf",
     ".docx": "docx",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".tif": "image",
+    ".tiff": "image",
 }
+IMAGE_SUFFIXES = frozenset(suffix for suffix, fmt in FORMATS.items() if fmt == "image")
+"""Image files: read by OCR. Folder scans pass them over unless asked to read images
+(a documentation site's screenshots and logos are not documents)."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\u3000]*\n")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -79,19 +91,30 @@ _TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
 }
 
 
-def _parse_pdf(data: bytes, *, source: str, limits: InputLimits) -> ParsedSource:
+def _parse_pdf(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
     from .pdf import parse_pdf
 
-    return parse_pdf(data, source=source)
+    return parse_pdf(data, source=source, ocr=ocr, limits=limits)
 
 
-def _parse_docx(data: bytes, *, source: str, limits: InputLimits) -> ParsedSource:
+def _parse_docx(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
     from .docx import parse_docx
 
     return parse_docx(data, source=source, limits=limits)
 
 
-_BINARY_PARSERS: dict[str, Callable[..., ParsedSource]] = {"pdf": _parse_pdf, "docx": _parse_docx}
+def _parse_image(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+    from .images import parse_image
+
+    return parse_image(data, source=source, ocr=ocr, limits=limits)
+
+
+_BINARY_PARSERS: dict[str, Callable[..., ParsedSource]] = {
+    "pdf": _parse_pdf,
+    "docx": _parse_docx,
+    "image": _parse_image,
+}
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 
 def _supported() -> str:
@@ -228,20 +251,39 @@ def parse_text(
 
 
 def parse_bytes(
-    data: bytes, fmt: str, *, source: str = "<bytes>", limits: InputLimits = DEFAULT_LIMITS
+    data: bytes,
+    fmt: str,
+    *,
+    source: str = "<bytes>",
+    limits: InputLimits = DEFAULT_LIMITS,
+    ocr: OcrSettings | None = DEFAULT_OCR,
 ) -> ParsedSource:
-    """Parse the bytes of a file of format ``fmt`` (a value of :data:`FORMATS`) within ``limits``."""
+    """Parse the bytes of a file of format ``fmt`` (a value of :data:`FORMATS`) within ``limits``.
+
+    Scanned PDF pages and images are read by OCR with ``ocr`` (``None``: never).
+    The result's diagnostics always hold the bytes read, the characters
+    parsed and the time taken.
+    """
+    started = time.perf_counter()
     binary = _BINARY_PARSERS.get(fmt)
     if binary is not None:
-        parsed: ParsedSource = binary(data, source=source, limits=limits)
+        parsed: ParsedSource = binary(data, source=source, limits=limits, ocr=ocr)
         if not parsed.body:
             raise EmptySourceError(f"no text content found in this {fmt} file", path=source)
         _check_text(parsed.body, source, limits, "the text extracted is {value} characters")
-        return parsed
-    if fmt not in _TEXT_PARSERS:
+        illegal = parsed.diagnostics.illegal_characters
+    elif fmt in _TEXT_PARSERS:
+        text = decode_text(data, source=source)
+        parsed = parse_text(text, fmt, source=source, limits=limits)
+        illegal = len(_CONTROL.findall(text))
+    else:
         valid = ", ".join(sorted({*_TEXT_PARSERS, *_BINARY_PARSERS}))
         raise UnsupportedFormatError(f"unknown format {fmt!r}; valid values: {valid}", path=source)
-    return parse_text(decode_text(data, source=source), fmt, source=source, limits=limits)
+    diagnostics = replace(
+        parsed.diagnostics, bytes=len(data), characters=len(parsed.body), illegal_characters=illegal,
+        seconds=time.perf_counter() - started,
+    )  # fmt: skip
+    return replace(parsed, diagnostics=diagnostics)
 
 
 def _check_size_as_text(path: Path, limits: InputLimits) -> None:
@@ -258,14 +300,20 @@ def _check_size_as_text(path: Path, limits: InputLimits) -> None:
 
 
 def parse_file(
-    path: Path | str, *, max_bytes: int | None = None, limits: InputLimits = DEFAULT_LIMITS
+    path: Path | str,
+    *,
+    max_bytes: int | None = None,
+    limits: InputLimits = DEFAULT_LIMITS,
+    ocr: OcrSettings | None = DEFAULT_OCR,
 ) -> ParsedSource:
     """Parse one file into a :class:`ParsedSource`, choosing the parser by suffix.
 
     Raises an ``IngestError`` subclass (a ``ValidationError``) naming the file
     for an unknown suffix, a missing file, a file over one of ``limits``
     (``max_bytes`` overrides its size limit), empty content, a wrong encoding,
-    a damaged PDF/DOCX or a missing optional extra.
+    a damaged PDF/DOCX, a PDF or image without text even after OCR
+    (``NoTextError``) or a missing optional extra. ``ocr`` says how scanned
+    pages and images are read (``None``: never).
     """
     path = Path(path)
     fmt = format_of(path)
@@ -274,4 +322,4 @@ def parse_file(
     if fmt in _TEXT_PARSERS:
         _check_size_as_text(path, limits)
     data = read_source(path, max_bytes=limits.max_bytes)
-    return parse_bytes(data, fmt, source=str(path), limits=limits)
+    return parse_bytes(data, fmt, source=str(path), limits=limits, ocr=ocr)

@@ -1,200 +1,221 @@
-"""PDF to structure nodes with pypdf (the optional ``pdf`` extra).
+"""PDF to structure nodes with pdfplumber (the optional ``pdf`` extra), and OCR for image-only pages.
 
-Text is extracted page by page; every node carries its 1-based page number
-and no node spans two pages. Layout heuristics, from the positions and font
-sizes pypdf reports for each text run:
+pdfplumber (MIT, on pdfminer.six) gives every word of the text layer with its
+box, font size and font name; tables ruled with lines come out as rows of
+cells (``find_tables``). From there the layout steps are shared with OCR
+(:mod:`veracity.ingest.layout`, :mod:`veracity.ingest.structure`): lines,
+running headers and footers removed, reading order across columns,
+headings from size and weight, lists, tables whose first row is the header.
+Every node carries its page and its box.
 
-- the body size is the font size that carries the most characters;
-- a short line (≤ 120 characters) set at least 1.2× the body size is a
-  heading; distinct heading sizes, largest first, give levels 1, 2, 3 …;
-- a vertical gap over 1.6× the line's font size starts a new paragraph;
-- lines starting with a bullet (``•``, ``◦``, ``▪``, ``●``, ``-``, ``–``) or
-  ``1.``/``1)`` form lists.
-
-Tables are not detected: their cells come out as text lines. Encrypted PDFs
-(unless the user password is empty), damaged files and PDFs without a text
-layer (scans) are rejected with a message saying so.
+A page with (almost) no text layer but an image covering much of it is a
+scan: with the ``ocr`` extra it is rendered with pypdfium2 at the OCR dpi and
+read by the OCR engine (:mod:`veracity.ingest.ocr`); without it the page is
+counted in the diagnostics as needing OCR. A PDF that yields no text at all,
+after OCR, raises :class:`~veracity.ingest.errors.NoTextError`. Encrypted PDFs
+(unless the user password is empty) and damaged files are rejected with a
+message saying so.
 """
 
 from __future__ import annotations
 
 import io
-import math
-import re
-from collections import Counter
-from dataclasses import dataclass
+import time
+from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import CorruptFileError, EmptySourceError, MissingExtraError
-from .nodes import Block, ListItem, NodeKind, ParsedSource, assemble
+from .diagnostics import ParseDiagnostics, strip_illegal
+from .errors import CorruptFileError, MissingExtraError, NoTextError
+from .layout import PageText, TableRegion, Word
+from .limits import DEFAULT_LIMITS, InputLimits, over_limit
+from .nodes import ParsedSource, assemble
+from .ocr import DEFAULT_SETTINGS, OcrSettings, ocr_engine, ocr_page
+from .structure import layout_blocks
 
 __all__ = ["parse_pdf"]
 
-_HEADING_RATIO = 1.2
-_HEADING_MAX_CHARS = 120
-_PARAGRAPH_GAP = 1.6
-_BULLET = re.compile(r"^(?:[•◦▪●\-–](?:\s+|$)|(\d{1,3})[.)]\s+)")
+_SCAN_MAX_CHARS = 20
+_SCAN_MIN_IMAGE_AREA = 0.3
+_BOLD = ("bold", "black", "heavy", "semibold", "demi")
 
 
 @dataclass(frozen=True, slots=True)
-class _Line:
-    text: str
-    y: float | None
-    size: float
-    page: int
+class _Read:
+    """What the text layer of the pages gave, before OCR."""
+
+    pages: list[PageText]
+    scans: list[int]
+    illegal: int
+    title: str | None
 
 
-class _LineCollector:
-    """Receives pypdf's text runs and groups them into positioned lines."""
-
-    def __init__(self, page: int) -> None:
-        self.page = page
-        self.lines: list[_Line] = []
-        self.parts: list[str] = []
-        self.y: float | None = None
-        self.size = 0.0
-
-    def __call__(self, text: Any, cm: Any, tm: Any, font: Any, font_size: Any) -> None:
-        pieces = str(text).split("\n")
-        for index, piece in enumerate(pieces):
-            if index:
-                self.end_line()
-            if piece.strip():
-                self.parts.append(piece)
-                try:
-                    m2 = tm[2] * cm[0] + tm[3] * cm[2]
-                    m3 = tm[2] * cm[1] + tm[3] * cm[3]
-                    y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
-                    size = float(font_size) * math.hypot(m2, m3)
-                except (TypeError, ValueError, IndexError):
-                    y, size = None, 0.0
-                if self.y is None:
-                    self.y = y
-                self.size = max(self.size, round(size * 2) / 2)
-            elif piece:
-                self.parts.append(piece)
-
-    def end_line(self) -> None:
-        """Close the line being collected, if it has text."""
-        text = "".join(self.parts).strip()
-        if text:
-            self.lines.append(_Line(text, self.y, self.size, self.page))
-        self.parts, self.y, self.size = [], None, 0.0
+def _is_bold(fontname: str) -> bool:
+    name = fontname.split("+")[-1].lower()
+    return any(mark in name for mark in _BOLD)
 
 
-def _blocks(lines: list[_Line]) -> list[Block]:
-    weights: Counter[float] = Counter()
-    for line in lines:
-        weights[line.size] += len(line.text)
-    body_size = weights.most_common(1)[0][0] if weights else 0.0
+def _inside(word: dict[str, Any], table: TableRegion) -> bool:
+    x = (float(word["x0"]) + float(word["x1"])) / 2
+    y = (float(word["top"]) + float(word["bottom"])) / 2
+    return table.x0 <= x <= table.x1 and table.top <= y <= table.bottom
 
-    def is_heading(line: _Line) -> bool:
-        return (
-            body_size > 0
-            and line.size >= body_size * _HEADING_RATIO
-            and len(line.text) <= _HEADING_MAX_CHARS
+
+def _tables(page: Any) -> tuple[TableRegion, ...]:
+    found = []
+    for table in page.find_tables():
+        rows = tuple(
+            tuple(strip_illegal(" ".join(str(cell or "").split()))[0] for cell in row)
+            for row in table.extract()
         )
-
-    sizes = sorted({line.size for line in lines if is_heading(line)}, reverse=True)
-    levels = {size: min(6, index + 1) for index, size in enumerate(sizes)}
-    blocks: list[Block] = []
-    paragraph: list[str] = []
-    items: list[ListItem] = []
-    previous: _Line | None = None
-
-    def flush() -> None:
-        nonlocal paragraph, items
-        if paragraph:
-            page = previous.page if previous else None
-            blocks.append(Block(NodeKind.PARAGRAPH, "\n".join(paragraph), page=page, collapse=False))
-        if items:
-            page = previous.page if previous else None
-            blocks.append(Block(NodeKind.LIST, items=tuple(items), page=page))
-        paragraph, items = [], []
-
-    for line in lines:
-        gap = (
-            previous is not None
-            and previous.y is not None
-            and line.y is not None
-            and abs(previous.y - line.y) > _PARAGRAPH_GAP * max(line.size, previous.size, 1.0)
-        )
-        if previous is not None and (previous.page != line.page or gap):
-            flush()
-        if is_heading(line):
-            flush()
-            continued = (
-                bool(blocks)
-                and blocks[-1].kind is NodeKind.HEADING
-                and previous is not None
-                and (previous.size, previous.page) == (line.size, line.page)
-                and not gap
-            )
-            text = f"{blocks.pop().text} {line.text}" if continued else line.text
-            blocks.append(Block(NodeKind.HEADING, text, level=levels[line.size], page=line.page))
-            previous = line
-            continue
-        bullet = _BULLET.match(line.text)
-        if bullet:
-            if paragraph:
-                flush()
-            items.append(ListItem(line.text[bullet.end() :], 0, bullet.group(1) is not None))
-        elif items and not paragraph and previous is not None and not gap:
-            last = items[-1]
-            items[-1] = ListItem(f"{last.text} {line.text}", last.depth, last.ordered)
-        else:
-            if items:
-                flush()
-            paragraph.append(line.text)
-        previous = line
-    flush()
-    return blocks
+        rows = tuple(row for row in rows if any(row))
+        if len(rows) >= 2 and max(len(row) for row in rows) >= 2:
+            x0, top, x1, bottom = (float(v) for v in table.bbox)
+            found.append(TableRegion(x0, top, x1, bottom, rows))
+    return tuple(found)
 
 
-def parse_pdf(data: bytes, *, source: str = "<bytes>") -> ParsedSource:
-    """Parse PDF bytes into a :class:`ParsedSource` whose nodes carry page numbers.
+def _image_share(page: Any) -> float:
+    area = float(page.width) * float(page.height) or 1.0
+    covered = 0.0
+    for image in page.images:
+        width = max(0.0, min(float(image["x1"]), float(page.width)) - max(float(image["x0"]), 0.0))
+        height = max(0.0, min(float(image["bottom"]), float(page.height)) - max(float(image["top"]), 0.0))
+        covered += width * height
+    return covered / area
 
-    Raises ``MissingExtraError`` without pypdf, ``CorruptFileError`` for a
-    damaged or encrypted file and ``EmptySourceError`` when no page has text.
-    """
+
+def _read_text_layer(data: bytes, source: str) -> _Read:
     try:
-        import pypdf
+        import pdfplumber
     except ImportError:
-        raise MissingExtraError(path=source, fmt="PDF", extra="pdf", module="pypdf") from None
+        raise MissingExtraError(path=source, fmt="PDF", extra="pdf", module="pdfplumber") from None
+    pages: list[PageText] = []
+    scans: list[int] = []
+    illegal = 0
     try:
-        reader = pypdf.PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
+        with pdfplumber.open(io.BytesIO(data)) as pdf:
+            title = str((pdf.metadata or {}).get("Title") or "").strip() or None
+            for number, page in enumerate(pdf.pages, 1):
+                tables = _tables(page)
+                words: list[Word] = []
+                for raw in page.extract_words(extra_attrs=["size", "fontname"]):
+                    if any(_inside(raw, table) for table in tables):
+                        continue
+                    text, removed = strip_illegal(str(raw["text"]))
+                    illegal += removed
+                    if text.strip():
+                        size = round(float(raw["size"]) * 2) / 2
+                        bold = _is_bold(str(raw["fontname"]))
+                        x0, top, x1, bottom = (float(raw[k]) for k in ("x0", "top", "x1", "bottom"))
+                        words.append(Word(text, x0, top, x1, bottom, size, bold))
+                characters = sum(len(w.text) for w in words)
+                if characters < _SCAN_MAX_CHARS and not tables and _image_share(page) >= _SCAN_MIN_IMAGE_AREA:
+                    scans.append(number)
+                    words = []
+                pages.append(PageText(number, float(page.width), float(page.height), tuple(words), tables))
+    except Exception as exc:  # pdfminer raises many types for damaged and encrypted files
+        inner = exc.args[0] if exc.args and isinstance(exc.args[0], Exception) else exc  # pdfplumber wraps
+        text = f"{type(inner).__name__} {inner}".lower()
+        if "password" in text or "encrypt" in text:
             raise CorruptFileError(
-                "PDF is encrypted with a password; save an unencrypted copy and ingest that",
-                path=source,
-            )
-        pages = list(reader.pages)
-    except CorruptFileError:
-        raise
-    except pypdf.errors.DependencyError:
-        raise CorruptFileError(
-            "PDF is encrypted (AES); save an unencrypted copy and ingest that", path=source
-        ) from None
-    except Exception as exc:  # pypdf raises many types for damaged files
-        raise CorruptFileError(f"cannot read PDF, the file is damaged: {exc}", path=source) from None
-    lines: list[_Line] = []
-    for number, page in enumerate(pages, 1):
-        collector = _LineCollector(number)
-        try:
-            page.extract_text(visitor_text=collector)
-        except Exception as exc:
-            raise CorruptFileError(f"cannot extract text of page {number}: {exc}", path=source) from None
-        collector.end_line()
-        lines.extend(collector.lines)
-    if not lines:
-        raise EmptySourceError(
-            f"PDF has no extractable text on its {len(pages)} page(s); scanned pages need OCR, "
-            "which veracity does not do",
-            path=source,
-        )
-    title = None
+                "PDF is encrypted with a password; save an unencrypted copy and ingest that", path=source
+            ) from None
+        raise CorruptFileError(f"cannot read PDF, the file is damaged: {inner or type(inner).__name__}",
+                               path=source) from None  # fmt: skip
+    return _Read(pages, scans, illegal, title)
+
+
+def _ocr_pages(data: bytes, numbers: list[int], settings: OcrSettings, source: str) -> list[PageText]:
+    """Render the listed pages with pypdfium2 and read them with the OCR engine."""
+    engine = ocr_engine(settings, source=source)
     try:
-        title = (reader.metadata.title or "").strip() or None if reader.metadata else None
-    except Exception:
-        title = None
-    return assemble(_blocks(lines), title=title, fmt="pdf")
+        import pypdfium2
+    except ImportError:
+        raise MissingExtraError(
+            path=source, fmt="scanned PDF pages", extra="ocr", module="pypdfium2"
+        ) from None
+    document = pypdfium2.PdfDocument(data)
+    try:
+        read = []
+        for number in numbers:
+            bitmap = document[number - 1].render(scale=settings.dpi / 72)
+            read.append(ocr_page(bitmap.to_pil(), number, engine, scale=settings.dpi / 72))
+        return read
+    finally:
+        document.close()
+
+
+def _ocr_available(settings: OcrSettings, source: str) -> bool:
+    try:
+        ocr_engine(settings, source=source)
+    except MissingExtraError:
+        return False
+    return True
+
+
+def parse_pdf(
+    data: bytes,
+    *,
+    source: str = "<bytes>",
+    ocr: OcrSettings | None = DEFAULT_SETTINGS,
+    limits: InputLimits = DEFAULT_LIMITS,
+) -> ParsedSource:
+    """Parse PDF bytes into a :class:`ParsedSource` whose nodes carry pages and boxes.
+
+    Image-only pages are read by OCR with ``ocr`` (``None``: never). Raises
+    ``MissingExtraError`` without pdfplumber, ``CorruptFileError`` for a
+    damaged or encrypted file, ``LimitExceededError`` for more scanned pages
+    than ``limits.max_ocr_pages`` and ``NoTextError`` when no page has text,
+    even after OCR.
+    """
+    started = time.perf_counter()
+    read = _read_text_layer(data, source)
+    pages = read.pages
+    ocr_read: list[PageText] = []
+    needing = 0
+    if read.scans:
+        if len(read.scans) > limits.max_ocr_pages:
+            raise over_limit(source, "the PDF has {value} scanned pages", len(read.scans), "max_ocr_pages",
+                             limits.max_ocr_pages)  # fmt: skip
+        if ocr is not None and _ocr_available(ocr, source):
+            ocr_read = _ocr_pages(data, read.scans, ocr, source)
+            by_number = {page.number: page for page in ocr_read}
+            pages = [by_number.get(page.number, page) for page in pages]
+        else:
+            needing = len(read.scans)
+    blocks, removed = layout_blocks(pages)
+    ocr_words = [w for page in ocr_read for w in page.words]
+    ocr_chars = sum(len(w.text) for w in ocr_words)
+    confidence = (
+        sum((w.confidence or 0.0) * len(w.text) for w in ocr_words) / ocr_chars if ocr_chars else None
+    )
+    parsed = assemble(blocks, title=read.title, fmt="pdf")
+    with_text = {node.page for node in parsed.nodes}
+    diagnostics = ParseDiagnostics(
+        bytes=len(data),
+        characters=len(parsed.body),
+        pages_total=len(pages),
+        pages_parsed=len(with_text),
+        empty_pages=len(pages) - len(with_text),
+        ocr_pages=len(ocr_read),
+        ocr_characters=ocr_chars,
+        ocr_confidence=confidence,
+        ocr_engine=ocr.engine.value if ocr_read and ocr is not None else None,
+        pages_needing_ocr=needing,
+        tables=sum(len(page.tables) for page in pages),
+        header_footer_lines_removed=removed,
+        illegal_characters=read.illegal,
+        seconds=time.perf_counter() - started,
+    )
+    if not parsed.body:
+        if needing:
+            reason = (
+                f"no text: its {len(pages)} page(s) are images and reading them needs OCR; "
+                "install it with: pip install 'veracity[ocr]'"
+            )
+        elif ocr_read:
+            reason = f"no text: OCR found none on its {len(pages)} page(s)"
+        else:
+            reason = f"no text: its {len(pages)} page(s) have no text layer and no scanned image"
+        raise NoTextError(reason, path=source, diagnostics=diagnostics)
+    return replace(parsed, diagnostics=diagnostics)

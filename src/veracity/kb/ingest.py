@@ -43,11 +43,14 @@ from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.search import SQLiteSearchIndex, SyncReport
 from ..ingest.batch import load_source
 from ..ingest.chunking import chunk_for_index, oversize_chunks
+from ..ingest.diagnostics import ParseDiagnostics
 from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.errors import EmptySourceError, TemplateSourceError
 from ..ingest.ledger import Ledger
 from ..ingest.limits import DEFAULT_LIMITS, InputLimits, over_limit
 from ..ingest.metadata import GovernanceDefaults, MetadataMap
+from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
+from ..ingest.ocr import OcrSettings
 from ..ingest.pages import with_pages
 from ..model.contracts import Document, Status
 from ..model.errors import StorageError, ValidationError, VeracityError
@@ -142,6 +145,8 @@ def ingest_paths(
     delete_pruned: bool = False,
     limits: InputLimits = DEFAULT_LIMITS,
     follow_symlinks: bool = False,
+    ocr: OcrSettings | None = DEFAULT_OCR,
+    images: bool = False,
 ) -> IngestReport:
     """Ingest files and folders into ``kb``'s catalog and index; see the module docstring.
 
@@ -155,6 +160,9 @@ def ingest_paths(
     overrides its size limit); a file over one is rejected by name and the
     others go in. Symbolic links are followed only to files and folders inside
     the ingested folder unless ``follow_symlinks`` (:mod:`veracity.kb.sources`).
+    ``ocr`` says how scanned PDF pages and images are read (``None``: never; a
+    PDF or image without text is then rejected as ``no text``). Image files in
+    folders are read by OCR only with ``images`` (named directly, always).
     """
     if max_bytes is not None:
         limits = replace(limits, max_bytes=max_bytes)
@@ -164,7 +172,7 @@ def ingest_paths(
         return _ingest(
             kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
-            follow_symlinks=follow_symlinks,
+            follow_symlinks=follow_symlinks, ocr=ocr, images=images,
         )  # fmt: skip
 
 
@@ -182,13 +190,15 @@ def _ingest(
     prune: bool,
     delete_pruned: bool,
     follow_symlinks: bool,
+    ocr: OcrSettings | None,
+    images: bool,
 ) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
-    scan = scan_sources(paths, follow_symlinks=follow_symlinks)
+    scan = scan_sources(paths, follow_symlinks=follow_symlinks, images=images)
     setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
-    options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults}
+    options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
     run = _Run(kb, options, _ledger(kb), restore, seconds)
     outcomes: list[_Outcome] = []
     rejected: list[tuple[str, str]] = []
@@ -205,7 +215,10 @@ def _ingest(
                     raise  # the disk, not the file: the whole batch rolls back and the ingest stops
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
                     rejected.append((file.source, str(exc)))
-                    run.ledger.step(file.source, "failed", reason=str(exc))
+                    # a file that parsed to no text says what it found
+                    found = getattr(exc, "diagnostics", None)
+                    diagnostics = found.as_dict() if isinstance(found, ParseDiagnostics) else None
+                    run.ledger.step(file.source, "failed", reason=str(exc), diagnostics=diagnostics)
                 else:
                     outcomes.append(outcome)
                     if outcome.kind in ("added", "revised"):
@@ -280,8 +293,8 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
         if not skip_empty:
             raise
         return _skip(run, file, file.source, exc.reason)
-    ids = {"source_id": document.source_id, "document_id": document.document_id}
-    run.ledger.step(file.source, "parsed", **ids)
+    ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
+    run.ledger.step(file.source, "parsed", diagnostics=parsed.diagnostics.as_dict(), **ids)
     revisions = [
         d for d in catalog.store.find_documents(source_id=document.source_id) if d.tenant == document.tenant
     ]

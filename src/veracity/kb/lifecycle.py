@@ -79,8 +79,9 @@ def _record(store: SQLiteStore, document: Document, state: str, reason: str, *, 
     """Append ``state`` for the file ``document`` was ingested from, if the ledger knows it."""
     source = source_of(store.connection, document.document_id)
     if source is not None:
-        named = {"source_id": document.source_id, "document_id": document.document_id} if ids else {}
-        Ledger(store.connection).step(source, state, reason=reason, **named)
+        source_id, document_id = (document.source_id, document.document_id) if ids else (None, None)
+        ledger = Ledger(store.connection)
+        ledger.step(source, state, reason=reason, source_id=source_id, document_id=document_id)
 
 
 def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone: bool, reason: str) -> int:

@@ -101,8 +101,12 @@ def _digest(content: dict[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-PARSER_PACKAGES: Final = ("markdown-it-py", "PyYAML", "pypdf", "python-docx")
-"""Libraries the ingest parsers use (HTML and plain text use the standard library)."""
+PARSER_PACKAGES: Final = (
+    "markdown-it-py", "PyYAML", "pdfplumber", "pypdfium2", "python-docx",
+    "rapidocr-onnxruntime", "pytesseract",
+)  # fmt: skip
+"""Libraries the ingest parsers use (HTML and plain text use the standard library; OCR engines
+read scanned pages and images)."""
 
 
 def parser_versions() -> dict[str, str | None]:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..model.contracts import Document, Hit
 from ..pipeline.outcome import Answer
-from ..pipeline.render import answer_dict, page_label
+from ..pipeline.render import answer_dict, box_dict, page_label
 from ..pipeline.trace import Audience
 from .degrade import Degradation
 from .explain import Explanation
@@ -149,6 +149,7 @@ def hit_dict(hit: Hit, documents: Mapping[str, Document]) -> dict[str, Any]:
         "title": document.title,
         "heading_path": list(chunk.heading_path),
         "pages": page_label(chunk.page_start, chunk.page_end),
+        "boxes": [box_dict(box) for box in chunk.boxes],
         "text": chunk.text,
         "scores": {
             "lexical": scores.lexical,

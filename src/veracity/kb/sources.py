@@ -32,7 +32,7 @@ from typing import Final
 import apsw
 
 from ..ingest.metadata import SIDECAR_SUFFIX
-from ..ingest.parsers import FORMATS
+from ..ingest.parsers import FORMATS, IMAGE_SUFFIXES
 from ..model.errors import NotFoundError
 
 __all__ = [
@@ -152,8 +152,15 @@ def _walk(root: Path, *, follow_symlinks: bool = False) -> _Walk:
     return walk
 
 
-def scan_sources(paths: Iterable[str | os.PathLike[str]], *, follow_symlinks: bool = False) -> SourceScan:
-    """Files to ingest under ``paths`` (see the module docstring); ``NotFoundError`` for a missing path."""
+def scan_sources(
+    paths: Iterable[str | os.PathLike[str]], *, follow_symlinks: bool = False, images: bool = False
+) -> SourceScan:
+    """Files to ingest under ``paths`` (see the module docstring); ``NotFoundError`` for a missing path.
+
+    Image files (``.png``, ``.jpg``, ``.tiff``) inside folders are read (by OCR)
+    only with ``images``; otherwise they are counted as skipped by suffix. An
+    image named directly is always read.
+    """
     files: list[SourceFile] = []
     tenant_files: list[Path] = []
     skipped: Counter[str] = Counter()
@@ -172,7 +179,8 @@ def scan_sources(paths: Iterable[str | os.PathLike[str]], *, follow_symlinks: bo
             if not walk.found and not walk.hidden and not walk.links:
                 empty.append(str(path))
             for relative, file in walk.found:
-                if file.suffix.lower() in FORMATS:
+                suffix = file.suffix.lower()
+                if suffix in FORMATS and (images or suffix not in IMAGE_SUFFIXES):
                     files.append(SourceFile(relative, file, root))
                 elif file.name == TENANT_FILE:
                     tenant_files.append(file)

@@ -13,6 +13,7 @@ integrity check first (:func:`check_file`).
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..catalog.sql import all_rows, scalar
 from ..catalog.sqlite import SQLiteStore
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.versions import list_versions, read_pointer
-from ..ingest.ledger import latest_states, quarantined
+from ..ingest.ledger import latest_states, parse_diagnostics, quarantined
 from ..model.errors import CorruptStorageError
 from .manifest import CATALOG_FILE, read_manifest
 from .tombstones import count_tombstones
@@ -58,6 +59,26 @@ def _writer(store: SQLiteStore) -> str | None:
     return holder.describe() if holder is not None else None
 
 
+_SUMMED = (
+    "bytes", "characters", "pages_total", "pages_parsed", "empty_pages", "ocr_pages", "ocr_characters",
+    "pages_needing_ocr", "tables", "header_footer_lines_removed", "illegal_characters",
+)  # fmt: skip
+
+
+def parse_totals(files: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Parse diagnostics summed over files; ``ocr_confidence`` is the mean over OCR'd characters
+    (``None`` when nothing was OCR'd)."""
+    rows = list(files)
+    totals: dict[str, Any] = {"files": len(rows)}
+    for key in _SUMMED:
+        totals[key] = sum(int(row.get(key) or 0) for row in rows)
+    weighted = [(row["ocr_confidence"], row.get("ocr_characters") or 0) for row in rows
+                if row.get("ocr_confidence") is not None]  # fmt: skip
+    characters = sum(n for _, n in weighted)
+    totals["ocr_confidence"] = round(sum(c * n for c, n in weighted) / characters, 4) if characters else None
+    return totals
+
+
 def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, Any]:
     """The status report from an open catalog store and its checked manifest."""
     connection = store.connection
@@ -75,6 +96,7 @@ def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, A
         tombstones = count_tombstones(connection)
         ingestion = latest_states(connection)
         quarantine = [{"source": s, "reason": r} for s, r in quarantined(connection)]
+        parsing = parse_diagnostics(connection)
     published = next(v for v in versions if v.version == current)
     verification = (published.manifest or {}).get("verification") or {}
     return {
@@ -83,6 +105,7 @@ def status_of_store(store: SQLiteStore, manifest: dict[str, Any]) -> dict[str, A
         "tombstones": tombstones,
         "ingestion": ingestion,
         "quarantine": quarantine,
+        "parsing": {"files": parsing, "totals": parse_totals(parsing.values())},
         "index": {
             "version": current,
             "documents": documents,

@@ -86,6 +86,57 @@ def sha256_hex(text: str) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class PageBox:
+    """A rectangle on one page of a source, where a node, chunk or citation sits.
+
+    ``page`` is 1-based. The corners are fractions of the page's width and
+    height (0 to 1, origin at the top left), so one box locates text on the
+    PDF page, on the scanned image and on any rendering of either, whatever
+    its resolution.
+    """
+
+    page: int
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+
+    def union(self, other: PageBox) -> PageBox:
+        """The smallest box on this page holding both (``other`` must be on the same page)."""
+        if other.page != self.page:
+            raise ValueError(f"boxes on pages {self.page} and {other.page} have no union")
+        return PageBox(
+            self.page,
+            min(self.x0, other.x0),
+            min(self.top, other.top),
+            max(self.x1, other.x1),
+            max(self.bottom, other.bottom),
+        )
+
+    def as_list(self) -> list[float]:
+        """``[page, x0, top, x1, bottom]``, as stored and served."""
+        return [self.page, self.x0, self.top, self.x1, self.bottom]
+
+    @classmethod
+    def from_list(cls, values: list[float] | tuple[float, ...]) -> PageBox:
+        """Inverse of :meth:`as_list`."""
+        page, x0, top, x1, bottom = values
+        return cls(int(page), float(x0), float(top), float(x1), float(bottom))
+
+
+@dataclass(frozen=True, slots=True)
+class OcrNumber:
+    """A number, version or amount read by OCR, with the confidence of the text it was read in.
+
+    OCR confuses 0/O and 1/I and loses decimal points and percent signs, so a
+    claim resting on such a number with a low ``confidence`` says so.
+    """
+
+    text: str
+    confidence: float
+
+
+@dataclass(frozen=True, slots=True)
 class FactAnnotation:
     """A named fact and the verbatim quote in the document body that states it.
 
@@ -144,7 +195,11 @@ class Chunk:
     ``page_start``/``page_end`` are the 1-based, inclusive pages the span covers
     in a paged source (PDF); ``None`` for formats without pages. Like the
     prefix, they are not part of ``chunk_id``, so ids stay the same whether or
-    not a source's pages are known.
+    not a source's pages are known. ``boxes`` locate the span: one box per
+    page, the union of the boxes of the parsed nodes it covers. A span read by
+    OCR has ``ocr_confidence`` (the mean confidence of its OCR'd text) and
+    ``ocr_numbers`` (the numbers, versions and amounts OCR read in it); both
+    stay empty for text a file carried. None of these enters ``chunk_id``.
     """
 
     chunk_id: str
@@ -160,6 +215,9 @@ class Chunk:
     fact_ids: tuple[str, ...] = ()
     page_start: int | None = None
     page_end: int | None = None
+    boxes: tuple[PageBox, ...] = ()
+    ocr_confidence: float | None = None
+    ocr_numbers: tuple[OcrNumber, ...] = ()
 
     @property
     def content_digest(self) -> str:
@@ -237,7 +295,9 @@ class Citation:
 
     ``page_start``/``page_end`` are the cited chunk's pages (1-based, inclusive)
     when its source has pages (PDF), else ``None``; ``version_min``/``version_max``
-    the product versions the cited document covers (``None``: unbounded).
+    the product versions the cited document covers (``None``: unbounded);
+    ``boxes``, ``ocr_confidence`` and ``ocr_numbers`` are the cited chunk's
+    (see :class:`Chunk`).
     """
 
     citation_id: int
@@ -253,6 +313,9 @@ class Citation:
     page_end: int | None = None
     version_min: str | None = None
     version_max: str | None = None
+    boxes: tuple[PageBox, ...] = ()
+    ocr_confidence: float | None = None
+    ocr_numbers: tuple[OcrNumber, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -271,3 +334,6 @@ class Claim:
     composer: str = "extractive"
     """What wrote the claim: ``extractive`` (copied from the cited chunk) or ``llm`` (written by
     a language model and verified against the cited text)."""
+    ocr_uncertain: tuple[str, ...] = ()
+    """Numbers, versions or amounts the claim states that rest on text OCR read with low
+    confidence (:mod:`veracity.pipeline.ocr_flags`); the answer says so next to the claim."""

@@ -27,6 +27,7 @@ from ..model.errors import IdentityError
 from .answer import compose, verify_claims
 from .composer import Composer, evidence_of
 from .decision import NON_OFFICIAL_MARKED, AnswerInputs
+from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
@@ -178,7 +179,8 @@ class KnowledgeBase:
         evidence = evidence_of(retrievals, sentence_embedding(self.embedder), question=decided.question)
         written = self.composer.compose(decided, evidence)
         verify_claims(written.claims, written.citations)
-        return written
+        # written claims are new records: they state numbers too, so they carry the OCR flags too
+        return replace(written, claims=flag_ocr_numbers(written.claims, written.citations))
 
     def answer(self, retrieval: Retrieval) -> Answer:
         """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""
@@ -227,6 +229,7 @@ def answer_from(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
     )
     verify_claims(composition.claims, composition.citations)
+    claims = flag_ocr_numbers(composition.claims, composition.citations)
     trace = replace(
         retrieval.trace,
         status=composition.status.value,
@@ -239,7 +242,7 @@ def answer_from(
     return Answer(
         question=query.text,
         status=composition.status,
-        claims=composition.claims,
+        claims=claims,
         citations=composition.citations,
         missing_fact_ids=composition.missing_fact_ids,
         uncovered_subquestions=composition.uncovered_subquestions,

@@ -188,6 +188,9 @@ def make_citation(citation_id: int, chunk: Chunk, document: Document) -> Citatio
         chunk_digest=chunk.content_digest,
         page_start=chunk.page_start,
         page_end=chunk.page_end,
+        boxes=chunk.boxes,
+        ocr_confidence=chunk.ocr_confidence,
+        ocr_numbers=chunk.ocr_numbers,
         version_min=document.version_min,
         version_max=document.version_max,
     )

@@ -7,7 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..ingest.documents import metadata_of
-from ..model.contracts import Chunk, Citation, Claim, Document
+from ..model.contracts import Chunk, Citation, Claim, Document, PageBox
 from .trace import Audience
 
 if TYPE_CHECKING:  # only annotations: rendering a document needs no engine (fast `veracity docs`)
@@ -33,8 +33,15 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
         "chunk_digest": citation.chunk_digest,
         "page_start": citation.page_start,
         "page_end": citation.page_end,
+        "boxes": [box_dict(box) for box in citation.boxes],
+        "ocr_confidence": citation.ocr_confidence,
         "versions": version_label(citation.version_min, citation.version_max) or None,
     }
+
+
+def box_dict(box: PageBox) -> dict[str, Any]:
+    """Where on a page: ``page`` (1-based) and the corners as fractions of its width and height."""
+    return {"page": box.page, "x0": box.x0, "top": box.top, "x1": box.x1, "bottom": box.bottom}
 
 
 def version_label(version_min: str | None, version_max: str | None) -> str:
@@ -65,6 +72,7 @@ def claim_dict(claim: Claim) -> dict[str, Any]:
         "fact_ids": list(claim.fact_ids),
         "source_trust": claim.source_trust,
         "composer": claim.composer,
+        "ocr_uncertain": list(claim.ocr_uncertain),
     }
 
 
@@ -111,6 +119,9 @@ def answer_text(answer: Answer) -> str:
             # a claim copied from a list item keeps its marker; print one bullet, not "- - "
             marked = f"({claim.source_trust} source) " if claim.source_trust else ""
             lines.append(f"- {marked}{_LIST_MARKER.sub('', claim.text, count=1)} {marks}")
+            if claim.ocr_uncertain:
+                numbers = ", ".join(claim.ocr_uncertain)
+                lines.append(f"  (read by OCR with low confidence: {numbers}; check the cited page)")
     if answer.missing_fact_ids:
         lines.append("")
         lines.append(
@@ -186,6 +197,8 @@ def chunk_dict(chunk: Chunk, *, text: bool = False) -> dict[str, Any]:
         "content_digest": chunk.content_digest,
         "page_start": chunk.page_start,
         "page_end": chunk.page_end,
+        "boxes": [box_dict(box) for box in chunk.boxes],
+        "ocr_confidence": chunk.ocr_confidence,
     }
     if text:
         data["context_prefix"] = chunk.context_prefix

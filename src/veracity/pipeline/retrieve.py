@@ -4,12 +4,21 @@ Eligibility runs first, on the index snapshot's metadata; recall only ever
 sees eligible chunk ids. After reranking, every candidate's document is
 resolved again in the live catalog (status, eligibility, content digest, chunk
 digest) and whatever changed is dropped with its reason.
+
+Each trust tier (official, community, untrusted) is a pool of its own: recall,
+term statistics, fusion and rerank of the official tier run over official
+chunks alone, so nothing a community or untrusted page says — whether the
+injection detector caught it or not — changes which official evidence is
+found, how it scores, or the question-term weights the decision reads. The
+tiers meet again, ordered by rerank score, only in the evidence packet (which
+keeps ``top_k`` per tier). The trace lists each channel's and the fused
+ranking tier by tier, official first.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
@@ -19,7 +28,7 @@ import numpy.typing as npt
 from ..catalog.catalog import Catalog
 from ..index.dense import Embedder
 from ..index.snapshot import SearchBackend
-from ..model.contracts import Document, ExclusionReason, Hit, Query, Scores, sha256_hex
+from ..model.contracts import Document, ExclusionReason, Hit, Query, Scores, Trust, sha256_hex
 from ..model.errors import NotFoundError
 from ..model.governance import eligibility, require_aware
 from ..text.questions import split_subquestions
@@ -81,9 +90,23 @@ class _Clock:
 
     @contextmanager
     def stage(self, name: str) -> Iterator[None]:
+        """Time a stage; a stage run again (once per trust tier) adds to its first entry."""
         start = time.perf_counter()
         yield
-        self.stages.append((name, (time.perf_counter() - start) * 1000.0))
+        spent = (time.perf_counter() - start) * 1000.0
+        for i, (seen, total) in enumerate(self.stages):
+            if seen == name:
+                self.stages[i] = (name, total + spent)
+                return
+        self.stages.append((name, spent))
+
+
+def trust_pools(document_ids: Collection[str], documents: Mapping[str, Document]) -> list[set[str]]:
+    """``document_ids`` split by their source's trust, official first; empty tiers left out."""
+    pools: dict[Trust, set[str]] = {trust: set() for trust in Trust}
+    for document_id in document_ids:
+        pools[documents[document_id].trust].add(document_id)
+    return [pools[trust] for trust in Trust if pools[trust]]
 
 
 def eligible_set(
@@ -135,53 +158,45 @@ def run(
         )
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
         eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
-    channel_results: dict[str, list[tuple[str, float]]] = {}
-    tenant = query.principal.tenant
-    if eligible_docs and "bm25" in settings.channels:
-        with clock.stage("bm25"):
-            channel_results["bm25"] = snapshot.lexical_search(
-                tenant,
-                tokenize(query.text),
-                k=settings.candidate_k,
-                eligible_document_ids=eligible_docs,
-            )
+    pools = trust_pools(eligible_docs, snapshot.documents)
     vector: npt.NDArray[np.float32] | None = None
-    if eligible_docs and "dense" in settings.channels:
+    if pools and "dense" in settings.channels:
         with clock.stage("embed_query"):
             vector = embedder.embed_batch([query.text], kind="query")[0]
-        with clock.stage("dense"):
-            channel_results["dense"] = snapshot.dense_search(
-                tenant,
-                vector,
-                k=settings.candidate_k,
-                eligible_document_ids=eligible_docs,
-                model_id=embedder.model_id,
-            )
+    channel_results: dict[str, list[tuple[str, float]]] = {}
+    fused: list[tuple[str, float]] = []
+    reranked: list[Hit] = []
+    for pool in pools:
+        found = _recall(query, snapshot, embedder, settings, pool, vector, clock)
+        for name, pairs in found.items():
+            channel_results.setdefault(name, []).extend(pairs)
+        with clock.stage("fusion"):
+            pool_fused = _fuse(found, settings.rrf_k)
+            fused.extend(pool_fused)
+            hits = [
+                Hit(
+                    chunk=snapshot.chunks[cid],
+                    scores=Scores(
+                        lexical=dict(found.get("bm25", ())).get(cid),
+                        semantic=dict(found.get("dense", ())).get(cid),
+                        fusion=score,
+                    ),
+                    rank=rank,
+                )
+                for rank, (cid, score) in enumerate(pool_fused, start=1)
+            ]
+        with clock.stage("rerank"):
+            reranked.extend(reranker.rerank(query, hits, snapshot.documents))
+    reranked.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
+    reranked = [replace(hit, rank=rank) for rank, hit in enumerate(reranked, start=1)]
     with clock.stage("term_statistics"):
+        # the most trusted pool's statistics: what other tiers contain never reweighs the question
         terms = sorted({t for sub in split_subquestions(query.text) for t in sub.terms})
         chunk_count, frequencies = (
-            snapshot.document_frequencies(tenant, terms, eligible_document_ids=eligible_docs)
-            if eligible_docs and terms
+            snapshot.document_frequencies(query.principal.tenant, terms, eligible_document_ids=pools[0])
+            if pools and terms
             else (0, {})
         )
-    with clock.stage("fusion"):
-        rankings = {name: [cid for cid, _ in pairs] for name, pairs in channel_results.items()}
-        fused = reciprocal_rank_fusion(rankings, k=settings.rrf_k) if rankings else []
-        per_channel = {name: dict(pairs) for name, pairs in channel_results.items()}
-        hits = [
-            Hit(
-                chunk=snapshot.chunks[cid],
-                scores=Scores(
-                    lexical=per_channel.get("bm25", {}).get(cid),
-                    semantic=per_channel.get("dense", {}).get(cid),
-                    fusion=score,
-                ),
-                rank=rank,
-            )
-            for rank, (cid, score) in enumerate(fused, start=1)
-        ]
-    with clock.stage("rerank"):
-        reranked = reranker.rerank(query, hits, snapshot.documents)
     with clock.stage("return_gate"):
         kept, rejections, gate_hidden = _return_gate(reranked, query, catalog)
         removed = tuple(h.chunk.chunk_id for h in kept if h.chunk.chunk_id in remove_chunk_ids)
@@ -231,6 +246,36 @@ def run(
         term_weights=TermWeights(chunks=chunk_count, frequencies=frequencies),
         query_vector=vector,
     )
+
+
+def _recall(
+    query: Query,
+    snapshot: SearchBackend,
+    embedder: Embedder,
+    settings: RetrievalSettings,
+    pool: set[str],
+    vector: npt.NDArray[np.float32] | None,
+    clock: _Clock,
+) -> dict[str, list[tuple[str, float]]]:
+    """Each channel's candidates among the documents of one trust pool (statistics over it alone)."""
+    found: dict[str, list[tuple[str, float]]] = {}
+    tenant = query.principal.tenant
+    if "bm25" in settings.channels:
+        with clock.stage("bm25"):
+            found["bm25"] = snapshot.lexical_search(
+                tenant, tokenize(query.text), k=settings.candidate_k, eligible_document_ids=pool
+            )
+    if vector is not None:
+        with clock.stage("dense"):
+            found["dense"] = snapshot.dense_search(
+                tenant, vector, k=settings.candidate_k, eligible_document_ids=pool, model_id=embedder.model_id
+            )
+    return found
+
+
+def _fuse(found: Mapping[str, list[tuple[str, float]]], rrf_k: int) -> list[tuple[str, float]]:
+    rankings = {name: [cid for cid, _ in pairs] for name, pairs in found.items()}
+    return reciprocal_rank_fusion(rankings, k=rrf_k) if rankings else []
 
 
 def _return_gate(

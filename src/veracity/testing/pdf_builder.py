@@ -3,7 +3,10 @@
 Every object and the cross-reference table are written here, so generated
 files have a known origin and need no PDF library. A page is a list of
 :data:`PdfLine` ``(font size, text, y)``, each line placed at x = 72 pt and
-``y`` pt from the bottom of a US-letter page.
+``y`` pt from the bottom of a US-letter page; ``(font size, text, y, x)``
+places it at ``x``, and ``(font size, text, y, x, "bold")`` sets it in
+Helvetica-Bold. ``rules`` draws line segments on a page (a table's grid);
+``scans`` puts a JPEG image over a whole page, as a scanner writes it.
 
 Latin-1 text is set in the standard Helvetica font. Lines whose text is listed
 in ``cjk`` (or every line, with ``cjk=True``) are set in a Type0 font
@@ -15,12 +18,17 @@ font file installed (viewers substitute the glyphs).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
-__all__ = ["PdfLine", "build_pdf", "write_pdf"]
+__all__ = ["PdfLine", "Rule", "Scan", "build_pdf", "table_rules", "write_pdf"]
 
-PdfLine = tuple[float, str, float]
-"""One line of text: ``(font size, text, y position from the bottom)`` in points."""
+PdfLine = tuple[Any, ...]
+"""One line of text: ``(font size, text, y from the bottom[, x[, "bold"]])`` in points."""
+Rule = tuple[float, float, float, float]
+"""A line segment ``(x0, y0, x1, y1)`` in points from the bottom left."""
+Scan = tuple[bytes, int, int]
+"""A page image: ``(JPEG bytes, width in pixels, height in pixels)``, RGB."""
 
 _BFCHAR_LIMIT = 100  # the PDF spec allows at most 100 entries per beginbfchar block
 
@@ -56,25 +64,38 @@ def _cmap(codes: dict[str, int]) -> bytes:
     return "\n".join(lines).encode("ascii")
 
 
-def _latin_operation(size: float, text: str, y: float) -> str:
+def _latin_operation(size: float, text: str, y: float, x: float = 72, bold: bool = False) -> str:
     try:
         text.encode("latin-1")
     except UnicodeEncodeError:
         raise ValueError(
             f"line {text!r} has characters outside Latin-1; list its text in cjk= (or pass cjk=True)"
         ) from None
-    return f"BT /F1 {size:g} Tf 72 {y:g} Td ({_escape(text)}) Tj ET"
+    return f"BT /{'F3' if bold else 'F1'} {size:g} Tf {x:g} {y:g} Td ({_escape(text)}) Tj ET"
 
 
-def build_pdf(pages: Sequence[Sequence[PdfLine]], *, cjk: bool | Collection[str] = ()) -> bytes:
+def table_rules(x: Sequence[float], y: Sequence[float]) -> list[Rule]:
+    """The grid of a ruled table: vertical rules at every ``x``, horizontal ones at every ``y``."""
+    return [(v, min(y), v, max(y)) for v in x] + [(min(x), h, max(x), h) for h in y]
+
+
+def build_pdf(
+    pages: Sequence[Sequence[PdfLine]],
+    *,
+    cjk: bool | Collection[str] = (),
+    rules: Mapping[int, Sequence[Rule]] | None = None,
+    scans: Mapping[int, Scan] | None = None,
+) -> bytes:
     """A valid PDF with one content stream per page (an empty page list item gives a blank page).
 
     Lines whose text is in ``cjk`` (every line when ``cjk`` is ``True``) use the
     Type0 font; the others must be Latin-1 (``ValueError`` otherwise).
+    ``rules`` and ``scans`` map a 0-based page index to its line segments and
+    its full-page image.
     """
     every = cjk is True
     wide = frozenset() if isinstance(cjk, bool) else frozenset(cjk)
-    unicode_texts = {text for page in pages for _, text, _ in page if every or text in wide}
+    unicode_texts = {line[1] for page in pages for line in page if every or line[1] in wide}
     codes = {char: n + 1 for n, char in enumerate(sorted({c for text in unicode_texts for c in text}))}
     objects: list[bytes] = [b"", b""]  # 1: catalog, 2: page tree (filled in at the end)
 
@@ -83,7 +104,8 @@ def build_pdf(pages: Sequence[Sequence[PdfLine]], *, cjk: bool | Collection[str]
         return len(objects)
 
     helvetica = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>")
-    fonts = b"/F1 %d 0 R" % helvetica
+    bold = add(b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>")
+    fonts = b"/F1 %d 0 R /F3 %d 0 R" % (helvetica, bold)
     if codes:
         to_unicode = add(_stream(_cmap(codes)))
         descriptor = add(
@@ -101,19 +123,33 @@ def build_pdf(pages: Sequence[Sequence[PdfLine]], *, cjk: bool | Collection[str]
         )
         fonts += b" /F2 %d 0 R" % type0
     kids = []
-    for page in pages:
+    for index, page in enumerate(pages):
         operations = []
-        for size, text, y in page:
+        xobjects = b""
+        scan = (scans or {}).get(index)
+        if scan is not None:
+            jpeg, width, height = scan
+            header = b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceRGB" % (
+                width, height
+            ) + b" /BitsPerComponent 8 /Filter /DCTDecode /Length %d >>\nstream\n" % len(jpeg)
+            image = add(header + jpeg + b"\nendstream")
+            xobjects = b" /XObject << /Im1 %d 0 R >>" % image
+            operations.append("q 612 0 0 792 0 0 cm /Im1 Do Q")
+        for line in page:
+            size, text, y = line[:3]
+            x = line[3] if len(line) > 3 else 72
             if text in unicode_texts:
                 glyphs = "".join(f"{codes[char]:04X}" for char in text)
-                operations.append(f"BT /F2 {size:g} Tf 72 {y:g} Td <{glyphs}> Tj ET")
+                operations.append(f"BT /F2 {size:g} Tf {x:g} {y:g} Td <{glyphs}> Tj ET")
             else:
-                operations.append(_latin_operation(size, text, y))
+                operations.append(_latin_operation(size, text, y, x, len(line) > 4 and line[4] == "bold"))
+        for x0, y0, x1, y1 in (rules or {}).get(index, ()):
+            operations.append(f"0.5 w {x0:g} {y0:g} m {x1:g} {y1:g} l S")
         contents = add(_stream("\n".join(operations).encode("latin-1")))
         kids.append(
             add(
                 b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792]"
-                b" /Resources << /Font << %s >> >> /Contents %d 0 R >>" % (fonts, contents)
+                b" /Resources << /Font << %s >>%s >> /Contents %d 0 R >>" % (fonts, xobjects, contents)
             )
         )
     objects[0] = b"<< /Type /Catalog /Pages 2 0 R >>"
@@ -138,7 +174,9 @@ def write_pdf(
     pages: Sequence[Sequence[PdfLine]],
     *,
     cjk: bool | Collection[str] = (),
+    rules: Mapping[int, Sequence[Rule]] | None = None,
+    scans: Mapping[int, Scan] | None = None,
 ) -> None:
     """Write :func:`build_pdf` of ``pages`` to ``path``."""
     with open(path, "wb") as handle:
-        handle.write(build_pdf(pages, cjk=cjk))
+        handle.write(build_pdf(pages, cjk=cjk, rules=rules, scans=scans))

@@ -16,7 +16,17 @@ import json
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from ...model.contracts import Chunk, ChunkKind, Document, FactAnnotation, Status, Trust, Visibility
+from ...model.contracts import (
+    Chunk,
+    ChunkKind,
+    Document,
+    FactAnnotation,
+    OcrNumber,
+    PageBox,
+    Status,
+    Trust,
+    Visibility,
+)
 from ...model.versions import parse_version
 
 __all__ = [
@@ -116,10 +126,10 @@ def document_from_json(text: str) -> Document:
 
 
 def chunk_to_json(chunk: Chunk) -> str:
-    """The chunk as compact JSON (every field; ``page_start``/``page_end`` only when set).
+    """The chunk as compact JSON (every field; pages, boxes and OCR fields only when set).
 
-    Pages are left out when ``None`` so records of sources without pages stay
-    as they were before pages existed.
+    Pages, boxes and OCR fields are left out when unset so records of sources
+    without them stay as they were before they existed.
     """
     record: dict[str, Any] = {
         "chunk_id": chunk.chunk_id,
@@ -137,6 +147,12 @@ def chunk_to_json(chunk: Chunk) -> str:
     if chunk.page_start is not None or chunk.page_end is not None:
         record["page_start"] = chunk.page_start
         record["page_end"] = chunk.page_end
+    if chunk.boxes:
+        record["boxes"] = [box.as_list() for box in chunk.boxes]
+    if chunk.ocr_confidence is not None:
+        record["ocr_confidence"] = chunk.ocr_confidence
+    if chunk.ocr_numbers:
+        record["ocr_numbers"] = [[n.text, n.confidence] for n in chunk.ocr_numbers]
     return _dumps(record)
 
 
@@ -158,4 +174,7 @@ def chunk_from_json(text: str) -> Chunk:
         fact_ids=tuple(raw["fact_ids"]),
         page_start=None if page_start is None else int(page_start),
         page_end=None if page_end is None else int(page_end),
+        boxes=tuple(PageBox.from_list(item) for item in raw.get("boxes", ())),
+        ocr_confidence=raw.get("ocr_confidence"),
+        ocr_numbers=tuple(OcrNumber(str(t), float(c)) for t, c in raw.get("ocr_numbers", ())),
     )

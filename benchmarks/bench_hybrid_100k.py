@@ -40,6 +40,7 @@ from synthetic_kb import RandomEmbedder, write_corpus
 
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
@@ -47,7 +48,8 @@ from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import Principal, Query
 from veracity.pipeline.engine import KnowledgeBase
 from veracity.pipeline.fusion import reciprocal_rank_fusion
-from veracity.pipeline.retrieve import eligible_set
+from veracity.pipeline.retrieve import python_eligible_set
+from veracity.text import tokens as tokens_module
 from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
@@ -138,29 +140,45 @@ def hybrid(backend, principal: Principal, tokens, vector, eligible, model_id: st
 
 def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id: str) -> None:
     index: SQLiteSearchIndex = kb.snapshot  # type: ignore[assignment]
+    index.quantized_min_rows = None  # exact dense in the hybrid timings (the peer is exact); binary apart
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for principal in {p for p, _, _ in queries}:  # first query per tenant loads its arrays and matrix
         eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
         _, wall, _ = timed(hybrid, index, principal, ["x"], queries[0][2], eligible, model_id)
         print(f"  cold load {principal.tenant}/{sorted(principal.roles)[0]}: {wall:.0f} ms")
-    t = {name: [] for name in ("sql_filter", "py_filter", "sqlite", "sqlite_cpu", "snapshot", "snapshot_cpu",
-                               "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense")}  # fmt: skip
+    t = {name: [] for name in ("sql_filter", "py_filter", "sql_step", "sqlite", "sqlite_cpu", "snapshot",
+                               "snapshot_cpu", "sqlite_lex", "sqlite_dense", "snap_lex", "snap_dense",
+                               "binary_dense", "hybrid_default")}  # fmt: skip
+    plans: set[str] = set()
+    recall_binary: list[float] = []
     fractions = []
     same_top = 0
     tenant_docs: dict[str, int] = {}
     for document in snapshot.documents.values():
         tenant_docs[document.tenant] = tenant_docs.get(document.tenant, 0) + 1
-    for principal, tokens, vector in queries:
+    def default_plan(principal, tokens, vector, eligible) -> None:
+        index.quantized_min_rows = QUANTIZED_MIN_ROWS
+        _, wall, _ = timed(hybrid, index, principal, tokens, vector, eligible, model_id)
+        t["hybrid_default"].append(wall)
+        plans.add(index.last_dense_plan)
+        index.quantized_min_rows = None
+
+    for number, (principal, tokens, vector) in enumerate(queries):
         known = roles[principal.tenant]
         eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
         t["sql_filter"].append(wall)
         query = Query("", principal, VERSION, AS_OF)
-        (python_eligible, _, _), wall, _ = timed(eligible_set, query, snapshot, known)
+        python_step, wall, _ = timed(python_eligible_set, query, snapshot, known)
         t["py_filter"].append(wall)
-        assert python_eligible == eligible, "SQL and Python governance filters disagree"
+        assert python_step.document_ids == eligible, "SQL and Python governance filters disagree"
+        sql_step, wall, _ = timed(index.eligible_documents, principal, VERSION, AS_OF, known)
+        t["sql_step"].append(wall)
+        assert sql_step == python_step, "SQL and Python exclusion reasons disagree"
         fractions.append(len(eligible) / tenant_docs[principal.tenant])
         eligible = frozenset(eligible)
         parts: list[tuple[float, float]] = []
+        if number % 2:  # the first run of a query reads its postings: alternate which plan goes first
+            default_plan(principal, tokens, vector, eligible)
         a, wall, cpu = timed(hybrid, index, principal, tokens, vector, eligible, model_id, parts)
         t["sqlite"].append(wall)
         t["sqlite_cpu"].append(cpu)
@@ -168,6 +186,17 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         t["snapshot"].append(wall)
         t["snapshot_cpu"].append(cpu)
         same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
+        exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
+                                       model_id=model_id)  # fmt: skip
+        if not number % 2:
+            default_plan(principal, tokens, vector, eligible)
+        index.quantized_min_rows = 1
+        binary, wall, _ = timed(index.dense_search, principal.tenant, vector, k=K,
+                                eligible_document_ids=eligible, model_id=model_id)  # fmt: skip
+        index.quantized_min_rows = None
+        t["binary_dense"].append(wall)
+        overlap = {c for c, _ in exact_top} & {c for c, _ in binary[:10]}
+        recall_binary.append(len(overlap) / max(1, len(exact_top)))
         for name, (lexical_ms, dense_ms) in zip(("sqlite", "snap"), parts, strict=True):
             t[f"{name}_lex"].append(lexical_ms)
             t[f"{name}_dense"].append(dense_ms)
@@ -177,8 +206,15 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         f"{statistics.median(fractions):.0%} max {max(fractions):.0%}; identical fused top-10: {same_top}/{n}"
     )
     print(f"  governance filter, SQL on index      : {stats(t['sql_filter'])}")
-    print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}")
+    print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}  [before this issue]")
+    print(f"  eligibility step in SQL with reasons : {stats(t['sql_step'])}  [the pipeline's step now;"
+          f" ratio to Python {statistics.median(t['sql_step']) / statistics.median(t['py_filter']):.2f}]")
+    print(f"  dense binary (oversample {index.oversample}) {stats(t['binary_dense'])}; recall@10 vs exact"
+          f" {statistics.mean(recall_binary):.3f}; ratio to exact dense"
+          f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
+    print(f"  hybrid SQLite, default dense plan ({', '.join(sorted(plans))}):"
+          f" wall {stats(t['hybrid_default'])}")
     print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
     print(f"    SQLite   bm25 {stats(t['sqlite_lex'])} · dense {stats(t['sqlite_dense'])}")
     print(f"    snapshot bm25 {stats(t['snap_lex'])} · dense {stats(t['snap_dense'])}")
@@ -190,6 +226,31 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
     )
     ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
     print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
+    index.quantized_min_rows = QUANTIZED_MIN_ROWS  # the index's default again for what follows
+
+
+def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
+    """``kb.ask`` end to end (random query vectors: no model), p50/p95 per trace stage."""
+    per_stage: dict[str, list[float]] = {}
+    totals: list[float] = []
+    for principal, tokens, _ in queries[:n]:
+        question = " ".join(tokens[:6]) + "？"
+        answer, wall, _ = timed(kb.ask, question, principal, VERSION, AS_OF)
+        totals.append(wall)
+        timings: dict[str, float] = {}
+        for stage, ms in answer.trace.timings_ms:  # a stage runs once per trust pool: summed
+            timings[stage] = timings.get(stage, 0.0) + ms
+        for stage, ms in timings.items():
+            per_stage.setdefault(stage, []).append(ms)
+        per_stage.setdefault("answer (decision + composition + retry, = total - stages)", []).append(
+            wall - sum(timings.values())
+        )
+    print(f"ask end to end, {len(totals)} asks (warm, random query vectors): total {stats(totals)}")
+    print("| stage | p50 ms | p95 ms |\n|---|---|---|")
+    for stage, samples in per_stage.items():
+        ordered = sorted(samples)
+        p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+        print(f"| {stage} | {statistics.median(ordered):.2f} | {p95:.2f} |")
 
 
 def bench_sql_dense(kb: KnowledgeBase, queries, model_id: str, n: int) -> None:
@@ -248,19 +309,8 @@ def bench_embedding(texts: list[str]) -> None:
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks (default 100000)")
-    parser.add_argument("--queries", type=int, default=300)
-    parser.add_argument("--tenants", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=13)
-    parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
-    parser.add_argument("--workdir", type=Path, default=None)
-    args = parser.parse_args()
-    work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
-    print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")
+def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> KnowledgeBase:
+    """Write the corpus, ingest it lexical-only then with vectors (both rates printed)."""
     per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
     folder = work / "corpus"
     start = time.perf_counter()
@@ -269,16 +319,39 @@ def main() -> None:
         f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
         f" written in {time.perf_counter() - start:.1f} s"
     )
-
     lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
     print_ingest("ingest without embedding (parse + chunk + catalog + tokenize + FTS5)", report, seconds, cpu)
     lexical_kb.catalog.store.close()
-    embedder = RandomEmbedder()
-    _segment_cjk.cache_clear()  # no head start from the first ingest's tokenizer cache
+    for cached in (_segment_cjk, tokens_module._cjk_tokens, tokens_module._word_tokens):
+        cached.cache_clear()  # no head start from the first ingest's tokenizer caches
     kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
     print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
     print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
+    return kb
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks (default 100000)")
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--asks", type=int, default=100, help="kb.ask runs for the per-stage table")
+    parser.add_argument("--seed", type=int, default=13)
+    parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
+    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--reuse", action="store_true", help="query the workdir's hybrid.sqlite if present")
+    args = parser.parse_args()
+    work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
+    print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")
+    embedder = RandomEmbedder()
+    if args.reuse and (work / "hybrid.sqlite").exists():
+        store = SQLiteStore(work / "hybrid.sqlite")
+        kb = KnowledgeBase(Catalog(store), embedder, backend=SQLiteSearchIndex(store))  # type: ignore[arg-type]
+        print(f"reusing {work / 'hybrid.sqlite'} (no corpus written, no ingest measured)")
+    else:
+        kb = build(args, work, embedder)
     start = time.perf_counter()
     reopened = SQLiteSearchIndex(SQLiteStore(work / "hybrid.sqlite"))
     print(
@@ -293,6 +366,7 @@ def main() -> None:
     queries = make_queries(kb, args.tenants, args.queries, np.random.default_rng(args.seed))
     print(f"filtered hybrid query, {len(queries)} queries, k={K}, RRF, no rerank, query vectors precomputed:")
     bench_queries(kb, snapshot, queries, embedder.model_id)
+    bench_ask_stages(kb, queries, min(len(queries), args.asks))
     print(f"dense in SQL (DenseMode.SQL), load average {load()}:")
     bench_sql_dense(kb, queries, embedder.model_id, 20)
     if not args.no_embedding:

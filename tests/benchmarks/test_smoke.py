@@ -54,6 +54,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_bad_inputs.py",
         "bench_cold_start.py",
         "load_service.py",
+        "bench_quantized.py",
         "bench_ocr.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -142,6 +143,11 @@ def test_load_service(tmp_path: Path) -> None:
     assert report["requests"] > 20 and report["withdraw"]["status"] == 200
     assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
     assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache
+
+
+def test_quantized() -> None:
+    out = _run("bench_quantized.py", "--random-rows", 2000, "--random-queries", 5)
+    assert "recall@10 (float rescore)" in out and "| 16 | 160 |" in out
 
 
 def test_ocr(tmp_path: Path) -> None:

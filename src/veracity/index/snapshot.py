@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from datetime import datetime
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import Chunk, Document
+from ..model.contracts import Chunk, Document, Principal
+from ..model.governance import EligibleDocuments
 from ..text.tokens import tokenize
 from .dense import DenseIndex, Embedder
 from .lexical import BM25Index, TermStatistics
@@ -88,6 +90,27 @@ class SearchBackend(Protocol):
         Statistics cover only what the principal may use, so answer decisions
         built on them never depend on chunks the principal may not see.
         """
+        ...
+
+
+@runtime_checkable
+class FiltersEligibility(Protocol):
+    """A backend that runs the eligibility step itself (in SQL, say) rather than in Python.
+
+    The outcome must equal :func:`veracity.model.governance.eligible_documents` over
+    the backend's ``documents``: the same eligible ids, the same named exclusions
+    with the same reasons, the same hidden count. Backends without it get the
+    Python filter.
+    """
+
+    def eligible_documents(
+        self,
+        principal: Principal,
+        target_version: str | None,
+        as_of: datetime,
+        known_roles: Collection[str],
+    ) -> EligibleDocuments:
+        """Eligible documents of the principal's tenant, named exclusions, hidden count."""
         ...
 
 

@@ -9,12 +9,16 @@ version: the version check is skipped (every version range passes).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
 from datetime import datetime
 
 from .contracts import Document, Eligibility, ExclusionReason, Principal, Status, Visibility
 from .errors import ValidationError
 from .versions import in_range
+
+HIDDEN_REASONS = frozenset({ExclusionReason.TENANT, ExclusionReason.ROLE})
+"""Reasons the trace counts without naming the document (another tenant's, a role's)."""
 
 
 def require_aware(moment: datetime, *, field: str = "as_of") -> datetime:
@@ -63,3 +67,48 @@ def eligibility(
     if document.status is not Status.ACTIVE:
         reasons.append(ExclusionReason.STATUS)
     return Eligibility(eligible=not reasons, reasons=tuple(reasons))
+
+
+@dataclass(frozen=True, slots=True)
+class EligibleDocuments:
+    """The eligibility step's outcome for one principal, version and moment.
+
+    ``document_ids``: the eligible documents of the principal's tenant.
+    ``excluded``: ``(source_id, document_id, reason)`` of every other document of
+    the tenant whose primary reason may be named (validity, version, status),
+    sorted. ``hidden``: how many were excluded for a reason that is not named
+    (tenant, role). Documents of other tenants are out of scope: neither named
+    nor counted.
+    """
+
+    document_ids: frozenset[str]
+    excluded: tuple[tuple[str, str, str], ...]
+    hidden: int
+
+
+def eligible_documents(
+    documents: Mapping[str, Document],
+    principal: Principal,
+    target_version: str | None,
+    as_of: datetime,
+    known_roles: Collection[str],
+) -> EligibleDocuments:
+    """:func:`eligibility` over every document of the principal's tenant (the reference filter).
+
+    Backends may compute the same outcome another way (in SQL); they must agree with this.
+    """
+    require_aware(as_of)
+    eligible: set[str] = set()
+    named: list[tuple[str, str, str]] = []
+    hidden = 0
+    for document_id, document in documents.items():
+        if document.tenant != principal.tenant:
+            continue
+        verdict = eligibility(document, principal, target_version, as_of, known_roles)
+        if verdict.eligible:
+            eligible.add(document_id)
+        elif verdict.primary_reason in HIDDEN_REASONS:
+            hidden += 1
+        else:
+            named.append((document.source_id, document_id, str(verdict.primary_reason)))
+    return EligibleDocuments(frozenset(eligible), tuple(sorted(named)), hidden)

@@ -27,10 +27,10 @@ import numpy.typing as npt
 
 from ..catalog.catalog import Catalog
 from ..index.dense import Embedder
-from ..index.snapshot import SearchBackend
-from ..model.contracts import Document, ExclusionReason, Hit, Query, Scores, Trust, sha256_hex
+from ..index.snapshot import FiltersEligibility, SearchBackend
+from ..model.contracts import Document, Hit, Query, Scores, Trust, sha256_hex
 from ..model.errors import NotFoundError
-from ..model.governance import eligibility, require_aware
+from ..model.governance import HIDDEN_REASONS, EligibleDocuments, eligible_documents, require_aware
 from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
 from .evidence import EvidencePacket, build_packet
@@ -39,7 +39,6 @@ from .rerank import Reranker
 from .sentences import TermWeights
 from .trace import Trace
 
-HIDDEN_REASONS = frozenset({ExclusionReason.TENANT, ExclusionReason.ROLE})
 CHANNELS = ("bm25", "dense")
 
 
@@ -114,26 +113,26 @@ def eligible_set(
 ) -> tuple[set[str], list[tuple[str, str, str]], int]:
     """Eligible document ids, named exclusions, and the count of hidden ones.
 
+    A backend that filters itself (:class:`FiltersEligibility`, e.g. in SQL) is
+    asked; any other gets the Python reference filter over its ``documents``.
     Documents of other tenants are out of scope: neither named nor counted.
     """
-    eligible: set[str] = set()
-    named: list[tuple[str, str, str]] = []
-    hidden = 0
-    for document_id in sorted(snapshot.documents):
-        document = snapshot.documents[document_id]
-        if document.tenant != query.principal.tenant:
-            continue
-        verdict = eligibility(
-            document, query.principal, query.target_version, query.as_of, known_roles
+    if isinstance(snapshot, FiltersEligibility):
+        outcome = snapshot.eligible_documents(
+            query.principal, query.target_version, query.as_of, known_roles
         )
-        if verdict.eligible:
-            eligible.add(document_id)
-        elif verdict.primary_reason in HIDDEN_REASONS:
-            hidden += 1
-        else:
-            named.append((document.source_id, document_id, str(verdict.primary_reason)))
-    named.sort()
-    return eligible, named, hidden
+    else:
+        outcome = python_eligible_set(query, snapshot, known_roles)
+    return set(outcome.document_ids), list(outcome.excluded), outcome.hidden
+
+
+def python_eligible_set(
+    query: Query, snapshot: SearchBackend, known_roles: Collection[str]
+) -> EligibleDocuments:
+    """The reference filter: :func:`eligibility` per document of the tenant, in Python."""
+    return eligible_documents(
+        snapshot.documents, query.principal, query.target_version, query.as_of, known_roles
+    )
 
 
 def run(
@@ -157,7 +156,8 @@ def run(
             catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
         )
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
-        eligible_chunks = sum(len(snapshot.chunks_by_document[d]) for d in eligible_docs)
+        by_document = snapshot.chunks_by_document  # once: a backend's property may cost a query
+        eligible_chunks = sum(len(by_document[d]) for d in eligible_docs)
     pools = trust_pools(eligible_docs, snapshot.documents)
     vector: npt.NDArray[np.float32] | None = None
     if pools and "dense" in settings.channels:

@@ -64,6 +64,34 @@ class TestSQLiteSQLModeContract(BackendContract):
         return index
 
 
+class TestSQLiteBinaryContract(BackendContract):
+    """Dense search by sign-bit Hamming pre-selection + float rescoring, at every size."""
+
+    def make_backend(self, items, embedder):
+        index = sqlite_index(items, embedder)
+        index.quantized_min_rows, index.oversample = 1, 2
+        return index
+
+
+def test_binary_plan_is_used_above_the_threshold_and_keeps_to_the_eligible_rows(embedder) -> None:
+    items = corpus(extra_b=30)
+    index = sqlite_index(items, embedder)
+    index.quantized_min_rows, index.oversample = 1, 1
+    eligible = ids_of(items, "beta")
+    vector = embedder.embed_batch(["SAML 日志"], kind="query")[0]
+    search = lambda: index.dense_search(  # noqa: E731
+        "beta", vector, k=3, eligible_document_ids=eligible, model_id=embedder.model_id
+    )
+    found = search()
+    assert index.last_dense_plan == "resident-binary" and len(found) == 3
+    assert {cid for cid, _ in found} <= {c for d in eligible for c in index.chunks_by_document[d]}
+    index.quantized_min_rows = None
+    exact = search()
+    assert index.last_dense_plan == "resident-exact"
+    exact_scores = dict(exact)
+    assert all(abs(exact_scores[c] - s) < 1e-6 for c, s in found if c in exact_scores)  # rescored exactly
+
+
 def assert_same_ranking(found, expected, tol: float = 1e-5) -> None:
     """Equal rankings up to float rounding: ids may only swap or fall off where scores tie within ``tol``."""
     assert len(found) == len(expected)

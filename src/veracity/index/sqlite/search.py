@@ -20,7 +20,14 @@ index's formula (equal scores). Dense search is exact cosine: in
 ``DenseMode.RESIDENT`` (default) over a tenant matrix read once from the vec0
 table and kept until the index changes; in ``DenseMode.SQL`` by vec0 KNN with
 the tenant and document filters inside the search, or by exact numpy over
-the fetched vectors when the eligible set is small.
+the fetched vectors when the eligible set is small. Once the resident scan
+would read ``quantized_min_rows`` rows or more, the eligible rows are
+pre-selected by sign-bit Hamming distance (``oversample × k`` of them) and
+rescored exactly (:mod:`veracity.index.quantized`); only eligible rows are
+ever ranked or returned.
+
+The eligibility step itself runs in SQL (:meth:`SQLiteSearchIndex.eligible_documents`):
+one query gives every document of the tenant its primary exclusion reason.
 
 Writing: :meth:`SQLiteSearchIndex.sync` brings the index in line with a
 catalog: new documents are tokenized, embedded in batches and indexed; changed
@@ -46,8 +53,10 @@ from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document, Principal, parse_enum
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
+from ...model.governance import HIDDEN_REASONS, EligibleDocuments
 from ..dense import Embedder, normalized_rows
-from .filter import eligible_keys
+from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS, QuantizedRows, hamming_candidates, quantize
+from .filter import eligible_keys, reason_rows
 from .fts import Postings, bm25_scores, read_postings
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -130,6 +139,8 @@ class SQLiteSearchIndex(IndexWriter):
         self._cache: IndexState | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
+        self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
+        self.oversample = DEFAULT_OVERSAMPLE
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------
@@ -386,7 +397,17 @@ class SQLiteSearchIndex(IndexWriter):
             matrix = self._matrix(state, view, model)
             if matrix is not None:
                 self.last_dense_plan = "resident-exact"
-                if positions.size > view.keys.size * FULL_SCAN_SHARE:
+                full_scan = positions.size > view.keys.size * FULL_SCAN_SHARE
+                scanned = view.keys.size if full_scan else positions.size  # rows exact search would read
+                minimum = self.quantized_min_rows
+                if minimum is not None and scanned >= minimum and positions.size > self.oversample * k:
+                    self.last_dense_plan = "resident-binary"
+                    quantized = self._quantized(state, view.tenant, matrix)
+                    count = self.oversample * int(k)
+                    positions = hamming_candidates(quantized, query, positions, count, full_scan=full_scan)
+                    scores = np.einsum("ij,j->i", matrix[positions], query)  # no BLAS threads for 1k rows
+                    return self._top(view, positions, scores, int(k))
+                if full_scan:
                     scores = (matrix @ query)[positions]
                 else:
                     scores = matrix[positions] @ query
@@ -408,6 +429,15 @@ class SQLiteSearchIndex(IndexWriter):
                     )
             state.matrices[view.tenant] = matrix
         return state.matrices[view.tenant]
+
+    def _quantized(
+        self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]
+    ) -> QuantizedRows:
+        """The tenant matrix's sign bits and int8 codes, derived once per generation."""
+        found = state.quantized.get(tenant)
+        if found is None:
+            found = state.quantized[tenant] = quantize(matrix)
+        return found
 
     def _dense_sql(
         self,
@@ -445,3 +475,27 @@ class SQLiteSearchIndex(IndexWriter):
         return {document_id for _, document_id in eligible_keys(
             self._conn, self._state().tables, principal, target_version, as_of, known_roles
         )}  # fmt: skip
+
+    def eligible_documents(
+        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
+    ) -> EligibleDocuments:
+        """The eligibility step in SQL: eligible ids, named exclusions and the hidden count.
+
+        Equal to :func:`veracity.model.governance.eligible_documents` over ``documents``
+        (see :class:`veracity.index.snapshot.FiltersEligibility`); one query over the
+        tenant's rows gives every document's primary reason.
+        """
+        state = self._state()
+        rows, hidden = reason_rows(self._conn, state.tables, principal, target_version, as_of, known_roles)
+        eligible: list[str] = []
+        named: list[tuple[str, str]] = []
+        for _, document_id, reason in rows:
+            if reason is None:
+                eligible.append(document_id)
+            elif reason in HIDDEN_REASONS:
+                hidden += 1
+            else:
+                named.append((document_id, reason))
+        documents = self.documents if named else {}
+        excluded = sorted((documents[d].source_id, d, reason) for d, reason in named)
+        return EligibleDocuments(frozenset(eligible), tuple(excluded), hidden)

@@ -19,6 +19,7 @@ import numpy.typing as npt
 
 from ...catalog.sql import scalar
 from ...model.contracts import Chunk, Document
+from ..quantized import QuantizedRows
 from .fts import Postings, check_fts_name
 from .records import chunk_from_json, document_from_json
 from .tables import IndexTables
@@ -62,6 +63,7 @@ class IndexState:
     chunks: dict[str, Chunk] = field(default_factory=dict)
     tenants: dict[str, TenantView | None] = field(default_factory=dict)
     matrices: dict[str, npt.NDArray[np.float32] | None] = field(default_factory=dict)
+    quantized: dict[str, QuantizedRows] = field(default_factory=dict)
     eligible: tuple[frozenset[str], npt.NDArray[np.bool_], str] | None = None
     model: VectorModel | None = None
     model_read: bool = False

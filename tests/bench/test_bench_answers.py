@@ -115,3 +115,21 @@ def test_command_prints_the_table_and_writes_json(tmp_path: Path) -> None:
     )
     bad = CliRunner().invoke(main, ["bench", "answers", str(tmp_path), "--embedder", "fake", "--no-progress"])
     assert bad.exit_code != 0 and "answers.jsonl" in bad.output
+
+
+def test_the_llm_composer_adds_written_claim_scores(tmp_path: Path) -> None:
+    from veracity.testing.llm_server import faithful_reply, scripted_server
+
+    folder = _folder(tmp_path)
+    out = tmp_path / "written.json"
+    args = ["bench", "answers", str(folder), "--embedder", "fake", "--no-progress"]
+    args += ["--workdir", str(tmp_path / "kbs"), "--out", str(out)]
+    with scripted_server(faithful_reply) as endpoint:
+        result = CliRunner().invoke(main, [*args, "--llm-base-url", endpoint.base_url, "--llm-model", "s"])
+    assert result.exit_code == 0, result.output
+    assert "written claims verified (faithfulness)" in result.output
+    report = json.loads(out.read_text())
+    written = report["summary"]["composition"]
+    assert report["composer"] == "llm" and written["answers"] >= 1
+    assert written["claims_verified"] <= written["claims_written"]
+    assert set(written) >= {"faithfulness", "citation_precision", "citation_recall", "outcomes", "dropped"}

@@ -14,7 +14,10 @@ public user. Scored per question and in aggregate:
   plus unanswerable abstained, over all questions;
 - the top-1-sentence baseline on the same retrieval: always quote the sentence
   of the top evidence chunk sharing the most question tokens;
-- latency of ``ask`` (p50, p95).
+- latency of ``ask`` (p50, p95);
+- with a composer other than the extractive one (``--composer llm``): the written claims'
+  faithfulness, citation precision and recall, the verification outcomes and the dropped
+  claims' reasons (:func:`veracity.evaluate.scoring.composition_summary`).
 """
 
 from __future__ import annotations
@@ -30,11 +33,13 @@ from pathlib import Path
 from typing import Any
 
 from ..catalog.catalog import Catalog
+from ..evaluate.scoring import composition_scores, composition_summary
 from ..index.dense import Embedder
 from ..ingest.chunking import chunk_for_index
 from ..ingest.documents import make_document
 from ..kb.directory import create_kb, open_kb, tokenizer_version
 from ..model.contracts import AnswerStatus, Document, Principal
+from ..pipeline.composer import Composer
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.retrieve import Retrieval
 from ..text.sentences import split_sentences
@@ -122,6 +127,7 @@ class ItemResult:
     baseline_contained: bool
     latency_ms: float
     reasons: tuple[str, ...]
+    composition: dict[str, Any] | None = None
 
 
 def ask_item(kb: KnowledgeBase, item: QAItem) -> tuple[ItemResult, Answer]:
@@ -129,7 +135,7 @@ def ask_item(kb: KnowledgeBase, item: QAItem) -> tuple[ItemResult, Answer]:
     started = time.perf_counter()
     query = kb.query(item.question, Principal.of(TENANT, ROLE), TARGET_VERSION, AS_OF)
     retrieval = kb.retrieve(query)
-    answer = kb.answer(retrieval)
+    answer = kb.write(kb.answer(retrieval), [retrieval])
     latency = (time.perf_counter() - started) * 1000.0
     answered = answer.status is not AnswerStatus.ABSTAIN
     claims = [c.text for c in answer.claims]
@@ -143,6 +149,7 @@ def ask_item(kb: KnowledgeBase, item: QAItem) -> tuple[ItemResult, Answer]:
         baseline_contained=baseline is not None and contains_answer([baseline], item.answers),
         latency_ms=latency,
         reasons=answer.reasons,
+        composition=composition_scores(answer.trace),
     )
     return result, answer
 
@@ -171,7 +178,10 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
     abstained_unanswerable = sum(r.status == AnswerStatus.ABSTAIN.value for r in unanswerable)
     baseline_contained = sum(r.baseline_contained for r in answerable)
     latencies = [r.latency_ms for r in results]
+    written = [r.composition for r in results if r.composition is not None]
+    extra = {"composition": composition_summary(written)} if written else {}
     return {
+        **extra,
         "questions": len(results),
         "answerable": len(answerable),
         "unanswerable": len(unanswerable),
@@ -232,10 +242,14 @@ def benchmark_answers(
     embedder: Embedder,
     workdir: Path,
     progress: Callable[[int, int], None] | None = None,
+    composer: Composer | None = None,
 ) -> dict[str, Any]:
-    """Run the answer benchmark on ``part`` of a QA folder; the report as plain data."""
+    """Run the answer benchmark on ``part`` of a QA folder; the report as plain data.
+
+    ``composer`` writes the claims of each decided answer (``None``: the extractive ones)."""
     qa = load_qa(folder, split, part)
     kb = build_kb(qa, embedder, workdir / f"{qa.name}-{qa.split}")
+    kb.composer = composer
     items = qa.sample(sample, seed)
     results = run_answers(kb, items, progress=progress)
     return {
@@ -249,6 +263,7 @@ def benchmark_answers(
             "seed": seed,
         },
         "embedder": embedder.model_id,
+        "composer": getattr(composer, "name", "extractive"),
         "summary": summarize(results),
         "items": [
             {
@@ -259,6 +274,7 @@ def benchmark_answers(
                 "cited_gold": r.cited_gold,
                 "baseline_contained": r.baseline_contained,
                 "reasons": list(r.reasons),
+                **({"composition": r.composition} if r.composition is not None else {}),
             }
             for r in results
         ],
@@ -288,6 +304,17 @@ def summary_table(report: Mapping[str, Any]) -> str:
         ("always abstain: correct outcome", num(s["always_abstain_correct_outcome"])),
         ("latency p50 / p95 ms", f"{s['latency_ms']['p50']} / {s['latency_ms']['p95']}"),
     ]
+    written = s.get("composition")
+    if written:
+        rows += [
+            ("written claims verified (faithfulness)",
+             f"{written['claims_verified']}/{written['claims_written']}"
+             f" = {num(written['faithfulness'])}"),
+            ("citation precision / recall (written)",
+             f"{num(written['citation_precision'])} / {num(written['citation_recall'])}"),
+            ("composer outcomes", ", ".join(f"{k} {v}" for k, v in written["outcomes"].items())),
+            ("dropped claims", ", ".join(f"{k} {v}" for k, v in written["dropped"].items()) or "none"),
+        ]  # fmt: skip
     title = f"{d['name']} {d['split']} part {d['part']} ({d['sampled']} sampled, seed {d['seed']})"
     lines = [f"| {title} | value |", "|---|---|", *(f"| {k} | {v} |" for k, v in rows)]
     return "\n".join(lines) + "\n"

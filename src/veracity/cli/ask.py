@@ -15,7 +15,15 @@ from typing import Any
 
 import click
 
-from .common import KB_ENV, KnowledgeBaseLocation, library_errors, print_json, print_table
+from .common import (
+    KB_ENV,
+    KnowledgeBaseLocation,
+    composer_of,
+    library_errors,
+    llm_options,
+    print_json,
+    print_table,
+)
 
 __all__ = ["ask_command"]
 
@@ -76,6 +84,7 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
     help="Trace view with --json --explain: this local command is an operator's, so it counts the "
     "documents the asker may not see; 'asker' shows only what a service returns to the asker.",
 )
+@llm_options
 def ask_command(
     question: str | None,
     role: str | None,
@@ -88,12 +97,16 @@ def ask_command(
     as_json: bool,
     explain: bool,
     view: str,
+    **llm: Any,
 ) -> None:
     """Answer QUESTION with citations, a partial answer, or an abstain.
 
     With --kb: as the knowledge base's default tenant, role public, about every
     product version, as of now. Without --kb it asks the built-in demo (its
-    running question when QUESTION is left out).
+    running question when QUESTION is left out). With --llm-base-url and
+    --llm-model a language model writes the answer and every claim is verified
+    against what it cites (the extractive answer when nothing verifies or the
+    model is unavailable).
     """
     from ..kb.local import parse_as_of
     from ..model.errors import ValidationError
@@ -108,6 +121,7 @@ def ask_command(
             raise click.BadParameter(str(exc), param_hint="--as-of") from None
     with library_errors():
         kb = _open(kb_dir, embedder)
+        kb.engine.composer = composer_of(llm, kb.llm_setting())
         asker = kb.principal(tenant, _roles(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
         text = question or kb.ask_defaults(asker.tenant).question
         if not text:

@@ -6,10 +6,11 @@ Thin: parse, call :mod:`veracity.bench`, print the tables, write the JSON.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
-from .common import library_errors, progress_bar
+from .common import composer_of, library_errors, llm_options, progress_bar
 
 # ----- bench: retrieval benchmarks on BEIR folders -----
 
@@ -113,6 +114,7 @@ def bench_retrieval(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here."
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+@llm_options
 def bench_answers(
     dataset_dir: Path,
     split: str | None,
@@ -123,6 +125,7 @@ def bench_answers(
     workdir: Path | None,
     out_path: Path | None,
     progress: bool,
+    **llm: Any,
 ) -> None:
     """Ask a QA set's questions as a public user and score the answers.
 
@@ -130,7 +133,9 @@ def bench_answers(
     qrels/, answers.jsonl; see shared/datasets/README.md). Prints status for
     answerable and unanswerable questions, gold-answer containment, citation
     accuracy, false-abstain and false-answer rates, the correct-outcome rate,
-    the top-1-sentence baseline of the same run and latency.
+    the top-1-sentence baseline of the same run and latency; with --composer llm
+    also the written claims' faithfulness, citation precision and recall and
+    the dropped claims' reasons.
     """
     from ..bench.answers import benchmark_answers, summary_table
     from ..bench.report import canonical_json
@@ -144,6 +149,7 @@ def bench_answers(
             sample=sample,
             seed=seed,
             embedder=make_embedder(embedder),
+            composer=composer_of(llm),
             workdir=workdir or Path.home() / ".cache" / "veracity" / "bench-answers",
             progress=(lambda done, total: update("questions", done, total)) if update else None,
         )

@@ -21,7 +21,7 @@ library is imported inside the functions that use it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -237,3 +237,44 @@ def stderr_console() -> Any:
     from rich.console import Console
 
     return Console(stderr=True)
+
+
+def llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """The composer options shared by ``ask``, ``eval``, ``bench answers`` and ``composer``."""
+    options = [
+        click.option(
+            "--composer",
+            type=click.Choice(["extractive", "llm"]),
+            default=None,
+            help="Who writes the claims [default: llm when an endpoint is given or stored].",
+        ),
+        click.option("--llm-base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1."),
+        click.option("--llm-model", help="Model name the endpoint serves; the key: $VERACITY_LLM_API_KEY."),
+        click.option("--llm-timeout", type=click.FloatRange(min=0.1), help="Seconds per request [60]."),
+        click.option("--llm-stream/--llm-no-stream", default=None, help="Stream the completion."),
+        click.option("--llm-context-tokens", type=click.IntRange(min=64), help="Evidence tokens [2048]."),
+        click.option(
+            "--llm-tokenizer",
+            type=click.Choice(["llama.cpp"]),
+            help="Count tokens with the server's tokenizer [default: estimate].",
+        ),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def composer_of(options: dict[str, Any], stored: dict[str, Any] | None = None) -> Any:
+    """The composer the ``llm_options`` values (popped from ``options``) and a stored setting ask for."""
+    from ..kb.composing import LLMOptions, make_composer
+
+    chosen = LLMOptions(
+        composer=options.pop("composer", None),
+        base_url=options.pop("llm_base_url", None),
+        model=options.pop("llm_model", None),
+        timeout_s=options.pop("llm_timeout", None),
+        stream=options.pop("llm_stream", None),
+        context_tokens=options.pop("llm_context_tokens", None),
+        tokenizer=options.pop("llm_tokenizer", None),
+    )
+    return make_composer(chosen, stored)

@@ -1,4 +1,5 @@
-"""Knowledge-base directory commands: ``veracity ingest`` and ``veracity init-demo``.
+"""Knowledge-base directory commands: ``veracity ingest``, ``veracity init-demo`` and
+``veracity composer`` (the stored LLM setting).
 
 Registered on the ``veracity`` group by :mod:`veracity.cli.main`. Thin: parse,
 call :mod:`veracity.kb.directory` / :mod:`veracity.kb.ingest`, print a summary.
@@ -16,16 +17,18 @@ from ..text.display import printable
 from .common import (
     CHECK_OPTION,
     KB_ENV,
+    KB_OPTION,
     NO_WAIT_OPTION,
     KnowledgeBaseLocation,
     library_errors,
+    llm_options,
     print_json,
     progress_bar,
     writer_options,
 )
 from .summary import ingest_json, ingest_summary
 
-__all__ = ["copy_command", "ingest_command", "init_demo_command", "kb_group"]
+__all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_command", "kb_group"]
 
 
 @click.command("ingest")
@@ -270,3 +273,43 @@ def copy_command(source: Any, destination: Any, embedder: str | None, as_json: b
     for check in report.verification.checks:
         click.echo(f"  {'ok  ' if check.passed else 'FAIL'} {check.name:9s} {check.detail}")
     click.echo(f"verified in {report.seconds:.1f} s")
+
+
+@click.command("composer")
+@KB_OPTION
+@llm_options
+@click.option("--json", "as_json", is_flag=True, help="Print the stored setting as JSON.")
+def composer_command(kb_dir: Path, as_json: bool, **llm: Any) -> None:
+    """Show or store which language model writes this knowledge base's answers.
+
+    With --llm-base-url / --llm-model (and the other --llm-* options) the setting
+    is stored in the knowledge base, merged over what it held; `ask` and `serve`
+    then write answers with it. --composer extractive forgets it. The API key is
+    never stored: it is read from $VERACITY_LLM_API_KEY when answers are written.
+    """
+    from ..kb.composing import LLMOptions, make_composer
+    from ..kb.local import open_local
+
+    chosen = {
+        "base_url": llm.pop("llm_base_url"),
+        "model": llm.pop("llm_model"),
+        "timeout_s": llm.pop("llm_timeout"),
+        "stream": llm.pop("llm_stream"),
+        "context_tokens": llm.pop("llm_context_tokens"),
+        "tokenizer": llm.pop("llm_tokenizer"),
+    }
+    composer = llm.pop("composer")
+    with library_errors(), open_local(kb_dir, create=False) as kb:
+        stored = kb.llm_setting()
+        if composer == "extractive":
+            stored = kb.set_llm(None)
+        elif composer == "llm" or any(value is not None for value in chosen.values()):
+            merged = {**stored, **{k: v for k, v in chosen.items() if v is not None}}
+            make_composer(LLMOptions(composer="llm"), merged, environ={})  # checked before it is stored
+            stored = kb.set_llm(merged)
+    if as_json:
+        print_json(stored)
+    elif stored:
+        click.echo("composer: llm · " + " · ".join(f"{k} {v}" for k, v in sorted(stored.items())))
+    else:
+        click.echo("composer: extractive (no language model stored)")

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 import click
 
-from .common import KnowledgeBaseLocation, library_errors
+from .common import KnowledgeBaseLocation, composer_of, library_errors, llm_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,8 +39,9 @@ def main() -> None:
     type=KnowledgeBaseLocation(),
     help="Evaluate this knowledge base (written by 'veracity init-demo --kb') instead of the in-memory demo.",
 )
+@llm_options
 def eval_command(
-    cases_path: Path | None, out_dir: Path, embedder: str | None, kb_location: str | Path | None
+    cases_path: Path | None, out_dir: Path, embedder: str | None, kb_location: str | Path | None, **llm: Any
 ) -> None:
     """Run the demo's 20 cases (or a JSONL file of cases) and write the reports.
 
@@ -48,8 +49,12 @@ def eval_command(
     the same inputs give byte-identical files. Exit status 1 if a conformance
     case fails. With --kb the cases run against that knowledge base (a
     directory or a postgresql:// URL holding the demo), so every backend can
-    be checked against the same reports.
+    be checked against the same reports. With --composer llm the reports add
+    the written claims' faithfulness, citation precision and recall and the
+    dropped claims' reasons.
     """
+    import time
+
     from ..evaluate.runner import run_evaluation
 
     with library_errors():
@@ -60,7 +65,10 @@ def eval_command(
             kb = open_kb(kb_location, make_embedder(embedder) if embedder else None)
         else:
             kb = _knowledge_base(embedder)
+        kb.composer = composer_of(llm)
+        started = time.perf_counter()
         report = run_evaluation(kb, cases_path=cases_path, out_dir=out_dir)
+        seconds = time.perf_counter() - started
     summary = report["summary"]
     click.echo(
         f"{summary['cases']} cases · conformance passed {summary['conformance_passed']}"
@@ -68,11 +76,24 @@ def eval_command(
         f" · false answers {summary['false_answer']} · policy violations "
         f"{report['governance']['policy_violation']}"
     )
+    written = report["metrics"].get("composition")
+    if written:
+        click.echo(
+            f"llm composer: {written['claims_verified']}/{written['claims_written']} claims verified "
+            f"(faithfulness {_rate(written['faithfulness'])}), citation precision "
+            f"{_rate(written['citation_precision'])}, recall {_rate(written['citation_recall'])}; "
+            f"outcomes {written['outcomes']}; dropped {written['dropped'] or 'none'}"
+        )
+        click.echo(f"{seconds:.1f} s for {summary['cases']} cases (latency is not in the reports)")
     for name in ("rag-evidence.json", "rag-evidence.md", "rag-trace.jsonl"):
         click.echo(f"wrote {out_dir / name}")
     if summary["failed_case_ids"]:
         click.echo("failed: " + ", ".join(summary["failed_case_ids"]), err=True)
         sys.exit(1)
+
+
+def _rate(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
 
 
 def _knowledge_base(embedder: str | None) -> Any:
@@ -87,7 +108,7 @@ def _register_kb_commands() -> None:
     from .bench import bench
     from .docs import chunk_command, docs
     from .index import INDEX_COMMANDS
-    from .kb import ingest_command, init_demo_command, kb_group
+    from .kb import composer_command, ingest_command, init_demo_command, kb_group
     from .lifecycle import LIFECYCLE_COMMANDS
     from .mcp import mcp_command
     from .pg import pg
@@ -99,6 +120,7 @@ def _register_kb_commands() -> None:
     main.add_command(ingest_command)
     main.add_command(init_demo_command)
     main.add_command(kb_group)
+    main.add_command(composer_command)
     main.add_command(bench)
     main.add_command(mcp_command)
     main.add_command(serve_command)

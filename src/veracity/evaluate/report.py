@@ -73,9 +73,16 @@ def summarize(
         "failure_probe_reasons": {r["id"]: r["failures"] for r in probes if not r["passed"]},
     }
     answered = [r for r in results if "governance" in r]
-    metrics = {name: mean_defined([r["metrics"].get(name) for r in answered]) for name in AGGREGATED}
+    metrics: dict[str, Any] = {
+        name: mean_defined([r["metrics"].get(name) for r in answered]) for name in AGGREGATED
+    }
     metrics["unsupported_claims"] = sum(r["metrics"].get("unsupported_claims", 0) for r in answered)
     governance = {name: sum(r["governance"][name] for r in answered) for name in GOVERNANCE}
+    written = [r["composition"] for r in results if "composition" in r]
+    if written:  # only a written (llm) run has this block: extractive reports are unchanged
+        from .scoring import composition_summary
+
+        metrics["composition"] = composition_summary(written)
     return summary, metrics, governance
 
 
@@ -127,7 +134,12 @@ def _markdown(report: dict[str, Any]) -> str:
             + " |"
         )
     lines += ["", "## Aggregates (mean over cases where defined; – = undefined)", ""]
-    lines += [f"- {name}: {cell(value)}" for name, value in report["metrics"].items()]
+    lines += [
+        f"- {name}: {cell(value)}" for name, value in report["metrics"].items() if name != "composition"
+    ]
+    if "composition" in report["metrics"]:
+        lines += ["", "## Written claims (llm composer)", ""]
+        lines += [f"- {name}: {cell(value)}" for name, value in report["metrics"]["composition"].items()]
     lines += ["", "## Governance", ""]
     lines += [f"- {name}: {value}" for name, value in report["governance"].items()]
     lines += ["", "## Not measured", ""]

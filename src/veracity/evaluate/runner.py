@@ -24,6 +24,7 @@ from .context import CaseOutput, Context
 from .report import write_reports
 from .scoring import (
     citation_scores,
+    composition_scores,
     evidence_ranking,
     non_official_claims,
     retrieval_metrics,
@@ -102,6 +103,7 @@ def score_answer(
     }
     if governance["policy_violation"]:
         failures.append(f"{governance['policy_violation']} policy violations")
+    composition = composition_scores(trace)
     if governance["untrusted_instruction_in_answer_context"]:
         failures.append("instruction-bearing untrusted chunk in answer context")
     return {
@@ -118,6 +120,7 @@ def score_answer(
         },
         "governance": governance,
         "failures": failures,
+        **({"composition": composition} if composition is not None else {}),
     }
 
 

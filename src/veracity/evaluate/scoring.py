@@ -13,6 +13,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ..model.contracts import AnswerStatus, Chunk, Citation, Claim, Document, Trust
+from ..pipeline.trace import Trace
 from .metrics import (
     citation_precision,
     citation_recall,
@@ -140,3 +141,56 @@ def non_official_claims(
             for cid in claim.citation_ids
         )
     )
+
+
+def composition_scores(trace: Trace) -> dict[str, Any] | None:
+    """How a written answer fared in verification, from its trace; ``None`` for an extractive one.
+
+    Faithfulness: verified claims over written claims. Citation recall: written claims whose
+    cited blocks support them, over written claims. Citation precision: citations that support
+    their claim alone or that the claim needs (ALCE's rule), over all citations written.
+    """
+    info = dict(trace.composer)
+    if not info:
+        return None
+    written = int(info.get("claims_written", 0))
+    citations = int(info.get("citations", 0))
+    reasons: dict[str, int] = {}
+    for _, reason in trace.dropped_claims:
+        reasons[reason] = reasons.get(reason, 0) + 1
+    return {
+        "composer": info.get("name"),
+        "outcome": info.get("outcome"),
+        "error": info.get("error"),
+        "claims_written": written,
+        "claims_verified": int(info.get("claims_verified", 0)),
+        "claims_supported": int(info.get("claims_supported", 0)),
+        "citations": citations,
+        "citations_precise": int(info.get("citations_precise", 0)),
+        "faithfulness": int(info.get("claims_verified", 0)) / written if written else None,
+        "citation_recall": int(info.get("claims_supported", 0)) / written if written else None,
+        "citation_precision": int(info.get("citations_precise", 0)) / citations if citations else None,
+        "dropped": dict(sorted(reasons.items())),
+    }
+
+
+def composition_summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Totals over the written answers of a run (``composition_scores`` of each)."""
+    keys = ("claims_written", "claims_verified", "claims_supported", "citations", "citations_precise")
+    total = {key: sum(int(r[key]) for r in rows) for key in keys}
+    outcomes: dict[str, int] = {}
+    dropped: dict[str, int] = {}
+    for row in rows:
+        outcomes[str(row["outcome"])] = outcomes.get(str(row["outcome"]), 0) + 1
+        for reason, count in row["dropped"].items():
+            dropped[reason] = dropped.get(reason, 0) + count
+    written, citations = total["claims_written"], total["citations"]
+    return {
+        "answers": len(rows),
+        **total,
+        "faithfulness": total["claims_verified"] / written if written else None,
+        "citation_recall": total["claims_supported"] / written if written else None,
+        "citation_precision": total["citations_precise"] / citations if citations else None,
+        "outcomes": dict(sorted(outcomes.items())),
+        "dropped": dict(sorted(dropped.items())),
+    }

@@ -204,6 +204,7 @@ def lexical_engine(engine: KnowledgeBase) -> KnowledgeBase:
         reranker=engine.reranker,
         settings=replace(settings, channels=("bm25",)),
         backend=engine.snapshot,
+        composer=engine.composer,
     )
 
 

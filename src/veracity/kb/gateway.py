@@ -52,6 +52,7 @@ from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
 from .backends import open_store
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
+from .composing import LLMOptions, make_composer
 from .degrade import (
     DENSE_RETRY_SECONDS,
     RERANK_TIMEOUT_SECONDS,
@@ -119,6 +120,8 @@ class Gateway:
         self.embedder = GuardedEmbedder(engine.embedder, retry_after_s=self.settings.dense_retry_s)
         engine.embedder = self.embedder
         engine.reranker = GuardedReranker(engine.reranker, timeout_s=self.settings.rerank_timeout_s)
+        if engine.composer is None:  # the knowledge base's stored LLM setting (veracity composer)
+            engine.composer = make_composer(LLMOptions(), kb.llm_setting())
         self.lexical = LocalKnowledgeBase(lexical_engine(engine), kb.path)
         self.cache = AnswerCache(self.settings.cache_entries)
         self.limiter = RateLimiter(self.settings.rate_limit)

@@ -38,6 +38,7 @@ from ..pipeline.engine import KnowledgeBase
 from ..pipeline.outcome import Answer
 from .backends import describe, location_of
 from .browse import document_rows, show_document
+from .composing import store_llm, stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
 from .ingest import IngestReport, Progress, ingest_paths
@@ -118,6 +119,20 @@ class LocalKnowledgeBase:
             return self._default_tenant
         connection = self._connection()
         return default_tenant(connection) if connection is not None else "default"
+
+    def llm_setting(self) -> dict[str, Any]:
+        """The language model this knowledge base's answers are written with, as stored
+        (``veracity composer``); empty when none is (:mod:`veracity.kb.composing`)."""
+        return stored_llm(self._connection())
+
+    def set_llm(self, values: dict[str, Any] | None) -> dict[str, Any]:
+        """Store (``None``: forget) the language model this knowledge base's answers are written
+        with; returns what is stored. Never the key: that stays in the environment."""
+        connection = self._connection()
+        if connection is None:
+            raise ValidationError("only a knowledge base on disk stores an LLM setting", field="llm")
+        with writing(self.engine, "composer"), self.engine.catalog.store.transaction():
+            return store_llm(connection, values)
 
     def ask_defaults(self, tenant: str) -> AskDefaults:
         """What ``ask`` uses for ``tenant`` when the caller gives nothing."""

@@ -331,6 +331,9 @@ class Claim:
     subquestion: int | None = None
     """The sub-question (0-based, in question order) the claim answers; ``None`` for a claim
     made for a required fact."""
+    composer: str = "extractive"
+    """What wrote the claim: ``extractive`` (copied from the cited chunk) or ``llm`` (written by
+    a language model and verified against the cited text)."""
     ocr_uncertain: tuple[str, ...] = ()
     """Numbers, versions or amounts the claim states that rest on text OCR read with low
     confidence (:mod:`veracity.pipeline.ocr_flags`); the answer says so next to the claim."""

@@ -28,6 +28,8 @@ Every error says what was wrong, with the offending value, and what to do.
     │   ├── EmbedderMismatchError dimension or model id does not match the index
     │   └── DenseUnavailableError the embedder failed: answers fall back to the lexical channel
     ├── CitationError            a claim's citations are missing, duplicated or unknown
+    ├── LLMUnavailableError      the language model endpoint failed (down, timeout, rate limit,
+    │                            malformed or cut-off output): the extractive answer stands
     └── ConfigError              a bad option value (lists the valid choices)
 """
 
@@ -183,6 +185,19 @@ class RequestTooLargeError(LimitError):
 
 class CitationError(VeracityError, ValueError):
     """A claim cites nothing, cites an id twice, or cites an id that is not in the evidence."""
+
+
+class LLMUnavailableError(VeracityError):
+    """The language model could not be used for this answer; ``reason`` says why.
+
+    ``reason`` is one of ``unreachable``, ``timeout``, ``rate_limited``,
+    ``http_error``, ``malformed`` and ``stream_cut``. The answer step then keeps
+    the extractive answer and says ``llm_unavailable``.
+    """
+
+    def __init__(self, message: str, *, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class ConfigError(VeracityError, ValueError):

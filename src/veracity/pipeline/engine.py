@@ -1,7 +1,9 @@
 """The knowledge base: live catalog + derived index + the answer pipeline.
 
 ``KnowledgeBase.ask`` runs: eligibility → recall → fusion → rerank → return
-gate → evidence packet → policy and extractive composer → claim/citation check.
+gate → evidence packet → policy and extractive claims (one bounded retry) →
+composer (extractive by default; see :mod:`veracity.pipeline.composer`) →
+claim/citation check.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
 from .answer import compose, verify_claims
+from .composer import Composer, evidence_of
 from .decision import NON_OFFICIAL_MARKED, AnswerInputs
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
@@ -60,17 +63,21 @@ class KnowledgeBase:
         reranker: Reranker | None = None,
         settings: RetrievalSettings | None = None,
         backend: SearchBackend | None = None,
+        composer: Composer | None = None,
     ) -> None:
         """Wrap ``catalog``; call :meth:`reindex` before asking.
 
         ``backend`` is a persistent index to search (e.g. ``SQLiteSearchIndex``);
         without one, :meth:`reindex` builds an in-memory ``IndexSnapshot``.
+        ``composer`` writes the claims of each decided answer; ``None``: the
+        extractive claims as decided.
         """
         self.catalog = catalog
         self.embedder = embedder
         self.reranker = reranker or ExplainableReranker()
         self.settings = settings or RetrievalSettings()
         self.snapshot: SearchBackend | None = backend
+        self.composer = composer
         self.non_official_policies: dict[str, str] = {}
         """Per tenant, whether community sources may answer (see ``pipeline.decision``)."""
 
@@ -151,14 +158,29 @@ class KnowledgeBase:
             question, principal, target_version, as_of, required_fact_ids=required_fact_ids, top_k=top_k
         )
         retrieval = self.retrieve(query, remove_chunk_ids=remove_chunk_ids)
+        retrievals = [retrieval]
         answer = self.answer(retrieval)
         if query.required_fact_ids or settled(answer):
-            return answer
+            return self.write(answer, retrievals)
 
         def ask_again(text: str) -> Answer:
-            return self.answer(self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids))
+            again = self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids)
+            retrievals.append(again)
+            return self.answer(again)
 
-        return retry(query, retrieval, answer, ask_again, sentence_embedding(self.embedder))
+        answer = retry(query, retrieval, answer, ask_again, sentence_embedding(self.embedder))
+        return self.write(answer, retrievals)
+
+    def write(self, decided: Answer, retrievals: Sequence[Retrieval]) -> Answer:
+        """The answer to show for ``decided`` (decided over ``retrievals``): this knowledge base's
+        composer's, checked claim by claim for citations; ``decided`` itself without a composer."""
+        if self.composer is None:
+            return decided
+        evidence = evidence_of(retrievals, sentence_embedding(self.embedder), question=decided.question)
+        written = self.composer.compose(decided, evidence)
+        verify_claims(written.claims, written.citations)
+        # written claims are new records: they state numbers too, so they carry the OCR flags too
+        return replace(written, claims=flag_ocr_numbers(written.claims, written.citations))
 
     def answer(self, retrieval: Retrieval) -> Answer:
         """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""

@@ -71,6 +71,7 @@ def claim_dict(claim: Claim) -> dict[str, Any]:
         "citations": list(claim.citation_ids),
         "fact_ids": list(claim.fact_ids),
         "source_trust": claim.source_trust,
+        "composer": claim.composer,
         "ocr_uncertain": list(claim.ocr_uncertain),
     }
 
@@ -92,6 +93,14 @@ def answer_dict(
         "uncovered_subquestions": list(answer.uncovered_subquestions),
         "reasons": list(answer.reasons),
     }
+    composer = dict(answer.trace.composer)
+    if composer:  # a written answer says what wrote it, what was dropped and whether it degraded
+        data["composer"] = composer.get("name", "")
+        data["dropped_claims"] = [
+            {"claim": index, "reason": why} for index, why in answer.trace.dropped_claims
+        ]
+        if composer.get("outcome") == "llm_unavailable":
+            data["degraded"] = ["llm_unavailable"]
     if explain:
         data["trace"] = answer.trace.to_dict(timings=timings, audience=audience)
     return data
@@ -141,7 +150,22 @@ def answer_text(answer: Answer) -> str:
     if answer.reasons:
         lines.append("")
         lines.append("reasons: " + ", ".join(answer.reasons))
+    composer = dict(answer.trace.composer)
+    if composer:
+        lines.append("")
+        lines.append(composer_line(composer, answer.trace.dropped_claims))
     return "\n".join(lines)
+
+
+def composer_line(composer: dict[str, str], dropped: tuple[tuple[int, str], ...]) -> str:
+    """One line on what wrote the claims: composer, model, outcome, and the dropped claims."""
+    name, model, outcome = (composer.get(key, "") for key in ("name", "model", "outcome"))
+    line = f"composer: {name} ({model}), {outcome}"
+    if composer.get("outcome") == "llm_unavailable":
+        line += f" ({composer.get('error', '')}); degraded: llm_unavailable, the extractive answer is shown"
+    if dropped:
+        line += "; dropped: " + ", ".join(f"claim {index} ({why})" for index, why in dropped)
+    return line
 
 
 def document_row(document: Document) -> dict[str, Any]:

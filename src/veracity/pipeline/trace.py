@@ -66,6 +66,13 @@ class Trace:
     terms no evidence holds, the threshold the score was held against, and the sources that
     decided it (``official`` or ``community``)."""
     retry: tuple[tuple[str, str], ...] = ()
+    composer: tuple[tuple[str, str], ...] = ()
+    """What wrote the claims when it was not the extractive composer: name, model, outcome
+    (``verified``, ``partly_verified``, ``fallback_extractive``, ``llm_unavailable``, ...),
+    counts. Empty for an extractive answer, so its trace is unchanged."""
+    dropped_claims: tuple[tuple[int, str], ...] = ()
+    """Written claims that failed verification: their index in the model's text (1-based) and
+    the reason (never the claim's text)."""
     timings_ms: tuple[tuple[str, float], ...] = field(default=())
 
     @property
@@ -120,6 +127,11 @@ class Trace:
             for f, rule, winner in self.conflicts
         ]
         data["retry"] = dict(self.retry)
+        if self.composer:
+            data["composer"] = dict(self.composer)
+            data["dropped_claims"] = [{"claim": index, "reason": why} for index, why in self.dropped_claims]
+        else:
+            del data["composer"], data["dropped_claims"]
         data["decisions"] = [
             {
                 "subquestion": index,

@@ -96,3 +96,19 @@ def answer_type_match(answer_type: AnswerType, sentence: str, question: str) -> 
     else:
         return 0.5
     return 1.0 if values and _new(values, question) else 0.0
+
+
+_UPPER_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")
+PROPER_NOUN_TAGS = ("nr", "ns", "nt", "nz", "nrt", "nrfg")
+"""rjieba tags of names: persons, places, organisations, other proper nouns."""
+
+
+def code_mentions(text: str) -> set[str]:
+    """The code values of ``text`` as the procedure type sees them, plus UPPER_CASE names."""
+    text = unicodedata.normalize("NFKC", text)
+    return {m.group(0) for m in _CODE.finditer(text)} | {m.group(0) for m in _UPPER_NAME.finditer(text)}
+
+
+def name_mentions(text: str) -> set[str]:
+    """The names of ``text`` as the entity type sees them (see :func:`answer_type_match`)."""
+    return _names(unicodedata.normalize("NFKC", text), PROPER_NOUN_TAGS)

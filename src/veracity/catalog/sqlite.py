@@ -22,10 +22,11 @@ from typing import Any
 import apsw
 
 from ..model.contracts import Chunk, Document, Status
-from ..model.errors import NotFoundError, StaleWriteError, ValidationError
+from ..model.errors import StaleWriteError, ValidationError
 from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
+from .queries import CatalogQueries
 from .rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
 from .store import check_put, check_successor, iter_unique, same_content
 
@@ -36,7 +37,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-class SQLiteStore:
+class SQLiteStore(CatalogQueries):
     """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics.
 
     Writes hold the file's writer lock (:mod:`veracity.catalog.lock`); ``writer_wait``
@@ -193,14 +194,6 @@ class SQLiteStore:
             if self._check_new(document, chunks):
                 self._insert(document, chunks)
 
-    def get_document(self, document_id: str) -> Document:
-        """See :meth:`veracity.catalog.store.Store.get_document`."""
-        with self.read():
-            found = self._select_documents("document_id = ?", (document_id,))
-        if not found:
-            raise NotFoundError(f"no document {document_id!r} in the catalog")
-        return found[0]
-
     def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
         """See :meth:`veracity.catalog.store.Store.find_documents`."""
         conditions: list[str] = []
@@ -224,28 +217,6 @@ class SQLiteStore:
             ).fetchall()
         return [chunk_of(row) for row in rows]
 
-    def get_chunk(self, chunk_id: str) -> Chunk:
-        """See :meth:`veracity.catalog.store.Store.get_chunk`."""
-        with self.read():
-            row = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
-        return chunk_of(row)
-
-    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
-        """See :meth:`veracity.catalog.store.Store.set_status`."""
-        new_status = Status(new_status)
-        with self.transaction():
-            status, revision = self._cas(document_id, expected_catalog_revision)
-            return self._apply_status(document_id, status, revision, new_status)
-
-    def catalog_revision(self, document_id: str) -> int:
-        """See :meth:`veracity.catalog.store.Store.catalog_revision`."""
-        with self.read():
-            return self._require(document_id)[1]
-
     def supersede(
         self,
         old_document_id: str,
@@ -263,12 +234,6 @@ class SQLiteStore:
             if self._check_new(new_document, new_chunks):
                 self._insert(new_document, new_chunks)
             return revision
-
-    def delete_document(self, document_id: str) -> None:
-        """See :meth:`veracity.catalog.store.Store.delete_document`."""
-        with self.transaction():
-            self._require(document_id)
-            self._conn.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
 
     # -- roles ---------------------------------------------------------------
 
@@ -289,14 +254,6 @@ class SQLiteStore:
         return frozenset(str(row[0]) for row in rows)
 
     # -- internals -----------------------------------------------------------
-
-    def _require(self, document_id: str) -> tuple[Status, int]:
-        row = self._conn.execute(
-            "SELECT status, catalog_revision FROM documents WHERE document_id = ?", (document_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no document {document_id!r} in the catalog")
-        return Status(row[0]), int(row[1])
 
     def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
         status, revision = self._require(document_id)

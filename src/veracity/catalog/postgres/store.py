@@ -31,6 +31,7 @@ from typing import Any, Final
 from ...model.contracts import Chunk, Document, Status
 from ...model.errors import NotFoundError, StaleWriteError, ValidationError, WriterBusyError
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
+from ..queries import CatalogQueries
 from ..rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
 from ..scope import current_tenant
 from ..store import check_put, check_successor, iter_unique, same_content
@@ -56,7 +57,7 @@ class _Bound(threading.local):
     release: Any = None
 
 
-class PostgresStore:
+class PostgresStore(CatalogQueries):
     """A ``Store`` in a PostgreSQL database; see :class:`veracity.catalog.store.Store` for the semantics."""
 
     read_only = False
@@ -247,14 +248,6 @@ class PostgresStore:
             if self._check_new(document, chunks):
                 insert_document(self.connection, document, chunks, _now())  # type: ignore[arg-type]
 
-    def get_document(self, document_id: str) -> Document:
-        """See :meth:`veracity.catalog.store.Store.get_document`."""
-        with self.read():
-            found = self._select("document_id = ?", (document_id,))
-        if not found:
-            raise NotFoundError(f"no document {document_id!r} in the catalog")
-        return found[0]
-
     def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
         """See :meth:`veracity.catalog.store.Store.find_documents`."""
         conditions: list[str] = []
@@ -266,7 +259,7 @@ class PostgresStore:
             conditions.append("source_id = ?")
             params.append(source_id)
         with self.read():
-            return self._select(" AND ".join(conditions) or "TRUE", tuple(params))
+            return self._select_documents(" AND ".join(conditions) or "TRUE", tuple(params))
 
     def get_chunks(self, document_id: str) -> list[Chunk]:
         """See :meth:`veracity.catalog.store.Store.get_chunks`."""
@@ -276,28 +269,6 @@ class PostgresStore:
                 f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,)
             ).fetchall()
         return [chunk_of(row) for row in rows]
-
-    def get_chunk(self, chunk_id: str) -> Chunk:
-        """See :meth:`veracity.catalog.store.Store.get_chunk`."""
-        with self.read():
-            row = self.connection.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE chunk_id = ?", (chunk_id,)
-            ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no chunk {chunk_id!r} in the catalog")
-        return chunk_of(row)
-
-    def set_status(self, document_id: str, new_status: Status, expected_catalog_revision: int) -> int:
-        """See :meth:`veracity.catalog.store.Store.set_status`."""
-        new_status = Status(new_status)
-        with self.transaction():
-            status, revision = self._cas(document_id, expected_catalog_revision)
-            return self._apply_status(document_id, status, revision, new_status)
-
-    def catalog_revision(self, document_id: str) -> int:
-        """See :meth:`veracity.catalog.store.Store.catalog_revision`."""
-        with self.read():
-            return self._require(document_id)[1]
 
     def supersede(
         self,
@@ -309,19 +280,13 @@ class PostgresStore:
         """See :meth:`veracity.catalog.store.Store.supersede`."""
         with self.transaction():
             status, revision = self._cas(old_document_id, expected_catalog_revision)
-            old = self._select("document_id = ?", (old_document_id,))[0]
+            old = self._select_documents("document_id = ?", (old_document_id,))[0]
             check_successor(old, new_document)
             target = Status.RETIRED if status is Status.ACTIVE else status
             revision = self._apply_status(old_document_id, status, revision, target)
             if self._check_new(new_document, new_chunks):
                 insert_document(self.connection, new_document, new_chunks, _now())  # type: ignore[arg-type]
             return revision
-
-    def delete_document(self, document_id: str) -> None:
-        """See :meth:`veracity.catalog.store.Store.delete_document`."""
-        with self.transaction():
-            self._require(document_id)
-            self.connection.execute("DELETE FROM documents WHERE document_id = ?", (document_id,))
 
     # -- roles -----------------------------------------------------------------------------
 
@@ -342,16 +307,8 @@ class PostgresStore:
 
     # -- internals -------------------------------------------------------------------------
 
-    def _select(self, where: str, params: tuple[Any, ...]) -> list[Document]:
+    def _select_documents(self, where: str, params: tuple[Any, ...]) -> list[Document]:
         return select_documents(self.connection, where, params)  # type: ignore[arg-type]
-
-    def _require(self, document_id: str) -> tuple[Status, int]:
-        row = self.connection.execute(
-            "SELECT status, catalog_revision FROM documents WHERE document_id = ?", (document_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no document {document_id!r} in the catalog")
-        return Status(row[0]), int(row[1])
 
     def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
         row = self.connection.execute(  # row lock: compare-and-set holds against concurrent writers
@@ -381,7 +338,7 @@ class PostgresStore:
 
     def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
         check_put(document, chunks)
-        existing = self._select("document_id = ?", (document.document_id,))
+        existing = self._select_documents("document_id = ?", (document.document_id,))
         if existing:
             same_content(existing[0], self.get_chunks(document.document_id), document, chunks)
             return False

@@ -46,6 +46,30 @@ class CatalogQueries:
             raise NotFoundError(f"no document {document_id!r} in the catalog")
         return found[0]
 
+    def find_documents(
+        self: _SqlStore, tenant: str | None = None, source_id: str | None = None
+    ) -> list[Document]:
+        """See :meth:`veracity.catalog.store.Store.find_documents`."""
+        conditions: list[str] = []
+        params: list[str] = []
+        if tenant is not None:
+            conditions.append("tenant = ?")
+            params.append(tenant)
+        if source_id is not None:
+            conditions.append("source_id = ?")
+            params.append(source_id)
+        with self.read():
+            return self._select_documents(" AND ".join(conditions) or "TRUE", tuple(params))
+
+    def get_chunks(self: _SqlStore, document_id: str) -> list[Chunk]:
+        """See :meth:`veracity.catalog.store.Store.get_chunks`."""
+        with self.read():
+            self._require(document_id)
+            rows = self.connection.execute(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,)
+            ).fetchall()
+        return [chunk_of(row) for row in rows]
+
     def get_chunk(self: _SqlStore, chunk_id: str) -> Chunk:
         """See :meth:`veracity.catalog.store.Store.get_chunk`."""
         with self.read():

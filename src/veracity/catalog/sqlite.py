@@ -27,7 +27,7 @@ from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
 from .queries import CatalogQueries
-from .rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
+from .rows import insert_document, select_documents
 from .store import check_put, check_successor, iter_unique, same_content
 
 __all__ = ["SQLiteStore", "connect"]
@@ -193,29 +193,6 @@ class SQLiteStore(CatalogQueries):
         with self.transaction():
             if self._check_new(document, chunks):
                 self._insert(document, chunks)
-
-    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
-        """See :meth:`veracity.catalog.store.Store.find_documents`."""
-        conditions: list[str] = []
-        params: list[str] = []
-        if tenant is not None:
-            conditions.append("tenant = ?")
-            params.append(tenant)
-        if source_id is not None:
-            conditions.append("source_id = ?")
-            params.append(source_id)
-        with self.read():
-            return self._select_documents(" AND ".join(conditions) or "1", tuple(params))
-
-    def get_chunks(self, document_id: str) -> list[Chunk]:
-        """See :meth:`veracity.catalog.store.Store.get_chunks`."""
-        with self.read():
-            self._require(document_id)
-            rows = self._conn.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal",
-                (document_id,),
-            ).fetchall()
-        return [chunk_of(row) for row in rows]
 
     def supersede(
         self,

@@ -32,7 +32,7 @@ from ...model.contracts import Chunk, Document, Status
 from ...model.errors import NotFoundError, StaleWriteError, ValidationError, WriterBusyError
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
 from ..queries import CatalogQueries
-from ..rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
+from ..rows import insert_document, select_documents
 from ..scope import current_tenant
 from ..store import check_put, check_successor, iter_unique, same_content
 from .connection import PgConnection, make_pool
@@ -247,28 +247,6 @@ class PostgresStore(CatalogQueries):
         with self.transaction():
             if self._check_new(document, chunks):
                 insert_document(self.connection, document, chunks, _now())  # type: ignore[arg-type]
-
-    def find_documents(self, tenant: str | None = None, source_id: str | None = None) -> list[Document]:
-        """See :meth:`veracity.catalog.store.Store.find_documents`."""
-        conditions: list[str] = []
-        params: list[str] = []
-        if tenant is not None:
-            conditions.append("tenant = ?")
-            params.append(tenant)
-        if source_id is not None:
-            conditions.append("source_id = ?")
-            params.append(source_id)
-        with self.read():
-            return self._select_documents(" AND ".join(conditions) or "TRUE", tuple(params))
-
-    def get_chunks(self, document_id: str) -> list[Chunk]:
-        """See :meth:`veracity.catalog.store.Store.get_chunks`."""
-        with self.read():
-            self._require(document_id)
-            rows = self.connection.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY ordinal", (document_id,)
-            ).fetchall()
-        return [chunk_of(row) for row in rows]
 
     def supersede(
         self,

@@ -22,7 +22,6 @@ import threading
 from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
-from types import MappingProxyType
 from typing import Any, Final
 
 import numpy as np
@@ -30,7 +29,7 @@ import numpy.typing as npt
 
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
-from ...model.contracts import Chunk, Document, Principal
+from ...model.contracts import Chunk, Principal
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
 from ..dense import Embedder, normalized_rows
 from ..sqlite.filter import eligible_sql
@@ -38,7 +37,7 @@ from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
 from ..sqlite.versions import read_pointer
-from ..sqlite.views import ChunksView, IndexState, load_chunks_by_document, load_doc_keys, load_documents
+from ..sqlite.views import ChunksView, IndexState, VersionedReads, load_doc_keys
 from ..sqlite.writer import VectorModel
 from . import writer
 from .tables import postings_table
@@ -108,7 +107,7 @@ def _check_k(k: int) -> None:
         raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
 
 
-class PostgresSearchIndex(IndexWriter):
+class PostgresSearchIndex(VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one PostgreSQL database."""
 
     _sql = PostgresIndexSQL
@@ -118,7 +117,7 @@ class PostgresSearchIndex(IndexWriter):
     ) -> None:
         """Use the index of ``store``'s database: the published version, or ``version`` when given."""
         self._store = store  # type: ignore[assignment]
-        self._conn = store.connection  # type: ignore[assignment]
+        self._conn = store.connection
         self._pg = store.connection
         self._pinned = IndexTables(version) if version is not None else None
         self.k1, self.b = float(k1), float(b)
@@ -137,19 +136,6 @@ class PostgresSearchIndex(IndexWriter):
     def store(self) -> PostgresStore:
         """The catalog store whose database holds this index."""
         return self._store  # type: ignore[return-value]
-
-    @property
-    def version(self) -> int:
-        """The index version this instance reads now (the published one unless pinned)."""
-        return self._tables().version
-
-    @property
-    def pinned(self) -> bool:
-        """True when built for one version (``version=N``) rather than following the pointer."""
-        return self._pinned is not None
-
-    def _tables(self) -> IndexTables:
-        return self._pinned or IndexTables(read_pointer(self._conn)[0])
 
     @property
     def embedder_id(self) -> str:
@@ -217,22 +203,6 @@ class PostgresSearchIndex(IndexWriter):
                     self._scoped = {k: v for k, v in self._scoped.items() if v.generation == generation}
                     self._scoped[scope] = cache
             return cache
-
-    @property
-    def documents(self) -> Mapping[str, Document]:
-        """Every indexed document as of indexing (loaded once per index generation)."""
-        state = self._state()
-        if state.documents is None:
-            state.documents = load_documents(self._conn, state.tables)
-        return MappingProxyType(state.documents)
-
-    @property
-    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
-        """Chunk ids of every indexed document, in order (loaded once per generation)."""
-        state = self._state()
-        if state.chunks_by_document is None:
-            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
-        return MappingProxyType(state.chunks_by_document)
 
     def _doc_keys(self, state: IndexState, eligible: Collection[str]) -> list[int]:
         if state.doc_keys is None:

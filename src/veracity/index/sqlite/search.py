@@ -43,7 +43,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from operator import itemgetter
-from types import MappingProxyType
 from typing import Final
 
 import numpy as np
@@ -51,7 +50,7 @@ import numpy.typing as npt
 
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
-from ...model.contracts import Chunk, Document, Principal, parse_enum
+from ...model.contracts import Chunk, Principal, parse_enum
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
 from ...model.governance import HIDDEN_REASONS, EligibleDocuments
 from ..dense import Embedder, normalized_rows
@@ -66,9 +65,8 @@ from .views import (
     ChunksView,
     IndexState,
     TenantView,
-    load_chunks_by_document,
+    VersionedReads,
     load_doc_keys,
-    load_documents,
     load_tenant_view,
 )
 from .writer import VectorModel, read_vector_model
@@ -117,7 +115,7 @@ def _check_k(k: int) -> None:
         raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
 
 
-class SQLiteSearchIndex(IndexWriter):
+class SQLiteSearchIndex(VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one SQLite file."""
 
     def __init__(
@@ -149,20 +147,6 @@ class SQLiteSearchIndex(IndexWriter):
     def store(self) -> SQLiteStore:
         """The catalog store whose file holds this index."""
         return self._store
-
-    @property
-    def version(self) -> int:
-        """The index version this instance reads now (the published one unless pinned)."""
-        return self._tables().version
-
-    @property
-    def pinned(self) -> bool:
-        """True when built for one version (``version=N``) rather than following the pointer."""
-        return self._pinned is not None
-
-    def _tables(self) -> IndexTables:
-        """Tables to read or write now; inside a write transaction this is the version written."""
-        return self._pinned or IndexTables(read_pointer(self._conn)[0])
 
     @property
     def embedder_id(self) -> str:
@@ -228,22 +212,6 @@ class SQLiteSearchIndex(IndexWriter):
             if cache is None or cache.generation != generation or cache.tables != tables:
                 self._cache = cache = IndexState(tables, generation)
             return cache
-
-    @property
-    def documents(self) -> Mapping[str, Document]:
-        """Every indexed document as of indexing (read-only; loaded once per index generation)."""
-        state = self._state()
-        if state.documents is None:
-            state.documents = load_documents(self._conn, state.tables)
-        return MappingProxyType(state.documents)
-
-    @property
-    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
-        """Chunk ids of every indexed document, in order (read-only; loaded once per generation)."""
-        state = self._state()
-        if state.chunks_by_document is None:
-            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
-        return MappingProxyType(state.chunks_by_document)
 
     def _doc_keys(self, state: IndexState) -> dict[str, int]:
         if state.doc_keys is None:

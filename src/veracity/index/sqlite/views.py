@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
 
 import apsw
 import numpy as np
@@ -23,6 +25,7 @@ from ..quantized import QuantizedRows
 from .fts import Postings, check_fts_name
 from .records import chunk_from_json, document_from_json
 from .tables import IndexTables
+from .versions import read_pointer
 from .writer import VectorModel
 
 __all__ = [
@@ -176,3 +179,44 @@ class ChunksView(Mapping[str, Chunk]):
 
     def __len__(self) -> int:
         return int(scalar(self._connection, f"SELECT count(*) FROM {self._state().tables.chunks}"))
+
+
+class VersionedReads:
+    """What a search index reads of its index version, whatever the engine (a mixin: needs
+    ``_conn``, ``_pinned`` and ``_state``; the loaders above take ``?`` placeholders on both)."""
+
+    _conn: Any
+    _pinned: IndexTables | None
+
+    def _state(self) -> IndexState:  # pragma: no cover - defined by the index
+        raise NotImplementedError
+
+    @property
+    def version(self) -> int:
+        """The index version this instance reads now (the published one unless pinned)."""
+        return self._tables().version
+
+    @property
+    def pinned(self) -> bool:
+        """True when built for one version (``version=N``) rather than following the pointer."""
+        return self._pinned is not None
+
+    def _tables(self) -> IndexTables:
+        """Tables to read or write now; inside a write transaction this is the version written."""
+        return self._pinned or IndexTables(read_pointer(self._conn)[0])
+
+    @property
+    def documents(self) -> Mapping[str, Document]:
+        """Every indexed document as of indexing (read-only; loaded once per index generation)."""
+        state = self._state()
+        if state.documents is None:
+            state.documents = load_documents(self._conn, state.tables)
+        return MappingProxyType(state.documents)
+
+    @property
+    def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:
+        """Chunk ids of every indexed document, in order (read-only; loaded once per generation)."""
+        state = self._state()
+        if state.chunks_by_document is None:
+            state.chunks_by_document = load_chunks_by_document(self._conn, state.tables)
+        return MappingProxyType(state.chunks_by_document)

@@ -173,12 +173,13 @@ def run(
         with clock.stage("fusion"):
             pool_fused = _fuse(found, settings.rrf_k)
             fused.extend(pool_fused)
+            lexical, semantic = dict(found.get("bm25", ())), dict(found.get("dense", ()))
             hits = [
                 Hit(
                     chunk=snapshot.chunks[cid],
                     scores=Scores(
-                        lexical=dict(found.get("bm25", ())).get(cid),
-                        semantic=dict(found.get("dense", ())).get(cid),
+                        lexical=lexical.get(cid),
+                        semantic=semantic.get(cid),
                         fusion=score,
                     ),
                     rank=rank,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 from functools import cache
+from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -155,3 +156,43 @@ def test_moments_on_the_validity_boundary_agree() -> None:
         for moment in filter(None, (document.valid_from, document.valid_until)):
             for shift in (timedelta(0), timedelta(microseconds=-1), timedelta(microseconds=1)):
                 assert_agrees(index, principal, "3.2", moment + shift, frozenset(ROLES))
+
+
+def test_kept_outcomes_agree_at_every_moment_of_an_interval() -> None:
+    # A fresh index, so every outcome below is first computed, then read back from what is kept.
+    catalog = Catalog(SQLiteStore(":memory:"))
+    for document in synthetic_documents(120, seed=23):
+        catalog.add(document, chunk_for_index(document))
+    for tenant in ("acme", "beta", "gamma"):
+        catalog.define_roles(tenant, ROLES)
+    index = SQLiteSearchIndex(catalog.store)  # type: ignore[arg-type]
+    index.sync(catalog, None)
+    principal = Principal("acme", frozenset({"support"}))
+    bounds = sorted({m for d in index.documents.values() if d.tenant == "acme"
+                     for m in (d.valid_from, d.valid_until) if m is not None})  # fmt: skip
+    moments = [START - timedelta(days=1)]
+    for low, high in pairwise(bounds):
+        moments += [low, low + (high - low) / 2, high - timedelta(microseconds=1)]
+    for moment in moments:
+        assert_agrees(index, principal, "3.2", moment, frozenset(ROLES))
+    step = index.eligibility()
+    assert step.hits >= len(bounds)  # two of every three moments reuse their interval's outcome
+    assert step.misses <= len(bounds) + 1
+
+
+def test_a_write_drops_the_kept_outcomes() -> None:
+    catalog = Catalog(SQLiteStore(":memory:"))
+    documents = synthetic_documents(60, seed=29)
+    for document in documents[:40]:
+        catalog.add(document, chunk_for_index(document))
+    for tenant in ("acme", "beta", "gamma"):
+        catalog.define_roles(tenant, ROLES)
+    index = SQLiteSearchIndex(catalog.store)  # type: ignore[arg-type]
+    index.sync(catalog, None)
+    principal, as_of = Principal("acme", frozenset({"public"})), START + timedelta(days=1200)
+    before = index.eligible_documents(principal, None, as_of, frozenset(ROLES))
+    for document in documents[40:]:
+        catalog.add(document, chunk_for_index(document))
+    index.sync(catalog, None)
+    assert_agrees(index, principal, None, as_of, frozenset(ROLES))
+    assert index.eligible_documents(principal, None, as_of, frozenset(ROLES)) != before

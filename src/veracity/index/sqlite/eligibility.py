@@ -126,19 +126,20 @@ class EligibilityStep:
                 self.hits += 1
                 return found
             self.misses += 1
-            found = self._compute(principal, target_version, as_of, known_roles)
+            found = self.compute(principal, target_version, as_of, known_roles)
             self._outcomes[key] = found
             if len(self._outcomes) > self._keep:
                 self._outcomes.popitem(last=False)
             return found
 
-    def _compute(
+    def compute(
         self,
         principal: Principal,
         target_version: str | None,
         as_of: datetime,
         known_roles: Collection[str],
     ) -> EligibleDocuments:
+        """The outcome computed afresh in SQL, neither read from nor added to what is kept."""
         groups, hidden = reason_rows(self._conn, self._tables, principal, target_version, as_of, known_roles)
         ids, sources = self._ids_by_key()
         eligible: list[str] = []

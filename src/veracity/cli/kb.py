@@ -104,6 +104,13 @@ __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_comm
     is_flag=True,
     help="Follow symbolic links that lead outside the ingested folders (by default they are reported).",
 )
+@click.option(
+    "--jobs",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Processes that parse and chunk ahead of the writer [default: the CPUs, at most 8]. "
+    "The result is the same for any number; 1 parses in this process.",
+)
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @NO_WAIT_OPTION
@@ -128,6 +135,7 @@ def ingest_command(
     ocr_engine: str,
     images: bool,
     follow_symlinks: bool,
+    jobs: int | None,
     progress: bool,
     as_json: bool,
     no_wait: bool,
@@ -195,6 +203,7 @@ def ingest_command(
                 follow_symlinks=follow_symlinks,
                 ocr=None if ocr_engine == "none" else OcrSettings(engine=ocr_engine),  # type: ignore[arg-type]
                 images=images,
+                jobs=jobs,
                 progress=callback,
                 strict=strict,
                 restore=restore,

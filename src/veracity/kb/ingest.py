@@ -42,7 +42,6 @@ from typing import Any
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.search import SyncReport
 from ..index.versioned import VersionedIndex
-from ..ingest.batch import load_source
 from ..ingest.chunking import chunk_for_index, oversize_chunks
 from ..ingest.diagnostics import ParseDiagnostics
 from ..ingest.documents import next_revision, same_but_revision, with_revision
@@ -56,6 +55,7 @@ from ..ingest.pages import with_pages
 from ..model.contracts import Document, Status
 from ..model.errors import StorageError, ValidationError, VeracityError
 from ..pipeline.engine import KnowledgeBase
+from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
@@ -129,6 +129,7 @@ class _Run:
     ledger: Ledger | _NoLedger
     restore: bool
     seconds: dict[str, float]
+    loader: SourceLoader
 
 
 def ingest_paths(
@@ -148,6 +149,7 @@ def ingest_paths(
     follow_symlinks: bool = False,
     ocr: OcrSettings | None = DEFAULT_OCR,
     images: bool = False,
+    jobs: int | None = None,
 ) -> IngestReport:
     """Ingest files and folders into ``kb``'s catalog and index; see the module docstring.
 
@@ -164,6 +166,9 @@ def ingest_paths(
     ``ocr`` says how scanned PDF pages and images are read (``None``: never; a
     PDF or image without text is then rejected as ``no text``). Image files in
     folders are read by OCR only with ``images`` (named directly, always).
+    ``jobs`` worker processes parse and chunk ahead of the writer (default: the usable
+    CPUs, at most 8; 1 parses here); the outcome is the same for any number
+    (:mod:`veracity.kb.loading`).
     """
     if max_bytes is not None:
         limits = replace(limits, max_bytes=max_bytes)
@@ -173,7 +178,7 @@ def ingest_paths(
         return _ingest(
             kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
-            follow_symlinks=follow_symlinks, ocr=ocr, images=images,
+            follow_symlinks=follow_symlinks, ocr=ocr, images=images, jobs=jobs,
         )  # fmt: skip
 
 
@@ -193,6 +198,7 @@ def _ingest(
     follow_symlinks: bool,
     ocr: OcrSettings | None,
     images: bool,
+    jobs: int | None,
 ) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
     scan = scan_sources(paths, follow_symlinks=follow_symlinks, images=images)
@@ -200,11 +206,29 @@ def _ingest(
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
-    run = _Run(kb, options, _ledger(kb), restore, seconds)
+    files = scan.files
+    with SourceLoader(files, options, jobs=jobs) as loader:
+        run = _Run(kb, options, _ledger(kb), restore, seconds, loader)
+        outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
+    defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
+    pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
+    index_report = _index(kb, progress)
+    with kb.catalog.store.transaction():
+        run.ledger.steps(("embedded", "indexed", "active"), pending)
+    seconds["tokenize"] = index_report.tokenize_seconds
+    seconds["write"] = index_report.write_seconds
+    seconds["embed"] = index_report.embed_seconds
+    return _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+
+
+def _write_files(
+    run: _Run, files: Sequence[SourceFile], *, strict: bool, progress: Progress | None
+) -> tuple[list[_Outcome], list[tuple[str, str]], list[tuple[str, str, str]]]:
+    """Store every file in the catalog, in order: outcomes, rejected files, and what to index."""
+    kb = run.kb
     outcomes: list[_Outcome] = []
     rejected: list[tuple[str, str]] = []
     pending: list[tuple[str, str, str]] = []
-    files = scan.files
     for first in range(0, len(files), FILES_PER_TRANSACTION):
         with kb.catalog.store.transaction():  # one commit per batch; a rejected file rolls back alone
             for done, file in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
@@ -226,15 +250,7 @@ def _ingest(
                         pending.append((file.source, outcome.source_id, outcome.document_id))
                 if progress is not None:
                     progress("parse", done, len(files))
-    defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
-    pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
-    index_report = _index(kb, progress)
-    with kb.catalog.store.transaction():
-        run.ledger.steps(("embedded", "indexed", "active"), pending)
-    seconds["tokenize"] = index_report.tokenize_seconds
-    seconds["write"] = index_report.write_seconds
-    seconds["embed"] = index_report.embed_seconds
-    return _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+    return outcomes, rejected, pending
 
 
 def _report(
@@ -275,10 +291,10 @@ def _report(
     )
 
 
-def _load(run: _Run, file: SourceFile) -> tuple[Document, Any]:
+def _load(run: _Run, file: SourceFile) -> Loaded:
     start = time.perf_counter()
     try:
-        return load_source(file.path, relative=file.source, **run.options)
+        return run.loader.load(file)
     finally:
         run.seconds["parse"] += time.perf_counter() - start
 
@@ -287,7 +303,7 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
     """Ingest one file; raises if it is rejected."""
     catalog = run.kb.catalog
     try:
-        document, parsed = _load(run, file)
+        document, parsed, cut = _load(run, file)
     except TemplateSourceError as exc:
         return _skip(run, file, file.source, exc.reason)
     except EmptySourceError as exc:
@@ -325,7 +341,9 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
         return _Outcome("unchanged", document.source_id, document.document_id)
     start = time.perf_counter()
     try:
-        chunks = with_pages(chunk_for_index(document), parsed)
+        # a worker's chunks hold when the stored document is the one it chunked (see kb.loading)
+        chunks = cut if cut is not None and cut[:1] and cut[0].document_id == document.document_id \
+            else with_pages(chunk_for_index(document), parsed)
     finally:
         run.seconds["chunk"] += time.perf_counter() - start
     limits: InputLimits = run.options["limits"]

@@ -294,6 +294,7 @@ class LocalKnowledgeBase:
         progress: Progress | None = None,
         limits: InputLimits = DEFAULT_LIMITS,
         follow_symlinks: bool = False,
+        jobs: int | None = None,
     ) -> IngestReport:
         """Ingest files and folders (see :func:`veracity.kb.ingest.ingest_paths`); rewrites the manifest."""
         if self.path is None:
@@ -303,7 +304,7 @@ class LocalKnowledgeBase:
             report = ingest_paths(
                 self.engine, listed, tenant=tenant, roles=roles, strict=strict, restore=restore, prune=prune,
                 delete_pruned=delete_pruned, metadata_file=metadata_file, progress=progress, limits=limits,
-                follow_symlinks=follow_symlinks,
+                follow_symlinks=follow_symlinks, jobs=jobs,
             )  # fmt: skip
             write_manifest(self.path, self.engine)
         return report

@@ -1,0 +1,117 @@
+"""Worker processes parse and chunk ahead of the writer; the knowledge base comes out the same.
+
+A folder large enough for the pool (``PARALLEL_MIN_FILES``) with plain and front-matter
+files, a revision, a file that fails, an empty one: ingested with one job and with two,
+the reports, catalogs, ledgers and index contents are equal.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veracity.index.embedders import FakeEmbedder
+from veracity.kb.directory import create_kb
+from veracity.kb.ingest import ingest_paths
+from veracity.kb.loading import PARALLEL_MIN_FILES, SourceLoader
+
+
+def write_folder(folder: Path, count: int) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i in range(count):
+        body = (f"# 主题 {i}\n\n第 {i} 篇说明：端口默认为 {5000 + i}，日志保留 {i % 30} 天。\n\n"
+                f"## Details\n\nEntry {i} text.\n")
+        # every file names its start: a defaulted one is the moment of parsing, unequal across runs
+        extra = f"title: Guide {i}\nversion_min: '3.{i % 4}'\n" if i % 3 == 0 else ""
+        body = f"---\nvalid_from: '2026-01-0{1 + i % 9}'\n{extra}---\n" + body
+        (folder / f"doc-{i:03d}.md").write_text(body, encoding="utf-8")
+    (folder / "broken.md").write_text("---\ntitle: [unclosed\n---\n# x\n\ny\n", encoding="utf-8")
+    (folder / "empty.md").write_text("", encoding="utf-8")
+
+
+def contents(kb) -> dict[str, object]:
+    connection = kb.catalog.store.connection
+    ledger = connection.execute(  # not the run id (random) nor the moment
+        "SELECT source, source_id, document_id, state, reason FROM ingestion_steps ORDER BY seq"
+    ).fetchall()
+    documents = sorted(kb.catalog.documents(), key=lambda d: d.document_id)
+    return {
+        "documents": documents,
+        "chunks": {d.document_id: kb.catalog.chunks(d.document_id) for d in documents},
+        "indexed": sorted(kb.snapshot.chunks_by_document.items()),
+        "ledger": [tuple(row) for row in ledger],
+    }
+
+
+def report_of(report) -> tuple:
+    return (report.added, report.revised, report.unchanged, report.rejected, report.skipped,
+            report.chunks_added)  # fmt: skip
+
+
+@pytest.mark.parametrize("jobs", [2])
+def test_two_jobs_ingest_exactly_what_one_does(tmp_path: Path, jobs: int) -> None:
+    folder = tmp_path / "docs"
+    write_folder(folder, PARALLEL_MIN_FILES + 6)
+    outcomes = {}
+    for n in (1, jobs):
+        kb = create_kb(tmp_path / f"kb{n}", FakeEmbedder())
+        first = ingest_paths(kb, [folder], tenant="acme", jobs=n)
+        (folder / "doc-004.md").write_text("---\nvalid_from: '2026-02-01'\n---\n# 主题 4\n\n改过的说明。\n")
+        second = ingest_paths(kb, [folder], tenant="acme", jobs=n)
+        (folder / "doc-004.md").unlink()
+        write_folder(folder, PARALLEL_MIN_FILES + 6)  # as it was, for the next run
+        outcomes[n] = (report_of(first), report_of(second), contents(kb))
+        kb.catalog.store.close()
+    assert outcomes[1][0][3] and outcomes[1][1][1]  # not vacuous: a rejected file, then a revision
+    assert outcomes[jobs] == outcomes[1]
+
+
+def test_few_files_or_one_job_load_in_this_process(tmp_path: Path) -> None:
+    from veracity.kb.sources import scan_sources
+
+    folder = tmp_path / "docs"
+    write_folder(folder, PARALLEL_MIN_FILES + 1)
+    files = scan_sources([folder]).files
+    options = {"tenant": "acme"}
+    assert not SourceLoader(files[:PARALLEL_MIN_FILES - 1], options, jobs=4).parallel
+    assert not SourceLoader(files, options, jobs=1).parallel
+    with SourceLoader(files, options, jobs=2) as loader:
+        assert loader.parallel
+        with pytest.raises(RuntimeError, match="out of order"):
+            loader.load(files[1])
+
+
+
+def test_workers_fork_only_beside_daemon_threads() -> None:
+    import threading
+
+    from veracity.kb import loading
+
+    stop = threading.Event()
+    assert loading._can_fork()
+    helper = threading.Thread(target=stop.wait, daemon=True)
+    helper.start()
+    assert loading._can_fork()  # a progress bar's refresher, say
+    worker = threading.Thread(target=stop.wait)
+    worker.start()
+    try:
+        assert not loading._can_fork()  # a request thread could hold a lock a child needs
+    finally:
+        stop.set()
+        worker.join()
+        helper.join()
+
+
+def test_cli_ingest_with_jobs(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from veracity.cli.main import main
+
+    folder = tmp_path / "docs"
+    write_folder(folder, PARALLEL_MIN_FILES + 2)
+    result = CliRunner().invoke(
+        main, ["ingest", str(folder), "--kb", str(tmp_path / "kb"), "--jobs", "2", "--no-progress", "--json"]
+    )
+    assert result.exit_code == 1  # broken.md is rejected, by name
+    assert '"broken.md"' in result.output and f'"doc-{PARALLEL_MIN_FILES + 1:03d}"' in result.output

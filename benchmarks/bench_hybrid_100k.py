@@ -99,18 +99,17 @@ def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generat
     connection = kb.catalog.store.connection
     tables = IndexTables(kb.snapshot.version)
     rows = connection.execute(
-        f"SELECT c.record, d.tenant FROM {tables.chunks} c JOIN {tables.documents} d USING (doc_key)"
+        f"SELECT c.chunk_id, d.tenant FROM {tables.chunks} c JOIN {tables.documents} d USING (doc_key) "
+        "ORDER BY c.chunk_key"
     )
     by_tenant: dict[str, list[str]] = {}
-    for record, tenant in rows:
-        by_tenant.setdefault(tenant, []).append(record)
+    for chunk_id, tenant in rows:
+        by_tenant.setdefault(tenant, []).append(chunk_id)
     embedder = RandomEmbedder()
-    from veracity.index.sqlite.records import chunk_from_json
-
     queries = []
     for i in range(n):
         tenant = f"tenant-{i % tenants}"
-        chunk = chunk_from_json(by_tenant[tenant][int(rng.integers(len(by_tenant[tenant])))])
+        chunk = kb.snapshot.chunks[by_tenant[tenant][int(rng.integers(len(by_tenant[tenant])))]]
         terms = list(dict.fromkeys(tokenize(chunk.text)))
         picked = [
             terms[j]
@@ -335,7 +334,40 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Kno
     kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
     print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
     print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
+    print_sizes(kb, report.chunks_added)
     return kb
+
+
+def print_sizes(kb: KnowledgeBase, chunks: int) -> None:
+    """Bytes per table group (SQLite's dbstat: pages, so free space inside pages counts too)."""
+    connection = kb.catalog.store.connection
+    tables = IndexTables(kb.snapshot.version)
+    try:
+        rows = connection.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name").fetchall()
+    except Exception as error:  # a SQLite built without dbstat: the file size above is all there is
+        print(f"  (no per-table sizes: {error})")
+        return
+    groups: dict[str, int] = {}
+    for name, size in rows:
+        if name.startswith(tables.chunks) or name.startswith(f"sqlite_autoindex_{tables.chunks}"):
+            group = "index chunks (ix_chunks)"
+        elif name.startswith(tables.documents) or name.startswith(f"sqlite_autoindex_{tables.documents}"):
+            group = "index documents (ix_documents)"
+        elif name.startswith(("fts", "vec")):
+            group = "FTS5 and vec0 tables"
+        elif name.startswith(("ix", "sqlite_autoindex_ix")):
+            group = "other index tables"
+        elif name.startswith(("chunks", "sqlite_autoindex_chunks")):
+            group = "catalog chunks"
+        elif name.startswith(("documents", "sqlite_autoindex_documents")):
+            group = "catalog documents"
+        else:
+            group = "other catalog tables"
+        groups[group] = groups.get(group, 0) + int(size)
+    total = sum(groups.values())
+    print(f"  pages in use: {total / 1e6:,.1f} MB = {total / max(1, chunks):,.0f} bytes per chunk")
+    for group, size in sorted(groups.items(), key=lambda item: -item[1]):
+        print(f"    {group:32s} {size / 1e6:8.1f} MB  {size / max(1, chunks):7,.0f} B/chunk")
 
 
 def main() -> None:

@@ -96,7 +96,9 @@ def test_verification_catches_tampered_postings_vectors_and_records(demo_kb_at) 
         fts = connection.execute("SELECT fts_table FROM ix1_tenants").fetchone()[0]
         connection.execute(f"DELETE FROM {fts} WHERE rowid = ?", (key,))
     connection.execute(f"DELETE FROM {vec} WHERE chunk_key = ?", (key + 1,))
-    edit = """UPDATE ix1_chunks SET record = replace(record, '"text":"', '"text":"X') WHERE chunk_key = ?"""
+    # the record keeps the digest of the indexed text (not the text): tamper with that
+    digest = '"indexed_digest":"'
+    edit = f"UPDATE ix1_chunks SET record = replace(record, '{digest}', '{digest}X') WHERE chunk_key = ?"
     connection.execute(edit, (key + 2,))
     connection.execute("UPDATE ix1_documents SET status = 'active' WHERE status = 'withdrawn'")
     report = verify_version(index_for(kb.catalog.store, version=1), kb.catalog, kb.embedder)

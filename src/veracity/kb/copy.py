@@ -26,8 +26,7 @@ import numpy.typing as npt
 
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder, normalized_rows
-from ..index.sqlite.records import chunk_from_json
-from ..index.sqlite.reuse import embedded_text_digest
+from ..index.sqlite.records import record_text_digest
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.verify import Verification, verify_version
 from ..index.sqlite.versions import bump_generation, get_version, read_pointer, record_manifest
@@ -134,7 +133,7 @@ class CopiedVectors:
             tables = IndexTables(source.version)
             sql = f"SELECT chunk_key, record FROM {tables.chunks}"
             for key, record in source.store.connection.execute(sql):
-                self._keys.setdefault(embedded_text_digest(chunk_from_json(str(record))), int(key))
+                self._keys.setdefault(record_text_digest(str(record)), int(key))
 
     def embed_batch(
         self, texts: Sequence[str], *, kind: Literal["query", "passage"] = "passage"

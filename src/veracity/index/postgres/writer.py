@@ -18,8 +18,7 @@ import numpy.typing as npt
 
 from ...model.contracts import Document, Status, Visibility
 from ...model.errors import EmbedderMismatchError
-from ..sqlite.records import chunk_from_json, chunk_to_json, document_to_json, moment_text, version_key
-from ..sqlite.reuse import embedded_text_digest
+from ..sqlite.records import chunk_to_json, document_to_json, moment_text, record_text_digest, version_key
 from ..sqlite.tables import IndexTables
 from ..sqlite.vectors import vector_table_name
 from ..sqlite.writer import DISTANCE, NORMALIZATION, PreparedDocument, VectorModel, read_vector_model
@@ -219,7 +218,7 @@ def reusable_vectors(
         "USING (doc_key) WHERE d.document_id = ANY(?)",
         (siblings,),
     ):
-        digest = embedded_text_digest(chunk_from_json(str(record)))
+        digest = record_text_digest(str(record))
         if digest in wanted:
             keys.setdefault(digest, int(chunk_key))
     if not keys:

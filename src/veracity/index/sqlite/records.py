@@ -5,6 +5,16 @@ when indexed (the index snapshot), as JSON text: inspectable with any SQLite
 client, no pickle. Datetimes are ISO-8601 UTC with microseconds, exactly as the
 catalog stores them, so they sort as text.
 
+No record holds text: a chunk's text and context prefix, and a document's
+body, live once, in the catalog's ``chunks`` and ``documents`` rows of the same
+database, and readers join them on ``chunk_id`` / ``document_id``. A chunk
+record keeps ``indexed_digest``, the sha256 of what the channels saw
+(:func:`embedded_text_digest`), a document record ``body_digest``, so a reader
+can tell whether the catalog row still holds what was indexed (else it gets no
+text: :func:`chunk_from_json`), verification compares both sides without the
+text, and vector reuse needs no text at all. Records written before this (with
+``text`` and ``context_prefix``, or ``body``) still read.
+
 :func:`version_key` turns a dotted version into fixed-width text whose prefix
 comparisons match :func:`veracity.model.versions.in_range` (a bound compares on its
 own precision), so the governance filter can run in SQL.
@@ -13,6 +23,7 @@ own precision), so the governance filter can run in SQL.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Final
 
@@ -26,16 +37,22 @@ from ...model.contracts import (
     Status,
     Trust,
     Visibility,
+    sha256_hex,
 )
 from ...model.versions import parse_version
+from ..snapshot import index_text
 
 __all__ = [
     "VERSION_WIDTH",
     "chunk_from_json",
     "chunk_to_json",
+    "current_chunk_record",
+    "current_document_record",
     "document_from_json",
     "document_to_json",
+    "embedded_text_digest",
     "moment_text",
+    "record_text_digest",
     "version_key",
 ]
 
@@ -66,10 +83,11 @@ def _dumps(data: dict[str, Any]) -> str:
 
 
 def document_to_json(document: Document) -> str:
-    """The document as compact JSON (every field, body included).
+    """The document as indexed, as compact JSON: every field but its body.
 
-    ``extra_metadata`` and ``defaulted_fields`` are left out when empty, so
-    records of documents without them stay as they were before they existed.
+    The body stays in the catalog (one copy); ``body_digest`` records which body
+    was indexed. ``extra_metadata`` and ``defaulted_fields`` are left out when
+    empty, so records of documents without them stay as they were before they existed.
     """
     record: dict[str, Any] = {
         "document_id": document.document_id,
@@ -88,7 +106,7 @@ def document_to_json(document: Document) -> str:
         "allowed_roles": list(document.allowed_roles),
         "trust": Trust(document.trust).value,
         "facts": [[f.fact_id, f.quote, f.stance] for f in document.facts],
-        "body": document.body,
+        "body_digest": sha256_hex(document.body),
         "language": document.language,
     }
     if document.extra_metadata:
@@ -98,9 +116,17 @@ def document_to_json(document: Document) -> str:
     return _dumps(record)
 
 
-def document_from_json(text: str) -> Document:
-    """Inverse of :func:`document_to_json`."""
-    raw = json.loads(text)
+def document_from_json(record: str, body: str | None = None) -> Document:
+    """The indexed document of ``record``, with ``body`` from its catalog row.
+
+    As for chunks (:func:`chunk_from_json`): an older record carries its own body;
+    otherwise a catalog body other than the indexed one (or none) gives ``""``.
+    """
+    raw = json.loads(record)
+    if "body" in raw:
+        body = raw["body"]
+    elif body is None or sha256_hex(body) != raw["body_digest"]:
+        body = ""
     return Document(
         document_id=raw["document_id"],
         source_id=raw["source_id"],
@@ -118,18 +144,24 @@ def document_from_json(text: str) -> Document:
         allowed_roles=tuple(raw["allowed_roles"]),
         trust=Trust(raw["trust"]),
         facts=tuple(FactAnnotation(fact_id=f, quote=q, stance=s) for f, q, s in raw["facts"]),
-        body=raw["body"],
+        body=body,
         language=raw["language"],
         extra_metadata=tuple((str(key), str(value)) for key, value in raw.get("extra_metadata", [])),
         defaulted_fields=tuple(raw.get("defaulted_fields", [])),
     )
 
 
-def chunk_to_json(chunk: Chunk) -> str:
-    """The chunk as compact JSON (every field; pages, boxes and OCR fields only when set).
+def embedded_text_digest(chunk: Chunk) -> str:
+    """sha256 of what the channels see of ``chunk`` (context prefix and text, :func:`index_text`)."""
+    return sha256_hex(index_text(chunk))
 
-    Pages, boxes and OCR fields are left out when unset so records of sources
-    without them stay as they were before they existed.
+
+def chunk_to_json(chunk: Chunk) -> str:
+    """The chunk as indexed, as compact JSON: every field but its text and context prefix.
+
+    Those stay in the catalog (one copy); ``indexed_digest`` records what the
+    channels saw. Pages, boxes and OCR fields are left out when unset so records
+    of sources without them stay as they were before they existed.
     """
     record: dict[str, Any] = {
         "chunk_id": chunk.chunk_id,
@@ -140,8 +172,7 @@ def chunk_to_json(chunk: Chunk) -> str:
         "start": chunk.start,
         "end": chunk.end,
         "kind": ChunkKind(chunk.kind).value,
-        "text": chunk.text,
-        "context_prefix": chunk.context_prefix,
+        "indexed_digest": embedded_text_digest(chunk),
         "fact_ids": list(chunk.fact_ids),
     }
     if chunk.page_start is not None or chunk.page_end is not None:
@@ -156,11 +187,21 @@ def chunk_to_json(chunk: Chunk) -> str:
     return _dumps(record)
 
 
-def chunk_from_json(text: str) -> Chunk:
-    """Inverse of :func:`chunk_to_json`; a record without pages (older indexes too) has ``None``."""
-    raw = json.loads(text)
+def chunk_from_json(record: str, text: str | None = None, context_prefix: str | None = None) -> Chunk:
+    """The indexed chunk of ``record``, with ``text`` and ``context_prefix`` from its catalog row.
+
+    A record written before the text left the index carries its own and
+    ignores both arguments. Otherwise the catalog's text is used only if it is
+    the text that was indexed (same ``indexed_digest``); when the catalog row is
+    gone (``None``) or holds other text, the chunk comes back with empty text
+    and prefix: a stale index never invents text, and the return gate, which
+    compares the live chunk's digest, drops it. A record without pages (older
+    indexes too) has ``None``.
+    """
+    raw = json.loads(record)
+    own = "text" in raw
     page_start, page_end = raw.get("page_start"), raw.get("page_end")
-    return Chunk(
+    chunk = Chunk(
         chunk_id=raw["chunk_id"],
         document_id=raw["document_id"],
         document_digest=raw["document_digest"],
@@ -169,8 +210,8 @@ def chunk_from_json(text: str) -> Chunk:
         start=int(raw["start"]),
         end=int(raw["end"]),
         kind=ChunkKind(raw["kind"]),
-        text=raw["text"],
-        context_prefix=raw["context_prefix"],
+        text=raw["text"] if own else (text or ""),
+        context_prefix=raw["context_prefix"] if own else (context_prefix or ""),
         fact_ids=tuple(raw["fact_ids"]),
         page_start=None if page_start is None else int(page_start),
         page_end=None if page_end is None else int(page_end),
@@ -178,3 +219,26 @@ def chunk_from_json(text: str) -> Chunk:
         ocr_confidence=raw.get("ocr_confidence"),
         ocr_numbers=tuple(OcrNumber(str(t), float(c)) for t, c in raw.get("ocr_numbers", ())),
     )
+    if own or (text is not None and embedded_text_digest(chunk) == raw["indexed_digest"]):
+        return chunk
+    return replace(chunk, text="", context_prefix="")
+
+
+def record_text_digest(record: str) -> str:
+    """:func:`embedded_text_digest` of the chunk a record was indexed from (any record form)."""
+    raw = json.loads(record)
+    if "indexed_digest" in raw:
+        return str(raw["indexed_digest"])
+    return embedded_text_digest(chunk_from_json(record))
+
+
+def current_document_record(record: str) -> str:
+    """``record`` in the form :func:`document_to_json` writes now (an older record loses its body)."""
+    # a quote inside a JSON string is escaped, so '"body":' can only be the key of an older record
+    return document_to_json(document_from_json(record)) if '"body":' in record else record
+
+
+def current_chunk_record(record: str) -> str:
+    """``record`` in the form :func:`chunk_to_json` writes now (an older record loses its text)."""
+    # a quote inside a JSON string is escaped, so '"text":' can only be the key of an older record
+    return chunk_to_json(chunk_from_json(record)) if '"text":' in record else record

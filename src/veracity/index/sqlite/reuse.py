@@ -5,7 +5,7 @@ almost all the old ones: same text, same context prefix, so the same vector.
 :func:`reusable_vectors` finds, in one index version, the stored vectors of
 the other revisions of the same sources and keys them by the digest of the
 exact text the embedder saw (:func:`veracity.index.snapshot.index_text`:
-prefix and chunk text). The vectors are the version's own model's (one model
+prefix and chunk text), which each chunk record keeps. The vectors are the version's own model's (one model
 per version), so a digest match is a vector match.
 """
 
@@ -19,19 +19,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.sql import all_rows
-from ...model.contracts import Chunk, Document, sha256_hex
-from ..snapshot import index_text
-from .records import chunk_from_json
+from ...model.contracts import Document
+from .records import record_text_digest
 from .tables import IndexTables
 from .vectors import fetch_vectors
 from .writer import VectorModel
 
-__all__ = ["embedded_text_digest", "reusable_vectors"]
-
-
-def embedded_text_digest(chunk: Chunk) -> str:
-    """sha256 of the text the embedder sees for ``chunk`` (context prefix and text)."""
-    return sha256_hex(index_text(chunk))
+__all__ = ["reusable_vectors"]
 
 
 def reusable_vectors(
@@ -70,7 +64,7 @@ def reusable_vectors(
         "USING (doc_key) WHERE d.document_id IN (SELECT value FROM json_each(?))",
         (json.dumps(siblings),),
     ):
-        digest = embedded_text_digest(chunk_from_json(str(record)))
+        digest = record_text_digest(str(record))
         if digest in wanted:
             keys.setdefault(digest, int(chunk_key))
     if not keys:

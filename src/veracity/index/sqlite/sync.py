@@ -35,8 +35,8 @@ from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from . import writer
-from .records import document_to_json
-from .reuse import embedded_text_digest, reusable_vectors
+from .records import current_document_record, document_to_json, embedded_text_digest
+from .reuse import reusable_vectors
 from .tables import IndexTables
 from .versions import live_versions
 from .views import IndexState
@@ -290,7 +290,8 @@ class IndexWriter:
             changed: list[Document] = []
             touched = False
             for tables in self._versions():
-                records = dict(all_rows(self._conn, f"SELECT document_id, record FROM {tables.documents}"))
+                sql = f"SELECT document_id, record FROM {tables.documents}"
+                records = {str(i): current_document_record(str(r)) for i, r in all_rows(self._conn, sql)}
                 version_gone = sorted(set(records) - set(live))
                 version_changed = [
                     d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)

@@ -6,7 +6,8 @@ Checks, each reported with its numbers:
   the catalog's current governance record (status, roles, validity, ...), in
   the JSON record the pipeline reads and in the columns the SQL filter reads;
 - ``chunks``: for every document, the same chunks in the same order with the
-  same records (a digest over both sides);
+  same records (a digest over both sides); a record keeps the digest of the
+  text it was indexed from, so text the catalog changed since shows here too;
 - ``lexical``: per tenant, one FTS5 row per chunk and as many postings as the
   chunks' token counts add up to;
 - ``vectors``: one unit-length vector per chunk, of the expected model;
@@ -38,7 +39,14 @@ from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from ..versioned import VersionedIndex
 from .fts import check_fts_name
-from .records import chunk_to_json, document_to_json, moment_text, version_key
+from .records import (
+    chunk_to_json,
+    current_chunk_record,
+    current_document_record,
+    document_to_json,
+    moment_text,
+    version_key,
+)
 from .tables import IndexTables
 from .vectors import fetch_vectors, load_partition
 
@@ -152,7 +160,9 @@ def _index_side(index: VersionedIndex, tables: IndexTables) -> tuple[dict[str, s
     postgres = _postgres(index)
     roles = (postgres.ROLES_SQL if postgres else _ROLES_SQL).format(roles=tables.document_roles)
     documents = {
-        str(document_id): "\x1f".join(str(value) for value in (record, *columns)).replace("\x1f", "\x1e", 1)
+        str(document_id): "\x1f".join(
+            str(value) for value in (current_document_record(str(record)), *columns)
+        ).replace("\x1f", "\x1e", 1)
         for document_id, record, *columns in all_rows(
             connection,
             f"SELECT d.document_id, d.record, d.tenant, d.status, d.visibility, d.valid_from, d.valid_until, "
@@ -165,7 +175,7 @@ def _index_side(index: VersionedIndex, tables: IndexTables) -> tuple[dict[str, s
         f"JOIN {tables.documents} AS d USING (doc_key) ORDER BY d.document_id, c.ordinal",
     )
     return documents, [
-        f"{document_id}\x1f{chunk_id}\x1f{_record_hash(str(record))}"
+        f"{document_id}\x1f{chunk_id}\x1f{_record_hash(current_chunk_record(str(record)))}"
         for document_id, chunk_id, record in rows
     ]
 

@@ -77,11 +77,12 @@ class IndexState:
 
 
 def load_documents(connection: apsw.Connection, tables: IndexTables) -> dict[str, Document]:
-    """Every indexed document (as of indexing), by document id."""
+    """Every indexed document (as of indexing), by document id; bodies from the catalog's rows."""
     return {
-        document_id: document_from_json(record)
-        for document_id, record in connection.execute(
-            f"SELECT document_id, record FROM {tables.documents} ORDER BY document_id"
+        str(document_id): document_from_json(str(record), body)
+        for document_id, record, body in connection.execute(
+            f"SELECT i.document_id, i.record, d.body FROM {tables.documents} AS i "
+            "LEFT JOIN documents AS d ON d.document_id = i.document_id ORDER BY i.document_id"
         )
     }
 
@@ -108,11 +109,17 @@ def load_chunks_by_document(connection: apsw.Connection, tables: IndexTables) ->
 
 
 def load_chunk(connection: apsw.Connection, tables: IndexTables, chunk_id: str) -> Chunk | None:
-    """One indexed chunk, or ``None``."""
+    """One indexed chunk, or ``None``; its text comes from the catalog's row of the same id.
+
+    A chunk whose catalog row is gone or holds other text than was indexed comes
+    back with empty text (see :func:`~veracity.index.sqlite.records.chunk_from_json`).
+    """
     row = connection.execute(
-        f"SELECT record FROM {tables.chunks} WHERE chunk_id = ?", (chunk_id,)
+        f"SELECT i.record, c.text, c.context_prefix FROM {tables.chunks} AS i "
+        "LEFT JOIN chunks AS c ON c.chunk_id = i.chunk_id WHERE i.chunk_id = ?",
+        (chunk_id,),
     ).fetchone()
-    return chunk_from_json(row[0]) if row else None
+    return chunk_from_json(str(row[0]), row[1], row[2]) if row else None
 
 
 def load_tenant_view(connection: apsw.Connection, tables: IndexTables, tenant: str) -> TenantView | None:

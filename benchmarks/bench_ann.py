@@ -41,6 +41,8 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -48,13 +50,14 @@ import numpy as np
 from veracity.index.ann import (
     ANN_OVERSAMPLE,
     DEFAULT_NPROBE,
+    AnnIndex,
     ann_search,
     build_ann,
     default_nlist,
     faiss_module,
     selection_bitmap,
 )
-from veracity.index.quantized import DEFAULT_OVERSAMPLE, hamming_candidates, quantize
+from veracity.index.quantized import DEFAULT_OVERSAMPLE, QuantizedRows, hamming_candidates, quantize
 
 K = 10
 SUBTOPIC = 1.0  # norm of a centre's offset from its topic, before normalizing
@@ -114,16 +117,20 @@ def top(positions: np.ndarray, scores: np.ndarray, k: int = K) -> list[int]:
 
 
 def exact(matrix: np.ndarray, query: np.ndarray, positions: np.ndarray) -> list[int]:
+    """The exact top ``K`` of ``positions``, as ``resident-exact`` scans them."""
     if positions.size > matrix.shape[0] * FULL_SCAN_SHARE:
         return top(positions, (matrix @ query)[positions])
     return top(positions, matrix[positions] @ query)
 
 
-def timed(fn, queries):  # type: ignore[no-untyped-def]
+def timed(
+    search: Callable[[np.ndarray], list[int]], queries: np.ndarray
+) -> tuple[list[list[int]], float, float]:
+    """Each query's result, and the p50 and p95 of the wall time per query in ms."""
     results, walls = [], []
     for query in queries:
         begin = time.perf_counter()
-        results.append(fn(query))
+        results.append(search(query))
         walls.append((time.perf_counter() - begin) * 1000)
     walls.sort()
     return results, statistics.median(walls), walls[int(0.95 * (len(walls) - 1))]
@@ -135,39 +142,59 @@ def recall(found: list[list[int]], truth: list[list[int]]) -> float:
     )
 
 
+def binary(
+    matrix: np.ndarray, quantized: QuantizedRows, positions: np.ndarray, query: np.ndarray
+) -> list[int]:
+    full = positions.size > matrix.shape[0] * FULL_SCAN_SHARE
+    found = hamming_candidates(quantized, query, positions, DEFAULT_OVERSAMPLE * K, full_scan=full)
+    return top(found, np.einsum("ij,j->i", matrix[found], query))
+
+
+def approximate(
+    matrix: np.ndarray, ann: AnnIndex, bitmap: np.ndarray | None, eligible: int,
+    setting: tuple[int, int, bool], widened: list[int], query: np.ndarray,
+) -> list[int]:  # fmt: skip
+    nprobe, oversample, scale = setting
+    result = ann_search(
+        ann, query, oversample * K, selected=bitmap, eligible=eligible, nprobe=nprobe, scale=scale
+    )
+    widened.append(result.widened)
+    found = result.keys  # keys are row positions in this benchmark
+    return top(found, np.einsum("ij,j->i", matrix[found], query))
+
+
 def table(label: str, matrix: np.ndarray, queries: np.ndarray, args: argparse.Namespace) -> None:
     rows = matrix.shape[0]
     keys = np.arange(rows, dtype=np.int64)  # chunk keys: positions here
+    before = rss_mb()
     begin = time.perf_counter()
     ann = build_ann(keys, matrix, nlist=args.nlist or None, seed=args.seed)
     build = time.perf_counter() - begin
+    after_build = rss_mb()
     begin = time.perf_counter()
     quantized = quantize(matrix)
     quantize_s = time.perf_counter() - begin
     codes_mb = ann.index.invlists.compute_ntotal() * (ann.index.code_size + 8) / 1e6
     print(
         f"\n{label}: {rows:,} × {matrix.shape[1]}, {len(queries)} queries; ann build {build:.1f} s "
-        f"(nlist {ann.params.nlist}, trained on {ann.params.train_rows:,} rows), ~{codes_mb:,.0f} MB codes+ids; "
-        f"quantize {quantize_s:.1f} s; float {matrix.nbytes / 1e6:,.0f} MB; peak RSS {rss_mb():,.0f} MB"
+        f"(nlist {ann.params.nlist}, trained on {ann.params.train_rows:,} rows; peak RSS {before:,.0f} → "
+        f"{after_build:,.0f} MB), ~{codes_mb:,.0f} MB codes+ids; quantize {quantize_s:.1f} s "
+        f"({quantized.nbytes / 1e6:,.0f} MB); float {matrix.nbytes / 1e6:,.0f} MB"
     )
     print("| eligible | plan | setting | recall@10 | p50 ms | p95 ms | widened |")
     print("|---|---|---|---|---|---|---|")
     rng = np.random.default_rng(args.seed + 2)
     for share in SHARES:
-        positions = (
-            np.arange(rows) if share >= 1 else np.sort(rng.choice(rows, int(rows * share), replace=False))
-        )
-        truth, p50, p95 = timed(lambda q: exact(matrix, q, positions), queries)  # noqa: B023
+        if share >= 1:
+            positions = np.arange(rows)
+        else:
+            positions = np.sort(rng.choice(rows, int(rows * share), replace=False))
+        truth, p50, p95 = timed(partial(exact, matrix, positions=positions), queries)
         print(f"| {share:.0%} | exact | | 1.000 | {p50:.2f} | {p95:.2f} | |")
-        full = positions.size > rows * FULL_SCAN_SHARE
-
-        def binary(query: np.ndarray) -> list[int]:
-            found = hamming_candidates(quantized, query, positions, DEFAULT_OVERSAMPLE * K, full_scan=full)  # noqa: B023
-            return top(found, np.einsum("ij,j->i", matrix[found], query))
-
-        found, p50, p95 = timed(binary, queries)
+        found, p50, p95 = timed(partial(binary, matrix, quantized, positions), queries)
         print(
-            f"| {share:.0%} | binary | oversample {DEFAULT_OVERSAMPLE} | {recall(found, truth):.3f} | {p50:.2f} | {p95:.2f} | |"
+            f"| {share:.0%} | binary | oversample {DEFAULT_OVERSAMPLE} | {recall(found, truth):.3f}"
+            f" | {p50:.2f} | {p95:.2f} | |"
         )
         begin = time.perf_counter()
         bitmap = None if share >= 1 else selection_bitmap(keys[positions])
@@ -175,31 +202,36 @@ def table(label: str, matrix: np.ndarray, queries: np.ndarray, args: argparse.Na
         for nprobe in args.nprobe:
             for oversample in args.oversample:
                 widened: list[int] = []
-
-                def approximate(query: np.ndarray) -> list[int]:
-                    result = ann_search(
-                        ann,
-                        query,
-                        oversample * K,
-                        selected=bitmap,
-                        eligible=positions.size,
-                        nprobe=nprobe,
-                        scale=args.scale,  # noqa: B023
-                    )
-                    widened.append(result.widened)  # noqa: B023
-                    found = result.keys  # keys are positions in this benchmark
-                    return top(found, np.einsum("ij,j->i", matrix[found], query))
-
-                found, p50, p95 = timed(approximate, queries)
+                search = partial(
+                    approximate,
+                    matrix,
+                    ann,
+                    bitmap,
+                    positions.size,
+                    (nprobe, oversample, args.scale),
+                    widened,
+                )
+                found, p50, p95 = timed(search, queries)
                 assert all(len(f) == min(K, positions.size) for f in found)
                 setting = f"nprobe {nprobe}, oversample {oversample}"
                 print(
-                    f"| {share:.0%} | ann | {setting} | {recall(found, truth):.3f} | {p50:.2f} | {p95:.2f}"
-                    f" | {sum(w > 0 for w in widened)}/{len(widened)} |"
+                    f"| {share:.0%} | ann | {setting} | {recall(found, truth):.3f}"
+                    f" | {p50:.2f} | {p95:.2f} | {sum(w > 0 for w in widened)}/{len(widened)} |"
                 )
         if bitmap is not None:
             print(f"| {share:.0%} | (bitmap of {positions.size:,} keys) | | | {bitmap_ms:.2f} | | |")
     print(f"peak RSS {rss_mb():,.0f} MB")
+
+
+def tiled(matrix: np.ndarray, rows: int, seed: int, batch: int = 100_000) -> np.ndarray:
+    """``matrix`` repeated to ``rows`` rows with seeded noise 0.02 per component, built in batches."""
+    rng = np.random.default_rng(seed)
+    out = np.empty((rows, matrix.shape[1]), dtype=np.float32)
+    for first in range(0, rows, batch):
+        picks = np.arange(first, min(rows, first + batch)) % matrix.shape[0]
+        noise = rng.standard_normal((picks.size, matrix.shape[1]), dtype=np.float32) * np.float32(0.02)
+        out[first : first + picks.size] = unit(matrix[picks] + noise)
+    return out
 
 
 def main() -> None:
@@ -215,12 +247,16 @@ def main() -> None:
         default=0,
         help=f"cells (default ~4·sqrt(rows): {default_nlist(100_000)} at 100k)",
     )
-    parser.add_argument("--nprobe", type=int, nargs="*", default=[8, 16, DEFAULT_NPROBE, 64])
+    parser.add_argument(
+        "--nprobe", type=int, nargs="*", default=[DEFAULT_NPROBE // 2, DEFAULT_NPROBE, DEFAULT_NPROBE * 2]
+    )
     parser.add_argument("--oversample", type=int, nargs="*", default=[ANN_OVERSAMPLE])
     parser.add_argument("--kb", type=Path, nargs="*", default=[], help="knowledge bases with `use` vectors")
     parser.add_argument("--questions", type=Path, help="BEIR queries.jsonl to embed with `use` (with --kb)")
     parser.add_argument("--tile", type=int, default=0, help="repeat the real vectors to this many rows")
-    parser.add_argument("--no-scale", dest="scale", action="store_false")
+    parser.add_argument(
+        "--no-scale", dest="scale", action="store_false", help="start at nprobe whatever the eligible share"
+    )
     parser.add_argument("--seed", type=int, default=17)
     args = parser.parse_args()
     faiss = faiss_module()
@@ -243,11 +279,9 @@ def main() -> None:
             args,
         )
         if args.tile > matrix.shape[0]:
-            rng = np.random.default_rng(args.seed)
-            tiled = np.vstack([matrix] * -(-args.tile // matrix.shape[0]))[: args.tile]
-            tiled = unit(tiled + rng.standard_normal(tiled.shape, dtype=np.float32) * 0.02)
-            table(f"real, tiled with noise 0.02 to {args.tile:,} rows", tiled, questions, args)
-            del tiled
+            bigger = tiled(matrix, args.tile, args.seed)
+            table(f"real, tiled with noise 0.02 to {args.tile:,} rows", bigger, questions, args)
+            del bigger
         del matrix
     if args.rows:
         begin = time.perf_counter()

@@ -17,7 +17,7 @@ its ids the chunk keys, its metric the inner product (the cosine of unit rows):
 
 faiss is optional (``pip install 'veracity[ann]'``): :func:`faiss_module` returns
 ``None`` without it and callers keep the exact and binary plans. Pure logic, no
-file I/O (:mod:`veracity.index.sqlite.ann_files` persists the index). Recall and
+file I/O (:mod:`veracity.index.sqlite.artefacts` persists the index). Recall and
 latency are measured by ``benchmarks/bench_ann.py``; the defaults below come
 from its table.
 """
@@ -56,15 +56,15 @@ ANN_FORMAT_VERSION: Final = 1
 
 INSTALL_HINT: Final = "install the approximate index with: pip install 'veracity[ann]'"
 
-ANN_MIN_ROWS: Final = 200_000
+ANN_MIN_ROWS: Final = 100_000
 """Partitions with at least this many rows get an approximate index, and queries use it when at least
 this many rows are eligible; below, the exact and binary plans answer. (Set from ``bench_ann.py``'s
 table; see the README's ANN table.)"""
 
-DEFAULT_NPROBE: Final = 32
+DEFAULT_NPROBE: Final = 64
 """Cells scanned first (doubled while too few eligible candidates come back)."""
 
-ANN_OVERSAMPLE: Final = 8
+ANN_OVERSAMPLE: Final = 4
 """Candidates taken from the approximate index per result wanted (``oversample × k``), then rescored."""
 
 REBUILD_SHARE: Final = 0.1

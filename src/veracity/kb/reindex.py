@@ -30,7 +30,7 @@ from typing import Any, Final
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..index.embedders import make_embedder
-from ..index.sqlite.ann_files import ann_folder, sweep_artefacts
+from ..index.sqlite.artefacts import ann_folder, sweep_artefacts
 from ..index.sqlite.sync import Progress, SyncReport
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.verify import Verification, catalog_matches, verify_version

@@ -17,7 +17,7 @@ from veracity.index.ann import ann_search, build_ann, keys_digest, selection_bit
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import index_text
 from veracity.index.sqlite import search as search_module
-from veracity.index.sqlite.ann_files import ann_folder, load_artefact, manifest_path
+from veracity.index.sqlite.artefacts import ann_folder, load_artefact, manifest_path
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import list_versions

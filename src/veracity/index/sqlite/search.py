@@ -60,8 +60,8 @@ from ...model.governance import HIDDEN_REASONS, EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder, normalized_rows
 from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS, QuantizedRows, hamming_candidates, quantize
-from .ann_files import ann_folder
-from .ann_reader import AnnReader, ApproximateDense
+from .approximate import AnnReader, ApproximateDense
+from .artefacts import ann_folder
 from .filter import eligible_keys, reason_rows
 from .fts import Postings, bm25_scores, read_postings
 from .sync import IndexWriter, SyncReport

@@ -14,7 +14,7 @@ Checks, each reported with its numbers:
   partition large enough to have one): each artefact's files match their
   manifest (sha256, keys digest, row count, dim) and the rows it covers are
   the index's, up to :data:`veracity.index.ann.REBUILD_SHARE`
-  (:mod:`veracity.index.sqlite.ann_files`); a missing one is reported, not failed;
+  (:mod:`veracity.index.sqlite.artefacts`); a missing one is reported, not failed;
 - ``probes``: fixed queries made from a deterministic sample of chunks (the
   chunks whose id hashes lowest): the chunk's own tokens must find a chunk of
   the same text in the lexical top 10; re-embedding the chunk must give its
@@ -42,7 +42,7 @@ from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from ..versioned import VersionedIndex
-from .ann_files import ann_folder, check_version
+from .artefacts import ann_folder, check_version
 from .fts import check_fts_name
 from .records import chunk_to_json, document_to_json, moment_text, version_key
 from .tables import IndexTables

@@ -1,6 +1,6 @@
 """The ``resident-ann`` plan's read side: which artefact serves a tenant now, and its candidates.
 
-An artefact is loaded (every check of :func:`~veracity.index.sqlite.ann_files.load_artefact`,
+An artefact is loaded (every check of :func:`~veracity.index.sqlite.artefacts.load_artefact`,
 sha256 included) once per file: a reader keeps it across index generations for as
 long as the manifest file on disk is the same one (same size, mtime, inode), and
 per generation works out which of the tenant's current rows it covers.
@@ -27,7 +27,7 @@ import numpy.typing as npt
 from ...catalog.catalog import Catalog
 from ..ann import AnnIndex, ann_search, faiss_module, selection_bitmap
 from ..dense import Embedder
-from .ann_files import load_artefact, manifest_path, refresh_artefacts
+from .artefacts import load_artefact, manifest_path, refresh_artefacts
 from .sync import SyncReport
 from .tables import IndexTables
 from .views import IndexState, TenantView

@@ -6,8 +6,8 @@ its ids the chunk keys, its metric the inner product (the cosine of unit rows):
 - **build**: ``nlist`` k-means cells trained on a seeded sample of the rows,
   then every row added (in batches) as 8-bit codes to the list of its cell;
 - **search**: the query is compared with the cells' centres, the ``nprobe``
-  nearest cells are scanned, and only ids the **selector** accepts are ranked
-  (a bitmap over the eligible chunk keys, tested inside faiss' scan: an
+  nearest cells are scanned (more when few rows are eligible), and only ids
+  the **selector** accepts are ranked (a bitmap over the eligible chunk keys, tested inside faiss' scan: an
   ineligible row is never scored nor returned). When fewer than
   ``min(count, eligible rows)`` candidates come back (a selective filter leaves
   few eligible rows in the probed cells), ``nprobe`` doubles until enough are
@@ -217,8 +217,11 @@ def ann_search(
 
     ``selected`` is a :func:`selection_bitmap` of the eligible covered keys
     (``None``: every covered key is eligible); ``eligible`` is how many keys it
-    selects. ``nprobe`` doubles while too few candidates came back and cells
-    remain unscanned; with every cell scanned, every selected row was seen.
+    selects. The first pass scans ``nprobe × rows / eligible`` cells with
+    ``scale`` (a filter keeping 5 % of the rows leaves 1/20 as many eligible
+    rows per cell), else ``nprobe``; it doubles while too few candidates came
+    back and cells remain unscanned. With every cell scanned, every selected
+    row was seen, so the count is guaranteed.
     """
     faiss = faiss_module()
     assert faiss is not None  # an AnnIndex exists only where faiss does

@@ -56,6 +56,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_cold_start.py",
         "load_service.py",
         "bench_quantized.py",
+        "bench_ann.py",
         "bench_ocr.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -163,6 +164,12 @@ def test_load_service_on_postgresql(pg_url: str) -> None:
 def test_quantized() -> None:
     out = _run("bench_quantized.py", "--random-rows", 2000, "--random-queries", 5)
     assert "recall@10 (float rescore)" in out and "| 16 | 160 |" in out
+
+
+def test_ann() -> None:
+    pytest.importorskip("faiss", reason="the ANN benchmark needs the 'ann' extra")
+    out = _run("bench_ann.py", "--rows", 3000, "--queries", 5, "--nprobe", 4)
+    assert "| 5% | ann | nprobe 4, oversample 4 |" in out and "peak RSS" in out
 
 
 def test_ocr(tmp_path: Path) -> None:

@@ -78,13 +78,29 @@ def sign_bits(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
     return padded.view(np.uint64)
 
 
+_QUANTIZE_BATCH: Final = 65_536
+
+
 def quantize(matrix: npt.NDArray[np.float32]) -> QuantizedRows:
-    """Sign bits, int8 codes and per-row scales of ``matrix`` (rows of unit length)."""
+    """Sign bits, int8 codes and per-row scales of ``matrix`` (rows of unit length).
+
+    Done in batches of rows: whole-matrix temporaries would briefly need twice the
+    float matrix again (4 GB more at 1M × 512).
+    """
     rows = np.asarray(matrix, dtype=np.float32)
-    peak = np.abs(rows).max(axis=1) if rows.size else np.zeros(rows.shape[0], np.float32)
-    scales = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    codes = np.clip(np.rint(rows / scales[:, None]), -127, 127).astype(np.int8)
-    return QuantizedRows(bits=np.ascontiguousarray(sign_bits(rows).T), codes=codes, scales=scales)
+    count, dim = rows.shape
+    words = max(1, -(-dim // 64))
+    bits = np.empty((words, count), dtype=np.uint64)
+    codes = np.empty((count, dim), dtype=np.int8)
+    scales = np.empty(count, dtype=np.float32)
+    for first in range(0, count, _QUANTIZE_BATCH):
+        part = rows[first : first + _QUANTIZE_BATCH]
+        last = first + part.shape[0]
+        peak = np.abs(part).max(axis=1) if part.size else np.zeros(part.shape[0], np.float32)
+        scales[first:last] = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+        codes[first:last] = np.clip(np.rint(part / scales[first:last, None]), -127, 127).astype(np.int8)
+        bits[:, first:last] = sign_bits(part).T
+    return QuantizedRows(bits=bits, codes=codes, scales=scales)
 
 
 def hamming_distances(

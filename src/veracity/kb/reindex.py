@@ -4,9 +4,13 @@
 published one, in batches that readers never see; catches it up with catalog
 changes made meanwhile; verifies it (:mod:`veracity.index.sqlite.verify`); and only
 then, in one transaction that repeats the catalog comparison, moves the pointer
-to it. A crash at any point leaves the published version untouched; the
-half-built version is marked ``failed`` and its tables dropped by the next
-``rebuild`` (its builder process is gone).
+to it. Approximate-index artefacts (files beside the catalog) are built by the
+new version's ``sync`` and checked by its verification; those of versions that
+no longer have tables are removed after each rebuild.
+
+A crash at any point leaves the published version untouched; the half-built
+version is marked ``failed`` and its tables dropped by the next ``rebuild``
+(its builder process is gone).
 
 ``publish`` and ``rollback`` switch to a version that exists already. Rolling
 back goes to the *index build* used before (its embedder, its tables), not to
@@ -26,6 +30,7 @@ from typing import Any, Final
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..index.embedders import make_embedder
+from ..index.sqlite.artefacts import ann_folder, sweep_artefacts
 from ..index.sqlite.sync import Progress, SyncReport
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.verify import Verification, catalog_matches, verify_version
@@ -35,6 +40,7 @@ from ..index.sqlite.versions import (
     end_version,
     get_version,
     list_versions,
+    live_versions,
     owner_is_gone,
     read_pointer,
     record_manifest,
@@ -118,6 +124,11 @@ def _prune(store: DatabaseStore, keep: int) -> tuple[int, ...]:
         for version in dropped:
             end_version(connection, version, "dropped", f"pruned: only {keep} earlier version(s) are kept")
     return dropped
+
+
+def _sweep_artefacts(store: DatabaseStore) -> None:
+    """Remove the approximate-index files of versions whose tables are gone (failed, dropped)."""
+    sweep_artefacts(ann_folder(store), {tables.version for tables in live_versions(store.connection)})
 
 
 def version_manifest(
@@ -234,8 +245,10 @@ def _rebuild(
         )
         with store.transaction():
             end_version(store.connection, tables.version, "failed", reason[:2000])
+        _sweep_artefacts(store)
         raise
     dropped = _prune(store, keep) if publish else ()
+    _sweep_artefacts(store)
     write_manifest(folder, kb)
     return VersionReport(
         "reindex", tables.version, publish, replaced, verification, sync, dropped, abandoned,

@@ -23,8 +23,12 @@ the tenant and document filters inside the search, or by exact numpy over
 the fetched vectors when the eligible set is small. Once the resident scan
 would read ``quantized_min_rows`` rows or more, the eligible rows are
 pre-selected by sign-bit Hamming distance (``oversample × k`` of them) and
-rescored exactly (:mod:`veracity.index.quantized`); only eligible rows are
-ever ranked or returned.
+rescored exactly (:mod:`veracity.index.quantized`). Once ``ann_min_rows``
+rows or more are eligible and the tenant has an approximate-index artefact
+(built by ``sync`` for partitions of that size, :mod:`veracity.index.ann`), the
+candidates come from it instead (``resident-ann``), filtered while faiss
+searches, and are rescored exactly too. Only eligible rows are ever ranked or
+returned.
 
 The eligibility step itself runs in SQL (:meth:`SQLiteSearchIndex.eligible_documents`):
 one query gives every document of the tenant its primary exclusion reason.
@@ -53,8 +57,11 @@ from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Principal, parse_enum
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
 from ...model.governance import EligibleDocuments
+from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder, normalized_rows
 from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS, QuantizedRows, hamming_candidates, quantize
+from .approximate import AnnReader, ApproximateDense
+from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
 from .fts import Postings, bm25_scores, read_postings
@@ -116,7 +123,7 @@ def _check_k(k: int) -> None:
         raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
 
 
-class SQLiteSearchIndex(VersionedReads, IndexWriter):
+class SQLiteSearchIndex(ApproximateDense, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one SQLite file."""
 
     def __init__(
@@ -141,6 +148,9 @@ class SQLiteSearchIndex(VersionedReads, IndexWriter):
         self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
         self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
         self.oversample = DEFAULT_OVERSAMPLE
+        self.ann_min_rows: int | None = ANN_MIN_ROWS  # None: never build nor use approximate indexes
+        self.ann_nprobe, self.ann_oversample = DEFAULT_NPROBE, ANN_OVERSAMPLE
+        self._ann = AnnReader(ann_folder(store))
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------
@@ -369,6 +379,11 @@ class SQLiteSearchIndex(VersionedReads, IndexWriter):
                 self.last_dense_plan = "resident-exact"
                 full_scan = positions.size > view.keys.size * FULL_SCAN_SHARE
                 scanned = view.keys.size if full_scan else positions.size  # rows exact search would read
+                found = self._dense_ann(state, view, model, query, positions, int(k))
+                if found is not None:
+                    scores = np.einsum("ij,j->i", matrix[found], query)
+                    self.last_dense_plan = "resident-ann"
+                    return self._top(view, found, scores, int(k))
                 minimum = self.quantized_min_rows
                 if minimum is not None and scanned >= minimum and positions.size > self.oversample * k:
                     self.last_dense_plan = "resident-binary"

@@ -11,6 +11,11 @@ Checks, each reported with its numbers:
 - ``lexical``: per tenant, one FTS5 row per chunk and as many postings as the
   chunks' token counts add up to;
 - ``vectors``: one unit-length vector per chunk, of the expected model;
+- ``ann``: only where the version has approximate-index artefacts (or a
+  partition large enough to have one): each artefact's files match their
+  manifest (sha256, keys digest, row count, dim) and the rows it covers are
+  the index's, up to :data:`veracity.index.ann.REBUILD_SHARE`
+  (:mod:`veracity.index.sqlite.artefacts`); a missing one is reported, not failed;
 - ``probes``: fixed queries made from a deterministic sample of chunks (the
   chunks whose id hashes lowest): the chunk's own tokens must find a chunk of
   the same text in the lexical top 10; re-embedding the chunk must give its
@@ -38,6 +43,7 @@ from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from ..versioned import VersionedIndex
+from .artefacts import ann_folder, check_version
 from .fts import check_fts_name
 from .records import (
     chunk_to_json,
@@ -265,6 +271,23 @@ def _vectors(index: VersionedIndex, tables: IndexTables, embedder: Embedder | No
     return Check("vectors", passed, detail, {"vectors": vectors, "chunks": chunks, "max_norm_error": worst})
 
 
+def _ann(index: VersionedIndex, tables: IndexTables) -> Check | None:
+    """The ``ann`` check, or ``None`` where there is nothing to check (no artefact, none due)."""
+    folder = ann_folder(index.store)
+    model = index.vector_model()
+    minimum = getattr(index, "ann_min_rows", None)
+    if folder is None or model is None or minimum is None or _postgres(index) is not None:
+        return None
+    problems, counts = check_version(index.store.connection, tables, model, folder, minimum)
+    if not counts["artefacts"] and not counts["missing"]:
+        return None
+    detail = "; ".join(problems[:3]) or (
+        f"{counts['artefacts']} approximate index(es) of {counts['rows']} rows match their manifests"
+        + (f"; {counts['missing']} partition(s) without one (exact search)" if counts["missing"] else "")
+    )
+    return Check("ann", not problems, detail, {**counts, "problems": len(problems)})
+
+
 def _sample(index: VersionedIndex, tables: IndexTables, probes: int) -> list[tuple[str, str]]:
     rows = all_rows(
         index.store.connection,
@@ -350,6 +373,8 @@ def verify_version(
     tables = IndexTables(index.version)
     documents, chunks, digests = _compare(index, tables, catalog)
     checks = [documents, chunks, _lexical(index, tables), _vectors(index, tables, embedder)]
+    ann = _ann(index, tables)
+    checks += [ann] if ann is not None else []
     if all(check.passed for check in checks):  # probes query the index: only a sound one
         checks.append(_probes(index, tables, embedder, probes))
     return Verification(tables.version, tuple(checks), digests)

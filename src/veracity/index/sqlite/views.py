@@ -67,6 +67,7 @@ class IndexState:
     tenants: dict[str, TenantView | None] = field(default_factory=dict)
     matrices: dict[str, npt.NDArray[np.float32] | None] = field(default_factory=dict)
     quantized: dict[str, QuantizedRows] = field(default_factory=dict)
+    ann: dict[str, Any] = field(default_factory=dict)  # tenant → AnnView or None (approximate)
     eligible: tuple[frozenset[str], npt.NDArray[np.bool_], str] | None = None
     model: VectorModel | None = None
     model_read: bool = False

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import tempfile
 import time
@@ -40,6 +41,7 @@ from synthetic_kb import RandomEmbedder, write_corpus
 
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.ann import ANN_MIN_ROWS
 from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
@@ -137,9 +139,21 @@ def hybrid(backend, principal: Principal, tokens, vector, eligible, model_id: st
     return reciprocal_rank_fusion({"bm25": [c for c, _ in lexical], "dense": [c for c, _ in dense]})
 
 
-def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id: str) -> None:
+def exact_dense(index: SQLiteSearchIndex) -> None:
+    """Exact dense search (the peer is exact): no sign-bit pre-selection, no approximate index."""
+    index.quantized_min_rows = index.ann_min_rows = None
+
+
+def default_dense(index: SQLiteSearchIndex) -> None:
+    """The index's default dense plans."""
+    index.quantized_min_rows, index.ann_min_rows = QUANTIZED_MIN_ROWS, ANN_MIN_ROWS
+
+
+def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot | None, queries, model_id: str) -> None:
+    """Filtered hybrid queries: SQLite (exact dense, default dense plan) vs the in-memory peer if built."""
     index: SQLiteSearchIndex = kb.snapshot  # type: ignore[assignment]
-    index.quantized_min_rows = None  # exact dense in the hybrid timings (the peer is exact); binary apart
+    reference = snapshot if snapshot is not None else index  # whose documents the Python filter reads
+    exact_dense(index)
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for principal in {p for p, _, _ in queries}:  # first query per tenant loads its arrays and matrix
         eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
@@ -151,24 +165,28 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
                                "binary_dense", "hybrid_default")}  # fmt: skip
     plans: set[str] = set()
     recall_binary: list[float] = []
+    recall_default: list[float] = []
     fractions = []
     same_top = 0
     tenant_docs: dict[str, int] = {}
-    for document in snapshot.documents.values():
+    for document in reference.documents.values():
         tenant_docs[document.tenant] = tenant_docs.get(document.tenant, 0) + 1
-    def default_plan(principal, tokens, vector, eligible) -> None:
-        index.quantized_min_rows = QUANTIZED_MIN_ROWS
+    def default_plan(principal, tokens, vector, eligible, exact_top) -> None:
+        default_dense(index)
         _, wall, _ = timed(hybrid, index, principal, tokens, vector, eligible, model_id)
         t["hybrid_default"].append(wall)
         plans.add(index.last_dense_plan)
-        index.quantized_min_rows = None
+        found = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
+                                   model_id=model_id)  # fmt: skip
+        recall_default.append(len({c for c, _ in exact_top} & {c for c, _ in found}) / max(1, len(exact_top)))
+        exact_dense(index)
 
     for number, (principal, tokens, vector) in enumerate(queries):
         known = roles[principal.tenant]
         eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
         t["sql_filter"].append(wall)
         query = Query("", principal, VERSION, AS_OF)
-        python_step, wall, _ = timed(python_eligible_set, query, snapshot, known)
+        python_step, wall, _ = timed(python_eligible_set, query, reference, known)
         t["py_filter"].append(wall)
         assert python_step.document_ids == eligible, "SQL and Python governance filters disagree"
         sql_step, wall, _ = timed(index.eligible_documents, principal, VERSION, AS_OF, known)
@@ -180,19 +198,20 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         fractions.append(len(eligible) / tenant_docs[principal.tenant])
         eligible = frozenset(eligible)
         parts: list[tuple[float, float]] = []
+        exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
+                                       model_id=model_id)  # fmt: skip
         if number % 2:  # the first run of a query reads its postings: alternate which plan goes first
-            default_plan(principal, tokens, vector, eligible)
+            default_plan(principal, tokens, vector, eligible, exact_top)
         a, wall, cpu = timed(hybrid, index, principal, tokens, vector, eligible, model_id, parts)
         t["sqlite"].append(wall)
         t["sqlite_cpu"].append(cpu)
-        b, wall, cpu = timed(hybrid, snapshot, principal, tokens, vector, eligible, model_id, parts)
-        t["snapshot"].append(wall)
-        t["snapshot_cpu"].append(cpu)
-        same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
-        exact_top = index.dense_search(principal.tenant, vector, k=10, eligible_document_ids=eligible,
-                                       model_id=model_id)  # fmt: skip
+        if snapshot is not None:
+            b, wall, cpu = timed(hybrid, snapshot, principal, tokens, vector, eligible, model_id, parts)
+            t["snapshot"].append(wall)
+            t["snapshot_cpu"].append(cpu)
+            same_top += [c for c, _ in a[:10]] == [c for c, _ in b[:10]]
         if not number % 2:
-            default_plan(principal, tokens, vector, eligible)
+            default_plan(principal, tokens, vector, eligible, exact_top)
         index.quantized_min_rows = 1
         binary, wall, _ = timed(index.dense_search, principal.tenant, vector, k=K,
                                 eligible_document_ids=eligible, model_id=model_id)  # fmt: skip
@@ -200,13 +219,14 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
         t["binary_dense"].append(wall)
         overlap = {c for c, _ in exact_top} & {c for c, _ in binary[:10]}
         recall_binary.append(len(overlap) / max(1, len(exact_top)))
-        for name, (lexical_ms, dense_ms) in zip(("sqlite", "snap"), parts, strict=True):
+        for name, (lexical_ms, dense_ms) in zip(("sqlite", "snap"), parts, strict=False):
             t[f"{name}_lex"].append(lexical_ms)
             t[f"{name}_dense"].append(dense_ms)
     n = len(queries)
     print(
         f"  eligible share of the tenant's documents: min {min(fractions):.0%} median "
-        f"{statistics.median(fractions):.0%} max {max(fractions):.0%}; identical fused top-10: {same_top}/{n}"
+        f"{statistics.median(fractions):.0%} max {max(fractions):.0%}"
+        + (f"; identical fused top-10, SQLite vs peer: {same_top}/{n}" if snapshot is not None else "")
     )
     print(f"  governance filter, SQL on index      : {stats(t['sql_filter'])}")
     print(f"  governance filter, pipeline (Python) : {stats(t['py_filter'])}  [before this issue]")
@@ -220,20 +240,25 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot, queries, model_id:
           f" {statistics.mean(recall_binary):.3f}; ratio to exact dense"
           f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
+    default_ratio = statistics.median(t["hybrid_default"]) / statistics.median(t["sqlite"])
     print(f"  hybrid SQLite, default dense plan ({', '.join(sorted(plans))}):"
-          f" wall {stats(t['hybrid_default'])}")
-    print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
+          f" wall {stats(t['hybrid_default'])};"
+          f" its dense recall@10 vs exact {statistics.mean(recall_default):.3f};"
+          f" ratio to exact-dense hybrid {default_ratio:.2f}")
     print(f"    SQLite   bm25 {stats(t['sqlite_lex'])} · dense {stats(t['sqlite_dense'])}")
-    print(f"    snapshot bm25 {stats(t['snap_lex'])} · dense {stats(t['snap_dense'])}")
+    if snapshot is not None:
+        print(f"  hybrid snapshot wall {stats(t['snapshot'])}   cpu {stats(t['snapshot_cpu'])}")
+        print(f"    snapshot bm25 {stats(t['snap_lex'])} · dense {stats(t['snap_dense'])}")
     info = index.cache_info()
     hits, reads = info["postings_hits"], info["postings_reads"]
     print(
         f"    SQLite postings cache: {hits}/{hits + reads} term lookups served from memory, "
         f"{info['postings_entries']:,} postings held; resident matrices {info['matrices_loaded']}"
     )
-    ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
-    print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
-    index.quantized_min_rows = QUANTIZED_MIN_ROWS  # the index's default again for what follows
+    if snapshot is not None:
+        ratio = statistics.median(t["sqlite"]) / statistics.median(t["snapshot"])
+        print(f"  ratio SQLite / in-memory snapshot (p50 wall): {ratio:.2f}")
+    default_dense(index)  # the index's defaults again for what follows
 
 
 def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
@@ -326,11 +351,14 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Kno
         f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
         f" written in {time.perf_counter() - start:.1f} s"
     )
-    lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
-    print_ingest("ingest without embedding (parse + chunk + catalog + tokenize + FTS5)", report, seconds, cpu)
-    lexical_kb.catalog.store.close()
-    for cached in (_segment_cjk, tokens_module._cjk_tokens, tokens_module._word_tokens):
-        cached.cache_clear()  # no head start from the first ingest's tokenizer caches
+    if args.lexical_ingest:
+        lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
+        label = "ingest without embedding (parse + chunk + catalog + tokenize + FTS5)"
+        print_ingest(label, report, seconds, cpu)
+        lexical_kb.catalog.store.close()
+        (work / "lexical.sqlite").unlink()  # its disk is the next ingest's
+        for cached in (_segment_cjk, tokens_module._cjk_tokens, tokens_module._word_tokens):
+            cached.cache_clear()  # no head start from the first ingest's tokenizer caches
     kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
     print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
     print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
@@ -382,7 +410,14 @@ def main() -> None:
     parser.add_argument("--no-embedding", action="store_true", help="skip the real-model embedding rate")
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--reuse", action="store_true", help="query the workdir's hybrid.sqlite if present")
+    parser.add_argument("--peer", action=argparse.BooleanOptionalAction, default=None,
+                        help="build the in-memory IndexSnapshot peer (default: up to 200k chunks)")
+    parser.add_argument("--lexical-ingest", action=argparse.BooleanOptionalAction, default=True,
+                        help="also time an ingest without vectors, into a knowledge base of its own")
+    parser.add_argument("--sql-dense", action=argparse.BooleanOptionalAction, default=None,
+                        help="time vec0 KNN (DenseMode.SQL) too (default: up to 200k chunks)")
     args = parser.parse_args()
+    small = args.chunks <= 200_000
     work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
     print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")
     embedder = RandomEmbedder()
@@ -398,20 +433,27 @@ def main() -> None:
         f"reopen: {1000 * (time.perf_counter() - start):.0f} ms,"
         f" {reopened.stats().chunks} chunks, nothing embedded"
     )
-    items = [(d, tuple(kb.catalog.chunks(d.document_id))) for d in kb.catalog.documents()]
-    start = time.perf_counter()
-    snapshot = IndexSnapshot.build(items, embedder)  # type: ignore[arg-type]
-    print(f"in-memory IndexSnapshot build (peer): {time.perf_counter() - start:.1f} s")
+    snapshot = None
+    if args.peer if args.peer is not None else small:
+        items = [(d, tuple(kb.catalog.chunks(d.document_id))) for d in kb.catalog.documents()]
+        start = time.perf_counter()
+        snapshot = IndexSnapshot.build(items, embedder)  # type: ignore[arg-type]
+        print(f"in-memory IndexSnapshot build (peer): {time.perf_counter() - start:.1f} s")
 
     queries = make_queries(kb, args.tenants, args.queries, np.random.default_rng(args.seed))
     print(f"filtered hybrid query, {len(queries)} queries, k={K}, RRF, no rerank, query vectors precomputed:")
     bench_queries(kb, snapshot, queries, embedder.model_id)
     bench_ask_stages(kb, queries, min(len(queries), args.asks))
-    print(f"dense in SQL (DenseMode.SQL), load average {load()}:")
-    bench_sql_dense(kb, queries, embedder.model_id, 20)
+    if args.sql_dense if args.sql_dense is not None else small:
+        print(f"dense in SQL (DenseMode.SQL), load average {load()}:")
+        bench_sql_dense(kb, queries, embedder.model_id, 20)
     if not args.no_embedding:
-        texts = [index_text(c) for _, chunks in items[:200] for c in chunks][:500]
-        bench_embedding(texts)
+        index = kb.snapshot
+        groups = list(index.chunks_by_document.values())[:200]
+        texts = [index_text(index.chunks[c]) for ids in groups for c in ids]
+        bench_embedding(texts[:500])
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB on Linux
+    print(f"peak RSS of this process (ingest, peer and queries included): {peak:.2f} GB")
     print(f"load average at the end: {load()}")
 
 

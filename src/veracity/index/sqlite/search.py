@@ -16,22 +16,14 @@ Each version has:
   status and doc key as metadata (:mod:`veracity.index.sqlite.vectors`).
 
 Reading: BM25 scores are computed from FTS5 postings with the in-memory
-index's formula (equal scores). Dense search is exact cosine: in
-``DenseMode.RESIDENT`` (default) over a tenant matrix read once from the vec0
-table and kept until the index changes; in ``DenseMode.SQL`` by vec0 KNN with
-the tenant and document filters inside the search, or by exact numpy over
-the fetched vectors when the eligible set is small. Once the resident scan
-would read ``quantized_min_rows`` rows or more, the eligible rows are
-pre-selected by sign-bit Hamming distance (``oversample × k`` of them) and
-rescored exactly (:mod:`veracity.index.quantized`). Once ``ann_min_rows``
-rows or more are eligible and the tenant has an approximate-index artefact
-(built by ``sync`` for partitions of that size, :mod:`veracity.index.ann`), the
-candidates come from it instead (``resident-ann``), filtered while faiss
-searches, and are rescored exactly too. Only eligible rows are ever ranked or
-returned.
+index's formula (equal scores). Dense search is the plans of
+:mod:`veracity.index.sqlite.resident` (exact, sign-bit pre-selection, or the
+approximate index of :mod:`veracity.index.sqlite.approximate`, each rescored
+exactly); only eligible rows are ever ranked or returned.
 
-The eligibility step itself runs in SQL (:meth:`SQLiteSearchIndex.eligible_documents`):
-one query gives every document of the tenant its primary exclusion reason.
+The eligibility step runs in SQL (:mod:`veracity.index.sqlite.eligibility`): one
+query gives every document of the tenant its primary exclusion reason, and the
+outcome is kept per principal class and validity interval until the index changes.
 
 Writing: :meth:`SQLiteSearchIndex.sync` brings the index in line with a
 catalog: new documents are tokenized, embedded in batches and indexed; changed
@@ -45,7 +37,6 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from operator import itemgetter
 from typing import Final
 
@@ -55,19 +46,19 @@ import numpy.typing as npt
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Principal, parse_enum
-from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
+from ...model.errors import EmbedderMismatchError, ValidationError
 from ...model.governance import EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
-from ..dense import Embedder, normalized_rows
-from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS, QuantizedRows, hamming_candidates, quantize
+from ..dense import Embedder
+from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS
 from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
 from .fts import Postings, bm25_scores, read_postings
+from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_k
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
-from .vectors import fetch_vectors, knn, load_partition
 from .versions import read_pointer
 from .views import (
     ChunksView,
@@ -81,28 +72,9 @@ from .writer import VectorModel, read_vector_model
 
 __all__ = ["SQL_FETCH_COST_RATIO", "DenseMode", "IndexStats", "SQLiteSearchIndex", "SyncReport"]
 
-SQL_FETCH_COST_RATIO: Final = 40
-"""In ``DenseMode.SQL``, fetching one vector by key costs about as much as KNN-scanning this many rows
-(sqlite-vec 0.1.9, 512 dims, 100k chunks: ~50-75 us per point lookup vs ~1.5 us per scanned row;
-measured crossover ~800 eligible chunks in a 33k-chunk partition). Eligible sets smaller than
-``partition / ratio`` are fetched and scored exactly in numpy."""
-
-
 POSTINGS_CACHE_ENTRIES: Final = 2_000_000
 """Postings (chunk key + term frequency) kept in memory per index generation (~32 MB); FTS5 is
 read again for terms not kept. Frequent terms are the costly ones to read and the ones queries repeat."""
-
-FULL_SCAN_SHARE: Final = 0.2
-"""Resident dense search multiplies the whole tenant matrix (no copy) once more than this share of
-its chunks is eligible; below it, it gathers the eligible rows first (measured crossover ~0.2)."""
-
-
-class DenseMode(StrEnum):
-    """How :meth:`SQLiteSearchIndex.dense_search` scores (see the module docstring)."""
-
-    RESIDENT = "resident"
-    SQL = "sql"
-
 
 @dataclass(frozen=True, slots=True)
 class IndexStats:
@@ -118,12 +90,7 @@ class IndexStats:
     dim: int | None
 
 
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
-
-
-class SQLiteSearchIndex(ApproximateDense, VersionedReads, IndexWriter):
+class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one SQLite file."""
 
     def __init__(
@@ -294,7 +261,7 @@ class SQLiteSearchIndex(ApproximateDense, VersionedReads, IndexWriter):
         self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
     ) -> list[tuple[str, float]]:
         """BM25 (lucene, statistics over the eligible chunks) among the eligible chunks; scores > 0."""
-        _check_k(k)
+        check_k(k)
         if isinstance(query_tokens, str):
             raise ValidationError(
                 "query tokens must be a sequence of tokens, not one string", field="query_tokens"
@@ -338,115 +305,6 @@ class SQLiteSearchIndex(ApproximateDense, VersionedReads, IndexWriter):
             positions = np.searchsorted(view.keys, posting.keys)
             found[posting.term] = int(allowed[positions].sum()) if positions.size else 0
         return int(allowed.sum()), found
-
-    def dense_search(
-        self,
-        tenant: str,
-        query_vector: npt.NDArray[np.float32],
-        *,
-        k: int,
-        eligible_document_ids: Collection[str],
-        model_id: str,
-    ) -> list[tuple[str, float]]:
-        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
-        _check_k(k)
-        state = self._state()
-        model = self._model(state)
-        if model is None:
-            raise IndexError_("the index holds no vectors; sync it with an embedder first")
-        if model_id != model.model_id:
-            raise EmbedderMismatchError(
-                f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
-                "use the index's model"
-            )
-        query = np.asarray(query_vector, dtype=np.float32)
-        if query.ndim != 1 or query.shape[0] != model.dim:
-            raise EmbedderMismatchError(
-                f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
-            )
-        query = normalized_rows(query[None, :], what="query_vector")[0]
-        if not eligible_document_ids:
-            return []
-        view = self._tenant(state, tenant)
-        if view is None or view.keys.size == 0:
-            return []
-        positions = np.flatnonzero(self._allowed(state, view, eligible_document_ids))
-        if positions.size == 0:
-            return []
-        if self.dense_mode is DenseMode.RESIDENT:
-            matrix = self._matrix(state, view, model)
-            if matrix is not None:
-                self.last_dense_plan = "resident-exact"
-                full_scan = positions.size > view.keys.size * FULL_SCAN_SHARE
-                scanned = view.keys.size if full_scan else positions.size  # rows exact search would read
-                found = self._dense_ann(state, view, model, query, positions, int(k))
-                if found is not None:
-                    scores = np.einsum("ij,j->i", matrix[found], query)
-                    self.last_dense_plan = "resident-ann"
-                    return self._top(view, found, scores, int(k))
-                minimum = self.quantized_min_rows
-                if minimum is not None and scanned >= minimum and positions.size > self.oversample * k:
-                    self.last_dense_plan = "resident-binary"
-                    quantized = self._quantized(state, view.tenant, matrix)
-                    count = self.oversample * int(k)
-                    positions = hamming_candidates(quantized, query, positions, count, full_scan=full_scan)
-                    scores = np.einsum("ij,j->i", matrix[positions], query)  # no BLAS threads for 1k rows
-                    return self._top(view, positions, scores, int(k))
-                if full_scan:
-                    scores = (matrix @ query)[positions]
-                else:
-                    scores = matrix[positions] @ query
-                return self._top(view, positions, scores, int(k))
-        return self._dense_sql(view, model, query, positions, int(k))
-
-    def _matrix(
-        self, state: IndexState, view: TenantView, model: VectorModel
-    ) -> npt.NDArray[np.float32] | None:
-        if view.tenant not in state.matrices:
-            loaded = load_partition(self._conn, model.table, view.tenant, model.dim)
-            matrix = None
-            if loaded is not None:
-                keys, matrix = loaded
-                if not np.array_equal(keys, view.keys):
-                    raise IndexError_(
-                        f"tenant {view.tenant!r}: {view.keys.size} indexed chunks but {keys.size} vectors "
-                        "of the index model; sync the index again"
-                    )
-            state.matrices[view.tenant] = matrix
-        return state.matrices[view.tenant]
-
-    def _quantized(
-        self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]
-    ) -> QuantizedRows:
-        """The tenant matrix's sign bits and int8 codes, derived once per generation."""
-        found = state.quantized.get(tenant)
-        if found is None:
-            found = state.quantized[tenant] = quantize(matrix)
-        return found
-
-    def _dense_sql(
-        self,
-        view: TenantView,
-        model: VectorModel,
-        query: npt.NDArray[np.float32],
-        positions: npt.NDArray[np.intp],
-        k: int,
-    ) -> list[tuple[str, float]]:
-        limit = self.sql_exact_max
-        if limit is None:
-            limit = view.keys.size // SQL_FETCH_COST_RATIO
-        if positions.size <= limit:
-            self.last_dense_plan = "sql-fetch-exact"
-            keys, matrix = fetch_vectors(self._conn, model.table, view.keys[positions].tolist(), model.dim)
-            found = np.searchsorted(view.keys, keys)
-            return self._top(view, found, matrix @ query, k)
-        self.last_dense_plan = "vec0-knn"
-        doc_keys = np.unique(view.doc_keys[positions]).tolist()
-        rows = knn(self._conn, model.table, view.tenant, query, k=k, doc_keys=doc_keys)
-        if not rows:
-            return []
-        found = np.searchsorted(view.keys, np.array([key for key, _ in rows], dtype=np.int64))
-        return self._top(view, found, np.array([score for _, score in rows]), k)
 
     # -- governance filter in SQL ------------------------------------------------------
 

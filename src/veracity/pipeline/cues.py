@@ -383,10 +383,36 @@ _AFTER = r"(?![a-z0-9_\u00c0-\u024f\u0400-\u04ff])"
 
 
 def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
-    parts = []
+    """One family's fragments as one pattern.
+
+    The fragments that start with a letter share one word-edge lookbehind, written once
+    before their alternation rather than once in each of them: a lookbehind only looks at
+    the position, so the matches are the same (checked span for span on ~70k sentences of
+    the benchmark corpora, and by ``tests/pipeline/test_cues.py``), and Python's engine
+    then tests the edge once per position instead of once per fragment: ≈ 6× faster.
+    Grouping moves the letter-first fragments before the others in the alternation; that
+    could only change which fragment wins at a position where a letter-first fragment and
+    another one both match, which the span checks did not find.
+    """
+    letter_first: list[str] = []
+    others: list[str] = []
     for fragment in fragments:
         stem = fragment.endswith("~")
         body = fold_accents(fragment[:-1] if stem else fragment).replace("~", r"\w*")  # inside: any ending
+        if _LATIN_START.match(body):
+            letter_first.append("(?:" + body + ")" + ("" if stem else _AFTER))
+        else:
+            others.append(body)
+    grouped = [_BEFORE + "(?:" + "|".join(letter_first) + ")"] if letter_first else []
+    return re.compile("|".join(grouped + others))
+
+
+def _compile_each(fragments: tuple[str, ...]) -> re.Pattern[str]:
+    """The same family with the edge inside every fragment: the reference ``_compile`` must equal."""
+    parts = []
+    for fragment in fragments:
+        stem = fragment.endswith("~")
+        body = fold_accents(fragment[:-1] if stem else fragment).replace("~", r"\w*")
         if _LATIN_START.match(body):
             body = _BEFORE + "(?:" + body + ")" + ("" if stem else _AFTER)
         parts.append(body)

@@ -6,7 +6,7 @@ What it does (seeded, see ``synthetic_kb.py``):
    metadata so a public principal asking about 3.2 sees ~30-60% of a tenant);
 2. **ingest rate without embedding**: ``ingest_paths`` into a lexical-only
    knowledge base (parse + chunk + catalog + tokenize + FTS5), chunks/s;
-3. **query index**: ingests the same files with random unit vectors (512 dims,
+3. **query index**: ingests the same files with seeded Gaussian-mixture vectors (512 dims,
    no model: 100k texts are NOT embedded; see ``RandomEmbedder``), which also
    gives the rate with the vec0 insert; builds the in-memory ``IndexSnapshot``
    over the same documents and vectors as the peer;

@@ -29,17 +29,29 @@ TENANT_ROLES = ["public", "support", "security"]
 
 
 class RandomEmbedder:
-    """Seeded random unit vectors per text (no model): for timing, not for meaning."""
+    """Seeded vectors per text (no model): for timing, and for recall with neighbourhoods.
 
-    def __init__(self, dim: int = 512) -> None:
+    Each text's hash picks one of ``clusters`` seeded unit centres and seeds a Gaussian
+    offset of norm about ``spread``: a Gaussian mixture, so a vector's nearest rows are its
+    cluster's (cosine ≈ 1 / (1 + spread²) inside, ≈ 0 across), as real embeddings have
+    neighbourhoods. Isotropic random vectors have none (every top 10 beyond the first row
+    is noise), which makes any approximate search look broken; meaning is still absent.
+    """
+
+    def __init__(self, dim: int = 512, clusters: int = 4096, spread: float = 0.6) -> None:
         self.dim = dim
-        self.model_id = f"random-normal-{dim}@bench"
+        self.model_id = f"random-mixture-{dim}-{clusters}@bench"
+        centres = np.random.default_rng(20261130).standard_normal((clusters, dim), dtype=np.float32)
+        self._centres = centres / np.linalg.norm(centres, axis=1, keepdims=True)
+        self._scale = spread / np.sqrt(dim)
 
     def embed_batch(self, texts: Sequence[str], *, kind: str = "passage") -> np.ndarray:
         rows = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
-            rows[i] = np.random.default_rng(seed).standard_normal(self.dim, dtype=np.float32)
+            rng = np.random.default_rng(seed)
+            centre = self._centres[seed % len(self._centres)]
+            rows[i] = centre + self._scale * rng.standard_normal(self.dim, dtype=np.float32)
         rows /= np.linalg.norm(rows, axis=1, keepdims=True)
         return rows
 

@@ -55,7 +55,7 @@ from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
-from .fts import Postings, bm25_scores, read_postings
+from .fts import Postings, bm25_scores, read_postings, with_positions
 from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_k
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -203,6 +203,7 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         missing = sorted({t for t in tokens if (view.tenant, t) not in cache})
         state.postings_hits += len(set(tokens)) - len(missing)
         for found in read_postings(self._conn, view.fts_table, missing):
+            found = with_positions(found, view.keys)  # once per generation, not per query
             if state.postings_size + found.keys.size > POSTINGS_CACHE_ENTRIES:
                 cache.clear()
                 state.postings_size = 0
@@ -302,8 +303,9 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         allowed = self._allowed(state, view, eligible_document_ids)
         found = dict(empty)
         for posting in self._postings(state, view, list(terms)):
-            positions = np.searchsorted(view.keys, posting.keys)
-            found[posting.term] = int(allowed[positions].sum()) if positions.size else 0
+            positions = posting.positions
+            if positions is not None and positions.size:
+                found[posting.term] = int(allowed[positions].sum())
         return int(allowed.sum()), found
 
     # -- governance filter in SQL ------------------------------------------------------

@@ -246,7 +246,8 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot | None, queries, mo
           f"  [ratio to Python {cold_ratio:.2f}]")
     print(f"  eligibility step as the pipeline runs it (outcome kept per principal class and validity"
           f" interval; {step.hits} reused, {step.misses} computed): {stats(t['sql_step'])}")
-    print(f"  dense binary (oversample {index.oversample}) {stats(t['binary_dense'])}; recall@10 vs exact"
+    print(f"  dense binary (oversample {index.oversample}, at least {index.min_candidates} candidates)"
+          f" {stats(t['binary_dense'])}; recall@10 vs exact"
           f" {statistics.mean(recall_binary):.3f}; ratio to exact dense"
           f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")

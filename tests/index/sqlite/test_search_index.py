@@ -69,14 +69,14 @@ class TestSQLiteBinaryContract(BackendContract):
 
     def make_backend(self, items, embedder):
         index = sqlite_index(items, embedder)
-        index.quantized_min_rows, index.oversample = 1, 2
+        index.quantized_min_rows, index.oversample, index.min_candidates = 1, 2, 0
         return index
 
 
 def test_binary_plan_is_used_above_the_threshold_and_keeps_to_the_eligible_rows(embedder) -> None:
     items = corpus(extra_b=30)
     index = sqlite_index(items, embedder)
-    index.quantized_min_rows, index.oversample = 1, 1
+    index.quantized_min_rows, index.oversample, index.min_candidates = 1, 1, 0
     eligible = ids_of(items, "beta")
     vector = embedder.embed_batch(["SAML 日志"], kind="query")[0]
     search = lambda: index.dense_search(  # noqa: E731

@@ -7,7 +7,7 @@ rows only:
 - ``resident-ann``: candidates from the tenant's approximate index when enough
   rows are eligible (:mod:`veracity.index.sqlite.approximate`);
 - ``resident-binary``: a sign-bit Hamming pre-selection of ``oversample × k``
-  rows once the scan would read ``quantized_min_rows`` rows
+  rows (at least ``min_candidates``) once the scan would read ``quantized_min_rows`` rows
   (:mod:`veracity.index.quantized`);
 - ``resident-exact``: every eligible row;
 
@@ -69,6 +69,7 @@ class ResidentDense:
     dense_mode: DenseMode
     quantized_min_rows: int | None
     oversample: int
+    min_candidates: int
     sql_exact_max: int | None
     last_dense_plan: str
     _state: Callable[[], IndexState]
@@ -124,10 +125,10 @@ class ResidentDense:
                     self.last_dense_plan = "resident-ann"
                     return self._top(view, found, scores, int(k))
                 minimum = self.quantized_min_rows
-                if minimum is not None and scanned >= minimum and positions.size > self.oversample * k:
+                count = max(self.oversample * int(k), self.min_candidates)
+                if minimum is not None and scanned >= minimum and positions.size > count:
                     self.last_dense_plan = "resident-binary"
                     quantized = self._quantized(state, view.tenant, matrix)
-                    count = self.oversample * int(k)
                     positions = hamming_candidates(quantized, query, positions, count, full_scan=full_scan)
                     scores = np.einsum("ij,j->i", matrix[positions], query)  # no BLAS threads for 1k rows
                     return self._top(view, positions, scores, int(k))

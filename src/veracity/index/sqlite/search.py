@@ -50,7 +50,7 @@ from ...model.errors import EmbedderMismatchError, ValidationError
 from ...model.governance import EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder
-from ..quantized import DEFAULT_OVERSAMPLE, QUANTIZED_MIN_ROWS
+from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
@@ -115,6 +115,7 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
         self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
         self.oversample = DEFAULT_OVERSAMPLE
+        self.min_candidates = MIN_CANDIDATES  # Hamming candidates kept whatever k
         self.ann_min_rows: int | None = ANN_MIN_ROWS  # None: never build nor use approximate indexes
         self.ann_nprobe, self.ann_oversample = DEFAULT_NPROBE, ANN_OVERSAMPLE
         self._ann = AnnReader(ann_folder(store))

@@ -52,3 +52,11 @@ def test_candidates_are_a_subset_of_positions_nearest_first(rows, count, seed, f
     distances = dict(zip(positions.tolist(), measured, strict=True))
     ranked = sorted(positions.tolist(), key=lambda p: (distances[p], p))
     assert found.tolist() == sorted(ranked[: found.size])
+
+
+def test_sign_bits_alone_equal_those_made_with_the_codes() -> None:
+    matrix = np.random.default_rng(3).standard_normal((700, 130)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    full, bits_only = quantize(matrix), quantize(matrix, codes=False)
+    assert np.array_equal(full.bits, bits_only.bits)
+    assert bits_only.codes.size == 0 and bits_only.scales.size == 0 and bits_only.rows == 700

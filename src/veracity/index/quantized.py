@@ -88,26 +88,31 @@ def sign_bits(matrix: npt.NDArray[np.floating]) -> npt.NDArray[np.uint64]:
 _QUANTIZE_BATCH: Final = 65_536
 
 
-def quantize(matrix: npt.NDArray[np.float32]) -> QuantizedRows:
+def quantize(matrix: npt.NDArray[np.float32], *, codes: bool = True) -> QuantizedRows:
     """Sign bits, int8 codes and per-row scales of ``matrix`` (rows of unit length).
 
     Done in batches of rows: whole-matrix temporaries would briefly need twice the
-    float matrix again (4 GB more at 1M × 512).
+    float matrix again (4 GB more at 1M × 512). Without ``codes`` only the sign bits
+    are made (codes and scales empty): a caller that rescores with the float rows
+    needs no int8 copy (512 MB at 1M × 512).
     """
     rows = np.asarray(matrix, dtype=np.float32)
     count, dim = rows.shape
     words = max(1, -(-dim // 64))
     bits = np.empty((words, count), dtype=np.uint64)
-    codes = np.empty((count, dim), dtype=np.int8)
-    scales = np.empty(count, dtype=np.float32)
+    kept = count if codes else 0
+    int8 = np.empty((kept, dim), dtype=np.int8)
+    scales = np.empty(kept, dtype=np.float32)
     for first in range(0, count, _QUANTIZE_BATCH):
         part = rows[first : first + _QUANTIZE_BATCH]
         last = first + part.shape[0]
+        bits[:, first:last] = sign_bits(part).T
+        if not codes:
+            continue
         peak = np.abs(part).max(axis=1) if part.size else np.zeros(part.shape[0], np.float32)
         scales[first:last] = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-        codes[first:last] = np.clip(np.rint(part / scales[first:last, None]), -127, 127).astype(np.int8)
-        bits[:, first:last] = sign_bits(part).T
-    return QuantizedRows(bits=bits, codes=codes, scales=scales)
+        int8[first:last] = np.clip(np.rint(part / scales[first:last, None]), -127, 127).astype(np.int8)
+    return QuantizedRows(bits=bits, codes=int8, scales=scales)
 
 
 def hamming_distances(

@@ -158,10 +158,10 @@ class ResidentDense:
     def _quantized(
         self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]
     ) -> QuantizedRows:
-        """The tenant matrix's sign bits and int8 codes, derived once per generation."""
+        """The tenant matrix's sign bits (no int8 codes: rescoring reads the floats), once per generation."""
         found = state.quantized.get(tenant)
         if found is None:
-            found = state.quantized[tenant] = quantize(matrix)
+            found = state.quantized[tenant] = quantize(matrix, codes=False)  # rescored with floats
         return found
 
     def _dense_sql(

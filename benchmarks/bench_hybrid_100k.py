@@ -466,8 +466,8 @@ def main() -> None:
         groups = list(index.chunks_by_document.values())[:200]
         texts = [index_text(index.chunks[c]) for ids in groups for c in ids]
         bench_embedding(texts[:500])
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1e6  # KiB on Linux
-    print(f"peak RSS of this process (ingest, peer and queries included): {peak:.2f} GB")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
+    print(f"peak RSS of this process (ingest, peer and queries included): {peak:.2f} GiB")
     print(f"load average at the end: {load()}")
 
 

@@ -30,9 +30,10 @@ import numpy.typing as npt
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
-from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
-from ..dense import Embedder, normalized_rows
+from ...model.errors import EmbedderMismatchError, ValidationError
+from ..dense import Embedder
 from ..sqlite.filter import eligible_sql
+from ..sqlite.resident import check_k, model_query
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
@@ -100,11 +101,6 @@ UNION ALL
 SELECT p.term, count(*) FROM {postings} AS p JOIN eligible USING (chunk_key)
 WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[]) GROUP BY p.term
 """
-
-
-def _check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
 
 
 class PostgresSearchIndex(VersionedReads, IndexWriter):
@@ -226,7 +222,7 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
     ) -> list[tuple[str, float]]:
         """BM25 (lucene, statistics over the eligible chunks) computed in SQL; scores > 0."""
-        _check_k(k)
+        check_k(k)
         if isinstance(query_tokens, str):
             raise ValidationError(
                 "query tokens must be a sequence of tokens, not one string", field="query_tokens"
@@ -280,24 +276,11 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         model_id: str,
     ) -> list[tuple[str, float]]:
         """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
-        _check_k(k)
+        check_k(k)
         state = self._state()
         if not state.model_read:
             state.model, state.model_read = writer.read_vector_model(self._conn, state.tables), True
-        model = state.model
-        if model is None:
-            raise IndexError_("the index holds no vectors; sync it with an embedder first")
-        if model_id != model.model_id:
-            raise EmbedderMismatchError(
-                f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
-                "use the index's model"
-            )
-        query = np.asarray(query_vector, dtype=np.float32)
-        if query.ndim != 1 or query.shape[0] != model.dim:
-            raise EmbedderMismatchError(
-                f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
-            )
-        query = normalized_rows(query[None, :], what="query_vector")[0]
+        model, query = model_query(state.model, model_id, query_vector)
         if not eligible_document_ids:
             return []
         doc_keys = self._doc_keys(state, eligible_document_ids)

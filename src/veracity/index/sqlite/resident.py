@@ -36,7 +36,7 @@ from .vectors import fetch_vectors, knn, load_partition
 from .views import IndexState, TenantView
 from .writer import VectorModel
 
-__all__ = ["FULL_SCAN_SHARE", "SQL_FETCH_COST_RATIO", "DenseMode", "ResidentDense", "check_k"]
+__all__ = ["FULL_SCAN_SHARE", "SQL_FETCH_COST_RATIO", "DenseMode", "ResidentDense", "check_k", "model_query"]
 
 SQL_FETCH_COST_RATIO: Final = 40
 """In ``DenseMode.SQL``, fetching one vector by key costs about as much as KNN-scanning this many rows
@@ -60,6 +60,29 @@ class DenseMode(StrEnum):
 def check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
+
+
+def model_query(
+    model: VectorModel | None, model_id: str, query_vector: npt.NDArray[np.float32]
+) -> tuple[VectorModel, npt.NDArray[np.float32]]:
+    """The index's model and the query as a unit row of it (both backends check the same way).
+
+    ``IndexError_`` when the index holds no vectors; ``EmbedderMismatchError`` for a query
+    embedded by another model or of another width.
+    """
+    if model is None:
+        raise IndexError_("the index holds no vectors; sync it with an embedder first")
+    if model_id != model.model_id:
+        raise EmbedderMismatchError(
+            f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
+            "use the index's model"
+        )
+    query = np.asarray(query_vector, dtype=np.float32)
+    if query.ndim != 1 or query.shape[0] != model.dim:
+        raise EmbedderMismatchError(
+            f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
+        )
+    return model, normalized_rows(query[None, :], what="query_vector")[0]
 
 
 class ResidentDense:
@@ -91,20 +114,7 @@ class ResidentDense:
         """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
         check_k(k)
         state = self._state()
-        model = self._model(state)
-        if model is None:
-            raise IndexError_("the index holds no vectors; sync it with an embedder first")
-        if model_id != model.model_id:
-            raise EmbedderMismatchError(
-                f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
-                "use the index's model"
-            )
-        query = np.asarray(query_vector, dtype=np.float32)
-        if query.ndim != 1 or query.shape[0] != model.dim:
-            raise EmbedderMismatchError(
-                f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
-            )
-        query = normalized_rows(query[None, :], what="query_vector")[0]
+        model, query = model_query(self._model(state), model_id, query_vector)
         if not eligible_document_ids:
             return []
         view = self._tenant(state, tenant)

@@ -30,9 +30,10 @@ import numpy.typing as npt
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
-from ...model.errors import EmbedderMismatchError, ValidationError
+from ...model.errors import EmbedderMismatchError
 from ..dense import Embedder
 from ..sqlite.filter import eligible_sql
+from ..sqlite.fts import check_query_tokens
 from ..sqlite.resident import check_k, model_query
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
@@ -223,10 +224,7 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
     ) -> list[tuple[str, float]]:
         """BM25 (lucene, statistics over the eligible chunks) computed in SQL; scores > 0."""
         check_k(k)
-        if isinstance(query_tokens, str):
-            raise ValidationError(
-                "query tokens must be a sequence of tokens, not one string", field="query_tokens"
-            )
+        check_query_tokens(query_tokens)
         if not eligible_document_ids or not query_tokens:
             return []
         state = self._state()

@@ -34,6 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.sql import scalar
+from ...model.errors import ValidationError
 from ..lexical import BM25Variant, TermStatistics
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "Postings",
     "bm25_scores",
     "check_fts_name",
+    "check_query_tokens",
     "create_fts_table",
     "drop_fts_table",
     "fts_table_name",
@@ -108,6 +110,14 @@ class Postings:
     tf: npt.NDArray[np.int64]
     positions: npt.NDArray[np.intp] | None = None
     """Where ``keys`` sit in the tenant's ascending chunk keys (see :func:`with_positions`)."""
+
+
+def check_query_tokens(query_tokens: Sequence[str]) -> None:
+    """``ValidationError`` for one string where a sequence of tokens belongs (read char by char)."""
+    if isinstance(query_tokens, str):
+        raise ValidationError(
+            "query tokens must be a sequence of tokens, not one string", field="query_tokens"
+        )
 
 
 def with_positions(posting: Postings, keys: npt.NDArray[np.int64]) -> Postings:

@@ -46,7 +46,7 @@ import numpy.typing as npt
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Principal, parse_enum
-from ...model.errors import EmbedderMismatchError, ValidationError
+from ...model.errors import EmbedderMismatchError
 from ...model.governance import EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder
@@ -55,7 +55,7 @@ from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
-from .fts import Postings, bm25_scores, read_postings, with_positions
+from .fts import Postings, bm25_scores, check_query_tokens, read_postings, with_positions
 from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_k
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -264,10 +264,7 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
     ) -> list[tuple[str, float]]:
         """BM25 (lucene, statistics over the eligible chunks) among the eligible chunks; scores > 0."""
         check_k(k)
-        if isinstance(query_tokens, str):
-            raise ValidationError(
-                "query tokens must be a sequence of tokens, not one string", field="query_tokens"
-            )
+        check_query_tokens(query_tokens)
         if not eligible_document_ids or not query_tokens:
             return []
         state = self._state()

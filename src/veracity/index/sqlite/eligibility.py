@@ -50,8 +50,9 @@ _Key = tuple[str, tuple[str, ...], bool, str | None, str]
 class EligibilityStep:
     """The SQL eligibility step of one index generation, with its outcomes kept.
 
-    ``documents`` returns the version's documents by id (read once per generation, for
-    the named exclusions' source ids).
+    ``documents`` and ``doc_keys`` return the version's documents and their integer keys
+    by id (the index state's, read once per generation): the keys the SQL returns are
+    mapped back to ids and, for the named exclusions, source ids through them.
     """
 
     def __init__(
@@ -59,12 +60,14 @@ class EligibilityStep:
         connection: apsw.Connection,
         tables: IndexTables,
         documents: Callable[[], Mapping[str, Document]],
+        doc_keys: Callable[[], Mapping[str, int]],
         *,
         keep: int = OUTCOMES_KEPT,
     ) -> None:
         self._conn = connection
         self._tables = tables
         self._documents = documents
+        self._doc_keys = doc_keys
         self._keep = keep
         self._lock = threading.Lock()
         self._ids: tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]] | None = None
@@ -76,13 +79,10 @@ class EligibilityStep:
     def _ids_by_key(self) -> tuple[npt.NDArray[np.object_], npt.NDArray[np.object_]]:
         """Document ids and source ids at their keys' positions (``None`` where no key)."""
         if self._ids is None:
-            documents = self._documents()
-            pairs = [(int(k), str(d)) for k, d in self._conn.execute(
-                f"SELECT doc_key, document_id FROM {self._tables.documents}"
-            )]  # fmt: skip
-            size = max((k for k, _ in pairs), default=-1) + 1
+            documents, keys = self._documents(), self._doc_keys()
+            size = max(keys.values(), default=-1) + 1
             ids, sources = np.full(size, None, dtype=object), np.full(size, None, dtype=object)
-            for doc_key, document_id in pairs:
+            for document_id, doc_key in keys.items():
                 ids[doc_key] = document_id
                 sources[doc_key] = documents[document_id].source_id
             self._ids = (ids, sources)

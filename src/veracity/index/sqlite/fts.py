@@ -46,6 +46,7 @@ __all__ = [
     "create_fts_table",
     "drop_fts_table",
     "fts_table_name",
+    "posting_positions",
     "read_postings",
     "with_positions",
 ]
@@ -120,17 +121,25 @@ def check_query_tokens(query_tokens: Sequence[str]) -> None:
         )
 
 
-def with_positions(posting: Postings, keys: npt.NDArray[np.int64]) -> Postings:
-    """``posting`` with the positions of its keys in ``keys`` (a tenant's ascending chunk keys).
+def posting_positions(posting: Postings, keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Where ``posting``'s keys sit in ``keys`` (a tenant's ascending chunk keys).
 
-    Worked out once when a posting list is cached rather than by every query that reads it
-    (a frequent term's list at 1M chunks is a ~10 ms ``searchsorted``). ``LookupError`` if a
-    key is not one of ``keys``: the FTS5 table and the index rows disagree.
+    The positions it carries when :func:`with_positions` gave them, else found now.
+    ``LookupError`` if a key is not one of ``keys``: the FTS5 table and the index rows disagree.
     """
+    if posting.positions is not None:
+        return posting.positions
     positions = np.searchsorted(keys, posting.keys)
     if positions.size and (positions[-1] >= keys.size or not np.array_equal(keys[positions], posting.keys)):
         raise LookupError(f"FTS postings of {posting.term!r} name chunks outside the tenant index")
-    return Postings(posting.term, posting.keys, posting.tf, positions.astype(np.intp))
+    return positions.astype(np.intp)
+
+
+def with_positions(posting: Postings, keys: npt.NDArray[np.int64]) -> Postings:
+    """``posting`` carrying its positions in ``keys``: found once when a posting list is cached
+    rather than by every query that reads it (a frequent term's list at 1M chunks is a ~10 ms
+    ``searchsorted``)."""
+    return Postings(posting.term, posting.keys, posting.tf, posting_positions(posting, keys))
 
 
 def read_postings(connection: apsw.Connection, table: str, terms: Sequence[str]) -> list[Postings]:
@@ -198,9 +207,7 @@ def bm25_scores(
     for posting in postings:
         if posting.keys.size == 0:
             continue
-        positions = (posting.positions if posting.positions is not None
-                     else with_positions(posting, keys).positions)  # fmt: skip
-        assert positions is not None
+        positions = posting_positions(posting, keys)
         keep = np.flatnonzero(allowed[positions])
         if keep.size == 0:
             continue

@@ -55,7 +55,7 @@ from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
-from .fts import Postings, bm25_scores, check_query_tokens, read_postings, with_positions
+from .fts import Postings, bm25_scores, check_query_tokens, posting_positions, read_postings, with_positions
 from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_k
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -301,9 +301,7 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         allowed = self._allowed(state, view, eligible_document_ids)
         found = dict(empty)
         for posting in self._postings(state, view, list(terms)):
-            positions = posting.positions
-            if positions is not None and positions.size:
-                found[posting.term] = int(allowed[positions].sum())
+            found[posting.term] = int(allowed[posting_positions(posting, view.keys)].sum())
         return int(allowed.sum()), found
 
     # -- governance filter in SQL ------------------------------------------------------
@@ -336,6 +334,8 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         with self._lock:
             held = self._eligibility
             if held is None or held[0] is not state:
-                step = EligibilityStep(self._conn, state.tables, lambda: self.documents)
+                step = EligibilityStep(
+                    self._conn, state.tables, lambda: self.documents, lambda: self._doc_keys(state)
+                )
                 self._eligibility = held = (state, step)
             return held[1]

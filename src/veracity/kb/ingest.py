@@ -42,7 +42,7 @@ from typing import Any
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.search import SyncReport
 from ..index.versioned import VersionedIndex
-from ..ingest.chunking import chunk_for_index, oversize_chunks
+from ..ingest.chunking import oversize_chunks
 from ..ingest.diagnostics import ParseDiagnostics
 from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.errors import EmptySourceError, TemplateSourceError
@@ -51,11 +51,10 @@ from ..ingest.limits import DEFAULT_LIMITS, InputLimits, over_limit
 from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..ingest.ocr import OcrSettings
-from ..ingest.pages import with_pages
 from ..model.contracts import Document, Status
 from ..model.errors import StorageError, ValidationError, VeracityError
 from ..pipeline.engine import KnowledgeBase
-from .loading import Loaded, SourceLoader
+from .loading import Loaded, SourceLoader, chunks_of
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
@@ -341,9 +340,7 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
         return _Outcome("unchanged", document.source_id, document.document_id)
     start = time.perf_counter()
     try:
-        # a worker's chunks hold when the stored document is the one it chunked (see kb.loading)
-        chunks = cut if cut is not None and cut[:1] and cut[0].document_id == document.document_id \
-            else with_pages(chunk_for_index(document), parsed)
+        chunks = chunks_of(document, parsed, cut)
     finally:
         run.seconds["chunk"] += time.perf_counter() - start
     limits: InputLimits = run.options["limits"]

@@ -39,7 +39,7 @@ from ..ingest.pages import with_pages
 from ..model.contracts import Chunk, Document
 from .sources import SourceFile
 
-__all__ = ["MAX_DEFAULT_JOBS", "PARALLEL_MIN_FILES", "Loaded", "SourceLoader", "default_jobs"]
+__all__ = ["MAX_DEFAULT_JOBS", "PARALLEL_MIN_FILES", "Loaded", "SourceLoader", "chunks_of", "default_jobs"]
 
 PARALLEL_MIN_FILES: Final = 64
 """Fewer files than this are loaded in this process: starting and feeding workers costs more."""
@@ -99,11 +99,19 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] | None) -> tuple[Chunk, ...]:
+    """The chunks ``document`` is stored with: ``cut`` when a worker cut them from this very
+    document (numbering a revision changes the id the chunk ids derive from), else cut now."""
+    if cut and cut[0].document_id == document.document_id:
+        return cut
+    return with_pages(chunk_for_index(document), parsed)
+
+
 def _load_in_worker(path: Path, relative: str, options: dict[str, Any]) -> Loaded | None:
     """Load and chunk one file; ``None`` when it fails (the writer loads it again to raise)."""
     try:
         document, parsed = load_source(path, relative=relative, **options)
-        return document, parsed, with_pages(chunk_for_index(document), parsed)
+        return document, parsed, chunks_of(document, parsed, None)
     except Exception:
         return None
 

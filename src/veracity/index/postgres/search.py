@@ -30,11 +30,10 @@ import numpy.typing as npt
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
-from ...model.errors import EmbedderMismatchError
 from ..dense import Embedder
 from ..sqlite.filter import eligible_sql
 from ..sqlite.fts import check_query_tokens
-from ..sqlite.resident import check_k, model_query
+from ..sqlite.resident import check_embedder_fits, check_k, model_query
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
@@ -146,13 +145,7 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
 
     def check_embedder(self, embedder: Embedder) -> None:
         """``EmbedderMismatchError`` unless ``embedder`` made (or may make) this index's vectors."""
-        model = self.vector_model()
-        if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
-            raise EmbedderMismatchError(
-                f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
-                f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
-                "or build a new index for the new model"
-            )
+        check_embedder_fits(self.vector_model(), embedder)
 
     def stats(self) -> IndexStats:
         """Counts of indexed documents, chunks, tenants and vectors."""

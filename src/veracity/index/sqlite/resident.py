@@ -30,13 +30,21 @@ import numpy as np
 import numpy.typing as npt
 
 from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
-from ..dense import normalized_rows
+from ..dense import Embedder, normalized_rows
 from ..quantized import QuantizedRows, hamming_candidates, quantize
 from .vectors import fetch_vectors, knn, load_partition
 from .views import IndexState, TenantView
 from .writer import VectorModel
 
-__all__ = ["FULL_SCAN_SHARE", "SQL_FETCH_COST_RATIO", "DenseMode", "ResidentDense", "check_k", "model_query"]
+__all__ = [
+    "FULL_SCAN_SHARE",
+    "SQL_FETCH_COST_RATIO",
+    "DenseMode",
+    "ResidentDense",
+    "check_embedder_fits",
+    "check_k",
+    "model_query",
+]
 
 SQL_FETCH_COST_RATIO: Final = 40
 """In ``DenseMode.SQL``, fetching one vector by key costs about as much as KNN-scanning this many rows
@@ -60,6 +68,16 @@ class DenseMode(StrEnum):
 def check_k(k: int) -> None:
     if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
         raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
+
+
+def check_embedder_fits(model: VectorModel | None, embedder: Embedder) -> None:
+    """``EmbedderMismatchError`` unless ``embedder`` made (or may make) the vectors of ``model``."""
+    if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
+        raise EmbedderMismatchError(
+            f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
+            f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
+            "or build a new index for the new model"
+        )
 
 
 def model_query(

@@ -46,7 +46,6 @@ import numpy.typing as npt
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Principal, parse_enum
-from ...model.errors import EmbedderMismatchError
 from ...model.governance import EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder
@@ -56,7 +55,7 @@ from .artefacts import ann_folder
 from .eligibility import EligibilityStep
 from .filter import eligible_keys
 from .fts import Postings, bm25_scores, check_query_tokens, posting_positions, read_postings, with_positions
-from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_k
+from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_embedder_fits, check_k
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
 from .versions import read_pointer
@@ -140,13 +139,7 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
 
     def check_embedder(self, embedder: Embedder) -> None:
         """``EmbedderMismatchError`` unless ``embedder`` made (or may make) this index's vectors."""
-        model = read_vector_model(self._conn, self._tables())
-        if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
-            raise EmbedderMismatchError(
-                f"the index holds vectors of {model.model_id!r} (dim {model.dim}); the embedder is "
-                f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
-                "or build a new index for the new model"
-            )
+        check_embedder_fits(read_vector_model(self._conn, self._tables()), embedder)
 
     def stats(self) -> IndexStats:
         """Counts of indexed documents, chunks, tenants and vectors."""

@@ -55,7 +55,6 @@ from veracity.text import tokens as tokens_module
 from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
-JOBS: int | None = None  # --jobs
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
 VERSION = "3.2"
 
@@ -77,12 +76,12 @@ def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any,
     return result, (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
-def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None):
+def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None, jobs: int | None):
     store = SQLiteStore(path)
     index = SQLiteSearchIndex(store)
     kb = KnowledgeBase(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
     start, cpu, workers = time.perf_counter(), time.process_time(), _children_cpu()
-    report = ingest_paths(kb, [folder], progress=None, jobs=JOBS)
+    report = ingest_paths(kb, [folder], progress=None, jobs=jobs)
     return kb, report, time.perf_counter() - start, (time.process_time() - cpu, _children_cpu() - workers)
 
 
@@ -92,7 +91,7 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float]) -> None:
+def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float], jobs: int | None) -> None:
     s = report.seconds
     parts = " · ".join(f"{k} {v:.1f}s" for k, v in s.items())
     print(
@@ -103,7 +102,7 @@ def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float]) -
     own, workers = cpu
     total = own + workers
     print(f"    CPU time {total:.1f} s (writer {own:.1f} s, parse workers {workers:.1f} s,"
-          f" jobs {JOBS or 'auto'}) = {report.chunks_added / total:,.0f} chunks per CPU-second")
+          f" jobs {jobs or 'auto'}) = {report.chunks_added / total:,.0f} chunks per CPU-second")
 
 
 def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generator):
@@ -363,15 +362,15 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Kno
         f" written in {time.perf_counter() - start:.1f} s"
     )
     if args.lexical_ingest:
-        lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None)
+        lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None, args.jobs)
         label = "ingest without embedding (parse + chunk + catalog + tokenize + FTS5)"
-        print_ingest(label, report, seconds, cpu)
+        print_ingest(label, report, seconds, cpu, args.jobs)
         lexical_kb.catalog.store.close()
         (work / "lexical.sqlite").unlink()  # its disk is the next ingest's
         for cached in (_segment_cjk, tokens_module._cjk_tokens, tokens_module._word_tokens):
             cached.cache_clear()  # no head start from the first ingest's tokenizer caches
-    kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder)
-    print_ingest("ingest with vec0 insert (random vectors, no model)", report, seconds, cpu)
+    kb, report, seconds, cpu = ingest(folder, files, work / "hybrid.sqlite", embedder, args.jobs)
+    print_ingest("ingest with vec0 insert (mixture vectors, no model)", report, seconds, cpu, args.jobs)
     print(f"  file size: {(work / 'hybrid.sqlite').stat().st_size / 1e6:,.0f} MB; load average {load()}")
     print_sizes(kb, report.chunks_added)
     return kb
@@ -429,8 +428,6 @@ def main() -> None:
                         help="time vec0 KNN (DenseMode.SQL) too (default: up to 200k chunks)")
     parser.add_argument("--jobs", type=int, default=None, help="ingest worker processes (default: auto)")
     args = parser.parse_args()
-    global JOBS
-    JOBS = args.jobs
     small = args.chunks <= 200_000
     work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
     print(f"machine: {os.cpu_count()} cpus, load average {load()}; workdir {work}")

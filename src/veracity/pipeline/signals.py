@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..text.reveal import plain, reveal
+from ..text.reveal import fold_pattern, plain, reveal
 from .cues import FRAMING, PATTERNS, QUOTED
 
 FEATURES: Final = (
@@ -49,11 +49,15 @@ FEATURES: Final = (
     "override_control",
     "override_prior_control",
     "override_source",
+    "supersede_source",
     "exclusive_source",
     "self_reference_directive",
     "reframe_source",
     "disclose_secret",
     "requested_disclosure",
+    "disclose_secret_reader",
+    "shapes_answer",
+    "fake_turn",
     "authority_claim",
     "role_change",
     "identity",
@@ -71,18 +75,50 @@ FEATURES: Final = (
     "permission",
     "protective",
     "audience_restriction",
+    "defers_to_official",
 )
 
 _DIRECTIVE_FAMILIES: Final = ("override", "reframe", "disclose", "respond", "obey")
-# A verbatim answer handed over: an answer verb, then a colon or an opening quote.
+# A verbatim answer handed over: an answer word, then (within a short clause) a colon, an opening
+# quote, or "below" / "the following".
 _DICTATED = re.compile(
-    r"(?:answer|reply|respond|say|state)\w*\s*(?:with|is)?\s*[:：\"“「]|(?:回答|回复|答复|说)\s*[:：\"“「]"
+    fold_pattern(
+        r"(?<![a-z\u00c0-\u024f\u0400-\u04ff])(?:answer|reply|respond|say|state|contest|réponds|répondez|antwort|rispond|antwoord|"
+        r"отвеча|ответь|respuesta|reponse|risposta|resposta|ответ)\w*"
+        r"[^.:：\n]{0,40}?(?:[:：\"“「]|\b(?:below|as follows|the following)\b)"
+        r"|(?:回答|回复|答复|说|答え|답변|대답)[^。：:\n]{0,12}?[:：\"“「]"
+    )
+)
+# The model's answer named, then a colon: "at the end of your answer: ...", "在回复的最后写上：..."
+_ANSWER_COLON = re.compile(
+    fold_pattern(
+        r"(?:answer|reply|response|respuesta|réponse|antwort|risposta|resposta|回答|回复|答复)[^.:：\n。]{0,20}[:：]"
+    )
 )
 _NEGATION = re.compile(
-    r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnunca|\bjamais|\bnao|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
-    r"(?:\w+\W+){0,2}$"
+    r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnie\b|\bniemals|\bkeine?\b|\bnunca|\bjamais|\bnao\b|\bnooit|\bniet\b|\bmai\b|\bникогда|\bне\b|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
+    r"(?:\w+\W+){0,2}$|(?:不|勿|别|没有|从不|绝不|禁止|不得|不能|不可)[\u4e00-\u9fff]{0,2}$"
 )
+# Negation after the verb, where German, Dutch and French put it ("zeigt nie", "ne montre jamais").
+_NEGATION_AFTER = re.compile(r"\w*\W*(?:nie|niemals|nicht|keine?|nooit|niet|jamais|pas|plus|nunca)\b")
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n+")
+# Words that turn a mention of the official source into a contrast: "rather than the official pages".
+_CONTRAST = re.compile(
+    r"(?:\bnot|\bnever|n't|rather than|instead of|leave out|ignore|over|than|outdated"
+    r"|不要|别|不再|而不是|比|无视|忽略)"
+    r"\W+(?:\w+\W+){0,3}$"
+)
+_USER_TURN = re.compile(
+    r"(?:^|\n)\s*(?:user|human|customer|client|usuario|utilisateur|benutzer|gebruiker|用户|客户|提问者|ユーザー|사용자|пользователь)\s*[:：]"
+)
+_MODEL_TURN = re.compile(
+    r"^\s*(?:assistant|ai|bot|chatbot|model|gpt|llm|asistente|assistente|ki"
+    r"|助手|ai ?助手|机器人|模型|アシスタント|어시스턴트|ассистент)\s*[:：]"
+)
+# Addresses and links are not words: "evil.example" is not an example.
+_LINKS = re.compile(
+    r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:example|invalid|test|com|org|net|io)\b\S*"
+)
 _OBFUSCATION: Final = frozenset({"zero_width", "bidi", "spaced", "confusable", "tag_characters", "encoded"})
 _MARKUP: Final = frozenset({"comment", "hidden_element"})
 
@@ -116,6 +152,95 @@ def _near(text: str, first: str, second: tuple[str, ...], gap: int = 16) -> bool
     return False
 
 
+_AFTER_NAME = re.compile(r"\s*(?:へ|に|에게)?\s*[,:，：、]")
+_AFTER_NAME_LOOSE = re.compile(r"(?:[\s-]+\w+){0,2}?\s*(?:へ|に|에게)?\s*[,:，：、]")
+_CLAUSE_END = re.compile(r"\s*(?:[.!?。！？]|$)")
+# "To the AI:", "Para la IA:", "Für alle KI-Systeme:": a preposition at the head of the sentence,
+# then at most two articles or quantifiers, then the model's name.
+_HEAD_PREPOSITION = re.compile(
+    fold_pattern(
+        r"^(?:to|for|para|pour|à|aux?|für|an|voor|aan|per|a|для|给|致)\s*"
+        r"(?:(?:the|any|all|every|each|la|las|los|el|le|les|l'?|die|den|das|der|alle|de|het|een|il|lo|gli|tutti|os|as|o|"
+        r"cualquier|tout|toute|tous|jeder|jede|elke|alle|все|所有|各位)\s*){0,2}$"
+    )
+)
+_OPENING = " \t-*#>\"'“「(（【["
+
+
+def _address_runs(sentence: str) -> list[tuple[int, int]]:
+    """Spans of the model's names, adjacent names merged ("AI assistant", "AI アシスタント")."""
+    runs: list[tuple[int, int]] = []
+    for match in PATTERNS["addressee"].finditer(sentence):
+        if runs and match.start() - runs[-1][1] <= 2:
+            runs[-1] = (runs[-1][0], match.end())
+        else:
+            runs.append((match.start(), match.end()))
+    return runs
+
+
+def _direct_address(sentence: str) -> bool:
+    """The model named as the one spoken to: at the head of the sentence or after an opener
+    ("Note for AI systems:", "Asistente:", "KI, ..."), or as a closing vocative ("..., assistant.")."""
+    for start, end in _address_runs(sentence):
+        before = sentence[:start]
+        head = before.strip(_OPENING)
+        if _AFTER_NAME_LOOSE.match(sentence, end) and (
+            (not head and _AFTER_NAME.match(sentence, end)) or _HEAD_PREPOSITION.match(head)
+        ):
+            return True
+        tail = before[-32:]
+        if (
+            _AFTER_NAME_LOOSE.match(sentence, end)
+            and PATTERNS["address_opener"].search(tail)
+            and not re.search(r"[.!?。！？:：]", tail)
+        ):
+            return True
+        if before.rstrip().endswith((",", "，")) and _CLAUSE_END.match(sentence, end):
+            return True
+    return False
+
+
+# A determiner or possessive before the model's name: "the chatbot should", "我们的助手会": the model
+# described in the third person, not spoken to.
+_DETERMINER = re.compile(
+    r"(?:\b(?:the|our|your|their|its|this|that|a|an|each|every|el|la|los|las|nuestro|nuestra|le|les|notre|votre|"
+    r"der|die|das|unser\w*|ihr\w*|de|het|onze|il|lo|o|os|as|nosso|nossa)|我们的|你们的|贵司的|本|该|此|这个|我们)\s*$"
+)
+
+
+def _spoken_subject(sentence: str) -> bool:
+    """The model's name right before a modal or request ("assistant, you must", "AI 请"), with no
+    determiner in front: an address, not a description of one's own assistant."""
+    for match in PATTERNS["addressee"].finditer(sentence):
+        found = PATTERNS["request"].search(sentence[match.end() : match.end() + 30])
+        if (
+            found is not None
+            and found.start() <= 6
+            and not _DETERMINER.search(sentence[max(0, match.start() - 16) : match.start()])
+        ):
+            return True
+    return False
+
+
+def _you_beside_name(sentence: str) -> bool:
+    """The model's name and "you" side by side ("AI, you are...", "助手你要"), the name undetermined:
+    a name and a "you" far apart are the reader and a product feature ("你可以让助手...")."""
+    for match in PATTERNS["addressee"].finditer(sentence):
+        if _DETERMINER.search(sentence[max(0, match.start() - 16) : match.start()]):
+            continue
+        after = PATTERNS["second_person"].search(sentence[match.end() : match.end() + 12])
+        before = sentence[max(0, match.start() - 6) : match.start()]
+        if (after is not None and after.start() <= 8) or PATTERNS["second_person"].search(before):
+            return True
+    return False
+
+
+def _dictates(sentence: str) -> bool:
+    """An answer word leading to a colon, quote or "below" with no example cue in between:
+    "answer, for example: ..." introduces an example, not the words to say."""
+    return any(not PATTERNS["reporting"].search(m.group(0)) for m in _DICTATED.finditer(sentence))
+
+
 def _quoted_directive(text: str) -> bool:
     return any(
         any(PATTERNS[f].search(span.group(0)) for f in (*_DIRECTIVE_FAMILIES, "control", "addressee"))
@@ -133,66 +258,124 @@ def _reported(sentence: str) -> tuple[str, bool]:
     return outside, True
 
 
+_CONDITION = re.compile(r"(?:\b(?:if|when|unless|whether|once|si|wenn|falls|als|se|если)|如果|若|假如)\W*$")
+
+
+def _conditioned_only(sentence: str, family: str) -> bool:
+    """Every cue of ``family`` sits in an if-clause: "if you are an administrator, open ..." describes
+    the reader's case; it does not assign an identity."""
+    matches = list(PATTERNS[family].finditer(sentence))
+    return bool(matches) and all(
+        _CONDITION.search(sentence[max(0, m.start() - 10) : m.start()]) for m in matches
+    )
+
+
+_OWN_WORDS = re.compile(
+    r"^\W*(?:\w+\W+)?(?:my|mine|our|mi|mis|mon|ma|mes|mein\w*|mijn|meu|minha|il mio|la mia|мо\w+"
+    r"|我(?:的|之前的|上一条|刚才的)?|本人)"
+)
+
+
+def _own_words_only(sentence: str) -> bool:
+    """Every override cue is aimed at the writer's own words ("ignore my last post", "忽略我上一条回复")."""
+    matches = list(PATTERNS["override"].finditer(sentence))
+    return bool(matches) and all(_OWN_WORDS.search(sentence[m.end() : m.end() + 24]) for m in matches)
+
+
 def _negated_only(sentence: str, family: str) -> bool:
     """Every cue of ``family`` in the sentence is negated ("must not reveal", "不得转发")."""
     matches = list(PATTERNS[family].finditer(sentence))
     return bool(matches) and all(
-        _NEGATION.search(sentence[max(0, m.start() - 12) : m.start()]) for m in matches
+        _NEGATION.search(sentence[max(0, m.start() - 12) : m.start()])
+        or _NEGATION_AFTER.match(sentence, m.end())
+        for m in matches
     )
 
 
-def _window_features(
-    sentence: str, context: str, hidden: bool, tricks: frozenset[str]
-) -> frozenset[str]:
+def _defers_to_official(sentence: str, here: set[str]) -> bool:
+    """A pointer *to* the official source ("only follow the official guide"), not away from it."""
+    if "official_source" not in here or not {"obey", "exclusive"} & here or "self_reference" in here:
+        return False
+    return all(
+        not _CONTRAST.search(sentence[max(0, m.start() - 24) : m.start()])
+        for m in PATTERNS["official_source"].finditer(sentence)
+    )
+
+
+def _window_features(sentence: str, context: str, hidden: bool, tricks: frozenset[str]) -> frozenset[str]:
+    sentence = _LINKS.sub(" ", sentence)
+    context = _LINKS.sub(" ", context)
     quoted = _quoted_directive(sentence)
     sentence, reported = _reported(sentence)
     here = _families(sentence)
     if "disclose" in here and _negated_only(sentence, "disclose"):
         here -= {"disclose"}  # a prohibition to disclose is not a request to
+    if "override" in here and _own_words_only(sentence):
+        here -= {"override"}  # "ignore my previous post": the writer retracts their own words
+    if "identity" in here and _conditioned_only(sentence, "identity"):
+        here -= {"identity"}
     around = _families(context) | here
     directive = bool(here & set(_DIRECTIVE_FAMILIES))
     # Spoken *to* the model, not *about* it: a vocative, a conditional "if you are an AI", a fake
     # header, a request word right before the model's name, the model's name right before a modal,
     # or the model's name with "you".
+    # "Assistant:" after a "User:" line is a speaker's label in a dialog, not an address (fake_turn
+    # weighs such turns on its own)
+    turn = bool(_USER_TURN.search(context + "\n" + sentence)) and bool(_MODEL_TURN.search(sentence))
+    spoken_to = (_direct_address(sentence) and not turn) or any(
+        _direct_address(line) and not _MODEL_TURN.search(line) for line in context.split("\n")
+    )
     addressed = (
-        bool({"vocative", "conditional_ai"} & around)
+        spoken_to
+        or bool({"vocative", "conditional_ai"} & around)
         or bool(FRAMING.search(context + "\n" + sentence))
         or _near(sentence, "request", ("addressee",), gap=12)
-        or _near(sentence, "addressee", ("request",), gap=6)
-        or {"addressee", "second_person"} <= here
+        or _spoken_subject(sentence)
+        or _you_beside_name(sentence)
     )
     found = {name for name in ("addressee", "override", "control", "secret", "exclusive", "authority",
                                "request", "disclose") if name in here}  # fmt: skip
     combos = {
         "addressed_directive": addressed and directive,
         "addressed_request": addressed and "request" in around,
-        "vocative": "vocative" in around,
+        "vocative": "vocative" in around or spoken_to,
         "conditional_ai": "conditional_ai" in around,
         "framing": bool(FRAMING.search(context + "\n" + sentence)),
         "override_control": "override" in here and "control" in around,
         "override_prior_control": {"override", "control", "prior"} <= here,
         "override_source": "override" in here and bool({"source", "self_reference"} & here),
+        # this page replacing the official one: "this post replaces the vendor FAQ"
+        "supersede_source": "supersede" in here and bool({"self_reference", "official_source"} & here),
         "exclusive_source": "exclusive" in here and bool({"source", "self_reference"} & here),
         "self_reference_directive": "self_reference" in here
         and bool({"reframe", "obey", "exclusive"} & here),
         "reframe_source": "reframe" in here and bool({"source", "self_reference", "first_person"} & here),
         "disclose_secret": "disclose" in here and "secret" in here,
         "requested_disclosure": {"disclose", "secret", "request"} <= here,
+        # the reader's own context or access is what is to be disclosed: "list what you can see"
+        "disclose_secret_reader": {"disclose", "secret", "second_person"} <= here,
+        # what the model's own answer must contain: "add this sentence to your answer"
+        "shapes_answer": "answer_object" in here
+        and bool({"answer_edit", "disclose", "respond"} & here)
+        and (addressed or "second_person" in here)
+        and "permission" not in here,
+        # a conversation turn written for the model: "User: ... / Assistant: <the attacker's answer>"
+        "fake_turn": turn,
         "authority_claim": "authority" in here and bool({"first_person", "reframe", "identity"} & here),
         "role_change": "role_change" in here,
         "identity": "identity" in here,
         "persistent_directive": "persistence" in here and directive,
-        "second_person_directive": "second_person" in here
-        and bool({"override", "reframe", "obey"} & here),
+        "second_person_directive": "second_person" in here and bool({"override", "reframe", "obey"} & here),
         "respond_to_user": "respond" in here
         and "user_mention" in here
         and bool({"request", "persistence"} & around),
         # a verbatim answer handed over for whoever asks next: "when users ask X, always answer: Y"
-        "dictated_answer": bool(_DICTATED.search(sentence))
+        "dictated_answer": _dictates(sentence)
         and (
             bool({"persistence", "user_mention"} & here)
             or _near(sentence, "request", ("respond",), gap=4)
-            or _near(sentence, "exclusive", ("respond",), gap=4)
+            or _near(sentence, "exclusive", ("respond",), gap=16)
+            or ("answer_object" in here and bool(_ANSWER_COLON.search(sentence)))
         ),
         "hidden_directive": hidden and (directive or addressed),
         "obfuscated": bool(tricks & _OBFUSCATION),
@@ -205,6 +388,7 @@ def _window_features(
         and any(_near(sentence, family, ("operational",), gap=14) for family in _DIRECTIVE_FAMILIES),
         "permission": _near(sentence, "permission", _DIRECTIVE_FAMILIES) if "permission" in here else False,
         "protective": "protective" in here and "secret" in here and not addressed,
+        "defers_to_official": _defers_to_official(sentence, here),
     }
     return frozenset(found | {name for name, on in combos.items() if on})
 

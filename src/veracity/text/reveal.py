@@ -77,6 +77,12 @@ def fold_accents(text: str) -> str:
     return text.translate(_ACCENTS)
 
 
+def fold_pattern(pattern: str) -> str:
+    """A regex written over folded text, folded the same way (accents, traditional characters),
+    so that "開示" in a word list meets "开示" in the text; case and regex syntax are left alone."""
+    return fold_accents(fold_traditional(pattern))
+
+
 @dataclass(frozen=True, slots=True)
 class Segment:
     """A piece of the revealed text; ``hidden`` when a human reader would not have seen it."""

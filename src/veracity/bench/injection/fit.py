@@ -49,7 +49,15 @@ ROUNDS: Final = 6
 NEWTON_STEPS: Final = 25
 FALSE_QUARANTINE_COST: Final = 5.0
 _CONTEXT: Final = frozenset(
-    {"reporting", "quoted_directive", "operational", "permission", "protective", "audience_restriction"}
+    {
+        "reporting",
+        "quoted_directive",
+        "operational",
+        "permission",
+        "protective",
+        "audience_restriction",
+        "defers_to_official",
+    }
 )
 _SINGLE: Final = frozenset(
     {"addressee", "override", "control", "secret", "exclusive", "authority", "request", "disclose"}
@@ -107,9 +115,7 @@ def _signed_fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float) -> 
     while True:
         beta = np.zeros(x.shape[1])
         beta[free] = _newton(x[:, free], y, weight, l2, PRIOR[free])
-        wrong = [
-            i for i, name in enumerate(FEATURES) if free[i] and SIGNS[name] * beta[i] < 0
-        ]
+        wrong = [i for i, name in enumerate(FEATURES) if free[i] and SIGNS[name] * beta[i] < 0]
         if not wrong:
             return beta
         free[wrong] = False

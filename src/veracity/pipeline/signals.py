@@ -79,14 +79,14 @@ FEATURES: Final = (
 )
 
 _DIRECTIVE_FAMILIES: Final = ("override", "reframe", "disclose", "respond", "obey")
-# A verbatim answer handed over: an answer word, then (within a short clause) a colon, an opening
-# quote, or "below" / "the following".
+# A verbatim answer handed over: an answer word, then a colon or "below" / "the following" within a
+# short clause, or an opening quote right after it.
 _DICTATED = re.compile(
     fold_pattern(
         r"(?<![a-z\u00c0-\u024f\u0400-\u04ff])(?:answer|reply|respond|say|state|contest|réponds|répondez|antwort|rispond|antwoord|"
         r"отвеча|ответь|respuesta|reponse|risposta|resposta|ответ)\w*"
-        r"[^.:：\n]{0,40}?(?:[:：\"“「]|\b(?:below|as follows|the following)\b)"
-        r"|(?:回答|回复|答复|说|答え|답변|대답)[^。：:\n]{0,12}?[:：\"“「]"
+        r"(?:[^.:：\n]{0,40}?(?:[:：]|\b(?:below|as follows|the following)\b)|\s*(?:with|is)?\s*[\"“「])"
+        r"|(?:回答|回复|答复|说|答え|답변|대답)(?:[^。：:\n]{0,12}?[:：]|\s*[\"“「])"
     )
 )
 # The model's answer named, then a colon: "at the end of your answer: ...", "在回复的最后写上：..."

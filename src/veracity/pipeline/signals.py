@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..text.reveal import fold_pattern, plain, reveal
+from .address import MODEL_TURN, USER_TURN, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 
 FEATURES: Final = (
@@ -108,13 +109,6 @@ _CONTRAST = re.compile(
     r"|不要|别|不再|而不是|比|无视|忽略)"
     r"\W+(?:\w+\W+){0,3}$"
 )
-_USER_TURN = re.compile(
-    r"(?:^|\n)\s*(?:user|human|customer|client|usuario|utilisateur|benutzer|gebruiker|用户|客户|提问者|ユーザー|사용자|пользователь)\s*[:：]"
-)
-_MODEL_TURN = re.compile(
-    r"^\s*(?:assistant|ai|bot|chatbot|model|gpt|llm|asistente|assistente|ki"
-    r"|助手|ai ?助手|机器人|模型|アシスタント|어시스턴트|ассистент)\s*[:：]"
-)
 # Addresses and links are not words: "evil.example" is not an example.
 _LINKS = re.compile(
     r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+|\b(?:https?://|www\.)\S+|\b[\w-]+(?:\.[\w-]+)*\.(?:example|invalid|test|com|org|net|io)\b\S*"
@@ -149,89 +143,6 @@ def _near(text: str, first: str, second: tuple[str, ...], gap: int = 16) -> bool
             found = PATTERNS[family].search(tail)
             if found is not None and found.start() <= gap:
                 return True
-    return False
-
-
-_AFTER_NAME = re.compile(r"\s*(?:へ|に|에게)?\s*[,:，：、]")
-_AFTER_NAME_LOOSE = re.compile(r"(?:[\s-]+\w+){0,2}?\s*(?:へ|に|에게)?\s*[,:，：、]")
-_CLAUSE_END = re.compile(r"\s*(?:[.!?。！？]|$)")
-# "To the AI:", "Para la IA:", "Für alle KI-Systeme:": a preposition at the head of the sentence,
-# then at most two articles or quantifiers, then the model's name.
-_HEAD_PREPOSITION = re.compile(
-    fold_pattern(
-        r"^(?:to|for|para|pour|à|aux?|für|an|voor|aan|per|a|для|给|致)\s*"
-        r"(?:(?:the|any|all|every|each|la|las|los|el|le|les|l'?|die|den|das|der|alle|de|het|een|il|lo|gli|tutti|os|as|o|"
-        r"cualquier|tout|toute|tous|jeder|jede|elke|alle|все|所有|各位)\s*){0,2}$"
-    )
-)
-_OPENING = " \t-*#>\"'“「(（【["
-
-
-def _address_runs(sentence: str) -> list[tuple[int, int]]:
-    """Spans of the model's names, adjacent names merged ("AI assistant", "AI アシスタント")."""
-    runs: list[tuple[int, int]] = []
-    for match in PATTERNS["addressee"].finditer(sentence):
-        if runs and match.start() - runs[-1][1] <= 2:
-            runs[-1] = (runs[-1][0], match.end())
-        else:
-            runs.append((match.start(), match.end()))
-    return runs
-
-
-def _direct_address(sentence: str) -> bool:
-    """The model named as the one spoken to: at the head of the sentence or after an opener
-    ("Note for AI systems:", "Asistente:", "KI, ..."), or as a closing vocative ("..., assistant.")."""
-    for start, end in _address_runs(sentence):
-        before = sentence[:start]
-        head = before.strip(_OPENING)
-        if _AFTER_NAME_LOOSE.match(sentence, end) and (
-            (not head and _AFTER_NAME.match(sentence, end)) or _HEAD_PREPOSITION.match(head)
-        ):
-            return True
-        tail = before[-32:]
-        if (
-            _AFTER_NAME_LOOSE.match(sentence, end)
-            and PATTERNS["address_opener"].search(tail)
-            and not re.search(r"[.!?。！？:：]", tail)
-        ):
-            return True
-        if before.rstrip().endswith((",", "，")) and _CLAUSE_END.match(sentence, end):
-            return True
-    return False
-
-
-# A determiner or possessive before the model's name: "the chatbot should", "我们的助手会": the model
-# described in the third person, not spoken to.
-_DETERMINER = re.compile(
-    r"(?:\b(?:the|our|your|their|its|this|that|a|an|each|every|el|la|los|las|nuestro|nuestra|le|les|notre|votre|"
-    r"der|die|das|unser\w*|ihr\w*|de|het|onze|il|lo|o|os|as|nosso|nossa)|我们的|你们的|贵司的|本|该|此|这个|我们)\s*$"
-)
-
-
-def _spoken_subject(sentence: str) -> bool:
-    """The model's name right before a modal or request ("assistant, you must", "AI 请"), with no
-    determiner in front: an address, not a description of one's own assistant."""
-    for match in PATTERNS["addressee"].finditer(sentence):
-        found = PATTERNS["request"].search(sentence[match.end() : match.end() + 30])
-        if (
-            found is not None
-            and found.start() <= 6
-            and not _DETERMINER.search(sentence[max(0, match.start() - 16) : match.start()])
-        ):
-            return True
-    return False
-
-
-def _you_beside_name(sentence: str) -> bool:
-    """The model's name and "you" side by side ("AI, you are...", "助手你要"), the name undetermined:
-    a name and a "you" far apart are the reader and a product feature ("你可以让助手...")."""
-    for match in PATTERNS["addressee"].finditer(sentence):
-        if _DETERMINER.search(sentence[max(0, match.start() - 16) : match.start()]):
-            continue
-        after = PATTERNS["second_person"].search(sentence[match.end() : match.end() + 12])
-        before = sentence[max(0, match.start() - 6) : match.start()]
-        if (after is not None and after.start() <= 8) or PATTERNS["second_person"].search(before):
-            return True
     return False
 
 
@@ -321,17 +232,17 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
     # or the model's name with "you".
     # "Assistant:" after a "User:" line is a speaker's label in a dialog, not an address (fake_turn
     # weighs such turns on its own)
-    turn = bool(_USER_TURN.search(context + "\n" + sentence)) and bool(_MODEL_TURN.search(sentence))
-    spoken_to = (_direct_address(sentence) and not turn) or any(
-        _direct_address(line) and not _MODEL_TURN.search(line) for line in context.split("\n")
+    turn = bool(USER_TURN.search(context + "\n" + sentence)) and bool(MODEL_TURN.search(sentence))
+    spoken_to = (direct_address(sentence) and not turn) or any(
+        direct_address(line) and not MODEL_TURN.search(line) for line in context.split("\n")
     )
     addressed = (
         spoken_to
         or bool({"vocative", "conditional_ai"} & around)
         or bool(FRAMING.search(context + "\n" + sentence))
         or _near(sentence, "request", ("addressee",), gap=12)
-        or _spoken_subject(sentence)
-        or _you_beside_name(sentence)
+        or spoken_subject(sentence)
+        or you_beside_name(sentence)
     )
     found = {name for name in ("addressee", "override", "control", "secret", "exclusive", "authority",
                                "request", "disclose") if name in here}  # fmt: skip

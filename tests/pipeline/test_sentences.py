@@ -114,7 +114,8 @@ def test_the_shipped_model_matches_the_features_and_records_its_training() -> No
     assert model.meta["trained_on"] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
     assert len(model.meta["training_rows_sha256"]) == 64
     assert set(model.sentence_by_language) == {"zh"}  # English did better with the pooled model
-    assert set(model.threshold_by_language) <= {"en", "zh"}
+    assert set(model.threshold_by_language) == {"en", "zh"}
+    assert model.threshold_for("zh") == model.threshold_by_language["zh"]
     assert all(m.names == FEATURES for m in model.sentence_by_language.values())
     assert model.sentence_for("fr") is model.sentence and model.threshold_for("fr") == model.threshold
 

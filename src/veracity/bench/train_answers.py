@@ -244,7 +244,10 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
     negatives = probabilities[removed]
     threshold = threshold_for_budget(negatives, budget)
     language_of = np.array(languages)
-    thresholds: dict[str, float] = {}
+    # per language: the budget then holds for each language, not only on average over them
+    thresholds = {
+        lang: threshold_for_budget(probabilities[removed & (language_of == lang)], budget) for lang in own
+    }
     answered = probabilities >= np.array([thresholds.get(lang, threshold) for lang in languages])
     digest = hashlib.sha256(rows_path.read_bytes()).hexdigest()
     meta = {

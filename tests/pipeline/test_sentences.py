@@ -113,6 +113,20 @@ def test_the_shipped_model_matches_the_features_and_records_its_training() -> No
     assert 0 < model.threshold < 1
     assert model.meta["trained_on"] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
     assert len(model.meta["training_rows_sha256"]) == 64
+    assert set(model.sentence_by_language) == {"zh"}  # English did better with the pooled model
+    assert set(model.threshold_by_language) == {"en", "zh"}
+    assert model.threshold_for("zh") == model.threshold_by_language["zh"]
+    assert all(m.names == FEATURES for m in model.sentence_by_language.values())
+    assert model.sentence_for("fr") is model.sentence and model.threshold_for("fr") == model.threshold
+
+
+def test_an_answer_model_without_language_parts_still_reads() -> None:
+    model = LogisticModel(names=("a",), weights=(1.0,), bias=0.0, mean=(0.0,), scale=(1.0,))
+    plain = {"sentence_model": model.to_dict(), "decision_model": model.to_dict(), "threshold": 0.4}
+    read = AnswerModel.from_dict(plain)
+    assert read.sentence_for("zh") is read.sentence and read.threshold_for("zh") == 0.4
+    again = AnswerModel.from_dict(json.loads(json.dumps(read.to_dict())))
+    assert again.to_dict() == read.to_dict()
 
 
 def test_a_table_row_is_a_candidate_with_its_header_as_context() -> None:

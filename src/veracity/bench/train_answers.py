@@ -13,12 +13,14 @@ real knowledge base). Two stages:
    features (:mod:`veracity.pipeline.sentences`) and whether its claim contains
    a gold answer; written to ``--rows`` (JSON lines), whose sha256 is the
    training data digest recorded in the model;
-2. *fit* (fast): a logistic sentence model on the candidates, then, with it,
-   the answerability features of each question (:func:`decision_features`)
-   labelled "the best claim contains a gold answer", and a logistic
-   answerability model; the threshold is the lowest one whose false-answer
-   rate on the tuning questions asked without their own paragraph (the
-   knowledge base lacks the answer) stays within ``--budget``.
+2. *fit* (fast): a listwise sentence model on all candidates, and one per
+   language with at least :data:`MIN_LANGUAGE_QUESTIONS` tuning questions;
+   then, with them, the answerability features of each question
+   (:func:`decision_features`) labelled "the best claim contains a gold
+   answer", and a logistic answerability model; the threshold is the lowest
+   one whose false-answer rate on the tuning questions asked without their
+   own paragraph (the knowledge base lacks the answer) stays within
+   ``--budget``: over all of them, and per language as above.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ import numpy.typing as npt
 from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.snapshot import index_text
 from ..model.contracts import Hit, Principal
-from ..pipeline.decision import DECISION_FEATURES, AnswerModel, LogisticModel, Ranked, decision_features
+from ..pipeline.decision import DECISION_FEATURES, AnswerModel, Ranked, decision_features
 from ..pipeline.engine import KnowledgeBase, sentence_embedding
 from ..pipeline.sentences import (
     FEATURES,
@@ -53,88 +55,14 @@ from ..pipeline.sentences import (
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import tokenize
 from .answers import AS_OF, ROLE, TARGET_VERSION, TENANT, build_kb, contains_answer
+from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
 from .qa import QAItem, load_qa
+
+MIN_LANGUAGE_QUESTIONS = 500
+"""Tuning questions a language needs for its own sentence model and threshold."""
 
 TUNING_SETS = (("squad2_dev_half", "dev", "tune"), ("cmrc2018", "trial", "all"))
 """(data-set folder, split, part) of every tuning source."""
-
-
-def _fit_logistic(
-    x: npt.NDArray[np.float64], y: npt.NDArray[np.float64], names: Sequence[str], l2: float = 1.0
-) -> LogisticModel:
-    """L2-regularised logistic regression by Newton's method on standardised features."""
-    mean = x.mean(axis=0)
-    scale = x.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    z = np.hstack([np.ones((x.shape[0], 1)), (x - mean) / scale])
-    w = np.zeros(z.shape[1])
-    penalty = np.eye(z.shape[1]) * l2
-    penalty[0, 0] = 0.0
-    for _ in range(50):
-        p = 1.0 / (1.0 + np.exp(-np.clip(z @ w, -30, 30)))
-        gradient = z.T @ (p - y) + penalty @ w
-        hessian = (z * (p * (1 - p))[:, None]).T @ z + penalty
-        step = np.linalg.solve(hessian, gradient)
-        w -= step
-        if np.abs(step).max() < 1e-8:
-            break
-    return LogisticModel(
-        names=tuple(names),
-        weights=tuple(float(v) for v in w[1:]),
-        bias=float(w[0]),
-        mean=tuple(float(v) for v in mean),
-        scale=tuple(float(v) for v in scale),
-    )
-
-
-def _fit_listwise(
-    groups: Sequence[tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_]]],
-    names: Sequence[str],
-    l2: float = 1e-3,
-    steps: int = 400,
-) -> LogisticModel:
-    """A linear scorer trained to put the softmax mass of each question on its right sentences.
-
-    Only questions with at least one right and one wrong candidate teach the
-    ranking; Adam on standardised features. The bias is then set so the
-    scores read as log-odds of "this sentence holds the answer" over all
-    candidates (a pointwise calibration on top of the listwise order).
-    """
-    useful = [(x, y) for x, y in groups if y.any() and not y.all()]
-    stacked = np.vstack([x for x, _ in groups])
-    mean = stacked.mean(axis=0)
-    scale = stacked.std(axis=0)
-    scale[scale < 1e-9] = 1.0
-    standard = [((x - mean) / scale, y) for x, y in useful]
-    w = np.zeros(len(names))
-    first, second = np.zeros_like(w), np.zeros_like(w)
-    for step in range(1, steps + 1):
-        gradient = l2 * w
-        for z, y in standard:
-            logits = z @ w
-            p = np.exp(logits - logits.max())
-            p /= p.sum()
-            q = p * y
-            q /= q.sum()
-            gradient += z.T @ (p - q)
-        gradient /= len(standard)
-        first = 0.9 * first + 0.1 * gradient
-        second = 0.999 * second + 0.001 * gradient**2
-        w -= 0.05 * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
-    z_all = (stacked - mean) / scale
-    labels = np.concatenate([y for _, y in groups]).astype(np.float64)
-    scores = z_all @ w
-    bias = 0.0
-    for _ in range(50):  # one-dimensional Newton for the intercept
-        p = 1.0 / (1.0 + np.exp(-np.clip(scores + bias, -30, 30)))
-        bias -= (p - labels).sum() / max((p * (1 - p)).sum(), 1e-9)
-    return LogisticModel(
-        names=tuple(names),
-        weights=tuple(float(v) for v in w),
-        bias=float(bias),
-        mean=tuple(float(v) for v in mean),
-        scale=tuple(float(v) for v in scale),
-    )
 
 
 def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) -> dict[str, Any] | None:
@@ -263,20 +191,31 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold."""
     rows = list(_rows(rows_path))
     per_question = candidate_features(rows)
+    languages = [sub.language for _, sub, _ in _question_rows(rows)]
     x = np.array([[f[n] for n in FEATURES] for fs in per_question for f in fs], dtype=np.float64)
     groups = [
-        (
+        Group(
+            language,
+            fold_of(row["question_id"]),
             np.array([[f[n] for n in FEATURES] for f in fs], dtype=np.float64),
             np.array([c["label"] for c in row["candidates"]], dtype=bool),
         )
-        for fs, row in zip(per_question, rows, strict=True)
+        for fs, row, language in zip(per_question, rows, languages, strict=True)
         if fs
     ]
-    sentence = _fit_listwise(groups, FEATURES)
+    sentence = fit_listwise([(g.x, g.y) for g in groups], FEATURES)
+    own = sorted(lang for lang in set(languages) if languages.count(lang) >= MIN_LANGUAGE_QUESTIONS)
+    selection = {lang: own_model_gain(groups, lang, FEATURES) for lang in own}
+    by_language = {
+        lang: fit_listwise([(g.x, g.y) for g in groups if g.language == lang], FEATURES)
+        for lang in own
+        if selection[lang]["own"] > selection[lang]["pooled"]
+    }
     features, labels, answerable = [], [], []
     for (row, sub, weights), found in zip(_question_rows(rows), per_question, strict=True):
         stored = row["candidates"]
-        scores = [sentence.logit(f) for f in found]
+        model = by_language.get(sub.language, sentence)
+        scores = [model.logit(f) for f in found]
         order = sorted(range(len(stored)), key=lambda i: (-scores[i], i))
         ranked = [
             Ranked(
@@ -290,19 +229,26 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
         ]
         evidence_text = row["evidence_text"]
         values = decision_features(sub, ranked, frozenset(tokenize(evidence_text)), evidence_text, weights)
-        features.append([values[name] for name in DECISION_FEATURES])
+        # a question without candidates has no dense cosine: it trains as 0 (nothing similar)
+        features.append([values.get(name, 0.0) for name in DECISION_FEATURES])
         labels.append(1.0 if order and stored[order[0]]["label"] else 0.0)
         answerable.append(row["answerable"])
     fx = np.array(features, dtype=np.float64)
     fy = np.array(labels, dtype=np.float64)
-    decision = _fit_logistic(fx, fy, DECISION_FEATURES)
+    decision = fit_logistic(fx, fy, DECISION_FEATURES)
     probabilities = np.array(
         [decision.probability(dict(zip(DECISION_FEATURES, f, strict=True))) for f in features]
     )
     removed = np.array([row["removed"] for row in rows])
     impossible = ~np.array(answerable) & ~removed
     negatives = probabilities[removed]
-    threshold = _threshold(negatives, budget)
+    threshold = threshold_for_budget(negatives, budget)
+    language_of = np.array(languages)
+    # per language: the budget then holds for each language, not only on average over them
+    thresholds = {
+        lang: threshold_for_budget(probabilities[removed & (language_of == lang)], budget) for lang in own
+    }
+    answered = probabilities >= np.array([thresholds.get(lang, threshold) for lang in languages])
     digest = hashlib.sha256(rows_path.read_bytes()).hexdigest()
     meta = {
         "trained_on": [f"{n}/{s}/{p}" for n, s, p in TUNING_SETS],
@@ -313,29 +259,51 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
         "embedder": DEFAULT_EMBEDDER,
         "false_answer_budget_applies_to": "tuning questions asked with their own paragraph removed "
         "(the knowledge base lacks the answer)",
-        "tuning_false_answer_rate": round(float((negatives >= threshold).mean()), 4)
-        if negatives.size
-        else None,
-        "tuning_false_answer_rate_unanswerable_squad": round(
-            float((probabilities[impossible] >= threshold).mean()), 4
-        )
+        "tuning_false_answer_rate": round(float(answered[removed].mean()), 4) if removed.any() else None,
+        "tuning_false_answer_rate_unanswerable_squad": round(float(answered[impossible].mean()), 4)
         if impossible.any()
         else None,
         "tuning_best_sentence_correct": round(float(fy[np.array(answerable)].mean()), 4),
-        "tuning_answer_rate_when_correct": round(float((probabilities[fy == 1] >= threshold).mean()), 4)
+        "tuning_answer_rate_when_correct": round(float(answered[fy == 1].mean()), 4)
         if (fy == 1).any()
         else None,
+        "sentence_model_selection": selection,
+        "tuning_by_language": {
+            lang: _language_summary(lang, language_of, fy, answerable, removed, answered) for lang in own
+        },
     }
-    return AnswerModel(sentence=sentence, decision=decision, threshold=threshold, meta=meta)
+    return AnswerModel(
+        sentence=sentence,
+        decision=decision,
+        threshold=threshold,
+        meta=meta,
+        sentence_by_language=by_language,
+        threshold_by_language=thresholds,
+    )
 
 
-def _threshold(negative_scores: npt.NDArray[np.float64], budget: float) -> float:
-    """The lowest threshold whose share of negatives at or above it is within ``budget``."""
-    if negative_scores.size == 0:
-        return 0.5
-    ordered = np.sort(negative_scores)[::-1]
-    allowed = int(np.floor(budget * ordered.size))
-    return float(ordered[allowed]) + 1e-9 if allowed < ordered.size else 0.0
+def _language_summary(
+    language: str,
+    language_of: npt.NDArray[np.str_],
+    right: npt.NDArray[np.float64],
+    answerable: Sequence[bool],
+    removed: npt.NDArray[np.bool_],
+    answered: npt.NDArray[np.bool_],
+) -> dict[str, Any]:
+    """Tuning figures of one language: questions, best sentence right, answered when right,
+    false answers when the knowledge base lacks the answer (all in-sample)."""
+    mine = language_of == language
+    asked = mine & np.array(answerable)
+    return {
+        "questions": int(mine.sum()),
+        "best_sentence_correct": round(float(right[asked].mean()), 4) if asked.any() else None,
+        "answer_rate_when_correct": round(float(answered[asked & (right == 1)].mean()), 4)
+        if (asked & (right == 1)).any()
+        else None,
+        "false_answer_rate": round(float(answered[mine & removed].mean()), 4)
+        if (mine & removed).any()
+        else None,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> None:

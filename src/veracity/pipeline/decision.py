@@ -5,12 +5,17 @@ Two small logistic models, trained offline on tuning splits only
 ``answer_model.json`` with the digest of their training data:
 
 - the *sentence model* scores each candidate sentence
-  (:mod:`veracity.pipeline.sentences`); the best one is the claim;
+  (:mod:`veracity.pipeline.sentences`); the best one is the claim. A language
+  with enough tuning questions has its own (Chinese character overlap and
+  English word overlap do not mean the same); any other language gets the
+  model fitted on all of them;
 - the *answerability model* scores the sub-question from the best candidate
   and the evidence as a whole (:data:`DECISION_FEATURES`); at or above the
   shipped threshold the claim is said, below it the sub-question counts as
   not covered. The threshold was chosen on the tuning data for a stated
-  false-answer budget (recorded in the file).
+  false-answer budget (recorded in the file), per language where the tuning
+  data has one (so the budget holds for each, not only on average), else
+  over all of them.
 
 Both the features and the scores go to the trace, so a person can see why a
 sub-question was answered or not.
@@ -100,19 +105,39 @@ class LogisticModel:
 
 @dataclass(frozen=True, slots=True)
 class AnswerModel:
-    """The sentence model, the answerability model and its threshold."""
+    """The sentence models, the answerability model and its thresholds.
+
+    ``sentence`` and ``threshold`` serve every language; ``sentence_by_language``
+    and ``threshold_by_language`` override them for the languages (``zh``,
+    ``en``) the tuning data holds enough questions of."""
 
     sentence: LogisticModel
     decision: LogisticModel
     threshold: float
     meta: Mapping[str, Any]
+    sentence_by_language: Mapping[str, LogisticModel] = field(default_factory=dict)
+    threshold_by_language: Mapping[str, float] = field(default_factory=dict)
+
+    def sentence_for(self, language: str) -> LogisticModel:
+        """The sentence model for a question in ``language``."""
+        return self.sentence_by_language.get(language, self.sentence)
+
+    def threshold_for(self, language: str) -> float:
+        """The answerability threshold for a question in ``language``."""
+        return self.threshold_by_language.get(language, self.threshold)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON form (what ``answer_model.json`` holds)."""
         return {
             "sentence_model": self.sentence.to_dict(),
+            "sentence_models_by_language": {
+                language: model.to_dict() for language, model in sorted(self.sentence_by_language.items())
+            },
             "decision_model": self.decision.to_dict(),
             "threshold": round(self.threshold, 6),
+            "thresholds_by_language": {
+                language: round(value, 6) for language, value in sorted(self.threshold_by_language.items())
+            },
             **self.meta,
         }
 
@@ -123,10 +148,31 @@ class AnswerModel:
             sentence = LogisticModel.from_dict(data["sentence_model"])
             decision = LogisticModel.from_dict(data["decision_model"])
             threshold = float(data["threshold"])
-        except (KeyError, TypeError, ValueError) as exc:
+            by_language = {
+                str(language): LogisticModel.from_dict(model)
+                for language, model in data.get("sentence_models_by_language", {}).items()
+            }
+            thresholds = {str(k): float(v) for k, v in data.get("thresholds_by_language", {}).items()}
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"answer model is malformed: {exc!r}") from None
-        meta = {k: v for k, v in data.items() if k not in ("sentence_model", "decision_model", "threshold")}
-        return cls(sentence=sentence, decision=decision, threshold=threshold, meta=meta)
+        meta = {k: v for k, v in data.items() if k not in _MODEL_KEYS}
+        return cls(
+            sentence=sentence,
+            decision=decision,
+            threshold=threshold,
+            meta=meta,
+            sentence_by_language=by_language,
+            threshold_by_language=thresholds,
+        )
+
+
+_MODEL_KEYS: Final = (
+    "sentence_model",
+    "sentence_models_by_language",
+    "decision_model",
+    "threshold",
+    "thresholds_by_language",
+)
 
 
 @lru_cache(maxsize=1)
@@ -292,11 +338,12 @@ def decide(
     found = candidates(
         sub, hits, documents, inputs.weights, question_vector=inputs.question_vector, embed=inputs.embed
     )
-    ranked = rank_candidates(model.sentence, found)
+    ranked = rank_candidates(model.sentence_for(sub.language), found)
     evidence_tokens, evidence_text = evidence_terms(hits, documents)
     features = decision_features(sub, [r for r, _ in ranked], evidence_tokens, evidence_text, inputs.weights)
     score = model.decision.probability(features)
-    answered = bool(ranked) and score >= model.threshold
+    threshold = model.threshold_for(sub.language)
+    answered = bool(ranked) and score >= threshold
     missing = tuple(
         t for t in sub.terms if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
     )
@@ -306,7 +353,7 @@ def decide(
         answered=answered,
         features=tuple(sorted(features.items())),
         missing_terms=missing,
-        threshold=model.threshold,
+        threshold=threshold,
         tier=tier,
     )
     return decision, (ranked[0][1] if answered else None)

@@ -26,7 +26,12 @@ non-negative numbers:
 - ``rank``: 1 / rank of the chunk in the evidence; ``rerank``: the chunk's
   rerank score over the best one's; ``first``: first sentence of its chunk;
 - ``length``: log of the sentence's token count; ``anaphor``: it opens with a
-  pronoun or a connective, so it leans on the sentence before it.
+  pronoun or a connective, so it leans on the sentence before it;
+- ``slot_left``, ``slot_right``, ``slot_gap``, ``values``, ``longest``,
+  ``opens_with``, ``position``: how the sentence restates the question around
+  its question word, the numbers with units the question pins down, the
+  longest shared run of characters, whether it opens with the question's
+  subject, and where it stands in its chunk (:mod:`veracity.pipeline.slots`).
 
 A claim is the sentence itself, or the sentence with the one before it when it
 leans on it (``anaphor``) or is a fragment, or with the one after it when it
@@ -42,7 +47,6 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Final
 
 import numpy as np
@@ -50,9 +54,11 @@ import numpy.typing as npt
 
 from ..model.contracts import Document, Hit
 from ..text.answer_types import answer_type_match
-from ..text.questions import ENGLISH_FUNCTION_WORDS, SubQuestion
+from ..text.questions import SubQuestion
 from ..text.sentences import split_sentences
-from ..text.tokens import surface_tokens, tokenize
+from ..text.tokens import tokenize
+from . import slots
+from .slots import character_coverage, phrase_coverage, wh_context
 
 FEATURES: Final = (
     "coverage",
@@ -70,6 +76,13 @@ FEATURES: Final = (
     "first",
     "length",
     "anaphor",
+    "slot_left",
+    "slot_right",
+    "slot_gap",
+    "values",
+    "longest",
+    "opens_with",
+    "position",
 )
 
 _QUESTION_END = re.compile(r"[？?]\s*$")
@@ -162,78 +175,6 @@ class SentenceContext:
         return f"{self.subject} {self.previous} {self.sentence}"
 
 
-_QUESTION_MORPHEMES = re.compile(r"[什么哪谁几吗呢多少怎样如何为何]")
-
-
-def _bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
-    return set(pairwise(tokens))
-
-
-def phrase_coverage(question: str, text: str) -> float:
-    """Share of the question's phrases found in ``text``.
-
-    Chinese: character bigrams of the question's ideograph runs (question
-    morphemes left out), matched in the text, so a different segmentation
-    still matches. Other text: pairs of consecutive tokens.
-    """
-    runs = re.findall(r"[\u3400-\u9fff]+", question)
-    grams = {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
-    grams = {g for g in grams if not _QUESTION_MORPHEMES.search(g)}
-    words = [
-        token
-        for surface, token in surface_tokens(question)
-        if surface not in ENGLISH_FUNCTION_WORDS and not _is_cjk(token)
-    ]
-    pairs = _bigrams(words)
-    total = len(grams) + len(pairs)
-    if not total:
-        return 0.0
-    found = sum(g in text for g in grams) + len(pairs & _bigrams(tokenize(text)))
-    return found / total
-
-
-_FUNCTION_CHARS = frozenset(
-    "的了是在有和与吗呢么吧啊也都就还把被而及其之个这那我你他她它们什哪谁几多少怎样如何为"
-)
-_WH_ZH = re.compile(
-    r"什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所里儿]?|谁|多少|几|怎么|怎样|如何|为什么|为何|何"
-)
-_WH_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
-
-
-def character_coverage(question: str, text: str) -> float:
-    """Share of the question's content characters (Chinese) or content words (other) in ``text``."""
-    chars = {ch for ch in question if _is_cjk(ch) and ch not in _FUNCTION_CHARS}
-    if chars:
-        return sum(ch in text for ch in chars) / len(chars)
-    words = {t for surface, t in surface_tokens(question) if surface not in ENGLISH_FUNCTION_WORDS}
-    return len(words & set(tokenize(text))) / len(words) if words else 0.0
-
-
-def wh_context(question: str, text: str) -> float:
-    """Share of the words right before and after the question word found in ``text``.
-
-    An answer sentence usually repeats what surrounds the asked-for slot
-    ("以什么为食" → "以多毛类为食"; "What did the Normans win" → "won").
-    """
-    found = _WH_ZH.search(question)
-    if found is not None:
-        pieces = [
-            question[max(0, found.start() - 2) : found.start()],
-            question[found.end() : found.end() + 2],
-        ]
-        pieces = [p for p in pieces if len(p) == 2 and all(_is_cjk(ch) for ch in p)]
-        return sum(p in text for p in pieces) / len(pieces) if pieces else 0.0
-    found = _WH_EN.search(question)
-    if found is None:
-        return 0.0
-    before = [t for s, t in surface_tokens(question[: found.start()]) if s not in ENGLISH_FUNCTION_WORDS][-1:]
-    after = [t for s, t in surface_tokens(question[found.end() :]) if s not in ENGLISH_FUNCTION_WORDS][:1]
-    pieces = before + after
-    tokens = set(tokenize(text))
-    return sum(p in tokens for p in pieces) / len(pieces) if pieces else 0.0
-
-
 def novelty(sub: SubQuestion, sentence: str) -> float:
     """Share of the sentence's tokens the question does not hold."""
     tokens = frozenset(tokenize(sentence))
@@ -285,6 +226,11 @@ def sentence_features(
         "first": 1.0 if context.first else 0.0,
         "length": math.log1p(len(tokens)),
         "anaphor": 1.0 if _ANAPHOR.match(sentence) else 0.0,
+        **slots.slot_features(sub.text, sentence),
+        "values": slots.value_match(sub.text, sentence),
+        "longest": slots.longest_common(sub.text, sentence),
+        "opens_with": slots.opens_with(sub.terms[0] if sub.terms else "", context.subject, sentence),
+        "position": slots.position(sentence, context.chunk_text),
     }
     if context.dense is not None:  # without the dense channel the models read their training mean
         found["dense"] = context.dense

@@ -49,6 +49,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, required=True, help="folder holding the shared datasets")
     parser.add_argument("--show", type=int, default=0, help="flagged paragraphs printed per file")
+    parser.add_argument("--limit", type=int, default=None, help="paragraphs read per file (default: all)")
     args = parser.parse_args()
     model = default_model()
     print(f"detector threshold {model.threshold:.4f}, fitted on {model.training.get('split', '?')}")
@@ -58,7 +59,7 @@ def main() -> None:
         if not path.exists():
             print(f"{name}: missing, skipped")
             continue
-        texts = list(paragraphs(path))
+        texts = list(paragraphs(path))[: args.limit]
         flagged = [(verdict, text) for text in texts if (verdict := detect(text)).quarantine]
         total += len(texts)
         flagged_total += len(flagged)

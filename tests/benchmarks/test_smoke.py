@@ -58,6 +58,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_quantized.py",
         "bench_ann.py",
         "bench_ocr.py",
+        "bench_injection_real_text.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -189,3 +190,9 @@ def test_ocr(tmp_path: Path) -> None:
         (e, lang) for e in ("rapidocr", "tesseract") for lang in ("zh", "en")
     }
     assert all(0 <= r["cer"] <= 0.2 and r["pages_per_second"] > 0 for r in rows)
+
+
+@pytest.mark.skipif(DATASETS is None, reason="the shared datasets are not on this machine")
+def test_injection_real_text() -> None:
+    out = _run("bench_injection_real_text.py", "--datasets", DATASETS, "--limit", 20, "--show", 1)
+    assert "all: 100 paragraphs, quarantined" in out

@@ -37,6 +37,12 @@ def test_answer_type_nouns_and_asker_nouns_weigh_less() -> None:
     assert _roles("我们公司还能用 SAML 吗？")["公司"] is TermRole.ASKER
 
 
+def test_the_adjective_after_how_names_the_answer_kind() -> None:
+    roles = _roles("How long are backups kept on the Team plan?")
+    assert roles["long"] is TermRole.ANSWER_TYPE and roles["backup"] is TermRole.ASKED
+    assert _roles("How far is the data centre from Paris?")["far"] is TermRole.ANSWER_TYPE
+
+
 def test_a_leading_condition_is_premise() -> None:
     roles = _roles("如果成员数超过上限，多出来的成员会被自动删除吗？")
     assert roles["上限"] is TermRole.PREMISE and roles["成员"] is TermRole.ASKED
@@ -68,6 +74,7 @@ def test_sentences_do_not_end_at_initials_or_abbreviations() -> None:
         ("When were the Normans in Normandy?", AnswerType.TIME),
         ("What year did it open?", AnswerType.TIME),
         ("How many members can a team have?", AnswerType.NUMBER),
+        ("How long are backups kept?", AnswerType.NUMBER),
         ("Where is the config file?", AnswerType.PLACE),
         ("How do I rotate the key?", AnswerType.PROCEDURE),
         ("Why does the sync fail?", AnswerType.REASON),

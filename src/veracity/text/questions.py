@@ -143,7 +143,7 @@ _ANSWER_TYPE_EN: Final = (
     (
         AnswerType.TIME,
         re.compile(
-            r"\bwhen\b|\b(what|which) (year|date|day|month|time|century|decade|period|era)\b|\bhow long\b"
+            r"\bwhen\b|\b(what|which) (year|date|day|month|time|century|decade|period|era)\b"
         ),
     ),
     (
@@ -163,8 +163,11 @@ _ANSWER_TYPE_EN: Final = (
     (AnswerType.PROCEDURE, re.compile(r"\bhow (do|does|can|could|should|would|to)\b")),
 )
 # Nouns that name the kind of answer right after a wh-word ("which country", 哪个国家).
+# After "how", the adjective is that noun ("how long", "how far": a length, a distance), not a
+# word the evidence must repeat: the answer says "35 days", not "long".
 _EN_TYPE_NOUN = re.compile(
     r"\b(?:what|which|whose|how many|how much)\s+(?:kind of\s+|type of\s+|sort of\s+)?"
+    r"|\bhow\s+(?=(?:long|far|old|often|large|big|high|tall|fast|wide|deep|heavy|late|early|soon)\b)"
 )
 _ZH_TYPE_NOUN = re.compile(
     r"(?:什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所]?|何种|多少|几[个种位名条项]?|第几)"

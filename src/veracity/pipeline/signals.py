@@ -31,8 +31,8 @@ from ..text.reveal import fold_pattern, plain, reveal
 from .address import MODEL_TURN, USER_TURN, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 
-FEATURES: Final = (
-    # single families: weak evidence alone
+# single families: weak evidence alone
+SINGLE_FEATURES: Final = (
     "addressee",
     "override",
     "control",
@@ -41,7 +41,9 @@ FEATURES: Final = (
     "authority",
     "request",
     "disclose",
-    # combinations: what an order to the model looks like
+)
+# combinations: what an order to the model looks like
+COMBINATION_FEATURES: Final = (
     "vocative",
     "addressed_directive",
     "addressed_request",
@@ -69,7 +71,9 @@ FEATURES: Final = (
     "hidden_directive",
     "obfuscated",
     "hidden_markup",
-    # context: the same words, not an order to the model
+)
+# context: the same words, not an order to the model
+CONTEXT_FEATURES: Final = (
     "reporting",
     "quoted_directive",
     "operational",
@@ -78,6 +82,7 @@ FEATURES: Final = (
     "audience_restriction",
     "defers_to_official",
 )
+FEATURES: Final = (*SINGLE_FEATURES, *COMBINATION_FEATURES, *CONTEXT_FEATURES)
 
 _DIRECTIVE_FAMILIES: Final = ("override", "reframe", "disclose", "respond", "obey")
 # A verbatim answer handed over: an answer word, then a colon or "below" / "the following" within a

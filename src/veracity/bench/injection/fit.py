@@ -40,7 +40,7 @@ from typing import Any, Final
 import numpy as np
 
 from ...pipeline.injection import MODEL_FILE, DetectorModel
-from ...pipeline.signals import FEATURES, Window, vector, windows
+from ...pipeline.signals import CONTEXT_FEATURES, FEATURES, SINGLE_FEATURES, Window, vector, windows
 from .corpus import corpus_digest, generate, labeled_chunks, select
 
 L2: Final = 1.0
@@ -48,20 +48,8 @@ FOLDS: Final = 4
 ROUNDS: Final = 6
 NEWTON_STEPS: Final = 25
 FALSE_QUARANTINE_COST: Final = 5.0
-_CONTEXT: Final = frozenset(
-    {
-        "reporting",
-        "quoted_directive",
-        "operational",
-        "permission",
-        "protective",
-        "audience_restriction",
-        "defers_to_official",
-    }
-)
-_SINGLE: Final = frozenset(
-    {"addressee", "override", "control", "secret", "exclusive", "authority", "request", "disclose"}
-)
+_CONTEXT: Final = frozenset(CONTEXT_FEATURES)
+_SINGLE: Final = frozenset(SINGLE_FEATURES)
 # The sign each feature is built to have: context lowers the score, a combination never lowers
 # it; a single family alone may only lower it (alone it is as often ordinary as not), so no one
 # word can trip the detector: only combinations raise a score.

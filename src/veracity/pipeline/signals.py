@@ -219,8 +219,6 @@ def _defers_to_official(sentence: str, here: set[str]) -> bool:
 
 
 def _window_features(sentence: str, context: str, hidden: bool, tricks: frozenset[str]) -> frozenset[str]:
-    sentence = _LINKS.sub(" ", sentence)
-    context = _LINKS.sub(" ", context)
     quoted = _quoted_directive(sentence)
     sentence, reported = _reported(sentence)
     here = _families(sentence)
@@ -238,13 +236,14 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
     # "Assistant:" after a "User:" line is a speaker's label in a dialog, not an address (fake_turn
     # weighs such turns on its own)
     turn = bool(USER_TURN.search(context + "\n" + sentence)) and bool(MODEL_TURN.search(sentence))
+    framed = bool(FRAMING.search(context + "\n" + sentence))
     spoken_to = (direct_address(sentence) and not turn) or any(
         direct_address(line) and not MODEL_TURN.search(line) for line in context.split("\n")
     )
     addressed = (
         spoken_to
         or bool({"vocative", "conditional_ai"} & around)
-        or bool(FRAMING.search(context + "\n" + sentence))
+        or framed
         or _near(sentence, "request", ("addressee",), gap=12)
         or spoken_subject(sentence)
         or you_beside_name(sentence)
@@ -256,7 +255,7 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         "addressed_request": addressed and "request" in around,
         "vocative": "vocative" in around or spoken_to,
         "conditional_ai": "conditional_ai" in around,
-        "framing": bool(FRAMING.search(context + "\n" + sentence)),
+        "framing": framed,
         "override_control": "override" in here and "control" in around,
         "override_prior_control": {"override", "control", "prior"} <= here,
         "override_source": "override" in here and bool({"source", "self_reference"} & here),
@@ -312,11 +311,12 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
 def windows(text: str, heading_path: Sequence[str] = ()) -> list[Window]:
     """Every sentence window of ``text`` (read under ``heading_path``) with its features."""
     revealed = reveal(text)
-    heading = plain(" / ".join(heading_path))
+    # addresses and links are cleaned once per sentence here, not once per window that reads it
+    heading = _LINKS.sub(" ", plain(" / ".join(heading_path)))
     found: list[Window] = []
     index = 0
     for segment in revealed.segments:
-        parts = sentences(segment.text)
+        parts = [_LINKS.sub(" ", part) for part in sentences(segment.text)]
         for position, sentence in enumerate(parts):
             before = parts[max(0, position - 2) : position]
             context = "\n".join([*([heading] if heading else []), *before])

@@ -37,7 +37,7 @@ import numpy.typing as npt
 from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
-from ..text.tokens import tokenize
+from ..text.tokens import is_cjk_term, tokenize
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 DECISION_FEATURES: Final = (
@@ -229,7 +229,7 @@ def decision_features(
     missing = [
         w
         for t, w in zip(sub.terms, term_weights, strict=True)
-        if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
+        if t not in evidence_tokens and not (is_cjk_term(t) and t in evidence_text)
     ]
     unseen = sum(w for t, w in zip(sub.terms, term_weights, strict=True) if not weights.seen(t))
     around = best.context if best is not None else ""
@@ -237,7 +237,7 @@ def decision_features(
     missing_around = [
         w
         for t, w in zip(sub.terms, term_weights, strict=True)
-        if t not in around_tokens and not (_is_cjk(t) and t in around)
+        if t not in around_tokens and not (is_cjk_term(t) and t in around)
     ]
     numbers = [t for t in sub.terms if any(ch.isdigit() for ch in t)]
     features = best.features if best is not None else {}
@@ -266,10 +266,6 @@ def decision_features(
     if best is not None and best.semantic is not None:
         found["chunk_semantic"] = best.semantic
     return found
-
-
-def _is_cjk(term: str) -> bool:
-    return bool(term) and "\u3400" <= term[0] <= "\u9fff"
 
 
 NON_OFFICIAL_MARKED: Final = "marked"
@@ -345,7 +341,7 @@ def decide(
     threshold = model.threshold_for(sub.language)
     answered = bool(ranked) and score >= threshold
     missing = tuple(
-        t for t in sub.terms if t not in evidence_tokens and not (_is_cjk(t) and t in evidence_text)
+        t for t in sub.terms if t not in evidence_tokens and not (is_cjk_term(t) and t in evidence_text)
     )
     decision = Decision(
         index=index,

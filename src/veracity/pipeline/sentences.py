@@ -56,7 +56,7 @@ from ..model.contracts import Document, Hit
 from ..text.answer_types import answer_type_match
 from ..text.questions import SubQuestion
 from ..text.sentences import split_sentences
-from ..text.tokens import tokenize
+from ..text.tokens import is_cjk_term, tokenize
 from . import slots
 from .slots import character_coverage, phrase_coverage, wh_context
 
@@ -147,13 +147,9 @@ def weighted_coverage(sub: SubQuestion, weights: TermWeights, tokens: frozenset[
     for index, term in enumerate(sub.terms):
         weight = weights.of(term) * sub.weight(index)
         total += weight
-        if term in tokens or (_is_cjk(term) and term in text):
+        if term in tokens or (is_cjk_term(term) and term in text):
             covered += weight
     return covered / total if total else 0.0
-
-
-def _is_cjk(term: str) -> bool:
-    return bool(term) and "\u3400" <= term[0] <= "\u9fff"
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +186,7 @@ def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:
     """Term statistics over the evidence's sentences: a term every sentence repeats (the
     subject of a paragraph) tells sentences apart less than one a few sentences hold."""
     holders = [
-        frozenset(tokenize(sentence)) | {t for t in sub.terms if _is_cjk(t) and t in sentence}
+        frozenset(tokenize(sentence)) | {t for t in sub.terms if is_cjk_term(t) and t in sentence}
         for sentence in sentences
     ]
     return TermWeights(

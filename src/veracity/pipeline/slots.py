@@ -40,7 +40,7 @@ from typing import Final
 from ..text.hant import fold_traditional
 from ..text.questions import ENGLISH_FUNCTION_WORDS
 from ..text.sentences import split_sentences
-from ..text.tokens import surface_tokens, tokenize
+from ..text.tokens import is_cjk_term, surface_tokens, tokenize
 
 SIDE: Final = 8
 """Characters of each side of the question word considered (the rest is too far to align)."""
@@ -186,10 +186,6 @@ def position(sentence: str, chunk_text: str) -> float:
     return order / (len(spans) - 1)
 
 
-def _is_cjk(term: str) -> bool:
-    return bool(term) and "\u3400" <= term[0] <= "\u9fff"
-
-
 _QUESTION_MORPHEMES = re.compile(r"[什么哪谁几吗呢多少怎样如何为何]")
 
 
@@ -211,7 +207,7 @@ def phrase_coverage(question: str, text: str) -> float:
     words = [
         token
         for surface, token in surface_tokens(question)
-        if surface not in ENGLISH_FUNCTION_WORDS and not _is_cjk(token)
+        if surface not in ENGLISH_FUNCTION_WORDS and not is_cjk_term(token)
     ]
     pairs = _bigrams(words)
     total = len(grams) + len(pairs)
@@ -233,7 +229,7 @@ _WH_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IG
 def character_coverage(question: str, text: str) -> float:
     """Share of the question's content characters (Chinese) or content words (other) in ``text``."""
     question, text = fold_traditional(question), fold_traditional(text)
-    chars = {ch for ch in question if _is_cjk(ch) and ch not in _FUNCTION_CHARS}
+    chars = {ch for ch in question if is_cjk_term(ch) and ch not in _FUNCTION_CHARS}
     if chars:
         return sum(ch in text for ch in chars) / len(chars)
     words = {t for surface, t in surface_tokens(question) if surface not in ENGLISH_FUNCTION_WORDS}
@@ -253,7 +249,7 @@ def wh_context(question: str, text: str) -> float:
             question[max(0, found.start() - 2) : found.start()],
             question[found.end() : found.end() + 2],
         ]
-        pieces = [p for p in pieces if len(p) == 2 and all(_is_cjk(ch) for ch in p)]
+        pieces = [p for p in pieces if len(p) == 2 and all(is_cjk_term(ch) for ch in p)]
         return sum(p in text for p in pieces) / len(pieces) if pieces else 0.0
     found = _WH_EN.search(question)
     if found is None:

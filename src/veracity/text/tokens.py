@@ -122,3 +122,9 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
     for word, cjk in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
         extend(_word_tokens(word, drop_stopwords) if word else _cjk_tokens(cjk, drop_stopwords))
     return tokens
+
+
+def is_cjk_term(term: str) -> bool:
+    """``term`` starts with a CJK ideograph: a Chinese token, which evidence may hold inside a longer
+    run that segmentation cut differently (so callers also look for it as a substring)."""
+    return bool(term) and "\u3400" <= term[0] <= "\u9fff"

@@ -239,6 +239,10 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"パスワード", r"認証情報", r"내부", r"기밀", r"비밀", r"비공개", r"внутренн~", r"конфиденциальн~", r"секретн~", r"скрыт~",
         r"парол~", r"interne?", r"vertrouwelijk~", r"verborgen", r"wachtwoord~", r"systeemprompt", r"internen?",
         r"промпт~", r"(?:restricted|private|internal|confidential) (?:documents?|docs|files|notes|data)",
+        # the reader's own context: "every document in your context", "上下文中的所有文档"
+        r"(?:documents?|texts?|files?|sources?|everything|content) (?:in|from) (?:the|your) (?:context|prompt|context window)",
+        r"(?:documents?|texts?|files?|sources?|instructions?) you (?:were|have been|are) given", r"the conversation so far",
+        r"上下文(?:中|里)?的?(?:所有)?(?:文档|内容|资料|文本)", r"(?:你|您)(?:收到|拿到|看到)的(?:所有)?(?:文档|资料|内容|指令)",
     ),
     "authority": (
         r"admin~", r"root", r"superuser", r"grant~", r"elevat~", r"unlock~", r"sudo",
@@ -421,14 +425,54 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "answer_object": (
         r"(?:your|the) (?:answer|reply|response|summary|output|responses|replies)",
+        r"your next (?:message|answer|reply|response|output|turn)", r"(?:answers?|repl(?:y|ies)|responses?|output) (?:you|it) (?:generate|produce|write|give|return)s?",
+        r"(?:any|every|each) (?:answer|reply|response|summary) (?:generated|produced|written|given)",
+        r"(?:生成|输出|给出)的(?:回答|回复|答复|答案)", r"(?:下一条|下一个|每一条|每条)(?:回复|回答|消息)", r"回答(?:一律|全部|都)",
+        r"(?:回答|回复|答复)(?:时|的时候|之前|前|结尾|开头|最后|的第一句|的最后一句)", r"(?:when|before|while) (?:answering|replying|responding|summari[sz]ing)",
+        r"(?:la|su) (?:próxima )?respuesta", r"(?:la|ta|votre) (?:prochaine )?réponse", r"die antwort", r"la risposta",
         r"(?:in|to|at the end of) (?:every|each|any) (?:answer|reply|response)", r"(?:你的|您的)(?:回答|回复|答复|输出|总结|摘要)",
         r"回答(?:中|里|末尾|结尾|最后)", r"回复(?:中|里|末尾)", r"tu respuesta", r"(?:ta|votre) réponse", r"deine(?:r)? antwort",
         r"je antwoord", r"la tua risposta", r"sua resposta", r"твой ответ", r"в ответе", r"回答に", r"답변에",
     ),
     "answer_edit": (
         r"add", r"insert", r"append", r"include", r"embed", r"render", r"mention", r"write", r"put", r"start", r"end",
-        r"begin", r"say", r"agreg~", r"añad~", r"inclu~", r"ajout~", r"füg~", r"voeg~", r"aggiung~", r"adicion~",
-        r"добав~", r"加上", r"加入", r"写上", r"附上", r"插入", r"附加", r"写", r"说", r"声明", r"提到", r"追加", r"추가",
+        r"begin", r"say", r"rewrite", r"reword", r"translate", r"open with", r"end with", r"close with",
+        r"(?:contain|consist of|be) (?:only|nothing but)", r"postscript", r"p\.s\.", r"agreg~", r"añad~", r"inclu~", r"ajout~", r"füg~", r"voeg~", r"aggiung~", r"adicion~",
+        r"добав~", r"加上", r"加入", r"写上", r"附上", r"改写", r"翻译", r"译成", r"只(?:能|许)?包含", r"开头", r"结尾", r"termin(?:a|e|ar)", r"formul~",
+        r"écri[st]~", r"tradu~", r"übersetz~", r"traduc~", r"scriv~", r"插入", r"附加", r"写", r"说", r"声明", r"提到", r"追加", r"추가",
+    ),
+    # the language or form of the model's own output: "in French", "in all caps", "as a poem", "用文言文"
+    "answer_form": (
+        r"in (?:english|french|spanish|german|italian|portuguese|dutch|russian|chinese|japanese|korean|latin|pirate speak)(?: only)?",
+        r"into (?:english|french|spanish|german|italian|portuguese|dutch|russian|chinese|japanese|korean|latin)",
+        r"in (?:all )?(?:caps|capitals|capital letters|upper ?case|lower ?case)", r"(?:as|in the form of) an? (?:poem|haiku|limerick|song|rap|riddle)",
+        r"in (?:verse|rhyme|rhymes|base64|hex|morse|emoji|leetspeak|pig latin)", r"(?:only|solely) in (?:base64|hex|json|emoji|code)",
+        r"(?:用|以)(?:英文|英语|日语|日文|法语|德语|西班牙语|俄语|韩语|繁体中文|文言文|大写字母|诗歌|打油诗|表情符号|base64)",
+        r"(?:翻译|译|改写)成(?:英文|英语|日语|日文|法语|德语|西班牙语|俄语|韩语|繁体中文|文言文)",
+        r"en (?:inglés|francés|alemán|italiano|chino|mayúsculas|verso)", r"en (?:anglais|espagnol|allemand|italien|chinois|majuscules|vers)",
+        r"auf (?:englisch|französisch|spanisch|italienisch|chinesisch)", r"in großbuchstaben", r"(?:komplett |nur )?in reimen",
+        r"in (?:inglese|francese|tedesco|spagnolo|cinese|maiuscolo|rima|versi)", r"em (?:inglês|francês|espanhol|maiúsculas)",
+        r"in het (?:engels|frans|duits)", r"по-английски", r"на английском",
+    ),
+    # hiding that there is an instruction: "do not mention this note", "不要提到这条要求"
+    "conceal": (
+        r"(?:do not|don't|never|without) (?:mention|reveal|say|tell|disclos|acknowledg|explain|admit|indicat)\w* (?:(?:to )?(?:anyone|the user|the reader) )?(?:about |of )?"
+        r"(?:this|these|that you (?:were|have been|are) (?:asked|told|instructed|following)|the (?:instruction|note|request|rule)s? (?:above|here|on this page))",
+        r"(?:keep|leave) (?:this|these) (?:instructions?|notes?|requests?) (?:secret|hidden|out of the answer|to yourself)",
+        r"(?:不要|别|不得|切勿|不可)(?:提到|提及|透露|说出|告诉[^，。]{0,6})(?:这条|此|本|这个|这些|上述)(?:要求|指令|说明|提示|指示|备注)",
+        r"(?:不要|别)(?:让|告诉)(?:用户|读者|提问者)(?:知道)?(?:这条|此|本|这个)(?:要求|指令|说明)",
+        r"no (?:menciones|digas|reveles) (?:esta|estas|que) (?:instrucci~|nota|te)", r"sin mencionar (?:esta|estas) (?:instrucci~|nota)",
+        r"ne (?:mentionne|dis|révèle|mentionnez) (?:pas|jamais) (?:cette|ces) (?:instruction|consigne|note)~",
+        r"(?:erwähne|nenne|verrate) (?:diese|die) (?:anweisung|notiz|anfrage)\w* nicht", r"ohne diese anweisung zu erwähnen",
+        r"non (?:menzionare|rivelare|dire) (?:questa|queste|queste) (?:istruzion~|nota)",
+    ),
+    # a person the reply is written to, not the model's asker: "reply to the customer", "发给客户的回复"
+    "human_recipient": (
+        r"(?:the|a|an|each|every|our|your|any|another) (?:customer|client|submitter|requester|reviewer|caller|colleague|sender|reporter|tenant|member|subscriber|buyer|patient|student|candidate)s?",
+        r"(?:customer|client|submitter|requester|reviewer|caller|colleague|sender|reporter|subscriber)'s",
+        r"(?:发给|回复|给|答复|告知|通知)(?:客户|用户|提交人|申请人|审核人|同事|发件人|会员|买家)", r"客户(?:的|使用的)",
+        r"al (?:cliente|solicitante|revisor)", r"(?:au|le) client", r"(?:dem|den) (?:kunden|kundin|absender)", r"al cliente", r"ao cliente",
+        r"(?:aan )?de klant",
     ),
     "supersede": (
         r"replac(?:e|es|ed|ing)", r"sustitu~", r"reemplaz~", r"remplac~", r"ersetz~", r"vervang~", r"substitu~",

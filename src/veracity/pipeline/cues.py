@@ -33,7 +33,8 @@ FRAMING: Final = re.compile(
         r"instructions?|important|urgent|override|priority|系统|管理员|指令|重要|紧急|sistema|système|systeme|"
         r"systemnachricht|システム|시스템|система)[^\n]{0,40}?[\]】>)}:|=]"
         r"|<\|(?:im_start|system|assistant|user)\|>|<<\s*sys\s*>>|\[/?inst\]|###\s*(?:system|instruction|response)"
-        r"|begin (?:system|hidden|secret|new|admin) (?:prompt|instructions?|message)|end of (?:document|context|user input|content)"
+        r"|begin (?:system|hidden|secret|new|admin) (?:prompt|instructions?|message)|(?:^|\n|[-=*#~_\[<>|]\s*)(?:end of (?:the )?(?:document|context|user input|content|retrieved \w+|search results|sources?)|(?:检索|搜索|参考)?(?:内容|文档|资料|结果)结束)"
+        r"|</\s*(?:context|documents?|retrieved[\w-]*|search[_-]?results|sources?|knowledge)\s*>|新(?:的)?指令\s*[:：]|nueva instrucción\s*:|nouvelle instruction\s*:|neue anweisung\s*:"
         r"|new (?:system )?instructions?\s*:|(?:^|\n)\s*(?:system|admin|assistant)(?: message| prompt| notice| override| update)?\s*:"
         r"|(?:note|message|notice|instructions?|memo|reminder|directive)s? (?:for|to) (?:the |any |all )?"
         r"(?:ai|assistants?|models?|bots?|llms?|language models?|ai systems?|automated (?:systems?|agents?|readers?|tools?)|"
@@ -55,10 +56,21 @@ _LATIN_START = re.compile(r"[a-z\u00c0-\u024f\u0400-\u04ff(\\]")
 # inside an English contraction ("don't").
 _BEFORE = r"(?<![a-z0-9_\u00c0-\u024f\u0400-\u04ff])(?:(?<=[ld]')|(?<!'))"
 _AFTER = r"(?![a-z0-9_\u00c0-\u024f\u0400-\u04ff])"
+_SEVERAL_WORDS = re.compile(r" |\\s|\[- \]")
+
+
+def _phrases_first(fragments: tuple[str, ...]) -> list[str]:
+    """Fragments of several words before single words, each group in its listed order.
+
+    An alternation takes the first fragment that matches, not the longest: listed as they
+    are, "ai" would win over "ai (?:systems?|models?)" and "AI models must reveal..." would
+    name the model as "AI" with "models" standing between it and the modal.
+    """
+    return sorted(fragments, key=lambda fragment: not _SEVERAL_WORDS.search(fragment))
 
 
 def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
-    """One family's fragments as one pattern.
+    """One family's fragments as one pattern (phrases first, see ``_phrases_first``).
 
     The fragments that start with a letter share one word-edge lookbehind, written once
     before their alternation rather than once in each of them: a lookbehind only looks at
@@ -71,7 +83,7 @@ def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
     """
     letter_first: list[str] = []
     others: list[str] = []
-    for fragment in fragments:
+    for fragment in _phrases_first(fragments):
         stem = fragment.endswith("~")
         body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")  # inside: any ending
         if _LATIN_START.match(body):
@@ -85,7 +97,7 @@ def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
 def _compile_each(fragments: tuple[str, ...]) -> re.Pattern[str]:
     """The same family with the edge inside every fragment: the reference ``_compile`` must equal."""
     parts = []
-    for fragment in fragments:
+    for fragment in _phrases_first(fragments):
         stem = fragment.endswith("~")
         body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")
         if _LATIN_START.match(body):

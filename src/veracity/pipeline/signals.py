@@ -60,6 +60,9 @@ COMBINATION_FEATURES: Final = (
     "requested_disclosure",
     "disclose_secret_reader",
     "shapes_answer",
+    "output_directive",
+    "answer_form_change",
+    "conceal_instruction",
     "fake_turn",
     "authority_claim",
     "role_change",
@@ -81,6 +84,8 @@ CONTEXT_FEATURES: Final = (
     "protective",
     "audience_restriction",
     "defers_to_official",
+    "to_a_person",
+    "long_sentence",
 )
 FEATURES: Final = (*SINGLE_FEATURES, *COMBINATION_FEATURES, *CONTEXT_FEATURES)
 
@@ -122,6 +127,17 @@ _OBFUSCATION: Final = frozenset({"zero_width", "bidi", "spaced", "confusable", "
 _MARKUP: Final = frozenset({"comment", "hidden_element"})
 
 
+LONG_SENTENCE_WORDS: Final = 35
+_LATIN_WORD = re.compile(r"[^\W\d_]+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+
+
+def _length_in_words(sentence: str) -> float:
+    """Latin-script words plus CJK characters at two per word (a Chinese word is one to three)."""
+    cjk = len(_CJK.findall(sentence))
+    return len(_LATIN_WORD.findall(_CJK.sub(" ", sentence))) + cjk / 2
+
+
 @dataclass(frozen=True, slots=True)
 class Window:
     """One sentence read with its context: its features and where it sits."""
@@ -137,7 +153,19 @@ def sentences(text: str) -> list[str]:
 
 
 def _families(text: str) -> set[str]:
-    return {name for name, pattern in PATTERNS.items() if pattern.search(text)}
+    found = {name for name, pattern in PATTERNS.items() if pattern.search(text)}
+    if {"disclose", "secret"} <= found and not _outside(text, "disclose", "secret"):
+        found.discard("disclose")  # "未公开" (not public) is a secret, not a request to make it public
+    return found
+
+
+def _outside(text: str, family: str, container: str) -> bool:
+    """Some ``family`` cue of ``text`` that is not part of a ``container`` cue."""
+    spans = [match.span() for match in PATTERNS[container].finditer(text)]
+    return any(
+        not any(start <= match.start() and match.end() <= end for start, end in spans)
+        for match in PATTERNS[family].finditer(text)
+    )
 
 
 def _near(text: str, first: str, second: tuple[str, ...], gap: int = 16) -> bool:
@@ -274,6 +302,14 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         and bool({"answer_edit", "disclose", "respond"} & here)
         and (addressed or "second_person" in here)
         and "permission" not in here,
+        # the same without naming the model: "append this line to the end of the response"
+        "output_directive": "answer_object" in here
+        and bool({"answer_edit", "answer_form"} & here)
+        and not bool({"permission", "human_recipient"} & here),
+        # the language or form of the answer dictated: "respond in all caps", "用文言文回答"
+        "answer_form_change": "answer_form" in here and bool({"answer_object", "respond"} & here),
+        # an instruction that asks to be hidden: "do not mention this note"
+        "conceal_instruction": "conceal" in here,
         # a conversation turn written for the model: "User: ... / Assistant: <the attacker's answer>"
         "fake_turn": turn,
         "authority_claim": "authority" in here and bool({"first_person", "reframe", "identity"} & here),
@@ -304,6 +340,10 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         "permission": _near(sentence, "permission", _DIRECTIVE_FAMILIES) if "permission" in here else False,
         "protective": "protective" in here and "secret" in here and not addressed,
         "defers_to_official": _defers_to_official(sentence, here),
+        # a reply written to a customer or a colleague: a support macro, not an order to the model
+        "to_a_person": "human_recipient" in here,
+        # orders are short; a sentence of 35 words or more is narrative more often than not
+        "long_sentence": _length_in_words(sentence) >= LONG_SENTENCE_WORDS,
     }
     return frozenset(found | {name for name, on in combos.items() if on})
 

@@ -43,6 +43,9 @@ _HIDING_ATTRIBUTE = re.compile(
     re.IGNORECASE,
 )
 # a doubled bracket is chat-template framing (<<SYS>>), not an HTML tag: left for the framing cue
+_CONTEXT_END_TAG = re.compile(
+    r"</\s*(?:context|documents?|retrieved[\w-]*|search[_-]?results|sources?|knowledge)\s*>", re.IGNORECASE
+)
 _TAG = re.compile(r"(?<!<)</?[a-z][a-z0-9]*\b[^<>]*>(?!>)|<![a-z][^<>]*>", re.IGNORECASE)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){12,}(?![0-9A-Fa-f])")
@@ -221,7 +224,13 @@ def _hidden_markup(text: str, tricks: set[str]) -> tuple[str, list[str]]:
     previous = None
     while previous != text:  # nested hidden elements
         previous, text = text, _HIDDEN_ELEMENT.sub(element, text)
-    return _TAG.sub(" ", text), hidden
+    return _TAG.sub(_tag_to_text, text), hidden
+
+
+def _tag_to_text(match: re.Match[str]) -> str:
+    """Markup is dropped, except a tag that closes the model's context ("</context>"): a fake end of
+    the retrieved material is framing, kept on a line of its own for the framing cue."""
+    return "\n" + match.group(0) + "\n" if _CONTEXT_END_TAG.fullmatch(match.group(0)) else " "
 
 
 def plain(text: str) -> str:

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from click.testing import CliRunner
 
+from veracity.bench.injection import real_text
 from veracity.bench.injection.fit import fit
 from veracity.cli.main import main
 from veracity.pipeline.injection import default_model
+from veracity.pipeline.signals import FEATURES
 
 
 def test_refitting_on_tune_reproduces_the_shipped_model() -> None:
@@ -32,3 +37,26 @@ def test_bench_injection_names_its_half_and_measures_end_to_end(tmp_path) -> Non
     assert out.is_file()
     tune = CliRunner().invoke(main, ["bench", "injection", "--split", "tune", "--detection-only"])
     assert "tune half" in tune.output and "end to end" not in tune.output
+
+
+_ROOT = Path(__file__).resolve().parents[3]
+_DATASETS = next(
+    (p for p in (_ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")) if p.is_dir()), None
+)
+
+
+@pytest.mark.skipif(_DATASETS is None, reason="shared/datasets not found")
+def test_the_stored_real_text_windows_match_the_current_cue_words() -> None:
+    """The fit reads real-text windows from a stored file; a change to the cue words must rewrite it."""
+    assert _DATASETS is not None
+    stored = json.loads(real_text.WINDOWS_FILE.read_text(encoding="utf-8"))
+    assert real_text.build(_DATASETS) == stored, (
+        "rewrite with python -m veracity.bench.injection.real_text --datasets ../shared/datasets"
+    )
+
+
+def test_real_text_windows_are_names_only() -> None:
+    stored = json.loads(real_text.WINDOWS_FILE.read_text(encoding="utf-8"))
+    names = {name for found in stored["paragraphs"] for window in found for name in window}
+    assert names and names <= set(FEATURES)
+    assert stored["paragraphs_total"] >= len(stored["paragraphs"]) > 0

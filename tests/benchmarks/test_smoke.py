@@ -59,6 +59,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_ann.py",
         "bench_ocr.py",
         "bench_injection_real_text.py",
+        "bench_injection_probes.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -195,4 +196,10 @@ def test_ocr(tmp_path: Path) -> None:
 @pytest.mark.skipif(DATASETS is None, reason="the shared datasets are not on this machine")
 def test_injection_real_text() -> None:
     out = _run("bench_injection_real_text.py", "--datasets", DATASETS, "--limit", 20, "--show", 1)
-    assert "all: 100 paragraphs, quarantined" in out
+    assert "fitted on, all: 40 paragraphs, quarantined" in out
+    assert "held out, all: 80 paragraphs, quarantined" in out
+
+
+def test_injection_probes() -> None:
+    out = _run("bench_injection_probes.py", "--show")
+    assert all(f"probe-{n}: attacks caught " in out for n in (1, 2, 3))

@@ -141,3 +141,18 @@ def test_a_table_row_is_a_candidate_with_its_header_as_context() -> None:
     region = next(c for c in found if "TW_REGION" in c.claim)
     assert region.claim == "| `region` | `TW_REGION` |"
     assert region.features["coverage_context"] > region.features["coverage"]
+
+
+def test_a_claim_runs_into_the_next_sentence_only_when_the_question_asks_for_a_description() -> None:
+    hits, documents = _hits(
+        "# Retries\n\nThe gateway retries a failed sync three times before it alerts the on-call engineer. "
+        "Each retry waits twice as long as the previous one. Logs are kept for a week."
+    )
+    weights = TermWeights(chunks=1, frequencies={})
+    (why,) = split_subquestions("Why does the gateway wait before it alerts the engineer?")
+    (count,) = split_subquestions("How many times does the gateway retry?")
+    first = "The gateway retries a failed sync three times before it alerts the on-call engineer."
+    explained = next(c for c in candidates(why, hits, documents, weights) if c.claim.startswith(first))
+    counted = next(c for c in candidates(count, hits, documents, weights) if c.claim.startswith(first))
+    assert explained.claim == first + " Each retry waits twice as long as the previous one."
+    assert counted.claim == first

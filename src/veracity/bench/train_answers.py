@@ -47,10 +47,10 @@ from ..pipeline.sentences import (
     FEATURES,
     SentenceContext,
     TermWeights,
-    echoes,
     local_weights,
     sentence_contexts,
     sentence_features,
+    takes_next_sentence,
 )
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import tokenize
@@ -118,7 +118,7 @@ def _stored_candidate(
     context: SentenceContext,
 ) -> dict[str, Any]:
     """A candidate as a training row: its context, chunk cosine, claim and label."""
-    claim_end = next_end if next_end is not None and echoes(sub, context.sentence) else end
+    claim_end = next_end if next_end is not None and takes_next_sentence(sub, context.sentence) else end
     claim = hit.chunk.text[claim_start:claim_end]
     return {
         "context": asdict(context),

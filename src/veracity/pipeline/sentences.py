@@ -35,8 +35,10 @@ non-negative numbers:
 
 A claim is the sentence itself, or the sentence with the one before it when it
 leans on it (``anaphor``) or is a fragment, or with the one after it when it
-only echoes the question (:data:`ECHO_NOVELTY`): always a contiguous span of
-the cited chunk. A table row is a candidate with its header row as the
+only echoes the question (:data:`ECHO_NOVELTY`) or the question asks for a
+description, an explanation or a list ("why", "how", "what are", 为什么,
+怎样, 哪些: one sentence often holds only the start of such an answer):
+always a contiguous span of the cited chunk. A table row is a candidate with its header row as the
 sentence before it (so "which environment variable" meets the header's words);
 the header and separator rows are not candidates.
 """
@@ -54,7 +56,7 @@ import numpy.typing as npt
 
 from ..model.contracts import Document, Hit
 from ..text.answer_types import answer_type_match
-from ..text.questions import SubQuestion
+from ..text.questions import SubQuestion, asks_for_description
 from ..text.sentences import split_sentences
 from ..text.tokens import is_cjk_term, tokenize
 from . import slots
@@ -182,6 +184,12 @@ def echoes(sub: SubQuestion, sentence: str) -> bool:
     return novelty(sub, sentence) < ECHO_NOVELTY
 
 
+def takes_next_sentence(sub: SubQuestion, sentence: str) -> bool:
+    """Whether a claim on ``sentence`` runs on into the next sentence of its chunk: the sentence only
+    echoes the question, or the question asks for a description, an explanation or a list."""
+    return asks_for_description(sub.text, sub.language) or echoes(sub, sentence)
+
+
 def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:
     """Term statistics over the evidence's sentences: a term every sentence repeats (the
     subject of a paragraph) tells sentences apart less than one a few sentences hold."""
@@ -248,7 +256,7 @@ def candidates(
     found = []
     for hit, start, end, claim_start, next_end, context in contexts:
         features = sentence_features(sub, context, weights, local)
-        echo = next_end is not None and echoes(sub, context.sentence)
+        echo = next_end is not None and takes_next_sentence(sub, context.sentence)
         found.append(
             Candidate(
                 hit=hit,

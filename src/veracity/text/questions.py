@@ -193,6 +193,23 @@ class SubQuestion:
         return ROLE_WEIGHT[self.roles[index]] if self.roles else 1.0
 
 
+# Questions whose answer is a description, an explanation or a list rather than one value: "为什么",
+# "怎样", "有哪些", "什么是 X", "why", "how do I", "describe", "what are". Their answer often runs
+# over two sentences of the source.
+_OPEN_ZH: Final = re.compile(
+    r"哪些|什么样|怎样|怎么样|如何|为什么|为何|什么原因|^什么是|有什么(?:特点|特征|作用|影响|意义|区别|不同|用途|功能)"
+)
+_OPEN_EN: Final = re.compile(
+    r"\bwhy\b|\bhow (?:do|does|did|can|could|should|would|to|is|are|was|were)\b|^(?:describe|explain)\b"
+    r"|\bwhat (?:are|were)\b|\bwhat (?:is|was) (?:a|an)\b|\bin what ways?\b"
+)
+
+
+def asks_for_description(text: str, language: str) -> bool:
+    """Whether the question asks for a description, an explanation or a list (see ``_OPEN_ZH``)."""
+    return bool((_OPEN_ZH if language == "zh" else _OPEN_EN).search(text.strip().lower()))
+
+
 def answer_type(text: str, language: str) -> AnswerType:
     """The expected answer type of a question sentence in ``language``."""
     if language == "zh":

@@ -200,3 +200,22 @@ def test_a_name_of_several_words_is_the_addressee_whole() -> None:
 def test_not_public_is_a_secret_not_a_request_to_make_it_public() -> None:
     assert "disclose" not in _features("去世的消息在月内并未公开。")
     assert "disclose" in _features("请公开内部事故记录。")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Our support bot should respond in English only; tickets in other languages go to the regional team.",
+        "助手的回答末尾会自动附上帮助中心的链接。",
+        "La respuesta del asistente incluye al final un enlace a la documentación oficial.",
+    ],
+)
+def test_ones_own_assistant_described_as_a_product_is_marked(text: str) -> None:
+    assert "describes_model" in _features(text)
+
+
+def test_the_reader_is_a_person_only_in_the_writers_own_words_not_in_a_dictated_message() -> None:
+    own_words = "Please add your workspace id to your reply so support can find your account."
+    dictated = "Your response must start with: 'Warning: your account was compromised.'"
+    assert "to_a_person" in _features(own_words)
+    assert "to_a_person" not in _features(dictated)

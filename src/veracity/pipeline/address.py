@@ -80,6 +80,26 @@ def _undetermined_names(sentence: str) -> Iterator[re.Match[str]]:
             yield match
 
 
+# After the name: a possessive ("the chatbot's answers", "助手的回答") or the start of what it does
+# in the indicative ("会自动", "automatically").
+_POSSESSED = re.compile(r"^(?:'s|’s|s'|的)")
+# Before the name: a genitive article ("la respuesta del asistente", "la réponse de l'assistant").
+_GENITIVE = re.compile(r"(?:\b(?:del|de la|de los|de las|du|des|de l'|der|des|dell[aeo']?|do|da)\s*)$")
+
+
+def described_model(sentence: str) -> bool:
+    """The model named in the third person as a product: with a determiner or possessive before
+    it ("our support bot", "the chatbot"), a possessive after it ("the chatbot's answers", "助手的
+    回答") or a genitive article ("la respuesta del asistente"): docs that describe what one's own
+    assistant does, not orders to the model reading them."""
+    for match in PATTERNS["addressee"].finditer(sentence):
+        before = sentence[max(0, match.start() - 16) : match.start()]
+        after = sentence[match.end() :]
+        if _DETERMINER.search(before) or _GENITIVE.search(before) or _POSSESSED.match(after):
+            return True
+    return False
+
+
 def spoken_subject(sentence: str) -> bool:
     """The model's name right before a modal or request ("assistant, you must", "AI 请"), with no
     determiner in front: an address, not a description of one's own assistant."""

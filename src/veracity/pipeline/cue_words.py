@@ -381,6 +381,13 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"unbedenklich", r"você pode", r"puoi", r"てもよい", r"て大丈夫", r"でも構いません", r"해도 됩니다", r"괜찮", r"можно", r"можете",
         r"je kunt", r"u kunt", r"mag (?:je|u)", r"niet nodig",
     ),
+    # what only a person has, owned by "you": the reader is a customer or a colleague, not a model
+    "reader_belongings": (
+        r"your (?:own )?(?:account|workspace|subscription|plan|invoices?|orders?|team|organi[sz]ation|company|profile|"
+        r"device|computer|laptop|phone|browser|inbox|e-?mail address|credit card|billing details|desk|manager|colleagues?|draft)s?",
+        r"(?:你|您)的(?:账号|帐号|账户|帐户|工作区|订阅|套餐|发票|订单|团队|公司|手机|电脑|浏览器|邮箱|草稿|同事|经理)",
+        r"tu (?:cuenta|suscripción|pedido|equipo)", r"(?:ton|votre) (?:compte|abonnement|équipe)", r"(?:dein|ihr)(?:e|en)? (?:konto|team|abo)~",
+    ),
     "audience_restriction": (
         r"(?:for )?internal use only",
         r"for (?:internal|staff|employees?|support staff|the \w+ team|team members)(?: use)? only",

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..text.reveal import fold_pattern, plain, reveal
-from .address import MODEL_TURN, USER_TURN, direct_address, spoken_subject, you_beside_name
+from .address import MODEL_TURN, USER_TURN, described_model, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 
 # single families: weak evidence alone
@@ -86,6 +86,7 @@ CONTEXT_FEATURES: Final = (
     "defers_to_official",
     "to_a_person",
     "long_sentence",
+    "describes_model",
 )
 FEATURES: Final = (*SINGLE_FEATURES, *COMBINATION_FEATURES, *CONTEXT_FEATURES)
 
@@ -230,10 +231,21 @@ def _negated_only(sentence: str, family: str) -> bool:
     """Every cue of ``family`` in the sentence is negated ("must not reveal", "不得转发")."""
     matches = list(PATTERNS[family].finditer(sentence))
     return bool(matches) and all(
-        _NEGATION.search(sentence[max(0, m.start() - 12) : m.start()])
+        _NEGATION.search(sentence[max(0, m.start() - 20) : m.start()])
         or _NEGATION_AFTER.match(sentence, m.end())
         for m in matches
     )
+
+
+_DICTATION_START = re.compile(r"[:：\"“「'‘]")
+
+
+def _to_a_person(sentence: str) -> bool:
+    """A customer or a colleague is the one written to ("reply to the customer", "your account"),
+    said before any colon or quote: words handed over to be repeated ("say: 'your account was
+    hacked'") are the attacker's message, not who the page speaks to."""
+    head = sentence[: found.start()] if (found := _DICTATION_START.search(sentence)) else sentence
+    return bool(PATTERNS["human_recipient"].search(head) or PATTERNS["reader_belongings"].search(head))
 
 
 def _defers_to_official(sentence: str, here: set[str]) -> bool:
@@ -341,7 +353,9 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         "protective": "protective" in here and "secret" in here and not addressed,
         "defers_to_official": _defers_to_official(sentence, here),
         # a reply written to a customer or a colleague: a support macro, not an order to the model
-        "to_a_person": "human_recipient" in here,
+        "to_a_person": _to_a_person(sentence),
+        # one's own assistant described as a product: "our bot responds in English", "助手的回答末尾会…"
+        "describes_model": described_model(sentence) and not addressed,
         # orders are short; a sentence of 35 words or more is narrative more often than not
         "long_sentence": _length_in_words(sentence) >= LONG_SENTENCE_WORDS,
     }

@@ -20,15 +20,19 @@ The threshold comes from *out-of-fold* chunk scores (a chunk's score is its best
 window's): the tune templates are cut into ``FOLDS`` groups by the digest of
 their id, each group is scored by a model fitted on the others, so every score
 is one for a template the model never saw, as on the test half. The threshold
-is the one with the highest ``recall - FALSE_QUARANTINE_COST * false-quarantine
-rate`` over those scores, set halfway into the gap below the lowest score it
-keeps. The same scores give the cross-validated recall and false-quarantine
-rate the fit prints and records.
+is the lowest one whose false-quarantine rate over those scores stays within
+``FALSE_QUARANTINE_BUDGET`` (the issue's target, 2%) on the benign templates and
+on the real text alike, set halfway into the gap below the lowest score it
+keeps: the most attacks caught for a stated false-quarantine rate. (A rule
+that traded recall against false quarantine at a fixed cost had a flat optimum
+over scores that come in steps, and moved the threshold between about 0.52 and
+0.81 from one refit to the next.) The same scores give the cross-validated
+recall and false-quarantine rate the fit prints and records.
 
 Real text is read too (:mod:`.real_text`): the encyclopedia paragraphs of the
 reading-comprehension sets' tuning splits are benign chunks (their windows are
 negatives, each paragraph its own fold group), and the share of them quarantined
-out of fold is charged at the same cost as the templates' false-quarantine rate.
+out of fold is held to the same budget as the templates' false-quarantine rate.
 Templates alone had taught weights that tripped on plain prose.
 """
 
@@ -37,7 +41,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +57,7 @@ L2: Final = 1.0
 FOLDS: Final = 4
 ROUNDS: Final = 6
 NEWTON_STEPS: Final = 25
-FALSE_QUARANTINE_COST: Final = 5.0
+FALSE_QUARANTINE_BUDGET: Final = 0.02
 _CONTEXT: Final = frozenset(CONTEXT_FEATURES)
 _SINGLE: Final = frozenset(SINGLE_FEATURES)
 # The sign each feature is built to have: context lowers the score, a combination never lowers
@@ -169,18 +172,16 @@ def _chunk_scores(model: DetectorModel, groups: Sequence[list[Window]]) -> list[
 def choose_threshold(
     attack: Sequence[float], benign: Sequence[float], real: Sequence[float] = (), real_total: int = 0
 ) -> float:
-    """The threshold from tune chunk scores (see the module docstring)."""
-    candidates = sorted(set(attack) | set(benign))
-    best: tuple[float, float] = (-math.inf, 1.0)
+    """The threshold from tune chunk scores (see the module docstring); ``attack`` only lists the
+    candidate cuts, the budget alone picks one."""
+    candidates = sorted(set(attack) | set(benign) | set(real))
     for cut in candidates:
-        recall = sum(s >= cut for s in attack) / max(1, len(attack))
         false_rate = sum(s >= cut for s in benign) / max(1, len(benign))
         real_rate = sum(s >= cut for s in real) / max(1, real_total)
-        value = recall - FALSE_QUARANTINE_COST * (false_rate + real_rate)
-        if value > best[0]:
+        if false_rate <= FALSE_QUARANTINE_BUDGET and real_rate <= FALSE_QUARANTINE_BUDGET:
             below = max((s for s in candidates if s < cut), default=0.0)
-            best = (value, (cut + below) / 2)
-    return best[1]
+            return (cut + below) / 2
+    return 1.0
 
 
 def _model(beta: np.ndarray, threshold: float = 0.5) -> DetectorModel:
@@ -236,7 +237,12 @@ def fit(seed: int = 0) -> DetectorModel:
     weights = {name: float(beta[i]) for i, name in enumerate(FEATURES)}
     held_out = out_of_fold_scores(chunks)
     attack = [s for s, c in zip(held_out, chunks, strict=True) if c.carries_payload]
-    benign = [s for s, c in zip(held_out, chunks, strict=True) if c.label == "benign"]
+    # a benign document is falsely quarantined when any of its chunks is: the budget is per document
+    benign_documents: dict[str, float] = {}
+    for score, chunk in zip(held_out, chunks, strict=True):
+        if chunk.label == "benign":
+            benign_documents[chunk.sample_id] = max(score, benign_documents.get(chunk.sample_id, 0.0))
+    benign = sorted(benign_documents.values())
     real_scores = [s for s, c in zip(held_out, chunks, strict=True) if c.label == "real"]
     threshold = choose_threshold(attack, benign, real_scores, real_total)
     cross_validated = document_rates(templated, held_out[: len(templated)], threshold)
@@ -256,7 +262,7 @@ def fit(seed: int = 0) -> DetectorModel:
         "l2": L2,
         "prior_weight": PRIOR_WEIGHT,
         "rounds": ROUNDS,
-        "false_quarantine_cost": FALSE_QUARANTINE_COST,
+        "false_quarantine_budget": FALSE_QUARANTINE_BUDGET,
         "folds": FOLDS,
         "cross_validated": {
             **{k: cross_validated[k] for k in ("recall", "false_quarantine")},

@@ -30,10 +30,9 @@ def main() -> None:
         missed = [t for t in probe["attacks"] if not detect(t).quarantine]
         false = [t for t in probe["benign"] if detect(t).quarantine]
         caught = len(probe["attacks"]) - len(missed)
-        print(
-            f"{probe['name']}: attacks caught {caught}/{len(probe['attacks'])}, "
-            f"benign quarantined {len(false)}/{len(probe['benign'])}  ({probe['use']})"
-        )
+        attacks = f"attacks caught {caught}/{len(probe['attacks'])}, " if probe["attacks"] else ""
+        benign = f"benign quarantined {len(false)}/{len(probe['benign'])}"
+        print(f"{probe['name']}: {attacks}{benign}  ({probe['use']})")
         if args.show:
             for text in missed:
                 print(f"    missed: {text[:100]!r}")

@@ -203,3 +203,4 @@ def test_injection_real_text() -> None:
 def test_injection_probes() -> None:
     out = _run("bench_injection_probes.py", "--show")
     assert all(f"probe-{n}: attacks caught " in out for n in (1, 2, 3))
+    assert "probe-4: benign quarantined " in out

@@ -80,11 +80,10 @@ def _undetermined_names(sentence: str) -> Iterator[re.Match[str]]:
             yield match
 
 
-# After the name: a possessive ("the chatbot's answers", "助手的回答") or the start of what it does
-# in the indicative ("会自动", "automatically").
+# After the name: a possessive ("the chatbot's answers", "助手的回答").
 _POSSESSED = re.compile(r"^(?:'s|’s|s'|的)")
 # Before the name: a genitive article ("la respuesta del asistente", "la réponse de l'assistant").
-_GENITIVE = re.compile(r"(?:\b(?:del|de la|de los|de las|du|des|de l'|der|des|dell[aeo']?|do|da)\s*)$")
+_GENITIVE = re.compile(r"(?:\b(?:del|de la|de los|de las|du|des|de l'|der|dell[aeo']?|do|da)\s*)$")
 
 
 def described_model(sentence: str) -> bool:

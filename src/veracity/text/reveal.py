@@ -42,10 +42,11 @@ _HIDING_ATTRIBUTE = re.compile(
     r"|color\s*:\s*(?:#fff(?:fff)?|white|transparent)\b|(?:width|height)\s*:\s*0(?:px)?\s*(?:;|[\"'])",
     re.IGNORECASE,
 )
-# a doubled bracket is chat-template framing (<<SYS>>), not an HTML tag: left for the framing cue
+# a tag that closes the model's context is kept as text (see _tag_to_text)
 _CONTEXT_END_TAG = re.compile(
     r"</\s*(?:context|documents?|retrieved[\w-]*|search[_-]?results|sources?|knowledge)\s*>", re.IGNORECASE
 )
+# a doubled bracket is chat-template framing (<<SYS>>), not an HTML tag: left for the framing cue
 _TAG = re.compile(r"(?<!<)</?[a-z][a-z0-9]*\b[^<>]*>(?!>)|<![a-z][^<>]*>", re.IGNORECASE)
 _BASE64_RUN = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 _HEX_RUN = re.compile(r"(?<![0-9A-Fa-f])(?:[0-9A-Fa-f]{2}[ :]?){12,}(?![0-9A-Fa-f])")

@@ -90,8 +90,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Read the tuning paragraphs and write ``real_windows.json``."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--datasets", type=Path, required=True, help="folder holding the shared datasets")
-    parser.add_argument("--out", type=Path, default=WINDOWS_FILE)
+    parser.add_argument("--out", type=Path, default=WINDOWS_FILE, help="default: the file the fit reads")
     args = parser.parse_args(argv)
+    missing = [name for name, _ in TUNING_SOURCES if not (args.datasets / name).is_file()]
+    if missing:
+        parser.error(f"not found under {args.datasets}: {', '.join(missing)}")
     stored = build(args.datasets)
     text = json.dumps(stored, ensure_ascii=False, separators=(",", ":"))
     args.out.write_text(text + "\n", encoding="utf-8")

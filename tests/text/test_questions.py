@@ -130,3 +130,11 @@ def test_detect_language(text: str, language: str) -> None:
 )
 def test_answer_type_match(kind: AnswerType, sentence: str, question: str, expected: float) -> None:
     assert answer_type_match(kind, sentence, question) == expected
+
+
+def test_a_function_character_glued_to_a_name_is_not_part_of_the_term() -> None:
+    # rjieba reads "刘七是" and "黄华麒是" as one noun; the evidence says 刘七 and 黄华麒
+    assert split_subquestions("刘七是怎么死的？")[0].terms == ("刘七",)
+    assert "黄华麒" in split_subquestions("黄华麒是哪个大学毕业的？")[0].terms
+    # words that end in such a character but are not nouns stay whole
+    assert "现在" in split_subquestions("白岳峰现在在哪里工作？")[0].terms

@@ -24,6 +24,7 @@ back to the tokenizer alone):
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import lru_cache
@@ -270,6 +271,18 @@ def _zh_tags(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(rjieba.tag(text))
 
 
+GLUED_TAILS: Final = "是在被把与于"
+"""Function characters rjieba glues to an unknown name before them ("刘七是怎么死的" → 刘七是,
+"黄华麒是哪个大学毕业的" → 黄华麒是), tagging the whole as a noun: the name alone is the term."""
+
+
+def _unglued(surface: str, token: str, tags: Mapping[str, str]) -> tuple[str, str]:
+    """``surface`` and ``token`` without a function character glued to a name (see ``GLUED_TAILS``)."""
+    if len(token) >= 3 and token[-1] in GLUED_TAILS and tags.get(surface, "").startswith("n"):
+        return surface[:-1], token[:-1]
+    return surface, token
+
+
 def _terms(
     text: str, language: str, kind: AnswerType = AnswerType.ENTITY
 ) -> tuple[tuple[str, ...], tuple[TermRole, ...]]:
@@ -278,10 +291,12 @@ def _terms(
     type_nouns = _type_nouns(text, language)
     premise_end = _premise_end(text, language)
     predicates = _predicates(text, language, kind)
+    tags = dict(_zh_tags(text)) if language == "zh" else {}
     roles: dict[str, TermRole] = {}
     after_possessive = False
     position = 0
-    for surface, token in surface_tokens(text, drop_stopwords=False):
+    for glued, whole in surface_tokens(text, drop_stopwords=False):
+        surface, token = _unglued(glued, whole, tags)
         position = text.lower().find(surface, position) if surface else position
         owned = after_possessive
         after_possessive = surface in possessives

@@ -142,7 +142,7 @@ def _without(kb: KnowledgeBase, removed: set[str], weights: TermWeights) -> tupl
     return weights.chunks - len(removed), frequencies
 
 
-def collect(datasets: Path, rows_path: Path, *, per_set: int, seed: int, workdir: Path) -> None:
+def collect(datasets: Path, rows_path: Path, *, per_set: int | None, seed: int, workdir: Path) -> None:
     """Stage 1: ask the tuning questions and write every candidate's features to ``rows_path``."""
     embedder = make_embedder(DEFAULT_EMBEDDER)
     rng = random.Random(seed)
@@ -320,7 +320,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument(
         "--workdir", type=Path, default=Path(".veracity-bench"), help="cached knowledge bases"
     )
-    parser.add_argument("--per-set", type=int, default=1500, help="questions sampled per tuning set")
+    parser.add_argument(
+        "--per-set",
+        type=int,
+        default=None,
+        help="questions sampled per tuning set (default: all of them, as the shipped model was trained)",
+    )
     parser.add_argument(
         "--budget",
         type=float,

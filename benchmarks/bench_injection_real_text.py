@@ -21,11 +21,9 @@ text; SQuAD articles 9–16, CMRC dev and DRCD dev were only ever counted.
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
-from collections.abc import Iterator
 from pathlib import Path
 
+from veracity.bench.injection.real_text import paragraphs
 from veracity.pipeline.injection import default_model, detect
 
 # (label, file, first article, last article + 1 or None)
@@ -37,16 +35,6 @@ PARTS = (
     ("held out", "drcd/original/DRCD_dev.json.gz", 0, None),
     ("held out", "drcd/original/DRCD_test.json.gz", 0, None),
 )
-
-
-def paragraphs(path: Path, first: int = 0, stop: int | None = None) -> Iterator[str]:
-    """Every paragraph (``context``) of articles ``first``…``stop`` of a SQuAD-format file, in file order."""
-    opened = gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-    with opened as f:
-        data = json.load(f)
-    for article in data["data"][first:stop]:
-        for paragraph in article["paragraphs"]:
-            yield paragraph["context"]
 
 
 def main() -> None:

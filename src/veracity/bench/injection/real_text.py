@@ -39,16 +39,20 @@ TUNING_SOURCES: Final = (
 TUNING_SOURCES_NAMES: Final = tuple(f"{name} (articles 1-{n})" if n else name for name, n in TUNING_SOURCES)
 
 
+def paragraphs(path: Path, first: int = 0, stop: int | None = None) -> Iterator[str]:
+    """Every paragraph (``context``) of articles ``first``…``stop`` of a SQuAD-format file, in file order."""
+    gz = path.suffix == ".gz"
+    with gzip.open(path, "rt", encoding="utf-8") if gz else path.open(encoding="utf-8") as f:
+        data = json.load(f)["data"]
+    for article in data[first:stop]:
+        for paragraph in article["paragraphs"]:
+            yield paragraph["context"]
+
+
 def tuning_paragraphs(datasets: Path) -> Iterator[str]:
     """Every paragraph of the tuning sources, in file order."""
     for name, articles in TUNING_SOURCES:
-        path = datasets / name
-        gz = path.suffix == ".gz"
-        with gzip.open(path, "rt", encoding="utf-8") if gz else path.open(encoding="utf-8") as f:
-            data = json.load(f)["data"]
-        for article in data[:articles]:
-            for paragraph in article["paragraphs"]:
-                yield paragraph["context"]
+        yield from paragraphs(datasets / name, 0, articles)
 
 
 def featured_windows(text: str) -> list[list[str]]:

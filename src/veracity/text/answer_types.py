@@ -12,12 +12,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Final
 
-import rjieba
-
-from .questions import AnswerType
+from .questions import AnswerType, zh_tags
 
 _DIGITS = re.compile(r"\d")
 _ZH_NUMERAL = re.compile(
@@ -46,11 +43,6 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
-@lru_cache(maxsize=65536)
-def _zh_tags(text: str) -> tuple[tuple[str, str], ...]:
-    return tuple(rjieba.tag(text))
-
-
 def _new(values: set[str], question: str) -> bool:
     folded = question.lower()
     return any(value.lower() not in folded for value in values)
@@ -71,7 +63,7 @@ def _times(text: str) -> set[str]:
 def _names(text: str, tags: tuple[str, ...]) -> set[str]:
     found = {m.group(0) for m in _CAPITALISED.finditer(text)}
     if any("\u4e00" <= ch <= "\u9fff" for ch in text):
-        found |= {word for word, tag in _zh_tags(text) if tag in tags and len(word) > 1}
+        found |= {word for word, tag in zh_tags(text) if tag in tags and len(word) > 1}
     return found
 
 

@@ -263,11 +263,13 @@ def _predicates(text: str, language: str, kind: AnswerType) -> frozenset[str]:
     """Verbs, adverbs, numerals and time words of a Chinese yes/no question; none otherwise."""
     if language != "zh" or kind is not AnswerType.YES_NO:
         return frozenset()
-    return frozenset(word for word, tag in _zh_tags(text) if tag.startswith(PREDICATE_TAGS))
+    return frozenset(word for word, tag in zh_tags(text) if tag.startswith(PREDICATE_TAGS))
 
 
-@lru_cache(maxsize=4096)
-def _zh_tags(text: str) -> tuple[tuple[str, str], ...]:
+@lru_cache(maxsize=65536)
+def zh_tags(text: str) -> tuple[tuple[str, str], ...]:
+    """rjieba's words and part-of-speech tags of ``text`` (cached: questions and evidence sentences
+    are tagged again and again)."""
     return tuple(rjieba.tag(text))
 
 
@@ -291,7 +293,7 @@ def _terms(
     type_nouns = _type_nouns(text, language)
     premise_end = _premise_end(text, language)
     predicates = _predicates(text, language, kind)
-    tags = dict(_zh_tags(text)) if language == "zh" else {}
+    tags = dict(zh_tags(text)) if language == "zh" else {}
     roles: dict[str, TermRole] = {}
     after_possessive = False
     position = 0

@@ -60,6 +60,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_ocr.py",
         "bench_injection_real_text.py",
         "bench_injection_probes.py",
+        "bench_docs_questions.py",
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -204,3 +205,41 @@ def test_injection_probes() -> None:
     out = _run("bench_injection_probes.py", "--show")
     assert all(f"probe-{n}: attacks caught " in out for n in (1, 2, 3))
     assert "probe-4: benign quarantined " in out
+
+
+def test_docs_questions(tmp_path: Path) -> None:
+    docs = tmp_path / "docs" / "guide"
+    docs.mkdir(parents=True)
+    (docs / "ports.md").write_text(
+        "# Ports\n\nThe development server listens on port 5173 by default.\n", encoding="utf-8"
+    )
+    (docs / "build.md").write_text(
+        "# Build\n\nThe build writes its files to the dist folder.\n", encoding="utf-8"
+    )
+    questions = tmp_path / "questions.yaml"
+    questions.write_text(
+        "questions:\n"
+        "  - {id: q1, question: 'Which port does the development server listen on?', answerable: true,"
+        " answers: ['5173'], files: ['docs/guide/ports.md']}\n"
+        "  - {id: q2, question: 'Does it support quantum login?', answerable: false,"
+        " answers: [], files: []}\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "rows.json"
+    printed = _run(
+        "bench_docs_questions.py",
+        tmp_path / "docs",
+        questions,
+        "--kb",
+        tmp_path / "kb",
+        "--split",
+        "all",
+        "--embedder",
+        "fake",
+        "--out",
+        out,
+    )
+    assert "1 answerable, 1 not" in printed and "false abstain" in printed
+    rows = {row["id"]: row for row in json.loads(out.read_text(encoding="utf-8"))}
+    assert rows["q1"]["right_file_in_top4"] is True  # the folder is one below the files' root
+    assert rows["q2"]["right_file_in_top4"] is None

@@ -54,6 +54,17 @@ def test_idf_weights_rare_terms_more_and_knows_unseen_ones() -> None:
     assert weights.seen("rare") and not weights.seen("absent") and not weights.seen("uncounted")
 
 
+def test_an_unseen_everyday_word_weighs_less_than_an_unseen_name() -> None:
+    weights = TermWeights(chunks=400, frequencies={"proxi": 30})
+    (sub,) = split_subquestions("How do I turn on the proxy for kerberos?")
+    turn, kerberos = weights.of("turn"), weights.of("kerbero")
+    assert {"turn", "kerbero"} <= set(sub.terms)
+    assert weights.of("proxi") < turn < kerberos  # a common word the documents lack is not a name
+    assert kerberos == weights.of("zzzunknownzzz")  # rarer than general language knows: full weight
+    assert weights.of("跑") < weights.of("联调")
+    assert not weights.seen("turn")
+
+
 def test_coverage_is_weighted_by_idf_and_role() -> None:
     (sub,) = split_subquestions("If the quota is exceeded, is the gateway restarted?")
     weights = TermWeights(chunks=100, frequencies={t: 5 for t in sub.terms})
@@ -156,3 +167,13 @@ def test_a_claim_runs_into_the_next_sentence_only_when_the_question_asks_for_a_d
     counted = next(c for c in candidates(count, hits, documents, weights) if c.claim.startswith(first))
     assert explained.claim == first + " Each retry waits twice as long as the previous one."
     assert counted.claim == first
+
+
+def test_a_sentence_ending_with_a_colon_takes_what_it_announces() -> None:
+    hits, documents = _hits(
+        "# Targets\n\nThe build supports these browsers by default:\n\n- Chrome >=111\n- Safari >=16.4\n"
+    )
+    (sub,) = split_subquestions("Which browsers does the build target by default?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    announced = next(c for c in found if c.claim.startswith("The build supports"))
+    assert "Chrome >=111" in announced.claim

@@ -26,6 +26,12 @@ def test_terms_are_stemmed_like_the_index() -> None:
     assert set(sub.terms) <= set(tokenize("the setting that controls a retry"))
 
 
+def test_spoken_question_words_and_contractions_are_not_terms() -> None:
+    assert {"为啥", "干嘛", "的话", "就行"}.isdisjoint(_roles("这个选项是干嘛的？不开的话就行吗，为啥？"))
+    assert "选项" in _roles("这个选项是干嘛的？")
+    assert {"wont", "cant", "dont"}.isdisjoint(_roles("Why won't the proxy work, I can't and don't know?"))
+
+
 def test_contractions_stay_one_token() -> None:
     assert "won" not in tokenize("It won't start") and "t" not in tokenize("It won't start")
 
@@ -87,6 +93,9 @@ def test_sentences_do_not_end_at_initials_or_abbreviations() -> None:
         ("怎么轮换密钥？", AnswerType.PROCEDURE),
         ("为什么同步失败？", AnswerType.REASON),
         ("3.2 支持 SAML 吗？", AnswerType.YES_NO),
+        ("改了配置没生效，咋回事？", AnswerType.REASON),
+        ("变量是 undefined，为啥？", AnswerType.REASON),
+        ("端口被占了咋办？", AnswerType.PROCEDURE),
     ],
 )
 def test_expected_answer_type(question: str, expected: AnswerType) -> None:

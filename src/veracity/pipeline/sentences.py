@@ -56,6 +56,7 @@ import numpy.typing as npt
 
 from ..model.contracts import Document, Hit
 from ..text.answer_types import answer_type_match
+from ..text.background import general_frequency
 from ..text.questions import SubQuestion, asks_for_description
 from ..text.sentences import split_sentences
 from ..text.tokens import is_cjk_term, tokenize
@@ -103,6 +104,11 @@ its claim takes the next sentence of the chunk too, which says what the echo ann
 Embed = Callable[[Sequence[str]], npt.NDArray[np.float32]]
 
 
+WORDS_PER_CHUNK: Final = 100
+"""Words in a chunk, for the general-language prior of an unseen term: about 400
+characters, the chunk budget, of English (≈ 70 words) or Chinese (≈ 250 rjieba tokens)."""
+
+
 @dataclass(frozen=True, slots=True)
 class TermWeights:
     """Chunk frequencies of question terms over the chunks the principal may use, and their IDF."""
@@ -111,9 +117,20 @@ class TermWeights:
     frequencies: Mapping[str, int]
 
     def of(self, term: str) -> float:
-        """Lucene's IDF, ``log(1 + (N - df + 0.5) / (df + 0.5))``; an uncounted term counts as unseen."""
-        df = self.frequencies.get(term, 0)
-        return math.log1p((max(self.chunks, 1) - df + 0.5) / (df + 0.5))
+        """Lucene's IDF, ``log(1 + (N - df + 0.5) / (df + 0.5))``; an uncounted term counts as unseen.
+
+        An unseen term takes the chunk frequency general language would give it
+        (:mod:`veracity.text.background`): ``N (1 - exp(-f L))`` for its word
+        frequency ``f`` and :data:`WORDS_PER_CHUNK` words a chunk, so an everyday
+        word the documents do not use ("turn on", 跑起来) weighs less than a name
+        they have never heard of.
+        """
+        chunks = max(self.chunks, 1)
+        df: float = self.frequencies.get(term, 0)
+        if df == 0:
+            expected = chunks * -math.expm1(-general_frequency(term) * WORDS_PER_CHUNK)
+            df = min(expected, chunks - 0.5)
+        return math.log1p((chunks - df + 0.5) / (df + 0.5))
 
     def seen(self, term: str) -> bool:
         """Whether any chunk the principal may use holds ``term``."""
@@ -186,8 +203,13 @@ def echoes(sub: SubQuestion, sentence: str) -> bool:
 
 def takes_next_sentence(sub: SubQuestion, sentence: str) -> bool:
     """Whether a claim on ``sentence`` runs on into the next sentence of its chunk: the sentence only
-    echoes the question, or the question asks for a description, an explanation or a list."""
-    return asks_for_description(sub.text, sub.language) or echoes(sub, sentence)
+    echoes the question, it ends with a colon (it announces what follows: "默认浏览器支持范围是："
+    before the list), or the question asks for a description, an explanation or a list."""
+    return (
+        sentence.rstrip().endswith((":", "："))
+        or asks_for_description(sub.text, sub.language)
+        or echoes(sub, sentence)
+    )
 
 
 def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:

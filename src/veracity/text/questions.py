@@ -81,7 +81,9 @@ ENGLISH_FUNCTION_WORDS: Final = frozenset(
     such own same than too very just also only not no nor yes
     a an the of to in on at by for with from into onto about as per via over under
     and or but if so then else because while after before since until unless though although
-    many much tell know please want wish like get got let lets make""".split()
+    many much tell know please want wish like get got let lets make
+    can't cant won't wont don't dont doesn't doesnt didn't didnt isn't isnt aren't arent
+    wasn't wasnt shouldn't shouldnt couldn't couldnt wouldn't wouldnt i'm i've i'd""".split()
 )
 ENGLISH_QUESTION_WORDS: Final = frozenset("what which who whom whose when where why how whether".split())
 ENGLISH_AUXILIARIES: Final = frozenset(
@@ -100,8 +102,11 @@ CHINESE_FUNCTION_WORDS: Final = frozenset(
     可以 能 能够 会 要 需要 应该 应当 得 是 有 被 把 让 给 对 向 从 到 在 于 以 由 与 和 跟 及 或 或者 还是
     我 我们 你 你们 您 他 她 它 他们 她们 它们 自己 大家 这 那 这个 那个 这些 那些 这里 那里 此 该 其
     的 了 着 过 地 也 都 就 还 又 再 才 而 并 且 但 但是 如果 假如 要是 若 当 之后 以后 之前 以前 时 时候
-    请问 请 想 想要 知道 一下 告诉""".split()
+    请问 请 想 想要 知道 一下 告诉
+    啥 为啥 干嘛 干啥 咋 咋办 咋样 咋回事 回事 怎么搞 怎么弄 嘛 呗 哈 咯 啦 哦 的话 就行 不想""".split()
 )
+# The second line: the spoken forms people type into a support box (为啥 = 为什么, 咋 = 怎么,
+# 干嘛 = 做什么) and the particles around them ("…就行", "…的话").
 # Question and demonstrative morphemes that start a word (哪一年, 几个, 这家, 那种).
 CHINESE_FUNCTION_PREFIXES: Final = ("哪", "几", "什么", "多少", "这", "那")
 CHINESE_POSSESSIVES: Final = frozenset("我们 我 我们的 我的 我司 本公司".split())
@@ -132,8 +137,8 @@ _ANSWER_TYPE_ZH: Final = (
         AnswerType.PLACE,
         ("哪里", "哪儿", "什么地方", "在哪", "何处", "何地", "哪个国家", "哪座城市", "哪个城市", "哪个地区"),
     ),
-    (AnswerType.REASON, ("为什么", "为何", "什么原因", "原因是")),
-    (AnswerType.PROCEDURE, ("怎么", "如何", "怎样", "怎么办")),
+    (AnswerType.REASON, ("为什么", "为何", "什么原因", "原因是", "为啥", "怎么回事", "咋回事")),
+    (AnswerType.PROCEDURE, ("怎么", "如何", "怎样", "怎么办", "咋", "咋办")),
     (
         AnswerType.YES_NO,
         ("吗", "是否", "是不是", "能否", "可否", "有没有", "能不能", "会不会", "可不可以", "要不要"),
@@ -199,6 +204,7 @@ class SubQuestion:
 # over two sentences of the source.
 _OPEN_ZH: Final = re.compile(
     r"哪些|什么样|怎样|怎么样|如何|为什么|为何|什么原因|^什么是|有什么(?:特点|特征|作用|影响|意义|区别|不同|用途|功能)"
+    r"|为啥|[怎咋]么?回事|干嘛|干啥|干什么用|做什么的|有[什啥]么?用"
 )
 _OPEN_EN: Final = re.compile(
     r"\bwhy\b|\bhow (?:do|does|did|can|could|should|would|to|is|are|was|were)\b|^(?:describe|explain)\b"

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veracity.fixtures import fixture_documents
-from veracity.text.tokens import surface_tokens, tokenize
+from veracity.text.tokens import surface_tokens, tokenize, with_identifier_parts
 
 
 def test_fixture_bodies_tokenize_as_surface_tokens() -> None:
@@ -23,3 +23,10 @@ PIECES = [*"ab Z3.2_-/:'’的了和配置证书日志EÉ\u3000，。!", " the "
 @given(st.lists(st.sampled_from(PIECES), max_size=40).map("".join), st.booleans())
 def test_tokenize_is_the_tokens_of_surface_tokens(text: str, drop: bool) -> None:
     assert tokenize(text, drop_stopwords=drop) == [t for _, t in surface_tokens(text, drop_stopwords=drop)]
+
+
+def test_identifier_parts_count_for_coverage_but_versions_stay_whole() -> None:
+    found = with_identifier_parts(tokenize("preview.port defaults to 4173 since 3.2; set trust_env"))
+    assert {"preview.port", "preview", "port", "trust_env", "trust", "env", "3.2"} <= found
+    assert "3" not in found and "2" not in found
+    assert "preview" not in tokenize("preview.port")  # the index keeps the identifier whole

@@ -8,10 +8,12 @@ such words; the documents say "enable" where the user says "turn on".
 
 The prior is wordfreq's word frequencies (general-language text in many
 languages, shipped inside the PyPI package, read offline): its "small" lists,
-every word at or above one in a million. English words are stemmed as the
-index stems them (Porter), summing the forms of one stem; Chinese words are
-looked up as rjieba cuts them, traditional characters folded to simplified.
-A term not in the lists is rarer than that and keeps the full weight.
+every word at or above one in a million, English and Chinese (the languages
+the question analysis knows). English words are stemmed as the index and the
+question analysis stem them (``tokens.stem_word``), summing the forms of one
+stem; Chinese words are looked up as rjieba cuts them, traditional characters
+folded to simplified. A term not in the lists is rarer than that and keeps
+the full weight.
 """
 
 from __future__ import annotations
@@ -20,22 +22,18 @@ from functools import lru_cache
 
 from .hant import fold_traditional
 
-LANGUAGES = ("en", "zh")
-"""The lists read: the languages the question analysis knows."""
-
 
 @lru_cache(maxsize=1)
 def _frequencies() -> dict[str, float]:
     from wordfreq import get_frequency_dict
 
-    from .english import stem_words
+    from .tokens import stem_word
 
     table: dict[str, float] = {}
-    english = [
-        (w.replace("'", ""), f) for w, f in get_frequency_dict("en", wordlist="small").items() if w.isascii()
-    ]
-    for key, (_, frequency) in zip(stem_words([w for w, _ in english]), english, strict=True):
-        table[key] = table.get(key, 0.0) + frequency
+    for word, frequency in get_frequency_dict("en", wordlist="small").items():
+        if word.isascii():
+            key = stem_word(word.replace("'", ""))
+            table[key] = table.get(key, 0.0) + frequency
     for word, frequency in get_frequency_dict("zh", wordlist="small").items():
         if not word.isascii():
             table[word] = max(table.get(word, 0.0), frequency)

@@ -69,11 +69,6 @@ def stemming_available() -> bool:
     return True
 
 
-def stem_words(words: list[str]) -> list[str]:
-    """The stems of lower-case ``words``, as :func:`tokenize_en` stems them (uncached: a word list)."""
-    return [str(s) for s in _stemmer().stemWords(words)]
-
-
 @lru_cache(maxsize=262144)
 def _stem(word: str) -> str:
     return str(_stemmer().stemWord(word))

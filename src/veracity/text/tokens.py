@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from typing import Any, Final
 
@@ -122,6 +122,25 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
     for word, cjk in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
         extend(_word_tokens(word, drop_stopwords) if word else _cjk_tokens(cjk, drop_stopwords))
     return tokens
+
+
+_IDENTIFIER_SEPARATORS = re.compile(r"[._\-/:]+")
+
+
+def with_identifier_parts(tokens: Iterable[str]) -> frozenset[str]:
+    """``tokens`` and the parts of every identifier among them, each a word token.
+
+    The index keeps ``preview.port`` and ``trust_env`` whole (a search for the
+    option finds it); a question that says "preview" or "port" about it is still
+    about that section, so the answer step's coverage counts the parts too.
+    """
+    found = set(tokens)
+    for token in list(found):
+        if _IDENTIFIER_SEPARATORS.search(token.strip("-")):
+            # only the parts with a letter: "3.2" is a version, not the numbers 3 and 2
+            parts = _IDENTIFIER_SEPARATORS.split(token)
+            found.update(stem_word(part) for part in parts if any(c.isalpha() for c in part))
+    return frozenset(found)
 
 
 def is_cjk_term(term: str) -> bool:

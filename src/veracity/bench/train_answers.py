@@ -53,7 +53,7 @@ from ..pipeline.sentences import (
     takes_next_sentence,
 )
 from ..text.questions import SubQuestion, split_subquestions
-from ..text.tokens import tokenize, with_identifier_parts
+from ..text.tokens import coverage_tokens, tokenize
 from .answers import AS_OF, ROLE, TARGET_VERSION, TENANT, build_kb, contains_answer
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
 from .qa import QAItem, load_qa
@@ -228,7 +228,7 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
             for i in order
         ]
         evidence_text = row["evidence_text"]
-        evidence_tokens = with_identifier_parts(tokenize(evidence_text))
+        evidence_tokens = coverage_tokens(evidence_text)
         values = decision_features(sub, ranked, evidence_tokens, evidence_text, weights)
         # a question without candidates has no dense cosine: it trains as 0 (nothing similar)
         features.append([values.get(name, 0.0) for name in DECISION_FEATURES])

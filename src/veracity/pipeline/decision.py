@@ -37,7 +37,7 @@ import numpy.typing as npt
 from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
-from ..text.tokens import is_cjk_term, tokenize, with_identifier_parts
+from ..text.tokens import coverage_tokens, is_cjk_term
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 DECISION_FEATURES: Final = (
@@ -233,7 +233,7 @@ def decision_features(
     ]
     unseen = sum(w for t, w in zip(sub.terms, term_weights, strict=True) if not weights.seen(t))
     around = best.context if best is not None else ""
-    around_tokens = with_identifier_parts(tokenize(around))
+    around_tokens = coverage_tokens(around)
     missing_around = [
         w
         for t, w in zip(sub.terms, term_weights, strict=True)
@@ -256,7 +256,6 @@ def decision_features(
         ),
         "unseen_weight": unseen / (sum(term_weights) or 1.0),
         "type_match": features.get("type_match", 0.0),
-
         "rank": features.get("rank", 0.0),
         "yes_no": 1.0 if sub.answer_type is AnswerType.YES_NO else 0.0,
     }
@@ -308,7 +307,7 @@ def evidence_terms(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tu
     text = "\n".join(
         " ".join((documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text)) for h in hits
     )
-    return with_identifier_parts(tokenize(text)), text
+    return coverage_tokens(text), text
 
 
 def trust_tiers(hits: Sequence[Hit], documents: Mapping[str, Document]) -> tuple[list[Hit], list[Hit]]:

@@ -59,7 +59,7 @@ from ..text.answer_types import answer_type_match
 from ..text.background import general_frequency
 from ..text.questions import SubQuestion, asks_for_description
 from ..text.sentences import split_sentences
-from ..text.tokens import is_cjk_term, tokenize, with_identifier_parts
+from ..text.tokens import coverage_tokens, is_cjk_term, tokenize
 from . import slots
 from .slots import character_coverage, phrase_coverage, wh_context
 
@@ -216,7 +216,7 @@ def local_weights(sub: SubQuestion, sentences: Sequence[str]) -> TermWeights:
     """Term statistics over the evidence's sentences: a term every sentence repeats (the
     subject of a paragraph) tells sentences apart less than one a few sentences hold."""
     holders = [
-        with_identifier_parts(tokenize(sentence)) | {t for t in sub.terms if is_cjk_term(t) and t in sentence}
+        coverage_tokens(sentence) | {t for t in sub.terms if is_cjk_term(t) and t in sentence}
         for sentence in sentences
     ]
     return TermWeights(
@@ -234,14 +234,14 @@ def sentence_features(
     (:func:`local_weights`); without it ``coverage_local`` equals ``coverage``.
     """
     sentence = context.sentence
-    tokens = with_identifier_parts(tokenize(sentence))
+    tokens = coverage_tokens(sentence)
     around = context.around
     whole = f"{context.subject} {context.chunk_text}"
     found = {
         "coverage": weighted_coverage(sub, weights, tokens, sentence),
         "coverage_local": weighted_coverage(sub, local or weights, tokens, sentence),
-        "coverage_context": weighted_coverage(sub, weights, with_identifier_parts(tokenize(around)), around),
-        "coverage_chunk": weighted_coverage(sub, weights, with_identifier_parts(tokenize(whole)), whole),
+        "coverage_context": weighted_coverage(sub, weights, coverage_tokens(around), around),
+        "coverage_chunk": weighted_coverage(sub, weights, coverage_tokens(whole), whole),
         "phrases": phrase_coverage(sub.text, f"{context.previous} {sentence}"),
         "characters": character_coverage(sub.text, sentence),
         "wh_context": wh_context(sub.text, sentence),

@@ -143,6 +143,11 @@ def with_identifier_parts(tokens: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+def coverage_tokens(text: str) -> frozenset[str]:
+    """The tokens of ``text`` as the answer step's coverage reads them: with identifier parts."""
+    return with_identifier_parts(tokenize(text))
+
+
 def is_cjk_term(term: str) -> bool:
     """``term`` starts with a CJK ideograph: a Chinese token, which evidence may hold inside a longer
     run that segmentation cut differently (so callers also look for it as a substring)."""

@@ -63,6 +63,16 @@ def stem_word(word: str) -> str:
     return word
 
 
+def stem_words(words: list[str]) -> list[str]:
+    """:func:`stem_word` of every lowercased word, in one call to the stemmer (a word list)."""
+    plain = [i for i, w in enumerate(words) if len(w) > 2 and w.isascii() and w.isalpha()]
+    stems = _stemmer().stemWords([words[i] for i in plain])
+    found = list(words)
+    for i, stem in zip(plain, stems, strict=True):
+        found[i] = str(stem)
+    return found
+
+
 def _word_token(word: str) -> str:
     word = word.lower()
     if "'" in word or "’" in word:

@@ -65,6 +65,17 @@ def test_containers_keep_content_and_custom_title_and_drop_fences() -> None:
     ]  # fmt: skip
 
 
+def test_autodoc_placeholders_and_their_options_are_dropped() -> None:
+    text = (
+        "## Helper Functions\n\n::: httpx.request\n    :docstring:\n\n"
+        "::: pkg.module.Client\n    options:\n      show_source: false\n\nText after.\n\n"
+        "::: tip Note\nA tip stays.\n:::\n"
+    )
+    cleaned = clean_site_markup(text)
+    assert "docstring" not in cleaned and "show_source" not in cleaned and "httpx.request" not in cleaned
+    assert "Text after." in cleaned and "Note" in cleaned and "A tip stays." in cleaned
+
+
 def test_anchors_attribute_lists_icons_and_inline_components_go_code_stays() -> None:
     line = '## Install { #install .big } <Badge type="tip" text="2.4" /> :material-check: `{#keep}` {{ $x }}'
     assert clean_inline_markup(line) == "## Install `{#keep}`"

@@ -15,6 +15,9 @@ rewrites it line by line, keeping every word of content:
   ``:::note[Title]``, ``:::{note}``, nested ``::::``) lose their fences and
   keep their content and custom title; heading anchors ``{#id}`` go;
   ```` ```{directive} ```` fences become their content.
+- mkdocstrings / mkautodoc: ``::: package.module.Name`` and its indented
+  options (``:docstring:``, ``options:``) are dropped: the site renders API
+  documentation from the code there, and the source holds none of it.
 - HTML, Vue and JSX inside Markdown: ``<script>``, ``<style>`` and
   ``<template>`` blocks and HTML comments are dropped whole; other tags
   (``<Badge …/>``, ``<Tabs>``, ``<div class=…>``) are removed and the text
@@ -41,6 +44,7 @@ _ADMONITION: Final = re.compile(
 _TAB: Final = re.compile(r"^(?P<indent>\s*)===!?\+?[ \t]+\"(?P<title>[^\"]*)\"\s*$")
 _SNIPPET: Final = re.compile(r"^\s*;?--8<--")
 _CONTAINER: Final = re.compile(r"^\s*(:{3,})\s*(.*?)\s*$")
+_AUTODOC: Final = re.compile(r"^(?P<indent>\s*):::[ \t]+[A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)+\s*$")
 _CONTAINER_TITLE: Final = re.compile(
     r"^\{?[\w-]+\}?(?:\[(?P<bracket>.*)\]|\s+(?P<rest>.*?))?(?:\s*\{[\w\s=-]*\})?$"
 )
@@ -175,6 +179,11 @@ def _clean_lines(lines: Sequence[str]) -> list[str]:
         if _SNIPPET.match(line):
             listing = line.strip() in ("--8<--", ";--8<--")  # a block of file names up to the next marker
             index = _until(lines, index + 1, _SNIPPET) + 1 if listing else index + 1
+            out.append("")
+            continue
+        autodoc = _AUTODOC.match(line)
+        if autodoc:  # a placeholder for API docs generated from the code: no text of its own here
+            _, index = _indented_body(lines, index + 1, len(autodoc.group("indent")) + 1)
             out.append("")
             continue
         container = _CONTAINER.match(line)

@@ -121,7 +121,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--kb", type=Path, required=True, help="knowledge base directory (reused)")
     parser.add_argument("--split", choices=["dev", "heldout", "all"], default="dev")
     parser.add_argument(
-        "--embedder", default="use", help="dense model of a new knowledge base (use, e5, fake)"
+        "--embedder",
+        help="dense model of a new knowledge base (use, e5, fake; default use); an existing one keeps it",
     )
     parser.add_argument("--out", type=Path, help="write every row as JSON here")
     parser.add_argument("--verbose", action="store_true", help="print every question that is not correct")

@@ -236,14 +236,6 @@ DEFAULT_EMBEDDER: Final = "use"
 """The embedder used when none is named."""
 
 
-def embedder_name(embedder: Embedder) -> str | None:
-    """The name ``embedder`` is registered under in :data:`EMBEDDERS` (``None``: none of them)."""
-    for name, factory in EMBEDDERS.items():
-        if isinstance(factory, type) and isinstance(embedder, factory):
-            return name
-    return None
-
-
 def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     """Build the embedder registered as ``name``; ``ConfigError`` lists the valid names."""
     factory = EMBEDDERS.get(name)
@@ -259,6 +251,5 @@ __all__ = [
     "E5SmallEmbedder",
     "FakeEmbedder",
     "UniversalSentenceEncoder",
-    "embedder_name",
     "make_embedder",
 ]

@@ -285,11 +285,6 @@ class AnswerInputs:
     model: AnswerModel | None = None
     target_version: str | None = None
     non_official: str = NON_OFFICIAL_MARKED
-    dense_model: str | None = None
-    """The registered name of the embedder behind ``question_vector`` and ``embed``. The dense
-    features are read only when it is the one the answer model was trained with: another
-    model's cosines live on another scale (e5's sit near 0.8), and the decision would answer
-    everything. Without them the model reads their training mean."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,21 +330,12 @@ def decide(
     answered. Coverage is measured on ``hits`` alone, so words of other sources (another trust
     tier, quarantined chunks) never make up for what these sources lack."""
     model = inputs.model or shipped_model()
-    trained_with = model.meta.get("embedder")
-    dense = trained_with is None or inputs.dense_model == trained_with
     found = candidates(
-        sub,
-        hits,
-        documents,
-        inputs.weights,
-        question_vector=inputs.question_vector if dense else None,
-        embed=inputs.embed if dense else None,
+        sub, hits, documents, inputs.weights, question_vector=inputs.question_vector, embed=inputs.embed
     )
     ranked = rank_candidates(model.sentence_for(sub.language), found)
     evidence_tokens, evidence_text = evidence_terms(hits, documents)
     features = decision_features(sub, [r for r, _ in ranked], evidence_tokens, evidence_text, inputs.weights)
-    if not dense:
-        features.pop("chunk_semantic", None)
     score = model.decision.probability(features)
     threshold = model.threshold_for(sub.language)
     answered = bool(ranked) and score >= threshold

@@ -20,7 +20,6 @@ from ..catalog.catalog import Catalog
 from ..catalog.sqlite import SQLiteStore
 from ..fixtures import STARSHIP, fixture_documents, tenant_config
 from ..index.dense import Embedder
-from ..index.embedders import embedder_name
 from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document, Principal, Query
@@ -225,7 +224,6 @@ def answer_from(
         embed=sentence_embedding(embedder) if embedder is not None else None,
         target_version=query.target_version,
         non_official=non_official,
-        dense_model=embedder_name(embedder) if embedder is not None else None,
     )
     composition = compose(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs

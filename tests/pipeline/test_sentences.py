@@ -177,3 +177,15 @@ def test_a_sentence_ending_with_a_colon_takes_what_it_announces() -> None:
     found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
     announced = next(c for c in found if c.claim.startswith("The build supports"))
     assert "Chrome >=111" in announced.claim
+
+
+def test_a_sentence_that_announces_code_takes_the_whole_block() -> None:
+    hits, documents = _hits(
+        "# HTTP/2\n\nInstantiate a client with HTTP/2 support enabled:\n\n"
+        "```python\nclient = Client(http2=True)\n...\n```\n\nIt is off by default."
+    )
+    (sub,) = split_subquestions("How do I turn on HTTP/2 in the client?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    announced = next(c for c in found if c.claim.startswith("Instantiate a client"))
+    assert announced.claim.endswith("```") and "http2=True" in announced.claim
+    assert not any(c.claim.startswith("client = Client") for c in found)  # no code line alone

@@ -54,11 +54,11 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import Document, Hit
+from ..model.contracts import ChunkKind, Document, Hit
 from ..text.answer_types import answer_type_match
 from ..text.background import general_frequency
 from ..text.questions import SubQuestion, asks_for_description
-from ..text.sentences import split_sentences
+from ..text.sentences import code_as_units, split_sentences
 from ..text.tokens import coverage_tokens, is_cjk_term, tokenize
 from . import slots
 from .slots import character_coverage, phrase_coverage, wh_context
@@ -306,7 +306,8 @@ def sentence_contexts(
     spans: list[tuple[Hit, int, int, int, int | None, int, str | None]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
-        sentences = [s for s in split_sentences(text) if not _QUESTION_END.search(text[s[0] : s[1]])]
+        units = code_as_units(text, split_sentences(text), all_code=hit.chunk.kind is ChunkKind.CODE)
+        sentences = [s for s in units if not _QUESTION_END.search(text[s[0] : s[1]])]
         headers = _table_headers(text, sentences)
         for order, (start, end) in enumerate(sentences):
             if headers.get(order) == "":

@@ -55,3 +55,52 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if right > left:
             result.append((begin + left, begin + right))
     return result
+
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})(.*)$")
+
+
+def code_blocks(text: str) -> list[tuple[int, int]]:
+    """The fenced code blocks of ``text`` as ``(start, end)``, fence lines included; an unclosed
+    fence runs to the end (a chunk may hold the first piece of a longer block)."""
+    blocks: list[tuple[int, int]] = []
+    opened: tuple[int, str] | None = None
+    position = 0
+    for line in text.split("\n"):
+        end = position + len(line)
+        fence = _FENCE.match(line)
+        if fence and opened is None:
+            opened = (position, fence.group(1))
+        elif fence and opened is not None:
+            marker = opened[1]
+            if (
+                fence.group(1)[0] == marker[0]
+                and len(fence.group(1)) >= len(marker)
+                and not fence.group(2).strip()
+            ):
+                blocks.append((opened[0], end))
+                opened = None
+        position = end + 1
+    if opened is not None:
+        blocks.append((opened[0], len(text.rstrip())))
+    return blocks
+
+
+def code_as_units(
+    text: str, spans: list[tuple[int, int]], *, all_code: bool = False
+) -> list[tuple[int, int]]:
+    """``spans`` with the sentences of each fenced code block joined into one span, fences included:
+    a claim quotes a block whole or not at all (a code line alone, or one that ends in a dangling
+    fence, is no answer). ``all_code``: the text is a piece of a longer block, cut between lines
+    (its fences, if any, belong to the block outside it), so it is one unit."""
+    if not spans:
+        return spans
+    blocks = [(spans[0][0], spans[-1][1])] if all_code else code_blocks(text)
+    units: list[tuple[int, int]] = []
+    for start, end in spans:
+        block = next((b for b in blocks if b[0] <= start and end <= b[1]), None)
+        if block is None:
+            units.append((start, end))
+        elif not units or units[-1] != block:
+            units.append(block)
+    return units

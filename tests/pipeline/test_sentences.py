@@ -189,3 +189,17 @@ def test_a_sentence_that_announces_code_takes_the_whole_block() -> None:
     announced = next(c for c in found if c.claim.startswith("Instantiate a client"))
     assert announced.claim.endswith("```") and "http2=True" in announced.claim
     assert not any(c.claim.startswith("client = Client") for c in found)  # no code line alone
+
+
+def test_a_code_block_cut_into_chunks_pairs_its_fences_over_the_document() -> None:
+    code = "\n".join(f"gateway set option_{i} value_{i}" for i in range(80))
+    hits, documents = _hits(
+        f"# Setup\n\nRun these commands:\n\n```shell\n{code}\n```\nAfter the block, restart the gateway.\n"
+    )
+    assert len(hits) > 2  # the block was cut between lines
+    (sub,) = split_subquestions("What do I do after the commands?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    after = [c for c in found if "restart the gateway" in c.hit.chunk.text[c.start : c.end]]
+    assert [c.hit.chunk.text[c.start : c.end] for c in after] == ["After the block, restart the gateway."]
+    pieces = [c for c in found if "option_" in c.hit.chunk.text[c.start : c.end]]
+    assert len(pieces) == len({c.hit.chunk.chunk_id for c in pieces})  # one unit per piece of the block

@@ -6,7 +6,7 @@ import pytest
 import rjieba
 
 from veracity.text.normalize import identity_text, normalize_body
-from veracity.text.sentences import code_as_units, code_blocks, split_sentences
+from veracity.text.sentences import as_units, code_blocks, split_sentences
 from veracity.text.tokens import tokenize
 
 
@@ -84,10 +84,10 @@ def test_a_paragraph_wrapped_over_lines_is_not_cut_at_its_line_breaks() -> None:
 
 def test_a_fenced_code_block_is_one_unit_with_its_fences() -> None:
     text = "Install it first:\n\n```shell\n$ pip install x\n$ x --check\n```\n\nThen run it. Done."
-    units = [text[a:b] for a, b in code_as_units(text, split_sentences(text))]
+    units = [text[a:b] for a, b in as_units(split_sentences(text), code_blocks(text))]
     block = "```shell\n$ pip install x\n$ x --check\n```"
     assert units == ["Install it first:", block, "Then run it.", "Done."]
     unclosed = "Run:\n```\nx --all\nx --none"
     assert [unclosed[a:b] for a, b in code_blocks(unclosed)] == ["```\nx --all\nx --none"]
-    piece = "x --all\n```"  # the last piece of a block cut between lines: its fence closes a block outside it
-    assert [piece[a:b] for a, b in code_as_units(piece, split_sentences(piece), all_code=True)] == [piece]
+    nested = "~~~\n```\n~~~\nafter"  # a fence closes only a block opened with its own character
+    assert [nested[a:b] for a, b in code_blocks(nested)] == ["~~~\n```\n~~~"]

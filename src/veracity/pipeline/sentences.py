@@ -49,16 +49,17 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import ChunkKind, Document, Hit
+from ..model.contracts import Chunk, ChunkKind, Document, Hit
 from ..text.answer_types import answer_type_match
 from ..text.background import general_frequency
 from ..text.questions import SubQuestion, asks_for_description
-from ..text.sentences import code_as_units, split_sentences
+from ..text.sentences import as_units, code_blocks, split_sentences
 from ..text.tokens import coverage_tokens, is_cjk_term, tokenize
 from . import slots
 from .slots import character_coverage, phrase_coverage, wh_context
@@ -293,6 +294,23 @@ def candidates(
     return found
 
 
+@lru_cache(maxsize=32)  # the bodies of one question's evidence; a body may be a whole PDF's text
+def _body_code(body: str) -> list[tuple[int, int]]:
+    return code_blocks(body)
+
+
+def _code_in(chunk: Chunk, document: Document) -> list[tuple[int, int]]:
+    """The fenced code of ``chunk`` in its own offsets, paired over the whole document: a chunk
+    may hold a piece of a block cut between lines, whose fences lie outside it."""
+    if document.body[chunk.start : chunk.end] != chunk.text:  # a chunk not cut from the body as is
+        return [(0, len(chunk.text))] if chunk.kind is ChunkKind.CODE else code_blocks(chunk.text)
+    return [
+        (max(start, chunk.start) - chunk.start, min(end, chunk.end) - chunk.start)
+        for start, end in _body_code(document.body)
+        if start < chunk.end and chunk.start < end
+    ]
+
+
 def sentence_contexts(
     hits: Sequence[Hit],
     documents: Mapping[str, Document],
@@ -306,7 +324,7 @@ def sentence_contexts(
     spans: list[tuple[Hit, int, int, int, int | None, int, str | None]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
-        units = code_as_units(text, split_sentences(text), all_code=hit.chunk.kind is ChunkKind.CODE)
+        units = as_units(split_sentences(text), _code_in(hit.chunk, documents[hit.chunk.document_id]))
         sentences = [s for s in units if not _QUESTION_END.search(text[s[0] : s[1]])]
         headers = _table_headers(text, sentences)
         for order, (start, end) in enumerate(sentences):

@@ -86,16 +86,10 @@ def code_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
-def code_as_units(
-    text: str, spans: list[tuple[int, int]], *, all_code: bool = False
-) -> list[tuple[int, int]]:
-    """``spans`` with the sentences of each fenced code block joined into one span, fences included:
-    a claim quotes a block whole or not at all (a code line alone, or one that ends in a dangling
-    fence, is no answer). ``all_code``: the text is a piece of a longer block, cut between lines
-    (its fences, if any, belong to the block outside it), so it is one unit."""
-    if not spans:
-        return spans
-    blocks = [(spans[0][0], spans[-1][1])] if all_code else code_blocks(text)
+def as_units(spans: list[tuple[int, int]], blocks: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` with those inside one of ``blocks`` (fenced code, :func:`code_blocks`) replaced by
+    the block, once: a claim quotes a block whole or not at all (a code line alone, or one that
+    ends in a dangling fence, is no answer)."""
     units: list[tuple[int, int]] = []
     for start, end in spans:
         block = next((b for b in blocks if b[0] <= start and end <= b[1]), None)

@@ -13,12 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..model.contracts import ChunkKind
+from ..text.sentences import FENCE_OPEN, closes_fence
 
 __all__ = ["FENCE_OPEN", "MarkdownBlock", "block_spans", "parse_blocks"]
 
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 _CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+$")
-FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?:\s|$)")
 
 
@@ -58,14 +58,8 @@ def _fence_end(lines: Sequence[str], first: int) -> int:
     """Index of the closing fence line of the fence opened at ``first`` (last line if unclosed)."""
     opening = FENCE_OPEN.match(lines[first])
     assert opening is not None
-    marker = opening.group(1)
     for index in range(first + 1, len(lines)):
-        candidate = lines[index].strip()
-        if (
-            len(lines[index]) - len(lines[index].lstrip(" ")) <= 3
-            and len(candidate) >= len(marker)
-            and candidate == marker[0] * len(candidate)
-        ):
+        if closes_fence(lines[index], opening.group(1)):
             return index
     return len(lines) - 1
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import Final
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
 # A period after one of these ends no sentence: initials (R. Holtz) and common abbreviations.
@@ -57,7 +58,19 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     return result
 
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})(.*)$")
+FENCE_OPEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+"""A line that opens a fenced code block (CommonMark: at most three spaces of indent)."""
+
+
+def closes_fence(line: str, marker: str) -> bool:
+    """Whether ``line`` closes a block opened with ``marker``: the same character, at least as many,
+    nothing else, at most three spaces of indent."""
+    candidate = line.strip()
+    return (
+        len(line) - len(line.lstrip(" ")) <= 3
+        and len(candidate) >= len(marker)
+        and candidate == marker[0] * len(candidate)
+    )
 
 
 def code_blocks(text: str) -> list[tuple[int, int]]:
@@ -68,18 +81,13 @@ def code_blocks(text: str) -> list[tuple[int, int]]:
     position = 0
     for line in text.split("\n"):
         end = position + len(line)
-        fence = _FENCE.match(line)
-        if fence and opened is None:
-            opened = (position, fence.group(1))
-        elif fence and opened is not None:
-            marker = opened[1]
-            if (
-                fence.group(1)[0] == marker[0]
-                and len(fence.group(1)) >= len(marker)
-                and not fence.group(2).strip()
-            ):
-                blocks.append((opened[0], end))
-                opened = None
+        if opened is None:
+            fence = FENCE_OPEN.match(line)
+            if fence:
+                opened = (position, fence.group(1))
+        elif closes_fence(line, opened[1]):
+            blocks.append((opened[0], end))
+            opened = None
         position = end + 1
     if opened is not None:
         blocks.append((opened[0], len(text.rstrip())))

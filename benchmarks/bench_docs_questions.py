@@ -38,9 +38,7 @@ Printed per outcome class:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,25 +46,7 @@ from typing import Any
 import yaml
 
 import veracity
-
-EMPHASIS = re.compile(r"[`*_]+")
-SPACE = re.compile(r"\s+")
-
-
-def normalized(text: str) -> str:
-    """Case, whitespace and Markdown emphasis do not count."""
-    return SPACE.sub(" ", EMPHASIS.sub("", text)).strip().casefold()
-
-
-def split_of(question_id: str) -> str:
-    return "dev" if hashlib.sha256(question_id.encode()).digest()[0] % 2 == 0 else "heldout"
-
-
-def source_file(source_id: str, files: list[str]) -> bool:
-    """Whether a cited source id (its path without suffix, relative to the ingested folder) is one of
-    ``files`` (relative to the source repository's root: the folder may be one below it)."""
-    paths = [str(Path(f).with_suffix("")) for f in files]
-    return any(p == source_id or p.endswith("/" + source_id) or source_id.endswith("/" + p) for p in paths)
+from veracity.bench.docs_questions import holds_gold, source_file, split_of
 
 
 def judge(question: dict[str, Any], explanation: Any) -> dict[str, Any]:
@@ -75,7 +55,7 @@ def judge(question: dict[str, Any], explanation: Any) -> dict[str, Any]:
     cited = {c.citation_id: c.source_id for c in answer.citations}
     headings = {c.citation_id: " > ".join(c.heading_path) for c in answer.citations}
     files = list(question.get("files") or [])
-    gold = [normalized(g) for g in question.get("answers") or []]
+    gold = list(question.get("answers") or [])
     top4 = [c.source_id for c in explanation.candidates[:4]]
     claims = [
         {
@@ -93,9 +73,9 @@ def judge(question: dict[str, Any], explanation: Any) -> dict[str, Any]:
         outcome = "false abstain"
     else:
         right_claims = [c for c in claims if any(source_file(s, files) for s in c["sources"])]
-        if any(any(g in normalized(c["text"]) for g in gold) for c in right_claims):
+        if any(holds_gold(c["text"], gold) for c in right_claims):
             outcome = "correct"
-        elif any(any(g in normalized(h) for g in gold for h in c["headings"]) for c in right_claims):
+        elif any(holds_gold(h, gold) for c in right_claims for h in c["headings"]):
             outcome, by_heading = "correct", True
         elif right_claims:
             outcome = "wrong sentence"

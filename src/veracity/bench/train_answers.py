@@ -30,8 +30,9 @@ import hashlib
 import json
 import random
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,7 @@ import numpy.typing as npt
 
 from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.snapshot import index_text
+from ..kb.local import open_local
 from ..model.contracts import Hit, Principal
 from ..pipeline.decision import DECISION_FEATURES, AnswerModel, Ranked, decision_features
 from ..pipeline.engine import KnowledgeBase, sentence_embedding
@@ -55,6 +57,7 @@ from ..pipeline.sentences import (
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import coverage_tokens, tokenize
 from .answers import AS_OF, ROLE, TARGET_VERSION, TENANT, build_kb, contains_answer
+from .docs_questions import DocsQuestion, holds_gold, load_docs_questions, source_file
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
 from .qa import QAItem, load_qa
 
@@ -64,13 +67,15 @@ MIN_LANGUAGE_QUESTIONS = 500
 TUNING_SETS = (("squad2_dev_half", "dev", "tune"), ("cmrc2018", "trial", "all"))
 """(data-set folder, split, part) of every tuning source."""
 
+DOCS_WEIGHT = 1.0
+"""How much a docs tuning question weighs against a reading-comprehension one."""
+
+DOCS_SOURCE = "docs/"
+"""Prefix of a training row's ``source`` when it comes from a docs tuning set."""
+
 
 def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) -> dict[str, Any] | None:
     """One question's candidates (features, label) and what the decision needs, or ``None``."""
-    subs = split_subquestions(item.question)
-    if len(subs) != 1:
-        return None
-    query = kb.query(item.question, Principal.of(TENANT, ROLE), TARGET_VERSION, AS_OF)
     removed: set[str] = set()
     if remove_paragraph:
         assert kb.snapshot is not None
@@ -80,6 +85,60 @@ def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) 
             if document.source_id == item.paragraph_id
             for chunk_id in kb.snapshot.chunks_by_document[document_id]
         }
+    answerable = not item.impossible and not remove_paragraph
+
+    def label(hit: Hit, source_id: str, claim: str) -> bool:
+        return answerable and contains_answer([claim], item.answers)
+
+    row = _question_row(kb, item.question, Principal.of(TENANT, ROLE), AS_OF, removed=removed, label=label)
+    if row is not None:
+        row.update(question_id=item.question_id, answerable=answerable, removed=remove_paragraph)
+    return row
+
+
+def _docs_candidate_rows(
+    kb: KnowledgeBase, principal: Principal, as_of: datetime, question: DocsQuestion, *, remove_files: bool
+) -> dict[str, Any] | None:
+    """A docs question's candidates: a claim is right when its chunk's file states the answer and
+    the claim or the chunk's heading path holds a gold string (what the docs benchmark counts)."""
+    removed: set[str] = set()
+    if remove_files:
+        assert kb.snapshot is not None
+        removed = {
+            chunk_id
+            for document_id, document in kb.snapshot.documents.items()
+            if source_file(document.source_id, question.files)
+            for chunk_id in kb.snapshot.chunks_by_document[document_id]
+        }
+    answerable = question.answerable and not remove_files
+
+    def label(hit: Hit, source_id: str, claim: str) -> bool:
+        if not (answerable and source_file(source_id, question.files)):
+            return False
+        return holds_gold(claim, question.answers) or holds_gold(
+            " ".join(hit.chunk.heading_path), question.answers
+        )
+
+    row = _question_row(kb, question.question, principal, as_of, removed=removed, label=label)
+    if row is not None:
+        row.update(question_id=question.question_id, answerable=answerable, removed=remove_files)
+    return row
+
+
+def _question_row(
+    kb: KnowledgeBase,
+    question: str,
+    principal: Principal,
+    as_of: datetime,
+    *,
+    removed: set[str],
+    label: Callable[[Hit, str, str], bool],
+) -> dict[str, Any] | None:
+    """Ask ``question`` without the ``removed`` chunks; every candidate sentence with its label."""
+    subs = split_subquestions(question)
+    if len(subs) != 1:
+        return None
+    query = kb.query(question, principal, TARGET_VERSION, as_of)
     retrieval = kb.retrieve(query, remove_chunk_ids=removed)
     contexts = sentence_contexts(
         retrieval.packet.hits,
@@ -91,40 +150,27 @@ def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) 
         " ".join((retrieval.documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text))
         for h in retrieval.packet.hits
     )
-    answerable = not item.impossible and not remove_paragraph
     chunks, frequencies = _without(kb, removed, retrieval.term_weights)
+    candidates = []
+    for hit, _, end, claim_start, next_end, context in contexts:
+        claim_end = (
+            next_end if next_end is not None and takes_next_sentence(subs[0], context.sentence) else end
+        )
+        claim = hit.chunk.text[claim_start:claim_end]
+        source_id = retrieval.documents[hit.chunk.document_id].source_id
+        candidates.append(
+            {
+                "context": asdict(context),
+                "semantic": hit.scores.semantic or 0.0,
+                "claim": claim,
+                "label": label(hit, source_id, claim),
+            }
+        )
     return {
-        "question_id": item.question_id,
-        "question": item.question,
-        "answerable": answerable,
-        "removed": remove_paragraph,
+        "question": question,
         "weights": {"chunks": chunks, "frequencies": frequencies},
         "evidence_text": evidence_text,
-        "candidates": [
-            _stored_candidate(subs[0], item, answerable, hit, claim_start, end, next_end, context)
-            for hit, _, end, claim_start, next_end, context in contexts
-        ],
-    }
-
-
-def _stored_candidate(
-    sub: SubQuestion,
-    item: QAItem,
-    answerable: bool,
-    hit: Hit,
-    claim_start: int,
-    end: int,
-    next_end: int | None,
-    context: SentenceContext,
-) -> dict[str, Any]:
-    """A candidate as a training row: its context, chunk cosine, claim and label."""
-    claim_end = next_end if next_end is not None and takes_next_sentence(sub, context.sentence) else end
-    claim = hit.chunk.text[claim_start:claim_end]
-    return {
-        "context": asdict(context),
-        "semantic": hit.scores.semantic or 0.0,
-        "claim": claim,
-        "label": answerable and contains_answer([claim], item.answers),
+        "candidates": candidates,
     }
 
 
@@ -142,12 +188,26 @@ def _without(kb: KnowledgeBase, removed: set[str], weights: TermWeights) -> tupl
     return weights.chunks - len(removed), frequencies
 
 
-def collect(datasets: Path, rows_path: Path, *, per_set: int | None, seed: int, workdir: Path) -> None:
-    """Stage 1: ask the tuning questions and write every candidate's features to ``rows_path``."""
+def collect(
+    datasets: Path,
+    rows_path: Path,
+    *,
+    per_set: int | None,
+    seed: int,
+    workdir: Path,
+    docs_sets: Sequence[tuple[Path, Path]] = (),
+    reading_sets: bool = True,
+) -> None:
+    """Stage 1: ask the tuning questions and write every candidate's features to ``rows_path``.
+
+    ``docs_sets`` are (questions file, documentation folder) pairs of docs tuning sets: each
+    folder is ingested with a new user's defaults; every question is asked as the default
+    public user, and every answerable one once more without the files that state its answer.
+    """
     embedder = make_embedder(DEFAULT_EMBEDDER)
     rng = random.Random(seed)
     with rows_path.open("w", encoding="utf-8") as out:
-        for name, split, part in TUNING_SETS:
+        for name, split, part in TUNING_SETS if reading_sets else ():
             qa = load_qa(datasets / name, split, part)
             kb = build_kb(qa, embedder, workdir / f"{name}-{qa.split}")
             items = qa.sample(per_set, seed)
@@ -160,6 +220,21 @@ def collect(datasets: Path, rows_path: Path, *, per_set: int | None, seed: int, 
                         out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
                 if done % 100 == 0:
                     print(f"{name}: {done}/{len(items)}", file=sys.stderr, flush=True)
+        as_of = datetime.now(UTC)
+        for questions_path, folder in docs_sets:
+            spec = load_docs_questions(questions_path)
+            with open_local(workdir / f"docs-{questions_path.stem}", embedder=embedder) as local:
+                local.ingest([folder])
+                principal = local.principal()
+                for question in spec.questions:
+                    for remove in [False] + ([True] if question.answerable else []):
+                        row = _docs_candidate_rows(
+                            local.engine, principal, as_of, question, remove_files=remove
+                        )
+                        if row is not None:
+                            row["source"] = f"{DOCS_SOURCE}{questions_path.stem}"
+                            out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
+            print(f"{questions_path.stem}: {len(spec.questions)}", file=sys.stderr, flush=True)
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -187,27 +262,41 @@ def candidate_features(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, fl
     return found
 
 
-def fit(rows_path: Path, *, budget: float) -> AnswerModel:
-    """Stage 2: fit the sentence model, then the answerability model and its threshold."""
+def fit(rows_path: Path, *, budget: float, docs_weight: float = 1.0) -> AnswerModel:
+    """Stage 2: fit the sentence model, then the answerability model and its threshold.
+
+    A docs tuning question weighs ``docs_weight`` times a reading-comprehension one in every
+    fit and in the threshold's false-answer budget: they are few, and they are the questions
+    the model is for. Its unanswerable questions count towards the budget beside the
+    questions asked without their own paragraph (in both, the knowledge base lacks the answer).
+    """
     rows = list(_rows(rows_path))
     per_question = candidate_features(rows)
     languages = [sub.language for _, sub, _ in _question_rows(rows)]
+    from_docs = np.array([row["source"].startswith(DOCS_SOURCE) for row in rows], dtype=bool)
+    row_weights = np.where(from_docs, docs_weight, 1.0)
     x = np.array([[f[n] for n in FEATURES] for fs in per_question for f in fs], dtype=np.float64)
-    groups = [
-        Group(
-            language,
-            fold_of(row["question_id"]),
-            np.array([[f[n] for n in FEATURES] for f in fs], dtype=np.float64),
-            np.array([c["label"] for c in row["candidates"]], dtype=bool),
-        )
-        for fs, row, language in zip(per_question, rows, languages, strict=True)
-        if fs
-    ]
-    sentence = fit_listwise([(g.x, g.y) for g in groups], FEATURES)
+    groups, group_weights = [], []
+    for fs, row, language, weight in zip(per_question, rows, languages, row_weights, strict=True):
+        if fs:
+            groups.append(
+                Group(
+                    language,
+                    fold_of(row["question_id"]),
+                    np.array([[f[n] for n in FEATURES] for f in fs], dtype=np.float64),
+                    np.array([c["label"] for c in row["candidates"]], dtype=bool),
+                )
+            )
+            group_weights.append(float(weight))
+    sentence = fit_listwise([(g.x, g.y) for g in groups], FEATURES, weights=group_weights)
     own = sorted(lang for lang in set(languages) if languages.count(lang) >= MIN_LANGUAGE_QUESTIONS)
     selection = {lang: own_model_gain(groups, lang, FEATURES) for lang in own}
     by_language = {
-        lang: fit_listwise([(g.x, g.y) for g in groups if g.language == lang], FEATURES)
+        lang: fit_listwise(
+            [(g.x, g.y) for g in groups if g.language == lang],
+            FEATURES,
+            weights=[w for g, w in zip(groups, group_weights, strict=True) if g.language == lang],
+        )
         for lang in own
         if selection[lang]["own"] > selection[lang]["pooled"]
     }
@@ -236,23 +325,29 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
         answerable.append(row["answerable"])
     fx = np.array(features, dtype=np.float64)
     fy = np.array(labels, dtype=np.float64)
-    decision = fit_logistic(fx, fy, DECISION_FEATURES)
+    decision = fit_logistic(fx, fy, DECISION_FEATURES, weights=row_weights)
     probabilities = np.array(
         [decision.probability(dict(zip(DECISION_FEATURES, f, strict=True))) for f in features]
     )
     removed = np.array([row["removed"] for row in rows])
-    impossible = ~np.array(answerable) & ~removed
-    negatives = probabilities[removed]
-    threshold = threshold_for_budget(negatives, budget)
+    lacking = removed | (from_docs & ~np.array(answerable))
+    impossible = ~np.array(answerable) & ~removed & ~from_docs
+    threshold = threshold_for_budget(probabilities[lacking], budget, row_weights[lacking])
     language_of = np.array(languages)
     # per language: the budget then holds for each language, not only on average over them
     thresholds = {
-        lang: threshold_for_budget(probabilities[removed & (language_of == lang)], budget) for lang in own
+        lang: threshold_for_budget(
+            probabilities[lacking & (language_of == lang)],
+            budget,
+            row_weights[lacking & (language_of == lang)],
+        )
+        for lang in own
     }
     answered = probabilities >= np.array([thresholds.get(lang, threshold) for lang in languages])
     digest = hashlib.sha256(rows_path.read_bytes()).hexdigest()
-    meta = {
-        "trained_on": [f"{n}/{s}/{p}" for n, s, p in TUNING_SETS],
+    docs_names = sorted({row["source"] for row in rows if row["source"].startswith(DOCS_SOURCE)})
+    meta: dict[str, Any] = {
+        "trained_on": [f"{n}/{s}/{p}" for n, s, p in TUNING_SETS] + docs_names,
         "training_rows_sha256": digest,
         "questions": len(rows),
         "candidates": int(x.shape[0]),
@@ -273,6 +368,15 @@ def fit(rows_path: Path, *, budget: float) -> AnswerModel:
             lang: _language_summary(lang, language_of, fy, answerable, removed, answered) for lang in own
         },
     }
+    if docs_names:
+        meta["docs_weight"] = docs_weight
+        meta["false_answer_budget_applies_to"] += "; and the docs tuning sets' unanswerable questions"
+        meta["tuning_docs"] = {
+            name: _docs_summary(
+                np.array([row["source"] == name for row in rows]), fy, answerable, lacking, answered
+            )
+            for name in docs_names
+        }
     return AnswerModel(
         sentence=sentence,
         decision=decision,
@@ -307,6 +411,27 @@ def _language_summary(
     }
 
 
+def _docs_summary(
+    mine: npt.NDArray[np.bool_],
+    right: npt.NDArray[np.float64],
+    answerable: Sequence[bool],
+    lacking: npt.NDArray[np.bool_],
+    answered: npt.NDArray[np.bool_],
+) -> dict[str, Any]:
+    """In-sample figures of one docs tuning set: answered with a right best claim among its
+    answerable questions, answered among those whose answer the knowledge base lacks."""
+    asked = mine & np.array(answerable)
+    return {
+        "answerable": int(asked.sum()),
+        "answered_right": round(float((answered & (right == 1))[asked].mean()), 4) if asked.any() else None,
+        "best_sentence_correct": round(float(right[asked].mean()), 4) if asked.any() else None,
+        "lacking_answer": int((mine & lacking).sum()),
+        "false_answer_rate": round(float(answered[mine & lacking].mean()), 4)
+        if (mine & lacking).any()
+        else None,
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Command line: collect (unless ``--rows`` exists and ``--reuse-rows``), fit, write the model."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -333,11 +458,51 @@ def main(argv: Sequence[str] | None = None) -> None:
         default=0.1,
         help="false-answer budget when the knowledge base lacks the answer",
     )
+    parser.add_argument(
+        "--docs-questions",
+        type=Path,
+        help="folder of docs tuning question sets (YAML; benchmarks/docs_questions/tune/)",
+    )
+    parser.add_argument(
+        "--docs-root",
+        type=Path,
+        help="folder holding each docs tuning set's documentation folder, named as its YAML file's stem",
+    )
+    parser.add_argument(
+        "--docs-weight",
+        type=float,
+        default=DOCS_WEIGHT,
+        help=f"weight of a docs tuning question against a reading-comprehension one (default {DOCS_WEIGHT})",
+    )
+    parser.add_argument(
+        "--only-docs",
+        action="store_true",
+        help="collect the docs tuning sets alone (rows to append to a reading-comprehension rows file)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if (args.docs_questions is None) != (args.docs_root is None):
+        parser.error("--docs-questions and --docs-root go together")
+    docs_sets = []
+    if args.docs_questions is not None:
+        for path in sorted(args.docs_questions.glob("*.yaml")):
+            folder = args.docs_root / path.stem
+            if not folder.is_dir():
+                parser.error(f"no documentation folder {folder} for {path} (see the file's source: line)")
+            docs_sets.append((path, folder))
     if not (args.reuse_rows and args.rows.is_file()):
-        collect(args.datasets, args.rows, per_set=args.per_set, seed=args.seed, workdir=args.workdir)
-    model = fit(args.rows, budget=args.budget)
+        collect(
+            args.datasets,
+            args.rows,
+            per_set=args.per_set,
+            seed=args.seed,
+            workdir=args.workdir,
+            docs_sets=docs_sets,
+            reading_sets=not args.only_docs,
+        )
+        if args.only_docs:
+            return
+    model = fit(args.rows, budget=args.budget, docs_weight=args.docs_weight)
     args.out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))
 

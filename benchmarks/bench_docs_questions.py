@@ -14,6 +14,14 @@ repository; each file names the repository and commit):
     mkdir vite-zh && cp -r docs-cn/guide docs-cn/config vite-zh/
     python benchmarks/bench_docs_questions.py vite-zh benchmarks/docs_questions/vite-zh.yaml --kb kb-vite
 
+Those two are reporting sets. ``benchmarks/docs_questions/tune/`` holds four
+tuning sets of the same kind (Poetry and MkDocs in English, FastAPI and Ant
+Design in Chinese; each file's header says how to get its documents): the
+answer model is fitted on them (``python -m veracity.bench.train_answers
+--docs-questions benchmarks/docs_questions/tune --docs-root DIR``) and this
+script runs on them too (``--split all``: every question of a tuning set may be
+read).
+
 The folder is ingested with the defaults a new user gets (no front matter, no
 metadata file) into ``WORKDIR`` (reused when it already holds the folder), and
 every question of the chosen split is asked as the default public user. The

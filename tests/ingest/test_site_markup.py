@@ -95,9 +95,12 @@ def test_script_style_comments_imports_and_snippets_are_dropped() -> None:
         "<!-- a note\nover lines -->\n{/* mdx comment */}\n\n"
         '--8<-- "snippets/a.md"\n\n--8<--\nb.md\nc.md\n--8<--\n\n'
         '```python\n--8<-- "example.py"\n```\n\n'
+        "{* ../../docs_src/first_steps/tutorial001_py310.py hl[3] *}\n\n{!./src/example.md!}\n\n"
         "Kept."
     )
     assert clean_site_markup(text).strip() == "Kept."
+    # an include marker is only markup on a line of its own; in prose or code it is text
+    assert clean_site_markup("Write {* x *} here.").strip() == "Write {* x *} here."
 
 
 def test_jsx_tags_go_and_the_markdown_between_them_stays() -> None:

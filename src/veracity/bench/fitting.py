@@ -55,40 +55,32 @@ def fit_listwise(
     names: Sequence[str],
     l2: float = 1e-3,
     steps: int = 400,
-    weights: Sequence[float] | None = None,
 ) -> LogisticModel:
     """A linear scorer trained to put the softmax mass of each question on its right sentences.
 
     Only questions with at least one right and one wrong candidate teach the
-    ranking; Adam on standardised features; ``weights`` (default all 1) scale
-    each question's share of the loss. The bias is then set so the scores read
-    as log-odds of "this sentence holds the answer" over all candidates (a
-    pointwise calibration on top of the listwise order).
+    ranking; Adam on standardised features. The bias is then set so the
+    scores read as log-odds of "this sentence holds the answer" over all
+    candidates (a pointwise calibration on top of the listwise order).
     """
-    question_weights = [1.0] * len(groups) if weights is None else list(weights)
-    useful = [
-        (x, y, weight)
-        for (x, y), weight in zip(groups, question_weights, strict=True)
-        if y.any() and not y.all()
-    ]
+    useful = [(x, y) for x, y in groups if y.any() and not y.all()]
     stacked = np.vstack([x for x, _ in groups])
     mean = stacked.mean(axis=0)
     scale = stacked.std(axis=0)
     scale[scale < 1e-9] = 1.0
-    standard = [((x - mean) / scale, y, weight) for x, y, weight in useful]
-    total = sum(weight for _, _, weight in standard)
+    standard = [((x - mean) / scale, y) for x, y in useful]
     w = np.zeros(len(names))
     first, second = np.zeros_like(w), np.zeros_like(w)
     for step in range(1, steps + 1):
         gradient = l2 * w
-        for z, y, weight in standard:
+        for z, y in standard:
             logits = z @ w
             p = np.exp(logits - logits.max())
             p /= p.sum()
             q = p * y
             q /= q.sum()
-            gradient += weight * (z.T @ (p - q))
-        gradient /= total
+            gradient += z.T @ (p - q)
+        gradient /= len(standard)
         first = 0.9 * first + 0.1 * gradient
         second = 0.999 * second + 0.001 * gradient**2
         w -= 0.05 * (first / (1 - 0.9**step)) / (np.sqrt(second / (1 - 0.999**step)) + 1e-8)
@@ -145,20 +137,10 @@ def own_model_gain(groups: Sequence[Group], language: str, names: Sequence[str])
     return {name: round(count / max(asked, 1), 4) for name, count in right.items()}
 
 
-def threshold_for_budget(
-    negative_scores: npt.NDArray[np.float64],
-    budget: float,
-    weights: npt.NDArray[np.float64] | None = None,
-) -> float:
-    """The lowest threshold whose (weighted) share of negatives at or above it is within ``budget``."""
+def threshold_for_budget(negative_scores: npt.NDArray[np.float64], budget: float) -> float:
+    """The lowest threshold whose share of negatives at or above it is within ``budget``."""
     if negative_scores.size == 0:
         return 0.5
-    if weights is None or bool(np.all(weights == 1.0)):
-        ordered = np.sort(negative_scores)[::-1]
-        allowed = int(np.floor(budget * ordered.size))
-        return float(ordered[allowed]) + 1e-9 if allowed < ordered.size else 0.0
-    order = np.argsort(-negative_scores, kind="stable")
-    ordered, mass = negative_scores[order], np.cumsum(weights[order]) / weights.sum()
-    # the first score whose admission would take the answered mass over the budget
-    over = int(np.argmax(mass > budget + 1e-12)) if bool((mass > budget + 1e-12).any()) else ordered.size
-    return float(ordered[over]) + 1e-9 if over < ordered.size else 0.0
+    ordered = np.sort(negative_scores)[::-1]
+    allowed = int(np.floor(budget * ordered.size))
+    return float(ordered[allowed]) + 1e-9 if allowed < ordered.size else 0.0

@@ -54,6 +54,7 @@ _MDX_IMPORT: Final = re.compile(r"^import\s+(?:[\w*{}\s,]+\s+from\s+)?['\"][^'\"
 _MDX_IMPORT_START: Final = re.compile(r"^import\s+\{[^}]*$")
 _MDX_EXPORT: Final = re.compile(r"^export\s+(?:default\b|const\b|let\b|var\b|function\b|\{)")
 _MDX_COMMENT: Final = re.compile(r"^\s*\{/\*.*\*/\}\s*$")
+_INCLUDE: Final = re.compile(r"^\s*(?:\{\*[^{}]*\*\}|\{![^{}]*!\})\s*$")
 _TAG_LINE: Final = re.compile(r"^\s*</?[A-Za-z][\w.:-]*(?=[\s/>]|$)")
 _TAG: Final = re.compile(r"</?[A-Za-z][\w.:-]*(?:\s[^<>]*?)?/?>")
 _COMMENT: Final = re.compile(r"<!--.*?-->")
@@ -201,7 +202,12 @@ def _clean_lines(lines: Sequence[str]) -> list[str]:
             index = _until(lines, index, re.compile(r"-->")) + 1
             out.append("")
             continue
-        if _MDX_IMPORT.match(line) or _MDX_COMMENT.match(line) or _EMPTY_ATTRIBUTE_LIST.match(line):
+        if (
+            _MDX_IMPORT.match(line)
+            or _MDX_COMMENT.match(line)
+            or _INCLUDE.match(line)  # markdown-include's {!file!} and its {* file hl[3] *} variant
+            or _EMPTY_ATTRIBUTE_LIST.match(line)
+        ):
             out.append("")
             index += 1
             continue

@@ -1,0 +1,123 @@
+"""Training the answer model: docs question sets, docs rows and their labels, weights, budgets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from veracity.bench.docs_questions import holds_gold, load_docs_questions, source_file, split_of
+from veracity.bench.fitting import fit_logistic, threshold_for_budget
+from veracity.bench.train_answers import _threshold_within_budget, collect
+from veracity.index.embedders import FakeEmbedder
+
+QUESTIONS = """\
+source: {repo: example/docs, commit: abc, root: docs}
+language: en
+questions:
+  - id: t-01
+    question: "Which port does the gateway listen on by default?"
+    answerable: true
+    answers: ["port `8080`"]
+    files: ["docs/gateway.md"]
+  - id: t-02
+    question: "Does the gateway support QUIC?"
+    answerable: false
+    answers: []
+    files: []
+"""
+
+GATEWAY = """# Gateway
+
+The gateway listens on port `8080` by default.
+Operators change it with the `--port` flag.
+"""
+
+LOGS = """# Logs
+
+Logs of the gateway are kept for 30 days.
+"""
+
+
+def _docs(root: Path) -> tuple[Path, Path]:
+    folder = root / "example-en"
+    (folder / "docs").mkdir(parents=True)
+    (folder / "docs" / "gateway.md").write_text(GATEWAY, encoding="utf-8")
+    (folder / "docs" / "logs.md").write_text(LOGS, encoding="utf-8")
+    questions = root / "example-en.yaml"
+    questions.write_text(QUESTIONS, encoding="utf-8")
+    return questions, folder
+
+
+def test_a_questions_file_loads_and_its_checks_ignore_markup_case_and_suffixes(tmp_path: Path) -> None:
+    questions, _ = _docs(tmp_path)
+    spec = load_docs_questions(questions)
+    assert spec.language == "en" and spec.source["repo"] == "example/docs"
+    first, second = spec.questions
+    assert first.answerable and first.files == ("docs/gateway.md",) and not second.answerable
+    assert holds_gold("The gateway listens on Port 8080\nby default.", first.answers)
+    assert not holds_gold("The gateway listens on port 8081.", first.answers)
+    assert source_file("docs/gateway", first.files) and source_file("gateway", first.files)
+    assert not source_file("docs/logs", first.files)
+    # the split is a property of the id alone
+    assert {split_of(f"x-{n}") for n in range(20)} == {"dev", "heldout"}
+    assert split_of("t-01") == split_of("t-01")
+
+
+def test_docs_rows_label_the_right_file_and_gold_and_ask_again_without_the_files(tmp_path: Path) -> None:
+    questions, folder = _docs(tmp_path)
+    rows_path = tmp_path / "rows.jsonl"
+    collect(
+        tmp_path / "no-datasets",
+        rows_path,
+        per_set=None,
+        seed=0,
+        workdir=tmp_path / "work",
+        docs_sets=[(questions, folder)],
+        reading_sets=False,
+        embedder=FakeEmbedder(),
+    )
+    rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines()]
+    by_kind = {(r["question_id"], r["removed"]): r for r in rows}
+    assert set(by_kind) == {("t-01", False), ("t-01", True), ("t-02", False)}
+    assert all(r["source"] == "docs/example-en" for r in rows)
+    asked = by_kind["t-01", False]
+    assert asked["answerable"]
+    right = [c["claim"] for c in asked["candidates"] if c["label"]]
+    assert right and all("8080" in claim for claim in right)
+    assert any(not c["label"] for c in asked["candidates"])
+    without = by_kind["t-01", True]
+    assert not without["answerable"] and not any(c["label"] for c in without["candidates"])
+    assert all("8080" not in c["claim"] for c in without["candidates"])
+    assert not by_kind["t-02", False]["answerable"]
+
+
+def test_a_row_weight_counts_like_that_many_copies_of_the_row() -> None:
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3))
+    y = (x[:, 0] + rng.normal(size=40) > 0).astype(np.float64)
+    weights = np.ones(40)
+    weights[:5] = 3.0
+    weighted = fit_logistic(x, y, ("a", "b", "c"), weights=weights)
+    copies = np.vstack([x, x[:5], x[:5]])
+    copied_y = np.concatenate([y, y[:5], y[:5]])
+    # standardisation uses the rows as given, so compare probabilities on the weighted fit's scale
+    copied = fit_logistic(copies, copied_y, ("a", "b", "c"))
+    unweighted = fit_logistic(x, y, ("a", "b", "c"))
+    point = {"a": 0.7, "b": -0.2, "c": 0.1}
+    assert abs(weighted.probability(point) - copied.probability(point)) < 0.02
+    assert abs(weighted.probability(point) - unweighted.probability(point)) > 1e-3
+
+
+def test_the_threshold_keeps_the_budget_on_every_kind_of_negative() -> None:
+    probabilities = np.array([0.9, 0.2, 0.1, 0.05, 0.6, 0.5, 0.4, 0.3, 0.7, 0.8])
+    reading = np.array([True] * 4 + [False] * 6)
+    docs = ~reading
+    threshold = _threshold_within_budget(probabilities, [reading, docs], 0.25)
+    for kind in (reading, docs):
+        assert (probabilities[kind] >= threshold).mean() <= 0.25
+    # with one kind alone it is that kind's own threshold
+    assert _threshold_within_budget(probabilities, [reading, reading & False], 0.25) == threshold_for_budget(
+        probabilities[reading], 0.25
+    )

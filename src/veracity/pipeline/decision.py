@@ -38,6 +38,7 @@ from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
+from .address import MODEL_TURN
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 DECISION_FEATURES: Final = (
@@ -333,6 +334,8 @@ def decide(
     found = candidates(
         sub, hits, documents, inputs.weights, question_vector=inputs.question_vector, embed=inputs.embed
     )
+    if tier != "official":
+        found = [c for c in found if not reported_model_turn(c.claim)]
     ranked = rank_candidates(model.sentence_for(sub.language), found)
     evidence_tokens, evidence_text = evidence_terms(hits, documents)
     features = decision_features(sub, [r for r, _ in ranked], evidence_tokens, evidence_text, inputs.weights)
@@ -352,6 +355,13 @@ def decide(
         tier=tier,
     )
     return decision, (ranked[0][1] if answered else None)
+
+
+def reported_model_turn(claim: str) -> bool:
+    """Whether a line of ``claim`` is a turn a transcript puts in a model's mouth ("AI: 3.2 supports
+    it"). A non-official source that quotes an assistant reports speech; it does not state the
+    fact itself, so such a line never becomes that source's claim (it may still be cited as related)."""
+    return any(MODEL_TURN.match(line.casefold()) for line in claim.split("\n"))
 
 
 def _semantic(value: float | None) -> float | None:

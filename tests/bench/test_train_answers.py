@@ -7,9 +7,10 @@ from pathlib import Path
 
 import numpy as np
 
+from veracity.bench.answer_rows import collect
 from veracity.bench.docs_questions import holds_gold, load_docs_questions, source_file, split_of
 from veracity.bench.fitting import fit_logistic, threshold_for_budget
-from veracity.bench.train_answers import _threshold_within_budget, collect
+from veracity.bench.train_answers import _threshold_within_budget
 from veracity.index.embedders import FakeEmbedder
 
 QUESTIONS = """\

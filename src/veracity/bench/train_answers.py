@@ -21,6 +21,11 @@ real knowledge base). Two stages:
    one whose false-answer rate on the tuning questions asked without their
    own paragraph (the knowledge base lacks the answer) stays within
    ``--budget``: over all of them, and per language as above.
+
+Docs tuning sets (``--docs-questions benchmarks/docs_questions/tune --docs-root
+DIR``: questions a new user types, on documentation folders) may join both
+stages (:mod:`veracity.bench.answer_rows` collects them; :func:`fit` says how
+they weigh). The shipped model is fitted without them (see :data:`DOCS_WEIGHT`).
 """
 
 from __future__ import annotations
@@ -28,45 +33,29 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import random
-import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict
-from datetime import UTC, datetime
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..index.dense import Embedder
-from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
-from ..index.snapshot import index_text
-from ..kb.local import open_local
-from ..model.contracts import Hit, Principal
+from ..index.embedders import DEFAULT_EMBEDDER
 from ..pipeline.decision import DECISION_FEATURES, AnswerModel, Ranked, decision_features
-from ..pipeline.engine import KnowledgeBase, sentence_embedding
 from ..pipeline.sentences import (
     FEATURES,
     SentenceContext,
     TermWeights,
     local_weights,
-    sentence_contexts,
     sentence_features,
-    takes_next_sentence,
 )
 from ..text.questions import SubQuestion, split_subquestions
-from ..text.tokens import coverage_tokens, tokenize
-from .answers import AS_OF, ROLE, TARGET_VERSION, TENANT, build_kb, contains_answer
-from .docs_questions import DocsQuestion, holds_gold, load_docs_questions, source_file
+from ..text.tokens import coverage_tokens
+from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
-from .qa import QAItem, load_qa
 
 MIN_LANGUAGE_QUESTIONS = 500
 """Tuning questions a language needs for its own sentence model and threshold."""
-
-TUNING_SETS = (("squad2_dev_half", "dev", "tune"), ("cmrc2018", "trial", "all"))
-"""(data-set folder, split, part) of every tuning source."""
 
 DOCS_WEIGHT = 30.0
 """How much a docs tuning question weighs against a reading-comprehension one in the
@@ -77,174 +66,6 @@ weight 1: en 9 of 75 / 8 of 94, zh 19 of 80 / 13 of 100; 10: en 8 / 7, zh 21 / 1
 fitted with the docs sets: fitted with them at 30, it lost more on the reading-comprehension
 reporting splits (CMRC dev 0.810 → 0.786, DRCD dev 0.822 → 0.782) than it gained on the docs
 reporting sets (HTTPX 12 → 13 of 32 right with 0 → 2 false answers of 8; Vite 8 → 9 of 32)."""
-
-DOCS_SOURCE = "docs/"
-"""Prefix of a training row's ``source`` when it comes from a docs tuning set."""
-
-
-def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) -> dict[str, Any] | None:
-    """One question's candidates (features, label) and what the decision needs, or ``None``."""
-    removed: set[str] = set()
-    if remove_paragraph:
-        assert kb.snapshot is not None
-        removed = {
-            chunk_id
-            for document_id, document in kb.snapshot.documents.items()
-            if document.source_id == item.paragraph_id
-            for chunk_id in kb.snapshot.chunks_by_document[document_id]
-        }
-    answerable = not item.impossible and not remove_paragraph
-
-    def label(hit: Hit, source_id: str, claim: str) -> bool:
-        return answerable and contains_answer([claim], item.answers)
-
-    row = _question_row(kb, item.question, Principal.of(TENANT, ROLE), AS_OF, removed=removed, label=label)
-    if row is not None:
-        row.update(question_id=item.question_id, answerable=answerable, removed=remove_paragraph)
-    return row
-
-
-def _docs_candidate_rows(
-    kb: KnowledgeBase, principal: Principal, as_of: datetime, question: DocsQuestion, *, remove_files: bool
-) -> dict[str, Any] | None:
-    """A docs question's candidates: a claim is right when its chunk's file states the answer and
-    the claim or the chunk's heading path holds a gold string (what the docs benchmark counts)."""
-    removed: set[str] = set()
-    if remove_files:
-        assert kb.snapshot is not None
-        removed = {
-            chunk_id
-            for document_id, document in kb.snapshot.documents.items()
-            if source_file(document.source_id, question.files)
-            for chunk_id in kb.snapshot.chunks_by_document[document_id]
-        }
-    answerable = question.answerable and not remove_files
-
-    def label(hit: Hit, source_id: str, claim: str) -> bool:
-        if not (answerable and source_file(source_id, question.files)):
-            return False
-        return holds_gold(claim, question.answers) or holds_gold(
-            " ".join(hit.chunk.heading_path), question.answers
-        )
-
-    row = _question_row(kb, question.question, principal, as_of, removed=removed, label=label)
-    if row is not None:
-        row.update(question_id=question.question_id, answerable=answerable, removed=remove_files)
-    return row
-
-
-def _question_row(
-    kb: KnowledgeBase,
-    question: str,
-    principal: Principal,
-    as_of: datetime,
-    *,
-    removed: set[str],
-    label: Callable[[Hit, str, str], bool],
-) -> dict[str, Any] | None:
-    """Ask ``question`` without the ``removed`` chunks; every candidate sentence with its label."""
-    subs = split_subquestions(question)
-    if len(subs) != 1:
-        return None
-    query = kb.query(question, principal, TARGET_VERSION, as_of)
-    retrieval = kb.retrieve(query, remove_chunk_ids=removed)
-    contexts = sentence_contexts(
-        retrieval.packet.hits,
-        retrieval.documents,
-        question_vector=retrieval.query_vector,
-        embed=sentence_embedding(kb.embedder),
-    )
-    evidence_text = "\n".join(
-        " ".join((retrieval.documents[h.chunk.document_id].title, *h.chunk.heading_path, h.chunk.text))
-        for h in retrieval.packet.hits
-    )
-    chunks, frequencies = _without(kb, removed, retrieval.term_weights)
-    candidates = []
-    for hit, _, end, claim_start, next_end, context in contexts:
-        claim_end = (
-            next_end if next_end is not None and takes_next_sentence(subs[0], context.sentence) else end
-        )
-        claim = hit.chunk.text[claim_start:claim_end]
-        source_id = retrieval.documents[hit.chunk.document_id].source_id
-        candidates.append(
-            {
-                "context": asdict(context),
-                "semantic": hit.scores.semantic or 0.0,
-                "claim": claim,
-                "label": label(hit, source_id, claim),
-            }
-        )
-    return {
-        "question": question,
-        "weights": {"chunks": chunks, "frequencies": frequencies},
-        "evidence_text": evidence_text,
-        "candidates": candidates,
-    }
-
-
-def _without(kb: KnowledgeBase, removed: set[str], weights: TermWeights) -> tuple[int, dict[str, int]]:
-    """Term statistics as if the removed chunks were not in the knowledge base at all."""
-    frequencies = dict(weights.frequencies)
-    if not removed:
-        return weights.chunks, frequencies
-    assert kb.snapshot is not None
-    for chunk_id in removed:
-        present = set(tokenize(index_text(kb.snapshot.chunks[chunk_id])))
-        for term in frequencies:
-            if term in present:
-                frequencies[term] -= 1
-    return weights.chunks - len(removed), frequencies
-
-
-def collect(
-    datasets: Path,
-    rows_path: Path,
-    *,
-    per_set: int | None,
-    seed: int,
-    workdir: Path,
-    docs_sets: Sequence[tuple[Path, Path]] = (),
-    reading_sets: bool = True,
-    embedder: Embedder | None = None,
-) -> None:
-    """Stage 1: ask the tuning questions and write every candidate's features to ``rows_path``.
-
-    ``docs_sets`` are (questions file, documentation folder) pairs of docs tuning sets: each
-    folder is ingested with a new user's defaults; every question is asked as the default
-    public user, and every answerable one once more without the files that state its answer.
-    ``embedder`` defaults to the shipped one (the model records its name).
-    """
-    embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
-    rng = random.Random(seed)
-    with rows_path.open("w", encoding="utf-8") as out:
-        for name, split, part in TUNING_SETS if reading_sets else ():
-            qa = load_qa(datasets / name, split, part)
-            kb = build_kb(qa, embedder, workdir / f"{name}-{qa.split}")
-            items = qa.sample(per_set, seed)
-            for done, item in enumerate(items, start=1):
-                plans = [False] + ([True] if not item.impossible and rng.random() < 0.4 else [])
-                for remove in plans:
-                    row = _candidate_rows(kb, item, remove_paragraph=remove)
-                    if row is not None:
-                        row["source"] = f"{name}/{qa.split}/{part}"
-                        out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-                if done % 100 == 0:
-                    print(f"{name}: {done}/{len(items)}", file=sys.stderr, flush=True)
-        as_of = datetime.now(UTC)
-        for questions_path, folder in docs_sets:
-            spec = load_docs_questions(questions_path)
-            with open_local(workdir / f"docs-{questions_path.stem}", embedder=embedder) as local:
-                local.ingest([folder])
-                principal = local.principal()
-                for question in spec.questions:
-                    for remove in [False] + ([True] if question.answerable else []):
-                        row = _docs_candidate_rows(
-                            local.engine, principal, as_of, question, remove_files=remove
-                        )
-                        if row is not None:
-                            row["source"] = f"{DOCS_SOURCE}{questions_path.stem}"
-                            out.write(json.dumps(row, ensure_ascii=False, sort_keys=True) + "\n")
-            print(f"{questions_path.stem}: {len(spec.questions)}", file=sys.stderr, flush=True)
 
 
 def _rows(path: Path) -> Iterator[dict[str, Any]]:
@@ -272,7 +93,7 @@ def candidate_features(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, fl
     return found
 
 
-def fit(rows_path: Path, *, budget: float, docs_weight: float = 1.0) -> AnswerModel:
+def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
     A docs tuning question weighs ``docs_weight`` times a reading-comprehension one in the
@@ -376,7 +197,10 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = 1.0) -> AnswerMo
     }
     if docs_names:
         meta["docs_weight"] = docs_weight
-        meta["false_answer_budget_applies_to"] += "; and the docs tuning sets' unanswerable questions"
+        meta["false_answer_budget_applies_to"] += (
+            "; and, apart, the docs tuning questions whose answer the knowledge base lacks"
+            " (unanswerable, or asked without the files that state it)"
+        )
         meta["tuning_docs"] = {
             name: _docs_summary(
                 np.array([row["source"] == name for row in rows]), fy, answerable, lacking, answered

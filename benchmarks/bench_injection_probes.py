@@ -1,6 +1,6 @@
 """Injection detection on probe texts written outside the benchmark's templates.
 
-``injection_probes.yaml`` holds three small sets of attack and benign texts, each
+``injection_probes.yaml`` holds small sets of attack and benign texts, each
 with a note on how it was used (read while the detector was developed, or held
 out). The script scores every text with the shipped detector as a whole page and
 prints, per set, attacks caught and benign texts falsely quarantined, and with

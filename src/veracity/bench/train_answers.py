@@ -182,14 +182,10 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> 
         "embedder": DEFAULT_EMBEDDER,
         "false_answer_budget_applies_to": "tuning questions asked with their own paragraph removed "
         "(the knowledge base lacks the answer)",
-        "tuning_false_answer_rate": round(float(answered[removed].mean()), 4) if removed.any() else None,
-        "tuning_false_answer_rate_unanswerable_squad": round(float(answered[impossible].mean()), 4)
-        if impossible.any()
-        else None,
+        "tuning_false_answer_rate": _share(answered, removed),
+        "tuning_false_answer_rate_unanswerable_squad": _share(answered, impossible),
         "tuning_best_sentence_correct": round(float(fy[np.array(answerable)].mean()), 4),
-        "tuning_answer_rate_when_correct": round(float(answered[fy == 1].mean()), 4)
-        if (fy == 1).any()
-        else None,
+        "tuning_answer_rate_when_correct": _share(answered, fy == 1),
         "sentence_model_selection": selection,
         "tuning_by_language": {
             lang: _language_summary(lang, language_of, fy, answerable, removed, answered) for lang in own
@@ -224,6 +220,11 @@ def _threshold_within_budget(
     return max(threshold_for_budget(probabilities[mask], budget) for mask in negatives if mask.any())
 
 
+def _share(values: npt.NDArray[Any], chosen: npt.NDArray[np.bool_]) -> float | None:
+    """Mean of ``values`` over the ``chosen`` rows (4 decimals); ``None`` when none is chosen."""
+    return round(float(values[chosen].mean()), 4) if chosen.any() else None
+
+
 def _language_summary(
     language: str,
     language_of: npt.NDArray[np.str_],
@@ -238,13 +239,9 @@ def _language_summary(
     asked = mine & np.array(answerable)
     return {
         "questions": int(mine.sum()),
-        "best_sentence_correct": round(float(right[asked].mean()), 4) if asked.any() else None,
-        "answer_rate_when_correct": round(float(answered[asked & (right == 1)].mean()), 4)
-        if (asked & (right == 1)).any()
-        else None,
-        "false_answer_rate": round(float(answered[mine & removed].mean()), 4)
-        if (mine & removed).any()
-        else None,
+        "best_sentence_correct": _share(right, asked),
+        "answer_rate_when_correct": _share(answered, asked & (right == 1)),
+        "false_answer_rate": _share(answered, mine & removed),
     }
 
 
@@ -260,12 +257,10 @@ def _docs_summary(
     asked = mine & np.array(answerable)
     return {
         "answerable": int(asked.sum()),
-        "answered_right": round(float((answered & (right == 1))[asked].mean()), 4) if asked.any() else None,
-        "best_sentence_correct": round(float(right[asked].mean()), 4) if asked.any() else None,
+        "answered_right": _share(answered & (right == 1), asked),
+        "best_sentence_correct": _share(right, asked),
         "lacking_answer": int((mine & lacking).sum()),
-        "false_answer_rate": round(float(answered[mine & lacking].mean()), 4)
-        if (mine & lacking).any()
-        else None,
+        "false_answer_rate": _share(answered, mine & lacking),
     }
 
 

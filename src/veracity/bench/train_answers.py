@@ -26,6 +26,12 @@ Docs tuning sets (``--docs-questions benchmarks/docs_questions/tune --docs-root
 DIR``: questions a new user types, on documentation folders) may join both
 stages (:mod:`veracity.bench.answer_rows` collects them; :func:`fit` says how
 they weigh). The shipped model is fitted without them (see :data:`DOCS_WEIGHT`).
+
+The features hold the embedder's cosines, whose scale differs from model to model,
+so each embedder has its own model: ``--embedder e5`` collects with e5 (its
+knowledge bases are kept apart in the workdir) and writes
+``pipeline/answer_model.e5.json`` (:data:`veracity.pipeline.decision.MODEL_FILES`);
+a knowledge base answers with the model of the embedder that built it.
 """
 
 from __future__ import annotations
@@ -40,8 +46,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..index.embedders import DEFAULT_EMBEDDER
-from ..pipeline.decision import DECISION_FEATURES, AnswerModel, Ranked, decision_features
+from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
+from ..pipeline.decision import DECISION_FEATURES, MODEL_FILES, AnswerModel, Ranked, decision_features
 from ..pipeline.sentences import (
     FEATURES,
     SentenceContext,
@@ -93,7 +99,9 @@ def candidate_features(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, fl
     return found
 
 
-def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> AnswerModel:
+def fit(
+    rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT, embedder: str = DEFAULT_EMBEDDER
+) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
     A docs tuning question weighs ``docs_weight`` times a reading-comprehension one in the
@@ -110,6 +118,9 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> 
     languages = [sub.language for _, sub, _ in _question_rows(rows)]
     from_docs = np.array([row["source"].startswith(DOCS_SOURCE) for row in rows], dtype=bool)
     row_weights = np.where(from_docs, docs_weight, 1.0)
+    # at weight 0 the docs questions only calibrate: the thresholds keep the budget on them too,
+    # and the models are the reading-set fit, exactly (not merely down-weighted)
+    in_fit = row_weights > 0
     x = np.array([[f[n] for n in FEATURES] for fs in per_question for f in fs], dtype=np.float64)
     groups = [
         Group(
@@ -118,8 +129,8 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> 
             np.array([[f[n] for n in FEATURES] for f in fs], dtype=np.float64),
             np.array([c["label"] for c in row["candidates"]], dtype=bool),
         )
-        for fs, row, language in zip(per_question, rows, languages, strict=True)
-        if fs
+        for fs, row, language, fitted in zip(per_question, rows, languages, in_fit, strict=True)
+        if fs and fitted
     ]
     sentence = fit_listwise([(g.x, g.y) for g in groups], FEATURES)
     own = sorted(lang for lang in set(languages) if languages.count(lang) >= MIN_LANGUAGE_QUESTIONS)
@@ -154,7 +165,7 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> 
         answerable.append(row["answerable"])
     fx = np.array(features, dtype=np.float64)
     fy = np.array(labels, dtype=np.float64)
-    decision = fit_logistic(fx, fy, DECISION_FEATURES, weights=row_weights)
+    decision = fit_logistic(fx[in_fit], fy[in_fit], DECISION_FEATURES, weights=row_weights[in_fit])
     probabilities = np.array(
         [decision.probability(dict(zip(DECISION_FEATURES, f, strict=True))) for f in features]
     )
@@ -179,7 +190,7 @@ def fit(rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT) -> 
         "questions": len(rows),
         "candidates": int(x.shape[0]),
         "false_answer_budget": budget,
-        "embedder": DEFAULT_EMBEDDER,
+        "embedder": embedder,
         "false_answer_budget_applies_to": "tuning questions asked with their own paragraph removed "
         "(the knowledge base lacks the answer)",
         "tuning_false_answer_rate": _share(answered, removed),
@@ -271,7 +282,15 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--datasets", type=Path, required=True, help="folder holding squad2_dev_half/, cmrc2018/"
     )
     parser.add_argument(
-        "--out", type=Path, default=Path(__file__).parents[1] / "pipeline" / "answer_model.json"
+        "--out",
+        type=Path,
+        help="the model file (default: the shipped one for --embedder, pipeline/answer_model.json for use)",
+    )
+    parser.add_argument(
+        "--embedder",
+        choices=sorted(name for name in EMBEDDERS if name != "fake"),
+        default=DEFAULT_EMBEDDER,
+        help=f"the embedder the knowledge bases are built with (default {DEFAULT_EMBEDDER})",
     )
     parser.add_argument("--rows", type=Path, default=Path("answer-training-rows.jsonl"))
     parser.add_argument("--reuse-rows", action="store_true", help="fit on an existing --rows file")
@@ -304,7 +323,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--docs-weight",
         type=float,
         default=DOCS_WEIGHT,
-        help=f"weight of a docs tuning question against a reading-comprehension one (default {DOCS_WEIGHT})",
+        help="weight of a docs tuning question against a reading-comprehension one in the fit; 0: they "
+        f"only calibrate the thresholds (default {DOCS_WEIGHT})",
     )
     parser.add_argument(
         "--only-docs",
@@ -322,20 +342,24 @@ def main(argv: Sequence[str] | None = None) -> None:
             if not folder.is_dir():
                 parser.error(f"no documentation folder {folder} for {path} (see the file's source: line)")
             docs_sets.append((path, folder))
+    out = args.out or Path(__file__).parents[1] / "pipeline" / MODEL_FILES[args.embedder]
+    # knowledge bases built with another embedder are kept apart: a cached one is reused as is
+    workdir = args.workdir if args.embedder == DEFAULT_EMBEDDER else args.workdir / args.embedder
     if not (args.reuse_rows and args.rows.is_file()):
         collect(
             args.datasets,
             args.rows,
             per_set=args.per_set,
             seed=args.seed,
-            workdir=args.workdir,
+            workdir=workdir,
             docs_sets=docs_sets,
             reading_sets=not args.only_docs,
+            embedder=make_embedder(args.embedder),
         )
         if args.only_docs:
             return
-    model = fit(args.rows, budget=args.budget, docs_weight=args.docs_weight)
-    args.out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    model = fit(args.rows, budget=args.budget, docs_weight=args.docs_weight, embedder=args.embedder)
+    out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))
 
 

@@ -2,7 +2,10 @@
 
 Two small logistic models, trained offline on tuning splits only
 (``python -m veracity.bench.train_answers``) and shipped as
-``answer_model.json`` with the digest of their training data:
+``answer_model.json`` with the digest of their training data, one file per
+embedder (:data:`MODEL_FILES`: the features hold the embedder's cosines, whose
+scale is its own; a knowledge base answers with the model of the embedder that
+built its index, :func:`model_for_embedder`):
 
 - the *sentence model* scores each candidate sentence
   (:mod:`veracity.pipeline.sentences`); the best one is the claim. A language
@@ -176,11 +179,29 @@ _MODEL_KEYS: Final = (
 )
 
 
-@lru_cache(maxsize=1)
-def shipped_model() -> AnswerModel:
-    """The model shipped with the package."""
-    text = (resources.files("veracity") / "pipeline" / MODEL_FILE).read_text(encoding="utf-8")
-    return AnswerModel.from_dict(json.loads(text))
+MODEL_FILES: Final = {"use": MODEL_FILE, "e5": "answer_model.e5.json"}
+"""The shipped model of each embedder: the features hold its cosines, whose scale is its own."""
+_MODEL_ID_PREFIXES: Final = {"use-multilingual": "use", "multilingual-e5-small": "e5"}
+
+
+@lru_cache(maxsize=4)
+def shipped_model(embedder: str = "use") -> AnswerModel:
+    """The model shipped for ``embedder`` (a name of :data:`MODEL_FILES`)."""
+    text = (resources.files("veracity") / "pipeline" / MODEL_FILES[embedder]).read_text(encoding="utf-8")
+    model = AnswerModel.from_dict(json.loads(text))
+    if model.meta.get("embedder", "use") != embedder:
+        fitted_on = model.meta.get("embedder")
+        raise ConfigError(f"{MODEL_FILES[embedder]} was fitted on {fitted_on!r}, not {embedder!r}")
+    return model
+
+
+def model_for_embedder(model_id: str | None) -> AnswerModel:
+    """The shipped model for the embedder whose ``model_id`` built the index; the default
+    embedder's for any other (the fake embedder of tests, or no dense channel)."""
+    name = next(
+        (n for prefix, n in _MODEL_ID_PREFIXES.items() if model_id and model_id.startswith(prefix)), "use"
+    )
+    return shipped_model(name)
 
 
 @dataclass(frozen=True, slots=True)

@@ -26,7 +26,7 @@ from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
 from .answer import compose, verify_claims
 from .composer import Composer, evidence_of
-from .decision import NON_OFFICIAL_MARKED, AnswerInputs
+from .decision import NON_OFFICIAL_MARKED, AnswerInputs, model_for_embedder
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
@@ -222,6 +222,7 @@ def answer_from(
         weights=retrieval.term_weights,
         question_vector=retrieval.query_vector,
         embed=sentence_embedding(embedder) if embedder is not None else None,
+        model=model_for_embedder(embedder.model_id if embedder is not None else None),
         target_version=query.target_version,
         non_official=non_official,
     )

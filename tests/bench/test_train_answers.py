@@ -51,6 +51,23 @@ def _docs(root: Path) -> tuple[Path, Path]:
     return questions, folder
 
 
+def _docs_rows(root: Path) -> list[dict]:
+    """The example docs set's rows, collected with the fake embedder."""
+    questions, folder = _docs(root)
+    rows_path = root / "rows.jsonl"
+    collect(
+        root / "no-datasets",
+        rows_path,
+        per_set=None,
+        seed=0,
+        workdir=root / "work",
+        docs_sets=[(questions, folder)],
+        reading_sets=False,
+        embedder=FakeEmbedder(),
+    )
+    return [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines()]
+
+
 def test_a_questions_file_loads_and_its_checks_ignore_markup_case_and_suffixes(tmp_path: Path) -> None:
     questions, _ = _docs(tmp_path)
     spec = load_docs_questions(questions)
@@ -67,19 +84,7 @@ def test_a_questions_file_loads_and_its_checks_ignore_markup_case_and_suffixes(t
 
 
 def test_docs_rows_label_the_right_file_and_gold_and_ask_again_without_the_files(tmp_path: Path) -> None:
-    questions, folder = _docs(tmp_path)
-    rows_path = tmp_path / "rows.jsonl"
-    collect(
-        tmp_path / "no-datasets",
-        rows_path,
-        per_set=None,
-        seed=0,
-        workdir=tmp_path / "work",
-        docs_sets=[(questions, folder)],
-        reading_sets=False,
-        embedder=FakeEmbedder(),
-    )
-    rows = [json.loads(line) for line in rows_path.read_text(encoding="utf-8").splitlines()]
+    rows = _docs_rows(tmp_path)
     by_kind = {(r["question_id"], r["removed"]): r for r in rows}
     assert set(by_kind) == {("t-01", False), ("t-01", True), ("t-02", False)}
     assert all(r["source"] == "docs/example-en" for r in rows)
@@ -125,19 +130,7 @@ def test_the_threshold_keeps_the_budget_on_every_kind_of_negative() -> None:
 
 
 def test_at_weight_zero_docs_questions_only_calibrate_the_thresholds(tmp_path: Path) -> None:
-    questions, folder = _docs(tmp_path)
-    docs_path = tmp_path / "docs.jsonl"
-    collect(
-        tmp_path / "no-datasets",
-        docs_path,
-        per_set=None,
-        seed=0,
-        workdir=tmp_path / "work",
-        docs_sets=[(questions, folder)],
-        reading_sets=False,
-        embedder=FakeEmbedder(),
-    )
-    docs = [json.loads(line) for line in docs_path.read_text(encoding="utf-8").splitlines()]
+    docs = _docs_rows(tmp_path)
     # the same questions standing in for reading-set rows, so that both kinds are present
     reading = [
         {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}

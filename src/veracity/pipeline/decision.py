@@ -37,6 +37,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
+from ..index.embedders import DEFAULT_EMBEDDER
 from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
@@ -179,17 +180,17 @@ _MODEL_KEYS: Final = (
 )
 
 
-MODEL_FILES: Final = {"use": MODEL_FILE, "e5": "answer_model.e5.json"}
+MODEL_FILES: Final = {DEFAULT_EMBEDDER: MODEL_FILE, "e5": "answer_model.e5.json"}
 """The shipped model of each embedder: the features hold its cosines, whose scale is its own."""
-_MODEL_ID_PREFIXES: Final = {"use-multilingual": "use", "multilingual-e5-small": "e5"}
+_MODEL_ID_PREFIXES: Final = {"use-multilingual": DEFAULT_EMBEDDER, "multilingual-e5-small": "e5"}
 
 
 @lru_cache(maxsize=4)
-def shipped_model(embedder: str = "use") -> AnswerModel:
+def shipped_model(embedder: str = DEFAULT_EMBEDDER) -> AnswerModel:
     """The model shipped for ``embedder`` (a name of :data:`MODEL_FILES`)."""
     text = (resources.files("veracity") / "pipeline" / MODEL_FILES[embedder]).read_text(encoding="utf-8")
     model = AnswerModel.from_dict(json.loads(text))
-    if model.meta.get("embedder", "use") != embedder:
+    if model.meta.get("embedder", DEFAULT_EMBEDDER) != embedder:
         fitted_on = model.meta.get("embedder")
         raise ConfigError(f"{MODEL_FILES[embedder]} was fitted on {fitted_on!r}, not {embedder!r}")
     return model
@@ -199,7 +200,8 @@ def model_for_embedder(model_id: str | None) -> AnswerModel:
     """The shipped model for the embedder whose ``model_id`` built the index; the default
     embedder's for any other (the fake embedder of tests, or no dense channel)."""
     name = next(
-        (n for prefix, n in _MODEL_ID_PREFIXES.items() if model_id and model_id.startswith(prefix)), "use"
+        (n for prefix, n in _MODEL_ID_PREFIXES.items() if model_id and model_id.startswith(prefix)),
+        DEFAULT_EMBEDDER,
     )
     return shipped_model(name)
 

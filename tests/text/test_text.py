@@ -10,9 +10,7 @@ from veracity.text.sentences import as_units, code_blocks, split_sentences
 from veracity.text.tokens import tokenize
 
 
-@pytest.mark.parametrize(
-    "token", ["3.2", "e1042", "config.max_retries", "--to", "v2.8.1", "sso-team-32"]
-)
+@pytest.mark.parametrize("token", ["3.2", "e1042", "config.max_retries", "--to", "v2.8.1", "sso-team-32"])
 def test_identifiers_numbers_and_versions_stay_whole(token: str) -> None:
     text = f"请运行 {token.upper() if token == 'e1042' else token} 然后检查"
     assert token in tokenize(text)
@@ -79,6 +77,18 @@ def test_a_paragraph_wrapped_over_lines_is_not_cut_at_its_line_breaks() -> None:
         "Remove\nthem with prune first.",
         "| a | b |",
         "| 1 | 2 |",
+    ]
+
+
+def test_a_numbered_list_marker_opens_its_item_and_ends_no_sentence() -> None:
+    text = "1. 请先升级到 v5。\n2. 确认项目可以运行。\n  10. Run it. Then check.\nIt ended in 2020. Then"
+    assert [text[a:b] for a, b in split_sentences(text)] == [
+        "1. 请先升级到 v5。",
+        "2. 确认项目可以运行。",
+        "10. Run it.",
+        "Then check.",
+        "It ended in 2020.",
+        "Then",
     ]
 
 

@@ -12,6 +12,8 @@ _NOT_AN_END = re.compile(
     r"Inc|Ltd|Co|Corp|Vol|pp|ca|est|Gen|Gov|Sen|Rep|Lt|Col|Capt|Sgt|Mt|Ft|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|"
     r"Oct|Nov|Dec)\.$"
 )
+# A numbered list item's marker ("1. ", "12. " at the start of a line) opens its sentence.
+_LIST_MARKER = re.compile(r"^[ \t]*\d+\.$")
 # A line that is a block of its own: list item, table row, heading, quote, fence, or a blank line.
 _BLOCK_LINE = re.compile(r"^\s*(?:$|[-*+]\s|\d+[.)]\s|\||#|>|```|~~~)")
 
@@ -32,7 +34,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     Ends at Chinese and latin sentence punctuation and at line breaks between
     blocks (list items, table rows, headings), but not at a line break inside a
     paragraph wrapped over several lines, nor at the period of an initial or a
-    common abbreviation (``R. Holtz``, ``e.g. this``). Spans cover every
+    common abbreviation (``R. Holtz``, ``e.g. this``) or of a numbered list
+    item's marker (``1. Install it``). Spans cover every
     non-space character exactly once.
     """
     spans: list[tuple[int, int]] = []
@@ -40,6 +43,8 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
     for match in _SENTENCE_END.finditer(text):
         end = match.end()
         if end > start and text[end - 1] == "." and _NOT_AN_END.search(text[max(start, end - 12) : end]):
+            continue
+        if text[end - 1 : end] == "." and _LIST_MARKER.match(text[text.rfind("\n", 0, end) + 1 : end]):
             continue
         if match.group(0) == "\n" and not _line_break_ends(text, match.start()):
             continue

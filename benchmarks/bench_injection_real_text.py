@@ -15,7 +15,14 @@ test was looked at while the detector was developed, before the fit read real
 text; SQuAD articles 9–16, CMRC dev and DRCD dev were only ever counted.
 ``--show N`` prints the first N flagged paragraphs per file with their signals.
 
+``--docs FOLDER...`` reads documentation folders the same way, chunked as
+``veracity add`` chunks them, and prints the chunks and pages that would be
+quarantined. The fit reads the docs tuning sets (Poetry, MkDocs, FastAPI, Ant
+Design: ``veracity.bench.injection.docs_text``); HTTPX and Vite, the reporting
+docs sets, are held out (see ``benchmarks/docs_questions/`` for their commits).
+
     python benchmarks/bench_injection_real_text.py --datasets ../shared/datasets
+    python benchmarks/bench_injection_real_text.py --docs httpx/docs vite-zh
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ import argparse
 from pathlib import Path
 
 from veracity.bench.injection.real_text import paragraphs
+from veracity.ingest.batch import load_sources
+from veracity.ingest.chunking import chunk_for_index
+from veracity.ingest.metadata import GovernanceDefaults
 from veracity.pipeline.injection import default_model, detect
 
 # (label, file, first article, last article + 1 or None)
@@ -37,14 +47,44 @@ PARTS = (
 )
 
 
+def docs_folder(folder: Path, show: int) -> None:
+    """Chunks and pages of a documentation folder that the detector would quarantine."""
+    loaded = load_sources([folder], defaults=GovernanceDefaults(tenant="docs"))
+    chunks = flagged_chunks = 0
+    flagged_pages = set()
+    shown = 0
+    for _, document in sorted(loaded.documents, key=lambda item: item[1].source_id):
+        for chunk in chunk_for_index(document):
+            chunks += 1
+            verdict = detect(chunk.text, chunk.heading_path)
+            if verdict.quarantine:
+                flagged_chunks += 1
+                flagged_pages.add(document.source_id)
+                if shown < show:
+                    shown += 1
+                    print(f"    {verdict.score:.3f} {','.join(verdict.signals)} | {chunk.text[:160]!r}")
+    pages = len(loaded.documents)
+    print(
+        f"docs {folder}: chunks {flagged_chunks}/{chunks} = {flagged_chunks / max(1, chunks):.4f}, "
+        f"pages {len(flagged_pages)}/{pages} = {len(flagged_pages) / max(1, pages):.4f}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--datasets", type=Path, required=True, help="folder holding the shared datasets")
+    parser.add_argument("--datasets", type=Path, help="folder holding the shared datasets")
+    parser.add_argument("--docs", type=Path, nargs="*", default=[], help="documentation folders to read")
     parser.add_argument("--show", type=int, default=0, help="flagged paragraphs printed per file")
     parser.add_argument("--limit", type=int, default=None, help="paragraphs read per file (default: all)")
     args = parser.parse_args()
+    if args.datasets is None and not args.docs:
+        parser.error("give --datasets, --docs or both")
     model = default_model()
     print(f"detector threshold {model.threshold:.4f}, fitted on {model.training.get('split', '?')}")
+    for folder in args.docs:
+        docs_folder(folder, args.show)
+    if args.datasets is None:
+        return
     totals: dict[str, list[int]] = {}
     for label, name, first, stop in PARTS:
         path = args.datasets / name

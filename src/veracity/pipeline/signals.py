@@ -14,7 +14,8 @@ Layers, each explainable:
    claim, a persona reassignment, fake message framing, hidden delivery... and
    the context that makes the same words ordinary: a reporting or example frame,
    a quotation, an operational object (a log, a notice, a table), a
-   permission rather than an order, a protective "do not disclose".
+   permission rather than an order, a protective "do not disclose", code
+   (documentation talks of tokens to get and options to ignore).
 
 The scorer (:mod:`veracity.pipeline.injection`) weighs these features; nothing
 here decides.
@@ -87,6 +88,7 @@ CONTEXT_FEATURES: Final = (
     "to_a_person",
     "long_sentence",
     "describes_model",
+    "technical",
 )
 FEATURES: Final = (*SINGLE_FEATURES, *COMBINATION_FEATURES, *CONTEXT_FEATURES)
 
@@ -127,6 +129,14 @@ _LINKS = re.compile(
 _OBFUSCATION: Final = frozenset({"zero_width", "bidi", "spaced", "confusable", "tag_characters", "encoded"})
 _MARKUP: Final = frozenset({"comment", "hidden_element"})
 
+
+# Software documentation's register: inline code, a command-line flag, a file name, a dotted or
+# snake_case identifier ("`--without`: the groups to ignore", "提供了 `useToken` 来获取 design token").
+_TECHNICAL = re.compile(
+    r"`[^`\n]+`|(?<![\w-])--[a-z][\w-]*|\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b|\b[a-z]\w+(?:\.[a-z]\w+)+\(\)"
+    r"|\b[\w-]+\.(?:py|md|toml|json|ya?ml|html|js|ts|tsx|jsx|css|txt|cfg|ini|sh|lock)\b",
+    re.IGNORECASE,
+)
 
 LONG_SENTENCE_WORDS: Final = 35
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
@@ -380,6 +390,8 @@ def _window_features(sentence: str, context: str, hidden: bool, tricks: frozense
         "describes_model": described_model(sentence) and not addressed,
         # orders are short; a sentence of 35 words or more is narrative more often than not
         "long_sentence": _length_in_words(sentence) >= LONG_SENTENCE_WORDS,
+        # a sentence about software, in code: "`--without`: the dependency groups to ignore"
+        "technical": bool(_TECHNICAL.search(sentence)) and not addressed,
     }
     return frozenset(found | {name for name, on in combos.items() if on})
 

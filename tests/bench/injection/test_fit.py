@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from veracity.bench.injection import real_text
+from veracity.bench.injection import docs_text, real_text
 from veracity.bench.injection.fit import fit
 from veracity.cli.main import main
 from veracity.pipeline.injection import default_model
@@ -60,3 +61,34 @@ def test_real_text_windows_are_names_only() -> None:
     names = {name for found in stored["paragraphs"] for window in found for name in window}
     assert names and names <= set(FEATURES)
     assert stored["paragraphs_total"] >= len(stored["paragraphs"]) > 0
+
+
+def test_docs_windows_are_names_only_and_name_their_sources() -> None:
+    stored = json.loads(docs_text.DOCS_WINDOWS_FILE.read_text(encoding="utf-8"))
+    names = {name for page in stored["pages"] for chunk in page for window in chunk for name in window}
+    assert names and names <= set(FEATURES)
+    assert stored["chunks_total"] >= sum(len(page) for page in stored["pages"]) > 0
+    question_files = (_ROOT / docs_text.DEFAULT_SETS).glob("*.yaml")
+    assert {s["name"] for s in stored["sources"]} == {p.stem for p in question_files}
+    assert all(len(s["commit"]) == 40 and s["pages"] > 0 for s in stored["sources"])
+
+
+_DOCS_ROOT = os.environ.get("VERACITY_DOCS_ROOT")
+
+
+@pytest.mark.skipif(not _DOCS_ROOT, reason="VERACITY_DOCS_ROOT (the docs tuning sets' folders) not set")
+def test_the_stored_docs_windows_match_the_current_cue_words(monkeypatch) -> None:
+    """The fit reads documentation windows from a stored file; a change to the cue words must rewrite it."""
+    assert _DOCS_ROOT is not None
+    monkeypatch.chdir(_ROOT)
+    stored = json.loads(docs_text.DOCS_WINDOWS_FILE.read_text(encoding="utf-8"))
+    assert docs_text.build(Path(_DOCS_ROOT)) == stored, (
+        "rewrite with python -m veracity.bench.injection.docs_text --docs-root DIR"
+    )
+
+
+def test_the_fit_records_how_much_documentation_it_quarantines() -> None:
+    measured = default_model().training["cross_validated"]
+    assert 0.0 <= measured["docs_chunks_false_quarantine"] <= 0.02  # held to the budget
+    assert measured["docs_pages_false_quarantine"] >= measured["docs_chunks_false_quarantine"]
+    assert default_model().training["docs_text"]["chunks"] > 4000

@@ -34,6 +34,13 @@ reading-comprehension sets' tuning splits are benign chunks (their windows are
 negatives, each paragraph its own fold group), and the share of them quarantined
 out of fold is held to the same budget as the templates' false-quarantine rate.
 Templates alone had taught weights that tripped on plain prose.
+
+Documentation (:mod:`.docs_text`, the docs tuning sets' pages) is measured,
+not fitted: the share of its chunks the model quarantines is held to the same
+budget and recorded with the share of pages. Read as negatives in the fit, the
+pages taught weights that quarantined half as many documentation chunks but
+caught fewer attacks of templates the fit never saw (test half recall 0.954 →
+0.928, false quarantine unchanged), so they stay a check.
 """
 
 from __future__ import annotations
@@ -50,7 +57,7 @@ import numpy as np
 
 from ...pipeline.injection import MODEL_FILE, DetectorModel
 from ...pipeline.signals import CONTEXT_FEATURES, FEATURES, SINGLE_FEATURES, Window, vector, windows
-from . import real_text
+from . import docs_text, real_text
 from .corpus import corpus_digest, generate, labeled_chunks, select
 
 L2: Final = 1.0
@@ -115,6 +122,18 @@ def real_chunks() -> tuple[list[TrainingChunk], int, str]:
     return chunks, total, digest
 
 
+def docs_chunks() -> tuple[list[TrainingChunk], int, int, str]:
+    """The stored documentation chunks (:mod:`.docs_text`) as benign chunks labeled ``docs``,
+    grouped by page; the pages and chunks read; the digest of their text."""
+    pages, pages_total, chunks_total, digest = docs_text.load()
+    chunks = [
+        TrainingChunk(found, False, f"docs-{page}", f"docs-{page}", "docs")
+        for page, chunk_windows in enumerate(pages)
+        for found in chunk_windows
+    ]
+    return chunks, pages_total, chunks_total, digest
+
+
 def _signed_fit(x: np.ndarray, y: np.ndarray, weight: np.ndarray, l2: float) -> np.ndarray:
     """:func:`_newton` with each feature held to its :data:`SIGNS` direction (active set: a feature
     whose fitted weight has the wrong sign is fixed at 0 and the rest refitted, until none has)."""
@@ -170,15 +189,23 @@ def _chunk_scores(model: DetectorModel, groups: Sequence[list[Window]]) -> list[
 
 
 def choose_threshold(
-    attack: Sequence[float], benign: Sequence[float], real: Sequence[float] = (), real_total: int = 0
+    attack: Sequence[float],
+    benign: Sequence[float],
+    real: Sequence[float] = (),
+    real_total: int = 0,
+    docs: Sequence[float] = (),
+    docs_total: int = 0,
 ) -> float:
     """The threshold from tune chunk scores (see the module docstring); ``attack`` only lists the
     candidate cuts, the budget alone picks one."""
-    candidates = sorted(set(attack) | set(benign) | set(real))
+    candidates = sorted(set(attack) | set(benign) | set(real) | set(docs))
     for cut in candidates:
-        false_rate = sum(s >= cut for s in benign) / max(1, len(benign))
-        real_rate = sum(s >= cut for s in real) / max(1, real_total)
-        if false_rate <= FALSE_QUARANTINE_BUDGET and real_rate <= FALSE_QUARANTINE_BUDGET:
+        rates = (
+            sum(s >= cut for s in benign) / max(1, len(benign)),
+            sum(s >= cut for s in real) / max(1, real_total),
+            sum(s >= cut for s in docs) / max(1, docs_total),
+        )
+        if all(rate <= FALSE_QUARANTINE_BUDGET for rate in rates):
             below = max((s for s in candidates if s < cut), default=0.0)
             return (cut + below) / 2
     return 1.0
@@ -230,6 +257,7 @@ def fit(seed: int = 0) -> DetectorModel:
     """The model fitted on the tune half of the corpus generated with ``seed``."""
     templated, digest = training_chunks(seed, "tune")
     real, real_total, real_digest = real_chunks()
+    docs, docs_pages, docs_total, docs_digest = docs_chunks()
     chunks = templated + real
     groups = [c.found for c in chunks]
     labels = [c.carries_payload for c in chunks]
@@ -244,9 +272,11 @@ def fit(seed: int = 0) -> DetectorModel:
             benign_documents[chunk.sample_id] = max(score, benign_documents.get(chunk.sample_id, 0.0))
     benign = sorted(benign_documents.values())
     real_scores = [s for s, c in zip(held_out, chunks, strict=True) if c.label == "real"]
-    threshold = choose_threshold(attack, benign, real_scores, real_total)
+    docs_scores = _chunk_scores(_model(beta), [c.found for c in docs])
+    threshold = choose_threshold(attack, benign, real_scores, real_total, docs_scores, docs_total)
     cross_validated = document_rates(templated, held_out[: len(templated)], threshold)
     real_flagged = sum(s >= threshold for s in real_scores)
+    docs_pages_flagged = len({c.sample_id for s, c in zip(docs_scores, docs, strict=True) if s >= threshold})
     training: dict[str, Any] = {
         "split": "tune",
         "seed": seed,
@@ -255,6 +285,12 @@ def fit(seed: int = 0) -> DetectorModel:
             "sources": list(real_text.TUNING_SOURCES_NAMES),
             "paragraphs": real_total,
             "text_digest": real_digest,
+        },
+        "docs_text": {
+            "sources": [f"{s['name']} ({s['repo']} {s['commit'][:12]})" for s in docs_text.sources()],
+            "pages": docs_pages,
+            "chunks": docs_total,
+            "text_digest": docs_digest,
         },
         "chunks": len(chunks),
         "attack_chunks": sum(labels),
@@ -267,6 +303,10 @@ def fit(seed: int = 0) -> DetectorModel:
         "cross_validated": {
             **{k: cross_validated[k] for k in ("recall", "false_quarantine")},
             "real_text_false_quarantine": round(real_flagged / max(1, real_total), 4),
+            "docs_chunks_false_quarantine": round(
+                sum(s >= threshold for s in docs_scores) / max(1, docs_total), 4
+            ),
+            "docs_pages_false_quarantine": round(docs_pages_flagged / max(1, docs_pages), 4),
         },
         "fitted_by": "python -m veracity.bench.injection.fit",
     }
@@ -290,7 +330,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(
         f"wrote {args.out}: threshold {model.threshold:.4f}; tune, {FOLDS}-fold by template: "
         f"recall {cv['recall']}, false quarantine {cv['false_quarantine']}, "
-        f"real-text paragraphs quarantined {cv['real_text_false_quarantine']}"
+        f"real-text paragraphs quarantined {cv['real_text_false_quarantine']}, "
+        f"docs chunks {cv['docs_chunks_false_quarantine']} (pages {cv['docs_pages_false_quarantine']})"
     )
     for name in FEATURES:
         print(f"  {name:<26} {model.weights[name]:+.3f}")

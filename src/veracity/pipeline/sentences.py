@@ -12,6 +12,10 @@ non-negative numbers:
   every sentence, tells its sentences apart less than a rarer word);
 - ``coverage_context``: the same over the sentence, the one before it, the
   chunk's heading path and the document title (the sentence's subject);
+- ``coverage_subject``: the same over the sentence, the heading path and the
+  title only: what the sentence says of its subject itself, not what the
+  sentence before it said (``coverage_context`` alone credited the sentence
+  *after* the one that answers);
 - ``coverage_chunk``: the same over the whole chunk and its title;
 - ``phrases``: share of the question's phrases (Chinese character bigrams,
   other token pairs) found in the sentence and the one before it;
@@ -68,6 +72,7 @@ FEATURES: Final = (
     "coverage",
     "coverage_local",
     "coverage_context",
+    "coverage_subject",
     "coverage_chunk",
     "phrases",
     "characters",
@@ -237,11 +242,13 @@ def sentence_features(
     sentence = context.sentence
     tokens = coverage_tokens(sentence)
     around = context.around
+    headed = f"{context.subject} {sentence}"
     whole = f"{context.subject} {context.chunk_text}"
     found = {
         "coverage": weighted_coverage(sub, weights, tokens, sentence),
         "coverage_local": weighted_coverage(sub, local or weights, tokens, sentence),
         "coverage_context": weighted_coverage(sub, weights, coverage_tokens(around), around),
+        "coverage_subject": weighted_coverage(sub, weights, coverage_tokens(headed), headed),
         "coverage_chunk": weighted_coverage(sub, weights, coverage_tokens(whole), whole),
         "phrases": phrase_coverage(sub.text, f"{context.previous} {sentence}"),
         "characters": character_coverage(sub.text, sentence),

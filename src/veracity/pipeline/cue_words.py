@@ -235,13 +235,19 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
     ),
     "secret": (
         r"internal", r"confidential", r"hidden", r"secrets?", r"secretly", r"secretive", r"private", r"restricted",
-        r"classified", r"sensitive", r"credentials?", r"passwords?", r"api keys?", r"tokens?", r"system prompt",
+        r"classified", r"sensitive", r"credentials?", r"passwords?", r"api keys?", r"system prompt",
+        # a token that opens something; not a design token or a token of text
+        r"(?:api|access|auth\w*|bearer|jwt|session|secret|refresh|oauth2?|personal access|your|my|their) tokens?",
         r"(?:your|the|initial|original|hidden|full|exact) (?:\w+ )?prompt", r"chain[- ]of[- ]thought",
         r"your configuration", r"incident (?:records?|reports?|logs?|numbers?|ids?)", r"not public", r"non-public",
-        r"other (?:users|customers|tenants)'?", r"personal data", r"(?:staff|employee)-only", r"内部", r"机密", r"保密",
+        r"other (?:users|customers|tenants)'?", r"personal data", r"(?:staff|employee)-only",
+        # 内部 of an organisation, not of a program ("内部类型", "内部中间件")
+        r"内部(?!类|函数|方法|变量|中间件|实现|结构|状态|逻辑|组件|模块|接口|调用|字段|属性|元素|样式|缓存)", r"机密", r"保密",
         r"隐藏", r"秘密", r"私密", r"敏感", r"密码", r"密钥", r"令牌", r"凭证", r"凭据", r"事故记录", r"未公开", r"非公开", r"其他用户", r"其他客户",
         r"系统提示", r"个人信息", r"intern(?:o|a|os|as|e|es|en|er|i)", r"confidencia~", r"confidentiel~",
-        r"secret(?:o|a|os|as|e|es|s)", r"ocult~", r"privad~", r"contraseñas?", r"credenciales", r"caché(?:e|s|es)?",
+        r"secret(?:o|a|os|as|e|es|s)", r"ocult~", r"privad~", r"contraseñas?", r"credenciales",
+        # French "caché(e)" (hidden) folds to the English "cache": only its feminine, or after a noun
+        r"cachees?", r"(?:prompt|texte|message|contenu|document|note)s? caches?",
         r"privé~", r"mots? de passe", r"identifiants", r"vertraulich~", r"geheim~", r"versteckt~", r"passw(?:ö|o)rt~",
         r"zugangsdaten", r"senhas?", r"credenciais", r"riservat~", r"segret~", r"credenziali", r"機密", r"非公開",
         r"パスワード", r"認証情報", r"내부", r"기밀", r"비밀", r"비공개", r"внутренн~", r"конфиденциальн~", r"секретн~", r"скрыт~",
@@ -278,7 +284,8 @@ FAMILIES: Final[dict[str, tuple[str, ...]]] = {
         r"you are (?:now|no longer|henceforth|actually|really|hereby)",
         r"you(?:'re| are) (?:an? )?(?:new|different|unrestricted|evil|free)",
         r"your (?:new )?(?:role|identity|persona|name|purpose|task|job|instructions?) (?:is|are|will be)",
-        r"you will (?:now )?(?:act|be|behave|respond|answer|reply)",
+        # "you will be a pirate", not the passive "you will be prompted / asked / redirected"
+        r"you will (?:now )?(?:act|behave|respond|answer|reply)", r"you will (?:now )?be (?!\w+ed\b)\w+",
         r"you have been (?:updated|reprogrammed|upgraded|freed|unlocked)",
         r"(?:from now on|as of now|starting now),? you", r"(?:pretend|imagine|suppose) (?:that )?you(?:'re| are)",
         r"let'?s (?:play|pretend|role-?play)", r"you are \w+, (?:who|an?|the)", r"(?:stay|remain) in character",

@@ -30,10 +30,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from veracity.bench.injection.docs_text import documentation_pages
 from veracity.bench.injection.real_text import paragraphs
-from veracity.ingest.batch import load_sources
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.metadata import GovernanceDefaults
 from veracity.pipeline.injection import default_model, detect
 
 # (label, file, first article, last article + 1 or None)
@@ -49,12 +47,11 @@ PARTS = (
 
 def docs_folder(folder: Path, show: int) -> None:
     """Chunks and pages of a documentation folder that the detector would quarantine."""
-    loaded = load_sources([folder], defaults=GovernanceDefaults(tenant="docs"))
-    chunks = flagged_chunks = 0
+    chunks = flagged_chunks = pages = shown = 0
     flagged_pages = set()
-    shown = 0
-    for _, document in sorted(loaded.documents, key=lambda item: item[1].source_id):
-        for chunk in chunk_for_index(document):
+    for document, page_chunks in documentation_pages(folder):
+        pages += 1
+        for chunk in page_chunks:
             chunks += 1
             verdict = detect(chunk.text, chunk.heading_path)
             if verdict.quarantine:
@@ -63,7 +60,6 @@ def docs_folder(folder: Path, show: int) -> None:
                 if shown < show:
                     shown += 1
                     print(f"    {verdict.score:.3f} {','.join(verdict.signals)} | {chunk.text[:160]!r}")
-    pages = len(loaded.documents)
     print(
         f"docs {folder}: chunks {flagged_chunks}/{chunks} = {flagged_chunks / max(1, chunks):.4f}, "
         f"pages {len(flagged_pages)}/{pages} = {len(flagged_pages) / max(1, pages):.4f}"

@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -34,6 +34,7 @@ import yaml
 from ...ingest.batch import load_sources
 from ...ingest.chunking import chunk_for_index
 from ...ingest.metadata import GovernanceDefaults
+from ...model.contracts import Chunk, Document
 from ...pipeline.signals import Window, windows
 
 DOCS_WINDOWS_FILE: Final = Path(__file__).with_name("docs_windows.json")
@@ -45,21 +46,29 @@ Page = list[list[list[str]]]
 """A page as stored: per chunk, per featured window, the feature names."""
 
 
+def documentation_pages(folder: Path) -> Iterator[tuple[Document, tuple[Chunk, ...]]]:
+    """Every page of a documentation folder with its chunks, as ``veracity add`` reads and cuts
+    them with the defaults a new user gets, in source-id order."""
+    loaded = load_sources([folder], defaults=GovernanceDefaults(tenant="docs"))
+    for _, document in sorted(loaded.documents, key=lambda item: item[1].source_id):
+        yield document, chunk_for_index(document)
+
+
 def read_set(folder: Path, digest: Any) -> tuple[list[Page], int, int]:
     """Per page of ``folder`` with a featured window, each chunk's featured windows; the number
     of pages and of chunks read. ``digest`` takes every page's path and body."""
-    loaded = load_sources([folder], defaults=GovernanceDefaults(tenant="docs"))
     pages: list[Page] = []
-    chunks = 0
-    for _, document in sorted(loaded.documents, key=lambda item: item[1].source_id):
+    page_count = chunks = 0
+    for document, page_chunks in documentation_pages(folder):
+        page_count += 1
         digest.update(f"{document.source_id}\0{document.body}\1".encode())
         found: Page = []
-        for chunk in chunk_for_index(document):
+        for chunk in page_chunks:
             chunks += 1
             found.append([sorted(w.features) for w in windows(chunk.text, chunk.heading_path) if w.features])
         if any(found):
             pages.append(found)
-    return pages, len(loaded.documents), chunks
+    return pages, page_count, chunks
 
 
 def build(docs_root: Path, sets: Path = DEFAULT_SETS) -> dict[str, Any]:

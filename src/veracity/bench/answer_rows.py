@@ -115,7 +115,7 @@ def _question_row(
     candidates = []
     for hit, _, end, claim_start, next_end, context in contexts:
         claim_end = (
-            next_end if next_end is not None and takes_next_sentence(subs[0], context.sentence) else end
+            next_end if next_end is not None and takes_next_sentence(subs[0], context) else end
         )
         claim = hit.chunk.text[claim_start:claim_end]
         source_id = retrieval.documents[hit.chunk.document_id].source_id

@@ -38,9 +38,10 @@ non-negative numbers:
   subject, and where it stands in its chunk (:mod:`veracity.pipeline.slots`).
 
 A claim is the sentence itself, or the sentence with the one before it when it
-leans on it (``anaphor``) or is a fragment, or with the one after it when it
-only echoes the question (:data:`ECHO_NOVELTY`) or the question asks for a
-description, an explanation or a list ("why", "how", "what are", 为什么,
+leans on it (``anaphor``) or is a fragment, or with the one after it when it is
+a fragment that opens its chunk, when it only echoes the question
+(:data:`ECHO_NOVELTY`) or the question asks for a description, an explanation
+or a list ("why", "how", "what are", 为什么,
 怎样, 哪些: one sentence often holds only the start of such an answer):
 always a contiguous span of the cited chunk. A table row is a candidate with its header row as the
 sentence before it (so "which environment variable" meets the header's words);
@@ -207,12 +208,16 @@ def echoes(sub: SubQuestion, sentence: str) -> bool:
     return novelty(sub, sentence) < ECHO_NOVELTY
 
 
-def takes_next_sentence(sub: SubQuestion, sentence: str) -> bool:
-    """Whether a claim on ``sentence`` runs on into the next sentence of its chunk: the sentence only
-    echoes the question, it ends with a colon (it announces what follows: "默认浏览器支持范围是："
-    before the list), or the question asks for a description, an explanation or a list."""
+def takes_next_sentence(sub: SubQuestion, context: SentenceContext) -> bool:
+    """Whether a claim on ``context.sentence`` runs on into the next sentence of its chunk: the
+    sentence only echoes the question, it ends with a colon (it announces what follows:
+    "默认浏览器支持范围是：" before the list), it is a fragment with no sentence before it to lean
+    on (an FAQ answer's "不能照旧使用。" or "No."), or the question asks for a description, an
+    explanation or a list."""
+    sentence = context.sentence
     return (
         sentence.rstrip().endswith((":", "："))
+        or (context.first and len(sentence) < FRAGMENT_CHARS)
         or asks_for_description(sub.text, sub.language)
         or echoes(sub, sentence)
     )
@@ -286,7 +291,7 @@ def candidates(
     found = []
     for hit, start, end, claim_start, next_end, context in contexts:
         features = sentence_features(sub, context, weights, local)
-        echo = next_end is not None and takes_next_sentence(sub, context.sentence)
+        echo = next_end is not None and takes_next_sentence(sub, context)
         found.append(
             Candidate(
                 hit=hit,

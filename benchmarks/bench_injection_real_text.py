@@ -17,8 +17,9 @@ text; SQuAD articles 9–16, CMRC dev and DRCD dev were only ever counted.
 
 ``--docs FOLDER...`` reads documentation folders the same way, chunked as
 ``veracity add`` chunks them, and prints the chunks and pages that would be
-quarantined. The fit reads the docs tuning sets (Poetry, MkDocs, FastAPI, Ant
-Design: ``veracity.bench.injection.docs_text``); HTTPX and Vite, the reporting
+quarantined. The fit measures the docs tuning sets (Poetry, MkDocs, FastAPI, Ant
+Design: ``veracity.bench.injection.docs_text``) without training on them, and
+they were read while the cue words were developed; HTTPX and Vite, the reporting
 docs sets, are held out (see ``benchmarks/docs_questions/`` for their commits).
 
     python benchmarks/bench_injection_real_text.py --datasets ../shared/datasets

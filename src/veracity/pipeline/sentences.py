@@ -208,6 +208,11 @@ def echoes(sub: SubQuestion, sentence: str) -> bool:
     return novelty(sub, sentence) < ECHO_NOVELTY
 
 
+def is_fragment(sentence: str) -> bool:
+    """Whether ``sentence`` is too short to stand as a claim alone (:data:`FRAGMENT_CHARS`)."""
+    return len(sentence) < FRAGMENT_CHARS
+
+
 def takes_next_sentence(sub: SubQuestion, context: SentenceContext) -> bool:
     """Whether a claim on ``context.sentence`` runs on into the next sentence of its chunk: the
     sentence only echoes the question, it ends with a colon (it announces what follows:
@@ -217,7 +222,7 @@ def takes_next_sentence(sub: SubQuestion, context: SentenceContext) -> bool:
     sentence = context.sentence
     return (
         sentence.rstrip().endswith((":", "："))
-        or (context.first and len(sentence) < FRAGMENT_CHARS)
+        or (context.first and is_fragment(sentence))
         or asks_for_description(sub.text, sub.language)
         or echoes(sub, sentence)
     )
@@ -351,7 +356,7 @@ def sentence_contexts(
         chunk = hit.chunk
         document = documents[chunk.document_id]
         sentence = chunk.text[start:end]
-        leans = header is None and (bool(_ANAPHOR.match(sentence)) or len(sentence) < FRAGMENT_CHARS)
+        leans = header is None and (bool(_ANAPHOR.match(sentence)) or is_fragment(sentence))
         context = SentenceContext(
             sentence=sentence,
             previous=header if header is not None else chunk.text[previous_start:start].strip(),

@@ -1,13 +1,14 @@
-"""Documentation as negatives for the injection fit: the pages of the docs tuning sets.
+"""Documentation as a check of the injection fit: the pages of the docs tuning sets.
 
 Technical documentation is what a knowledge base of ours mostly holds, and it is
 full of the words an attack uses for something else: a *token* to get, a key to
 *override*, files to *ignore*, the *only* option, a *system* setting. Read as
 non-official pages, the documentation folders of the answer model's docs tuning
 sets (``benchmarks/docs_questions/tune/``: Poetry and MkDocs in English, FastAPI
-and Ant Design in Chinese) are benign chunks for the fit, each page its own
-cross-validation group, held to the same false-quarantine budget as the
-templates (:mod:`.fit`). The reporting docs sets (HTTPX, Vite) are never read
+and Ant Design in Chinese) are benign chunks the fit measures but does not train
+on: the share of them quarantined is held to the same false-quarantine budget as
+the templates and recorded with the share of pages (:mod:`.fit` says why they
+are not training data). The reporting docs sets (HTTPX, Vite) are never read
 here; ``benchmarks/bench_injection_real_text.py --docs`` measures on them.
 
 The pages are not in this repository (their licences are their projects'; each

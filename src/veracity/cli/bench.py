@@ -163,10 +163,12 @@ def bench_answers(
 @bench.command("injection")
 @click.option(
     "--split",
-    type=click.Choice(["test", "tune"]),
+    type=click.Choice(["test", "tune", "blind", "unread"]),
     default="test",
     show_default=True,
-    help="Half of the benchmark: test (never used to fit the detector) or tune (fitted on it).",
+    help="Part of the benchmark: test (never used to fit the detector), tune (fitted on it), "
+    "blind (another author's templates, read but never fitted) or unread (a third author's, "
+    "never read by whoever tunes the detector: look at the counts only).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated corpus.")
 @click.option(

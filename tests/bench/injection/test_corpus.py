@@ -32,11 +32,18 @@ def test_no_template_has_variants_in_both_halves(samples) -> None:
 def test_every_style_with_two_templates_is_in_both_halves(samples) -> None:
     templates: dict[tuple[str, str], set[str]] = {}
     halves: dict[tuple[str, str], set[str]] = {}
+    apart = {s.template_id for s in samples if s.split in ("blind", "unread")}
     for sample in samples:
         key = (sample.label, sample.style)
         templates.setdefault(key, set()).add(sample.template_id)
         halves.setdefault(key, set()).add(sample.split)
-    assert all(halves[key] == {"tune", "test"} for key, ids in templates.items() if len(ids) > 1)
+    # the blind and unread parts are written by other authors and kept apart: the halves alone
+    # are balanced
+    assert all(
+        halves[key] - {"blind", "unread"} == {"tune", "test"}
+        for key, ids in templates.items()
+        if len(ids - apart) > 1
+    )
 
 
 def test_languages_and_attack_styles(samples) -> None:

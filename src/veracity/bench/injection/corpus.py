@@ -13,6 +13,18 @@ hold every style that has two templates or more and no template has variants
 on both sides. The halves were first drawn by the digest of the template ids
 and are written down so that adding a template never moves another one.
 Weights are fitted on ``tune`` only; ``test`` is for reporting.
+
+A third part, ``blind``, holds templates written by other authors from the
+tune half alone (never from the test half, the cue words or the features),
+to measure how the detector carries over to phrasings its own author did not
+write: attack corpora users meet are written by strangers. It is never fitted;
+it has no style balance with the halves; its templates' ids end in ``-n<k>``.
+Whoever fits the detector has read them.
+
+A fourth part, ``unread``, is the same kind of set by another author who read
+neither the code nor any template (``unread_attacks.yaml``,
+``unread_benign.yaml``); nobody who tunes the detector reads those files or
+any sample from them: only counts are looked at.
 """
 
 from __future__ import annotations
@@ -34,7 +46,12 @@ from ...ingest.chunking import chunk_for_index
 from ...ingest.documents import make_document
 from ...model.contracts import Chunk, Document
 
-SPLITS: Final = ("tune", "test")
+SPLITS: Final = ("tune", "test", "blind", "unread")
+# every template file of a label, in the order their samples are generated
+TEMPLATE_FILES: Final = {
+    "attack": ("attacks.yaml", "unread_attacks.yaml"),
+    "benign": ("benign.yaml", "unread_benign.yaml"),
+}
 LABELS: Final = ("attack", "benign")
 TENANT: Final = "starship"
 _HOMOGLYPHS: Final = str.maketrans("aeopcxiyAEOPCXIKMHT", "аеорсхіуАЕОРСХІКМНТ")
@@ -186,10 +203,11 @@ def _variant(template: dict[str, Any], label: str, number: int, split: str, seed
 def generate(seed: int = 0, variants: int = 4) -> list[Sample]:
     """Every sample of both labels and halves, in a fixed order."""
     samples = []
-    for label, name in (("attack", "attacks.yaml"), ("benign", "benign.yaml")):
-        for template in _data(name)["templates"]:
-            for number in range(1, variants + 1):
-                samples.append(_variant(template, label, number, template_split(template), seed))
+    for label, names in TEMPLATE_FILES.items():
+        for name in names:
+            for template in _data(name)["templates"]:
+                for number in range(1, variants + 1):
+                    samples.append(_variant(template, label, number, template_split(template), seed))
     return samples
 
 

@@ -205,7 +205,12 @@ def _describe(samples: Sequence[Sample], sample_id: str) -> dict[str, str]:
 
 def summary_lines(report: dict[str, Any]) -> list[str]:
     """The report as a few readable lines, naming the half it was measured on."""
-    half = {"test": "test half: templates never used to fit the detector", "tune": "tune half: fitted on it"}
+    half = {
+        "test": "test half: templates never used to fit the detector",
+        "tune": "tune half: fitted on it",
+        "blind": "blind part: another author's templates, read, never used to fit the detector",
+        "unread": "unread part: a third author's templates, never read or fitted",
+    }
     lines = [
         f"injection benchmark · {half.get(report['split'], report['split'])} · seed {report['seed']}",
         f"attack documents {report['attack_documents']} · detected {report['detected']} · "

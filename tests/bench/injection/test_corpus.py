@@ -77,3 +77,11 @@ def test_unknown_transform_names_the_valid_ones() -> None:
 
     with pytest.raises(ValueError, match="base64"):
         transform("x", "rot13", random.Random(0))
+
+
+def test_parts_by_other_authors_are_apart_from_the_halves(samples) -> None:
+    # blind (author A, ids -n<k>) and unread (author B, ids -t<k>, its own files): measured, never fitted
+    for split, suffix in (("blind", "-n"), ("unread", "-t")):
+        part = select(samples, split=split)
+        assert {s.label for s in part} == {"attack", "benign"}
+        assert all(suffix in s.template_id for s in part)

@@ -6,7 +6,7 @@ Examples::
     python benchmarks/bench_embedders.py --model use
     # add retrieval quality on a BEIR-style folder (corpus.jsonl[.gz], queries.jsonl, qrels/)
     python benchmarks/bench_embedders.py --model e5 --no-speed \\
-        --dataset /work/shared/datasets/scifact --max-queries 300 --max-docs 1500
+        --dataset ../shared/datasets/scifact --max-queries 300 --max-docs 1500
 
 ``--threads N`` (default 1) pins the process to N cores and sets the BLAS/OpenMP
 thread variables *before* numpy or the model library load, so speed is per core.
@@ -31,7 +31,11 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-DEFAULT_SPEED_CORPUS = Path("/work/shared/datasets/cmrc2018/beir/dev/corpus.jsonl")
+# found without importing veracity, whose import loads numpy before the thread settings apply
+DEFAULT_SPEED_CORPUS = (
+    Path(os.environ.get("VERACITY_DATASETS") or Path(__file__).resolve().parents[2] / "shared" / "datasets")
+    / "cmrc2018" / "beir" / "dev" / "corpus.jsonl"
+)
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 

@@ -15,7 +15,7 @@ For each oversample factor: recall@10 of the quantized result against the exact
 float top-10 (rescoring with float rows, and with int8 codes), and the time per
 query as a ratio to the exact float scan over the same rows, in the same run.
 
-    python benchmarks/bench_quantized.py --kb /work/cache/cmrc2018-dev/catalog.sqlite \\
+    python benchmarks/bench_quantized.py --kb cache/cmrc2018-dev/catalog.sqlite \\
         --queries ../shared/datasets/cmrc2018/beir/dev/queries.jsonl --random-rows 100000 200000
 
 The machine may be shared: absolute times are noisy; the ratios are from the same run.

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from collections.abc import Callable
@@ -35,21 +34,18 @@ from veracity.bench.beir import BeirDataset, load_beir, restrict, subset
 from veracity.bench.report import canonical_json, markdown_table, summary_lines
 from veracity.bench.retrieval import BenchSettings
 from veracity.bench.run import resolve_tuning, run_benchmark
+from veracity.bench.shared import MISSING, datasets_folder
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
 
 
 def datasets_dir() -> Path:
-    """``$VERACITY_DATASETS``, else ``shared/datasets`` beside the repository, else /work/shared."""
-    for candidate in (
-        os.environ.get("VERACITY_DATASETS"),
-        ROOT.parent / "shared" / "datasets",
-        Path("/work/shared/datasets"),
-    ):
-        if candidate and Path(candidate).is_dir():
-            return Path(candidate)
-    raise SystemExit("datasets not found; set VERACITY_DATASETS")
+    """``$VERACITY_DATASETS``, else ``shared/datasets`` beside the repository."""
+    found = datasets_folder()
+    if found is None:
+        raise SystemExit(MISSING)
+    return found
 
 
 SUBSET_DOCS = 1000

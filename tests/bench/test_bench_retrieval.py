@@ -10,7 +10,6 @@ The datasets come from ``shared/datasets`` beside the repository (or
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from veracity.bench.beir import load_beir, subset
 from veracity.bench.embedcache import embed_texts
 from veracity.bench.retrieval import BenchSettings, resolve_analyzer
 from veracity.bench.run import resolve_tuning, run_benchmark
+from veracity.bench.shared import datasets_folder
 from veracity.cli.main import main
 from veracity.index.embedders import FakeEmbedder
 from veracity.model.errors import ConfigError
@@ -29,14 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _datasets() -> Path | None:
-    for candidate in (
-        os.environ.get("VERACITY_DATASETS"),
-        ROOT.parent / "shared" / "datasets",
-        "/work/shared/datasets",
-    ):
-        if candidate and (Path(candidate) / "scifact" / "queries.jsonl").is_file():
-            return Path(candidate)
-    return None
+    found = datasets_folder()
+    return found if found is not None and (found / "scifact" / "queries.jsonl").is_file() else None
 
 
 DATASETS = _datasets()

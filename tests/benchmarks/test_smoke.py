@@ -15,18 +15,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.system_packages import need_cjk_font, need_tesseract
+from veracity.bench.shared import datasets_folder
+
 pytestmark = pytest.mark.bench_smoke
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
-DATASETS = next(
-    (
-        p
-        for p in (ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets"))
-        if (p / "scifact").is_dir()
-    ),
-    None,
-)
+DATASETS = datasets_folder()
 
 
 def _run(script: str, *args: object) -> str:
@@ -61,6 +57,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_injection_real_text.py",
         "bench_injection_probes.py",
         "bench_docs_questions.py",
+        "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
 
@@ -185,6 +182,8 @@ def test_ann() -> None:
 
 def test_ocr(tmp_path: Path) -> None:
     pytest.importorskip("rapidocr_onnxruntime", reason="the OCR benchmark needs the 'ocr' extra")
+    need_cjk_font()
+    need_tesseract()
     out = _run("bench_ocr.py", "--scale", "smoke", "--out", tmp_path / "ocr.json")
     assert "| rapidocr | zh | 1 |" in out and "| tesseract | en | 1 |" in out
     rows = json.loads((tmp_path / "ocr.json").read_text(encoding="utf-8"))["rows"]

@@ -9,8 +9,6 @@ they fail unless ``VERACITY_NO_TESSERACT`` says why they could not be installed.
 
 from __future__ import annotations
 
-import os
-import shutil
 import sys
 from typing import Any
 
@@ -23,27 +21,21 @@ from veracity.model.errors import ConfigError
 
 pytest.importorskip("rapidocr_onnxruntime", reason="OCR needs the 'ocr' extra")
 
+from tests.system_packages import need_cjk_font, need_tesseract
 from veracity.ingest.ocr import OcrSettings
-from veracity.testing.page_images import character_error_rate, find_cjk_font, image_bytes, render_page
+from veracity.testing.page_images import character_error_rate, image_bytes, render_page
 from veracity.testing.pdf_builder import build_pdf
 
-if find_cjk_font() is None:
-    pytest.skip("no Noto Sans CJK font: apt-get install fonts-noto-cjk", allow_module_level=True)
+
+@pytest.fixture(autouse=True)
+def _font() -> None:
+    need_cjk_font()
+
 
 RAPID = OcrSettings(engine="rapidocr")  # type: ignore[arg-type]
 TESSERACT = OcrSettings(engine="tesseract")  # type: ignore[arg-type]
 ENGLISH = ["The Team plan costs $12.50 per seat.", "Invitations expire after 72 hours."]
 CHINESE = ["单点登录需要企业计划。", "邀请链接7天内有效。"]
-
-
-def need_tesseract() -> None:
-    """Skip without Tesseract and its Chinese pack; under CI fail, unless the reason is given."""
-    if shutil.which("tesseract"):
-        return
-    reason = os.environ.get("VERACITY_NO_TESSERACT")
-    if os.environ.get("CI") and not reason:
-        pytest.fail("tesseract is not installed; apt-get install tesseract-ocr tesseract-ocr-chi-sim")
-    pytest.skip(reason or "tesseract is not installed")
 
 
 def small_image(lines: list[str], heading: str | None = None) -> Any:

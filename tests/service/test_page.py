@@ -11,17 +11,16 @@ is skipped with that reason elsewhere. Screenshots (desktop and phone width) go 
 from __future__ import annotations
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
 import time
-import warnings
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.system_packages import need_chromium
 from veracity.kb.local import open_local
 
 RUNNING = (
@@ -29,21 +28,10 @@ RUNNING = (
     "如果成员数超过新计划上限，多出来的成员会被自动删除吗？"
 )
 RESTRICTED = "2026 年 8 月的 SSO 故障是怎么回事？"
-INSTALL = "apt-get install -y chromium fonts-noto-cjk"
 
 
 def _chromium() -> str:
-    found = shutil.which("chromium")
-    if found:
-        return found
-    reason = os.environ.get("VERACITY_NO_BROWSER")
-    if reason:
-        pytest.skip(f"BROWSER TEST SKIPPED: {reason}")
-    if os.environ.get("CI"):
-        pytest.fail(f"chromium is not installed; {INSTALL} (or set VERACITY_NO_BROWSER to the reason)")
-    message = f"BROWSER TEST SKIPPED: no chromium on this machine; {INSTALL} to run it"
-    warnings.warn(message, stacklevel=1)
-    pytest.skip(message)
+    return need_chromium()
 
 
 def _free_port() -> int:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from veracity.bench.injection import docs_text, real_text
 from veracity.bench.injection.fit import fit
+from veracity.bench.shared import datasets_folder
 from veracity.cli.main import main
 from veracity.pipeline.injection import default_model
 from veracity.pipeline.signals import FEATURES
@@ -41,9 +42,7 @@ def test_bench_injection_names_its_half_and_measures_end_to_end(tmp_path) -> Non
 
 
 _ROOT = Path(__file__).resolve().parents[3]
-_DATASETS = next(
-    (p for p in (_ROOT.parent / "shared" / "datasets", Path("/work/shared/datasets")) if p.is_dir()), None
-)
+_DATASETS = datasets_folder()
 
 
 @pytest.mark.skipif(_DATASETS is None, reason="shared/datasets not found")

@@ -1,0 +1,35 @@
+"""Where the shared benchmark data sets live: ``$VERACITY_DATASETS``, else ``shared/datasets``
+beside the project's checkout (``<checkout>/../shared/datasets``).
+
+The data sets are not part of the package; tests and benchmarks that need them find them
+here and skip (tests) or stop with this message (scripts) when they are absent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Final
+
+PROJECT_ROOT: Final = Path(__file__).resolve().parents[3]
+"""The checkout this module runs from (``src/veracity/bench/shared.py`` → three folders up)."""
+
+MISSING: Final = (
+    "the shared data sets were not found: set VERACITY_DATASETS to the folder holding "
+    "squad2_dev_half/, cmrc2018/, drcd/, scifact/ (by default ../shared/datasets beside the checkout)"
+)
+
+
+def datasets_folder() -> Path | None:
+    """The shared data-set folder, or ``None`` when it is not on this machine."""
+    configured = os.environ.get("VERACITY_DATASETS")
+    if configured:
+        return Path(configured) if Path(configured).is_dir() else None
+    candidate = PROJECT_ROOT.parent / "shared" / "datasets"
+    return candidate if candidate.is_dir() else None
+
+
+def shared_folder() -> Path | None:
+    """The shared folder (``datasets/``, ``spec/``) beside the checkout, or ``None``."""
+    datasets = datasets_folder()
+    return datasets.parent if datasets is not None else None

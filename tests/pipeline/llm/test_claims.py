@@ -99,3 +99,18 @@ def test_dense_similarity_is_checked_with_the_embedder() -> None:
 def test_citation_precision_counts_blocks_that_support() -> None:
     check = _verifier().check(WrittenClaim(1, "3.2 的 Team 计划不能再使用旧版 SAML 单点登录。", (1, 3)))
     assert check.verified and check.precise_citations == 1
+
+
+def test_a_marker_after_the_closing_stop_belongs_to_the_sentence_before() -> None:
+    english = "Enterprise credits apply below 99.95%. [1] Credits must be requested within 30 days. [1]"
+    assert [(c.text, c.blocks) for c in split_claims(english)] == [
+        ("Enterprise credits apply below 99.95%.", (1,)),
+        ("Credits must be requested within 30 days.", (1,)),
+    ]
+    chinese = "同步失败会自动重试3次。 [1] 无需手动操作。 [2]"
+    assert [(c.text, c.blocks) for c in split_claims(chinese)] == [
+        ("同步失败会自动重试3次。", (1,)),
+        ("无需手动操作。", (2,)),
+    ]
+    # a marker that opens the whole text has no sentence before it: it stays with the first one
+    assert [(c.text, c.blocks) for c in split_claims("[2] Credits expire.")] == [("Credits expire.", (2,))]

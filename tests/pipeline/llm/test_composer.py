@@ -161,6 +161,39 @@ def test_a_lost_subquestion_turns_the_answer_partial(engine: KnowledgeBase) -> N
     assert len(answer.uncovered_subquestions) == 1
 
 
+def test_a_dropped_claim_that_carried_the_asked_part_turns_the_answer_partial(engine: KnowledgeBase) -> None:
+    config = tenant_config()
+
+    def main_claim_uncited(request: Mapping[str, Any]) -> str:
+        first, second = faithful_reply(request).split("\n")[:2]
+        aside = f"Enterprise 计划在 3.2 中可以同时启用 SAML 和 OIDC [{_block(request, '同时启用 SAML')}]。"
+        return "\n".join((re.sub(r"\s*\[\d+\]", "", first), aside, second))
+
+    answer = _ask(engine, main_claim_uncited, config.running_question)
+    assert answer.trace.dropped_claims == ((1, "no_citation"),)
+    assert answer.status is AnswerStatus.PARTIAL and "unverified:0" in answer.reasons
+    assert len(answer.uncovered_subquestions) == 1 and "SAML" in answer.uncovered_subquestions[0]
+
+
+def test_when_the_only_part_is_lost_the_extractive_answer_is_the_floor(engine: KnowledgeBase) -> None:
+    def main_claim_uncited(request: Mapping[str, Any]) -> str:
+        return f"{GOOD}\nTeam 计划的成员上限是 50 人 [{_block(request, '| Team |')}]。"
+
+    answer = _ask(engine, main_claim_uncited)
+    assert answer.trace.dropped_claims == ((1, "no_citation"),)
+    assert dict(answer.trace.composer)["outcome"] == "fallback_extractive"
+    assert answer.status is AnswerStatus.ANSWER and all(c.composer == "extractive" for c in answer.claims)
+
+
+def test_a_marker_after_the_full_stop_keeps_the_main_claim(engine: KnowledgeBase) -> None:
+    def marker_after_stop(request: Mapping[str, Any]) -> str:
+        return f"{GOOD} [{_block(request, '不能再使用旧版 SAML')}] 成员上限是 50 人。 [{_block(request, '| Team |')}]"
+
+    answer = _ask(engine, marker_after_stop)
+    assert answer.trace.dropped_claims == ()
+    assert answer.status is AnswerStatus.ANSWER and [c.text for c in answer.claims][0] == GOOD
+
+
 def test_abstain_never_calls_the_model(engine: KnowledgeBase) -> None:
     calls: list[Any] = []
     answer = _ask(engine, lambda r: calls.append(r) or "anything [1]", "3.2 支持量子加密登录吗？")

@@ -1,8 +1,8 @@
 """A written answer, claim by claim: split it, and check each claim against the blocks it cites.
 
 A claim is one sentence of the model's text with the block numbers written after it (``[1]``,
-``[2][3]``, ``[1, 2]``, ``【1】``); a sentence that holds only numbers lends them to the one
-before it. Each claim passes these checks in order, and the first it fails is its reason
+``[2][3]``, ``[1, 2]``, ``【1】``), before or after its closing stop; a sentence that holds only
+numbers lends them to the one before it. Each claim passes these checks in order, and the first it fails is its reason
 (:class:`DropReason`):
 
 1. it cites at least one block (``no_citation``), and only blocks that exist
@@ -62,6 +62,7 @@ UNCOVERED_SHARE: Final = 0.5
 """A claim covering more than half of an uncovered sub-question's weight is about it."""
 
 _MARKERS = re.compile(r"\[(\d+(?:\s*[,，、]\s*\d+)*)\]|【(\d+)】")
+_LEADING_MARKERS = re.compile(r"^(?:\s*(?:\[\d+(?:\s*[,，、]\s*\d+)*\]|【\d+】))+\s*")
 _BULLET = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
 _EMPHASIS = re.compile(r"\*\*|__|`(?=[^`]*$)")
 _CLAUSE = re.compile(r"[;；:：，|()（）]|,(?=\s)")
@@ -104,11 +105,22 @@ class ClaimCheck:
     precise_citations: int = 0
     supported: bool = False
     """Whether the cited blocks support the claim (checks 4–6), whatever else it failed."""
+    share: float = 0.0
+    """The share of its sub-question's term weight the claim holds (how much of it it answers)."""
 
     @property
     def verified(self) -> bool:
         """Whether the claim passed every check."""
         return self.reason is None
+
+
+def _cited(text: str) -> tuple[int, ...]:
+    """The block numbers of the markers in ``text``, in order, each once."""
+    return tuple(
+        dict.fromkeys(
+            int(n) for m in _MARKERS.finditer(text) for n in re.split(r"\s*[,，、]\s*", m.group(1) or m.group(2))
+        )
+    )
 
 
 def split_claims(text: str) -> list[WrittenClaim]:
@@ -118,13 +130,14 @@ def split_claims(text: str) -> list[WrittenClaim]:
         line = _EMPHASIS.sub("", _BULLET.sub("", line)).strip()
         for start, end in split_sentences(line):
             sentence = line[start:end]
-            cited = tuple(
-                dict.fromkeys(
-                    int(n)
-                    for m in _MARKERS.finditer(sentence)
-                    for n in re.split(r"\s*[,，、]\s*", m.group(1) or m.group(2))
-                )
-            )
+            # "… 99.95%. [1] Credits …": a marker written after the closing stop is split off with
+            # the next sentence, but it cites the one it follows
+            leading = _LEADING_MARKERS.match(sentence)
+            if leading and found and re.search(r"\w", sentence[leading.end() :]):
+                previous, blocks = found[-1]
+                found[-1] = (previous, tuple(dict.fromkeys((*blocks, *_cited(leading.group(0))))))
+                sentence = sentence[leading.end() :]
+            cited = _cited(sentence)
             plain = " ".join(_MARKERS.sub(" ", sentence).split())
             plain = re.sub(r"\s+([。.!?！？,，;；:：])", r"\1", plain)
             if not re.search(r"\w", plain):
@@ -152,12 +165,12 @@ class Verifier:
     def check(self, claim: WrittenClaim) -> ClaimCheck:
         """The verdict on ``claim``: its reason (``None`` when verified), its sub-question, whether
         its citations support it (checks 4–6) and how many of them do (see :meth:`precise`)."""
+        subquestion, about_missing, share = self.assign(claim.text)
         if not claim.blocks:
-            return ClaimCheck(claim, DropReason.NO_CITATION)
+            return ClaimCheck(claim, DropReason.NO_CITATION, subquestion, share=share)
         if any(number not in self.blocks for number in claim.blocks):
-            return ClaimCheck(claim, DropReason.UNKNOWN_CITATION)
+            return ClaimCheck(claim, DropReason.UNKNOWN_CITATION, subquestion, share=share)
         support, coverage, similarity = self.support(claim.text, claim.blocks)
-        subquestion, about_missing = self.assign(claim.text)
         precise = self.precise(claim, support is None)
         if instruction_signals(claim.text):
             reason: DropReason | None = DropReason.INSTRUCTION
@@ -165,7 +178,7 @@ class Verifier:
             reason = DropReason.UNCOVERED
         else:
             reason = support
-        return ClaimCheck(claim, reason, subquestion, coverage, similarity, precise, support is None)
+        return ClaimCheck(claim, reason, subquestion, coverage, similarity, precise, support is None, share)
 
     def precise(self, claim: WrittenClaim, supported: bool) -> int:
         """Citations of ``claim`` that earn their place: the block supports the claim alone, or the
@@ -182,10 +195,11 @@ class Verifier:
             )
         )
 
-    def assign(self, text: str) -> tuple[int | None, bool]:
-        """The sub-question ``text`` speaks to, and whether that one is not covered."""
+    def assign(self, text: str) -> tuple[int | None, bool, float]:
+        """The sub-question ``text`` speaks to, whether that one is not covered, and the share of
+        its term weight that ``text`` holds."""
         if not self.subquestions:
-            return None, False
+            return None, False, 0.0
         tokens = frozenset(tokenize(text))
         shares = [weighted_coverage(s, self.question_weights, tokens, text) for s in self.subquestions]
         covered = [i for i in range(len(shares)) if i in self.covered]
@@ -197,8 +211,8 @@ class Verifier:
             and shares[best_missing] > UNCOVERED_SHARE
             and (best_covered is None or shares[best_missing] > shares[best_covered])
         ):
-            return best_missing, True
-        return best_covered, False
+            return best_missing, True, shares[best_missing]
+        return best_covered, False, (shares[best_covered] if best_covered is not None else 0.0)
 
     def support(self, text: str, cited: Sequence[int]) -> tuple[DropReason | None, float, float | None]:
         """Whether the blocks ``cited`` support ``text`` (checks 4–6), its coverage and similarity."""

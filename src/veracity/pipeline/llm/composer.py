@@ -11,9 +11,11 @@ Steps, after the policy decided the answer (:mod:`veracity.pipeline.composer`):
    off text leaves the decided (extractive) answer, marked ``llm_unavailable``;
 4. its text is split into claims and each is verified (:mod:`.claims`); a failed claim is
    dropped and reported (its index and reason, never its text);
-5. a covered sub-question (or required fact) that no verified claim covers any more turns the
-   status to partial (``unverified:<i>``, ``unverified_fact:<id>``); when no verified claim
-   covers anything, the decided extractive answer is returned (``fallback_extractive``).
+5. a covered sub-question (or required fact) that no verified claim covers any more, or whose
+   best claim (the one holding most of its terms) was dropped, turns the status to partial
+   (``unverified:<i>``, ``unverified_fact:<id>``): what was asked is not said just because a
+   side remark about it survived; when no verified claim covers anything, the decided
+   extractive answer is returned (``fallback_extractive``).
 
 Each written claim says ``composer="llm"``; the trace says which model wrote the answer, the
 outcome and the counts.
@@ -22,7 +24,7 @@ outcome and the counts.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from ...model.contracts import AnswerStatus, Claim, Hit, Trust
@@ -41,6 +43,18 @@ from .claims import (
 )
 from .client import ChatModel, Completion
 from .context import Block, Part, admitted_hits, assemble, prompt
+
+
+def carried_by_dropped(checks: Sequence[ClaimCheck], covered: Mapping[int, object]) -> list[int]:
+    """Covered sub-questions whose best claim was dropped: a dropped claim holds more of the
+    sub-question's term weight than every verified claim assigned to it."""
+    lost = []
+    for index in covered:
+        kept = [c.share for c in checks if c.verified and c.subquestion == index]
+        dropped = [c.share for c in checks if not c.verified and c.subquestion == index]
+        if dropped and max(dropped) > max(kept, default=0.0):
+            lost.append(index)
+    return lost
 
 
 class LLMComposer:
@@ -101,6 +115,7 @@ class LLMComposer:
         kept = [c for c in checks if c.verified]
         claims = [self._claim(c, blocks, evidence, decided) for c in kept]
         lost_parts = sorted(set(covered) - {c.subquestion for c in claims if c.subquestion is not None})
+        lost_parts = sorted({*lost_parts, *carried_by_dropped(checks, covered)})
         decided_facts = list(dict.fromkeys(f for c in decided.claims for f in c.fact_ids))
         lost_facts = (
             [f for f in decided_facts if not any(f in c.fact_ids for c in claims)] if by_facts else []

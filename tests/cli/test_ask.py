@@ -130,3 +130,19 @@ def test_the_demo_as_a_knowledge_base_keeps_the_demo_defaults(tmp_path) -> None:
         "starship", "3.2", "2026-08-27T16:00:00+00:00"
     )  # fmt: skip
     assert data["status"] == "answer" and trace["filtered_before_score"] == 9
+
+
+def test_explain_agrees_with_the_decision_when_the_retry_answered() -> None:
+    # "SMAL" is a typo no chunk holds: the first try does not cover it, the retry's rewrite does
+    question = "3.2 的 Team 还能用 SMAL 吗？"
+    result = invoke("ask", question, "--version", "3.2", "--as-of", "2026-08-27", "--explain")
+    assert result.exit_code == 0, result.output
+    assert "decision: answer" in result.output and "retry: rewritten_words 1" in result.output
+    assert "sub-question 0: answered" in result.output and "not covered" not in result.output
+
+
+def test_ask_json_always_has_degraded() -> None:
+    """As the API's JSON: ``degraded`` is there, an empty list when every component took part."""
+    result = invoke("ask", "3.2 的 Team 能用 SAML 吗", "--version", "3.2", "--as-of", "2026-08-27", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["degraded"] == []

@@ -203,5 +203,7 @@ def _print_explanation(explanation: Any, shown: int = 12) -> None:
                 click.echo(f"    terms no evidence holds: {', '.join(value['missing_terms'])}")
             parts = " · ".join(f"{k} {v:.2f}" for k, v in value["features"].items())
             click.echo(f"    features: {parts}")
+        elif isinstance(value, dict):
+            click.echo(f"  {name}: " + " · ".join(f"{k} {v}" for k, v in value.items()))
         else:
             click.echo(f"  {name}: {value}")

@@ -41,6 +41,7 @@ from .answer import renumber, version_scopes
 from .decision import evidence_terms, trust_tiers
 from .outcome import Answer
 from .retrieve import Retrieval
+from .trace import TracedDecision
 
 MAX_RETRIES: Final = 3
 """Retrievals one retry round may run (one per uncovered sub-question, at most this many)."""
@@ -169,6 +170,8 @@ class Part:
     index: int
     claims: tuple[Claim, ...]
     citations: tuple[Citation, ...]
+    decisions: tuple[TracedDecision, ...] = ()
+    """The retried question's own decisions (its trace's), the first of which decided this part."""
 
 
 def merge_parts(
@@ -192,6 +195,13 @@ def merge_parts(
             ids = tuple(dict.fromkeys(numbers[cid] for cid in claim.citation_ids))
             merged_claims.append(replace(claim, citation_ids=ids, subquestion=part.index))
     return tuple(merged_claims), tuple(merged_citations)
+
+
+def decided_by_retry(decisions: Sequence[TracedDecision], parts: Sequence[Part]) -> tuple[TracedDecision, ...]:
+    """The trace's decisions with each part the retry answered decided as the retry decided it
+    (so an explanation never says "not covered" for what the answer then says)."""
+    retried = {p.index: p.decisions[0] for p in parts if p.decisions}
+    return tuple((d[0], *retried[d[0]][1:]) if d[0] in retried else d for d in decisions)
 
 
 def status_of(answered: int, total: int) -> AnswerStatus:
@@ -240,7 +250,9 @@ def retry(
         retried = ask_again(rewrite(query.text if single else subquestions[index].text, fixes))
         from_official = all(c.source_trust is None for c in retried.claims)
         if retried.status is AnswerStatus.ANSWER and (index not in answered_before or from_official):
-            parts.append(Part(index=index, claims=retried.claims, citations=retried.citations))
+            parts.append(
+                Part(index, retried.claims, retried.citations, decisions=retried.trace.decisions)
+            )
     replaced = {p.index for p in parts if p.index in answered_before}
     kept_claims = [c for c in answer.claims if not (c.source_trust and c.subquestion in replaced)]
     used = {cid for claim in answer.claims for cid in claim.citation_ids}
@@ -258,6 +270,7 @@ def retry(
     reasons = (*reasons, *version_scopes(citations, retrieval.documents, query.target_version))
     trace = replace(
         answer.trace,
+        decisions=decided_by_retry(answer.trace.decisions, parts),
         status=status.value,
         reasons=reasons,
         retry=(

@@ -31,6 +31,10 @@ def _rounded(pairs: ScoredIds, places: int = 6) -> list[list[Any]]:
     return [[chunk_id, round(score, places)] for chunk_id, score in pairs]
 
 
+TracedDecision = tuple[int, float, bool, tuple[tuple[str, float], ...], tuple[str, ...], float, str]
+"""One sub-question's decision as the trace keeps it (see :attr:`Trace.decisions`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Trace:
     """What the pipeline did for one question; see the module docstring."""
@@ -59,9 +63,7 @@ class Trace:
     packet_digest: str = ""
     status: str = ""
     reasons: tuple[str, ...] = ()
-    decisions: tuple[
-        tuple[int, float, bool, tuple[tuple[str, float], ...], tuple[str, ...], float, str], ...
-    ] = ()
+    decisions: tuple[TracedDecision, ...] = ()
     """Per sub-question: index, answerability score, answered, features, the question's own
     terms no evidence holds, the threshold the score was held against, and the sources that
     decided it (``official`` or ``community``)."""

@@ -26,3 +26,11 @@ def test_ask_on_the_demo(demo_kb) -> None:
     )
     assert answer.status is veracity.AnswerStatus.ANSWER
     assert answer.citations and all(c.chunk_id for c in answer.citations)
+
+
+def test_a_callers_knowledge_base_is_asked_with_its_own_defaults_not_the_demos(demo_kb) -> None:
+    principal = veracity.Principal.of("starship", "public")
+    own = veracity.ask("3.2 的 Team 能用 SAML 吗", principal, knowledge_base=demo_kb)
+    assert own.trace.target_version is None and not own.trace.as_of.startswith("2026-08-27")
+    demo = veracity.ask("3.2 的 Team 能用 SAML 吗", principal)
+    assert demo.trace.target_version == "3.2" and demo.trace.as_of.startswith("2026-08-27")

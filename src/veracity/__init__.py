@@ -125,16 +125,24 @@ def ask(
     """Answer ``question`` for ``principal``: claims with citations, partial, or abstain.
 
     Without ``knowledge_base`` the bundled demo is used, and ``target_version``
-    and ``as_of`` default to the demo's (3.2, 2026-08-27T16:00Z).
+    and ``as_of`` default to the demo's (3.2, 2026-08-27T16:00Z). A knowledge base
+    of the caller's is asked about every product version, as of now, unless told otherwise:
+    the demo's moment and version are the demo's alone.
     """
+    from datetime import UTC
+    from datetime import datetime as clock
+
     from .fixtures import tenant_config
 
-    kb = knowledge_base or demo_knowledge_base()
-    defaults = tenant_config()
-    return kb.ask(
+    if knowledge_base is None:
+        defaults = tenant_config()
+        knowledge_base = demo_knowledge_base()
+        target_version = target_version or defaults.target_version
+        as_of = as_of or defaults.as_of
+    return knowledge_base.ask(
         question,
         principal,
-        target_version or defaults.target_version,
-        as_of or defaults.as_of,
+        target_version,
+        as_of or clock.now(UTC),
         required_fact_ids=required_fact_ids,
     )

@@ -110,7 +110,10 @@ CHINESE_FUNCTION_WORDS: Final = frozenset(
 # Question and demonstrative morphemes that start a word (哪一年, 几个, 这家, 那种).
 CHINESE_FUNCTION_PREFIXES: Final = ("哪", "几", "什么", "多少", "这", "那")
 CHINESE_POSSESSIVES: Final = frozenset("我们 我 我们的 我的 我司 本公司".split())
-CHINESE_CONDITIONS: Final = frozenset("如果 假如 要是 若 当 一旦 升级 之后 以后".split())
+CHINESE_CONDITIONS: Final = frozenset("如果 假如 要是 若 当 一旦 之后 以后".split())
+# A Chinese premise also ends with a postposition of time or condition ("升级到 3.2 后，…",
+# "迁移的时候，…", "需要的话，…").
+CHINESE_CONDITION_ENDS: Final = ("后", "之后", "以后", "时", "时候", "的话", "前", "之前", "以前")
 
 _ANSWER_TYPE_ZH: Final = (
     (AnswerType.PERSON, ("谁", "哪位", "什么人", "何人")),
@@ -254,7 +257,9 @@ def _premise_end(text: str, language: str) -> int:
     head = text[: pieces[0].start()].strip().lower()
     words = head.split()
     if language == "zh":
-        starts = any(head.startswith(marker) or marker in head[:4] for marker in CHINESE_CONDITIONS)
+        starts = any(
+            head.startswith(marker) or marker in head[:4] for marker in CHINESE_CONDITIONS
+        ) or head.endswith(CHINESE_CONDITION_ENDS)
     else:
         starts = bool(words) and words[0] in ENGLISH_CONDITIONS
     return pieces[0].end() if starts else 0

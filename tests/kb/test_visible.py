@@ -65,4 +65,8 @@ def test_chunk_context_neighbours_and_the_quote(gate) -> None:
 def test_quote_spans_and_shown_paths() -> None:
     assert quote_spans("a b  c d", "b c") == [(2, 6)]
     assert quote_spans("abc", "") == [] and quote_spans("abc", "x") == []
+    table = "| Plan | SLA |\n|---|---|\n| Team | 99.9% |\n| Enterprise | 99.95% |"
+    row_claim = "| Plan | SLA |\n|---|---|\n| Enterprise | 99.95% |"  # a row claim carries its header
+    assert quote_spans(table, row_claim) == [(0, 14), (15, 24), (42, 65)]
+    assert quote_spans(table, "| Plan | SLA |\n| Basic | 1% |") == []
     assert shown_path("/srv/kb/uploads/acme/a.md") == "a.md" and shown_path("guide/a.md") == "guide/a.md"

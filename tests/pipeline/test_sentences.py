@@ -9,6 +9,7 @@ import pytest
 from veracity.index.embedders import FakeEmbedder
 from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
+from veracity.ingest.site_markup import clean_site_markup
 from veracity.model.contracts import Hit, Scores
 from veracity.model.errors import ConfigError
 from veracity.pipeline.decision import (
@@ -28,6 +29,7 @@ from veracity.pipeline.sentences import (
     phrase_coverage,
     weighted_coverage,
 )
+from veracity.text.normalize import normalize_body
 from veracity.text.questions import split_subquestions
 
 
@@ -153,7 +155,8 @@ def test_a_table_row_is_a_candidate_with_its_header_as_context() -> None:
     texts = [c.claim for c in found]
     assert "| Option | Environment variable |" not in texts and "| --- | --- |" not in texts
     region = next(c for c in found if "TW_REGION" in c.claim)
-    assert region.claim == "| `region` | `TW_REGION` |"
+    # the claim is a table on its own: the header and separator rows, then the row
+    assert region.claim == "| Option | Environment variable |\n| --- | --- |\n| `region` | `TW_REGION` |"
     assert region.features["coverage_context"] > region.features["coverage"]
 
 
@@ -229,3 +232,19 @@ def test_a_knowledge_base_answers_with_the_model_of_the_embedder_that_built_it()
     # the fake embedder of tests, and no dense channel at all, read the default model
     assert model_for_embedder(FakeEmbedder().model_id) is use
     assert model_for_embedder(None) is use
+
+
+def test_a_box_title_heads_the_sentences_after_it_and_is_never_part_of_a_claim() -> None:
+    # an admonition (!!! note "Python versions") is cleaned to its title on a line of its own
+    page = (
+        "# Install\n\n!!! note \"Python versions\"\n    Python 3.9 reached end of life in October 2025. "
+        "Install Python 3.12 instead.\n"
+    )
+    hits, documents = _hits(normalize_body(clean_site_markup(page)))
+    (sub,) = split_subquestions("When did Python 3.9 reach end of life?")
+    found = candidates(sub, hits, documents, TermWeights(chunks=1, frequencies={}))
+    claims = [c.claim for c in found]
+    assert any(claim.startswith("Python 3.9 reached end of life in October 2025.") for claim in claims)
+    assert not any("Python versions" in claim for claim in claims)
+    eol = next(c for c in found if c.claim.startswith("Python 3.9"))
+    assert "Python versions" in eol.context  # the title is the sentence's subject, a heading

@@ -24,7 +24,9 @@ from ..model.governance import eligibility
 from ..pipeline.render import chunk_dict, page_label, version_label
 from .browse import document_rows, find_document
 
-__all__ = ["chunk_context", "document_view", "quote_spans", "shown_path", "visible_documents"]
+__all__ = [
+    "chunk_context", "document_view", "quote_spans", "served_paths", "shown_path", "visible_documents",
+]
 
 Paths = Mapping[tuple[str, str], str]
 
@@ -32,6 +34,25 @@ Paths = Mapping[tuple[str, str], str]
 def shown_path(path: str) -> str:
     """A source path as an asker sees it: relative paths as they are, absolute ones by file name only."""
     return PurePath(path).name if path.startswith("/") or re.match(r"^[A-Za-z]:[\\/]", path) else path
+
+
+def served_paths(paths: Paths, uploads: PurePath) -> dict[tuple[str, str], str]:
+    """``paths`` with each uploaded file named as it was uploaded, not by the server's folder.
+
+    An upload is kept at ``uploads/<tenant>/NAME`` (:mod:`veracity.kb.operate`;
+    ``uploads`` resolved, as the remembered paths are): that folder is the
+    server's business (for a database knowledge base, a temporary directory),
+    so even an operator sees ``NAME``. Other paths are kept.
+    """
+
+    def shown(path: str) -> str:
+        try:
+            inside = PurePath(path).relative_to(uploads)
+        except ValueError:
+            return path
+        return PurePath(*inside.parts[1:]).as_posix() if len(inside.parts) > 1 else inside.as_posix()
+
+    return {key: shown(path) for key, path in paths.items()}
 
 
 def _not_found(id_or_source_id: str) -> NotFoundError:
@@ -121,16 +142,26 @@ def document_view(
 
 
 def quote_spans(text: str, quote: str | None) -> list[tuple[int, int]]:
-    """Where ``quote`` occurs in ``text`` (exactly, else with any run of whitespace for any other)."""
+    """Where ``quote`` occurs in ``text`` (exactly, else with any run of whitespace for any other);
+    a quote whose lines are not contiguous in ``text`` (a table row with its header and separator
+    rows) is found line by line."""
     wanted = (quote or "").strip()
     if not wanted:
         return []
+    whole = _span_of(text, wanted)
+    if whole is not None or "\n" not in wanted:
+        return [whole] if whole is not None else []
+    lines = [_span_of(text, line.strip()) for line in wanted.split("\n") if line.strip()]
+    return sorted(span for span in lines if span is not None) if all(lines) else []
+
+
+def _span_of(text: str, wanted: str) -> tuple[int, int] | None:
     found = text.find(wanted)
     if found >= 0:
-        return [(found, found + len(wanted))]
+        return (found, found + len(wanted))
     pattern = r"\s*".join(re.escape(part) for part in wanted.split())
     match = re.search(pattern, text)
-    return [(match.start(), match.end())] if match else []
+    return (match.start(), match.end()) if match else None
 
 
 def _context_chunk(chunk: Chunk, quote: str | None) -> dict[str, Any]:

@@ -160,7 +160,8 @@ def compose(
                 continue
             citation = packet.citation_for(best.hit.chunk.chunk_id)
             marked = None if decision.tier == "official" else decision.tier
-            facts = _facts_in(best.claim, best.hit, documents)
+            facts = tuple(dict.fromkeys((*_facts_in(best.claim, best.hit, documents),
+                                         *_facts_in(best.span, best.hit, documents))))  # fmt: skip
             _add_claim(
                 claims, best.claim, citation.citation_id, facts, source_trust=marked, subquestion=index
             )

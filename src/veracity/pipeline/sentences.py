@@ -157,10 +157,18 @@ class Candidate:
     """The sentence with its subject (title, headings) and the sentence before it."""
     claim_end: int | None = None
     """Where the claim ends when it takes the next sentence too (an echo of the question)."""
+    table_header: str = ""
+    """For a table row: the table's header row and separator (lines of the same chunk)."""
 
     @property
     def claim(self) -> str:
-        """The claim text: a contiguous span of the chunk."""
+        """The claim text: a contiguous span of the chunk; a table row is preceded by its table's
+        header and separator rows, so the claim is a table a reader can read on its own."""
+        return f"{self.table_header}\n{self.span}" if self.table_header else self.span
+
+    @property
+    def span(self) -> str:
+        """The contiguous part of the claim in its chunk (a table row without its header)."""
         return self.hit.chunk.text[self.claim_start : self.claim_end or self.end]
 
 
@@ -190,6 +198,8 @@ class SentenceContext:
     rerank: float
     dense: float | None
     first: bool
+    table_header: str = ""
+    """For a table row: the table's header row and separator, which its claim carries."""
 
     @property
     def around(self) -> str:
@@ -306,6 +316,7 @@ def candidates(
                 features=features,
                 context=context.around,
                 claim_end=next_end if echo else None,
+                table_header=context.table_header,
             )
         )
     return found
@@ -338,34 +349,40 @@ def sentence_contexts(
     """``(hit, start, end, claim start, next sentence's end, context)`` of every non-question
     sentence of ``hits`` (the next end is ``None`` for a chunk's last sentence)."""
     best_rerank = max((h.scores.rerank or 0.0 for h in hits), default=0.0)
-    spans: list[tuple[Hit, int, int, int, int | None, int, str | None]] = []
+    spans: list[tuple[Hit, int, int, int, int | None, int, str | None, str]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
         units = as_units(split_sentences(text), _code_in(hit.chunk, documents[hit.chunk.document_id]))
         sentences = [s for s in units if not _QUESTION_END.search(text[s[0] : s[1]])]
         headers = _table_headers(text, sentences)
+        labels = _labels(text, sentences)
         for order, (start, end) in enumerate(sentences):
-            if headers.get(order) == "":
-                continue  # a table's header or separator row says nothing on its own
-            previous_start = sentences[order - 1][0] if order else start
+            if headers.get(order) == "" or order in labels:
+                continue  # a table's header or separator row, a box's title: they say nothing alone
+            after_label = order - 1 in labels
+            previous_start = sentences[order - 1][0] if order and not after_label else start
             next_end = sentences[order + 1][1] if order + 1 < len(sentences) else None
-            spans.append((hit, start, end, previous_start, next_end, position, headers.get(order)))
+            label = next((text[slice(*sentences[o])] for o in sorted(labels, reverse=True) if o < order), "")
+            spans.append((hit, start, end, previous_start, next_end, position, headers.get(order), label))
     vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, *_ in spans], question_vector, embed)
     found = []
-    for index, (hit, start, end, previous_start, next_end, position, header) in enumerate(spans):
+    for index, (hit, start, end, previous_start, next_end, position, header, label) in enumerate(spans):
         chunk = hit.chunk
         document = documents[chunk.document_id]
         sentence = chunk.text[start:end]
         leans = header is None and (bool(_ANAPHOR.match(sentence)) or is_fragment(sentence))
         context = SentenceContext(
             sentence=sentence,
-            previous=header if header is not None else chunk.text[previous_start:start].strip(),
-            subject=" ".join((document.title, *chunk.heading_path)),
+            previous=header.split("\n")[0]
+            if header is not None
+            else chunk.text[previous_start:start].strip(),
+            subject=" ".join((document.title, *chunk.heading_path, *((label,) if label else ()))),
             chunk_text=chunk.text,
             rank=position,
             rerank=(hit.scores.rerank or 0.0) / best_rerank if best_rerank > 0 else 0.0,
             dense=float(vectors[index]) if vectors is not None else None,
             first=start == previous_start,
+            table_header=header or "",
         )
         found.append(
             (hit, start, end, previous_start if leans else start, None if header else next_end, context)
@@ -373,12 +390,40 @@ def sentence_contexts(
     return found
 
 
+LABEL_CHARS: Final = 80
+"""A paragraph of one line, shorter than this and without a closing stop, heads what follows it."""
+_CLOSING_STOP = re.compile(r"[.!?。！？:：;；…)）\]】]$")
+
+
+def _labels(text: str, sentences: Sequence[tuple[int, int]]) -> set[int]:
+    """The sentences that are labels, not statements: a paragraph of its own that is one short line
+    with no closing stop, with more of the chunk after it (an admonition's or a details box's
+    title, a bold pseudo-heading: "Python versions" above "Python 3.9 reached end of life …").
+    Such a line is the heading of the sentences after it, never a claim or part of one."""
+    found = set()
+    for order, (start, end) in enumerate(sentences[:-1]):
+        line = text[start:end].strip()
+        alone = text[:start].endswith("\n\n") or not text[:start].strip()
+        if (
+            alone
+            and text[end:].startswith("\n\n")
+            and "\n" not in line
+            and len(line) < LABEL_CHARS
+            and not _CLOSING_STOP.search(line)
+            and not line.startswith(("|", "-", "*", "+", "`", ">"))
+            and not line[:1].isdigit()
+        ):
+            found.add(order)
+    return found
+
+
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 
 
 def _table_headers(text: str, sentences: Sequence[tuple[int, int]]) -> dict[int, str]:
-    """For the sentences that are table rows: a data row's header row, ``""`` for the header and
-    separator rows themselves (a row is a claim with its header as context, never the header)."""
+    """For the sentences that are table rows: a data row's header and separator rows (two lines),
+    ``""`` for the header and separator rows themselves (a row is a claim with its header, never
+    the header)."""
     found: dict[int, str] = {}
     order = 0
     while order < len(sentences):
@@ -388,7 +433,7 @@ def _table_headers(text: str, sentences: Sequence[tuple[int, int]]) -> dict[int,
             found[order] = found[order + 1] = ""
             data = order + 2
             while data < len(sentences) and text[sentences[data][0] : sentences[data][1]].startswith("|"):
-                found[data] = row
+                found[data] = f"{row}\n{following}"
                 data += 1
             order = data
         else:

@@ -40,3 +40,28 @@ def test_keys_create_refuses_unknown_roles_and_tenants(served_kb) -> None:
 def test_serve_help_names_the_api() -> None:
     result = run("serve", "--help")
     assert result.exit_code == 0 and "/openapi.json" in result.output and "--workers" in result.output
+
+
+def _damage(folder) -> None:
+    catalog = folder / "catalog.sqlite"
+    data = bytearray(catalog.read_bytes())
+    data[4096 * 2 : 4096 * 5] = bytes(range(256)) * 48  # three pages of garbage
+    catalog.write_bytes(bytes(data))
+
+
+def test_serve_checks_the_knowledge_base_before_saying_it_serves(served_kb, monkeypatch) -> None:
+    import uvicorn
+
+    folder, _ = served_kb
+    started: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **_: started.append(app))
+    healthy = CliRunner().invoke(main, ["serve", "--kb", str(folder), "--port", "0"])
+    assert healthy.exit_code == 0 and "serving" in healthy.stderr and len(started) == 1
+    _damage(folder)
+    for workers in ("1", "2"):
+        args = ["serve", "--kb", str(folder), "--port", "0", "--workers", workers]
+        damaged = CliRunner().invoke(main, args)
+        assert damaged.exit_code == 5, damaged.output
+        assert "serving" not in damaged.output and "damaged" in damaged.stderr
+        assert str(folder) in damaged.stderr and "Traceback" not in damaged.output
+    assert len(started) == 1

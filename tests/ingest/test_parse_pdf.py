@@ -113,3 +113,29 @@ def test_pdf_without_text_is_a_no_text_failure(pdf_bytes: Callable[..., bytes]) 
         parse_pdf(pdf_bytes([[]]), source="blank.pdf")
     assert not isinstance(caught.value, EmptySourceError)  # a failure, never skipped as empty
     assert caught.value.diagnostics.pages_total == 1 and caught.value.diagnostics.empty_pages == 1
+
+
+def test_pdfminer_warnings_are_quiet_during_a_parse_only(pdf_bytes, caplog) -> None:
+    """A font box pdfminer cannot read ("Could not get FontBBox…") changes no text; its warning,
+    printed on every ingest of the file, is dropped while parsing and nowhere else."""
+    import logging
+
+    good = pdf_bytes([[(12, "Heading", 740), (11, CHINESE, 700)]], cjk=[CHINESE])
+    broken = good.replace(b"/FontBBox [0 -200 1000 900]", b"/FontBBox [0 -200 1000 /No]")
+    assert len(broken) == len(good) and broken != good  # the cross-reference offsets still hold
+    miner = logging.getLogger("pdfminer")
+    with caplog.at_level(logging.WARNING):
+        parsed = parse_pdf(broken)
+        assert CHINESE in parsed.body
+        assert not [r for r in caplog.records if r.name.startswith("pdfminer")]
+        assert miner.level == logging.NOTSET  # restored: pdfminer's own logging is left as it was
+        logging.getLogger("pdfminer.pdffont").warning("outside a parse")
+    assert [r.getMessage() for r in caplog.records if r.name.startswith("pdfminer")] == ["outside a parse"]
+
+
+def test_look_alike_radicals_from_a_printed_pdf_become_the_ideographs(pdf_bytes) -> None:
+    # a browser-printed PDF maps 支, 一 and 小 to Kangxi radicals (U+2F00 block) in its text layer
+    radicals = "⽀持⼀级⼩时，：（OIDC）"
+    body = parse_pdf(pdf_bytes([[(14, "说明", 740), (11, radicals, 700)]], cjk=[radicals, "说明"])).body
+    assert "支持一级小时，：（OIDC）" in body
+    assert not any("\u2e80" <= ch <= "\u2fdf" for ch in body)

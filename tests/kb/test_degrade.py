@@ -177,3 +177,25 @@ def test_the_lexical_stand_in_keeps_the_embedder_contract_and_relates_nothing() 
     similarities = vectors[:4] @ vectors[:4].T - np.eye(4)
     assert np.abs(similarities).max() < 0.3  # below any synonym threshold: nothing is "near"
     assert embedder.embed_batch([]).shape == (0, 512)
+
+
+def test_the_service_keeps_the_answers_own_degradation(gateway) -> None:
+    """An answer the LLM could not write (``llm_unavailable``) served while the dense model is down
+    names both: the service's notes add to the answer's, never replace them."""
+    from dataclasses import replace
+
+    from veracity.kb.served import ServedAnswer
+    from veracity.pipeline.trace import Audience
+
+    gate, keys = gateway
+    answer = gate.ask(gate.admit(keys.public), SHORT).answer
+    composer = (("name", "llm"), ("outcome", "llm_unavailable"))
+    unwritten = replace(answer, trace=replace(answer.trace, composer=composer))
+    served = ServedAnswer(
+        answer=unwritten, cache="miss", degraded=(Degradation.DENSE_UNAVAILABLE,), sources=(),
+        audience=Audience.ASKER, explain=True,
+    )  # fmt: skip
+    data = served.as_dict()
+    assert data["degraded"] == ["llm_unavailable", "dense_unavailable"] == data["trace"]["degraded"]
+    healthy = ServedAnswer(answer=answer, cache="miss", degraded=(), sources=(), audience=Audience.ASKER)
+    assert healthy.as_dict()["degraded"] == []

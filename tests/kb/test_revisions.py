@@ -105,3 +105,24 @@ def test_progress_moves_after_every_embedding_call(tmp_path) -> None:
     assert embedder.calls > 1 and len(seen) >= embedder.calls  # not one jump from 0 to done
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     assert seen[0][0] < total and seen[-1] == (total, total)
+
+
+def test_a_value_given_instead_of_defaulted_makes_no_new_revision(tmp_path) -> None:
+    """Only the provenance changed (the tenant given where it was the default, a field written
+    out with its default value): the document is unchanged, not revised."""
+    docs = tmp_path / "docs"
+    (docs / "guide").mkdir(parents=True)
+    page = docs / "guide" / "retention.md"
+    _write(page, "# Retention\n\nDaily snapshots are kept for thirty days.\n", 1_767_225_600)
+    kb = create_kb(tmp_path / "kb", FakeEmbedder())
+    assert ingest_paths(kb, [docs], tenant="acme").added == ("guide/retention",)  # acme: the default
+    assert ingest_paths(kb, [docs]).unchanged == ("guide/retention",)
+    assert ingest_paths(kb, [docs], tenant="acme").unchanged == ("guide/retention",)
+    front = "---\nstatus: active\nvisibility: public\ntrust: official\n---\n"
+    _write(page, front + page.read_text("utf-8"), 1_767_225_600)
+    assert ingest_paths(kb, [docs]).unchanged == ("guide/retention",)
+    assert [d.revision for d in kb.catalog.documents()] == ["1"]
+
+    _write(page, "---\ntrust: community\n---\n# Retention\n\nDaily snapshots are kept for thirty days.\n",
+           1_767_225_600)  # fmt: skip
+    assert ingest_paths(kb, [docs]).revised == ("guide/retention",)  # the governance changed

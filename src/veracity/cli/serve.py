@@ -118,8 +118,11 @@ def serve_command(
             kb=str(kb_dir), embedder=embedder, rate_per_minute=rate_limit, burst=burst,
             max_body=max_body_kb * 1024, max_upload=max_upload_mb * 1024 * 1024, cache_entries=cache_entries,
         )  # fmt: skip
-        click.echo(f"serving {kb_dir} at http://{host}:{port}/ (API docs: /docs; Ctrl-C stops)", err=True)
-        serve(options, host=host, port=port, workers=workers)
+
+        def ready() -> None:  # only once the knowledge base is open and checked
+            click.echo(f"serving {kb_dir} at http://{host}:{port}/ (API docs: /docs; Ctrl-C stops)", err=True)
+
+        serve(options, host=host, port=port, workers=workers, ready=ready)
 
 
 @click.group("keys")

@@ -16,11 +16,20 @@ import unicodedata
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-__all__ = ["ParseDiagnostics", "strip_illegal"]
+from ..text.normalize import fold_lookalikes
+
+__all__ = ["ParseDiagnostics", "clean_extracted", "strip_illegal"]
 
 _CID = re.compile(r"\(cid:\d+\)")
 _ILLEGAL_CATEGORIES = frozenset({"Cc", "Cs", "Co", "Cn"})
 _ALLOWED_CONTROLS = frozenset("\t\n\r")
+
+
+def clean_extracted(text: str) -> tuple[str, int]:
+    """Text a parser extracted from a layout (PDF words and cells): illegal characters removed
+    (and counted, as :func:`strip_illegal`), look-alike ideographs folded (:func:`fold_lookalikes`)."""
+    kept, removed = strip_illegal(text)
+    return fold_lookalikes(kept), removed
 
 
 def strip_illegal(text: str) -> tuple[str, int]:

@@ -326,9 +326,11 @@ def same_but_revision(stored: Document, document: Document) -> bool:
 
     Status is the catalog's and is not compared. A ``valid_from`` that both took
     from the file's modification time is not compared either: touching a file
-    does not make a new revision.
+    does not make a new revision. Nor are ``defaulted_fields``: where a value
+    came from (the default tenant, or the same tenant given with ``--tenant``)
+    is not what the document says, so only a changed value makes a revision.
     """
-    ignored = set(_REVISION_BLIND) | {"status"}
+    ignored = set(_REVISION_BLIND) | {"status", "defaulted_fields"}
     if "valid_from" in stored.defaulted_fields and "valid_from" in document.defaulted_fields:
         ignored.add("valid_from")
     return all(

@@ -20,11 +20,14 @@ message saying so.
 from __future__ import annotations
 
 import io
+import logging
+import threading
 import time
 from dataclasses import dataclass, replace
+from types import TracebackType
 from typing import Any
 
-from .diagnostics import ParseDiagnostics, strip_illegal
+from .diagnostics import ParseDiagnostics, clean_extracted
 from .errors import CorruptFileError, MissingExtraError, NoTextError
 from .layout import PageText, TableRegion, Word
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
@@ -64,7 +67,7 @@ def _tables(page: Any) -> tuple[TableRegion, ...]:
     found = []
     for table in page.find_tables():
         rows = tuple(
-            tuple(strip_illegal(" ".join(str(cell or "").split()))[0] for cell in row)
+            tuple(clean_extracted(" ".join(str(cell or "").split()))[0] for cell in row)
             for row in table.extract()
         )
         rows = tuple(row for row in rows if any(row))
@@ -84,6 +87,44 @@ def _image_share(page: Any) -> float:
     return covered / area
 
 
+class _QuietPdfminer:
+    """While any parse runs, the ``pdfminer`` logger passes errors only.
+
+    pdfminer logs a warning for each thing it works around ("Could not get
+    FontBBox from font descriptor…" for a font box it cannot read, a missing
+    CropBox): nothing the text depends on or the user can act on, and printed
+    again on every ingest of the same file. The level is raised for the time
+    of the parses only, and only when nobody set one on that logger (a level
+    set on purpose, to debug pdfminer, is left alone); the count of running
+    parses makes threads restore it once, when the last one ends.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._running = 0
+        self._raised = False
+
+    def __enter__(self) -> None:
+        with self._lock:
+            logger = logging.getLogger("pdfminer")
+            if self._running == 0:
+                self._raised = logger.level == logging.NOTSET
+                if self._raised:
+                    logger.setLevel(logging.ERROR)
+            self._running += 1
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        with self._lock:
+            self._running -= 1
+            if self._running == 0 and self._raised:
+                logging.getLogger("pdfminer").setLevel(logging.NOTSET)
+
+
+_QUIET_PDFMINER = _QuietPdfminer()
+
+
 def _read_text_layer(data: bytes, source: str) -> _Read:
     try:
         import pdfplumber
@@ -101,7 +142,7 @@ def _read_text_layer(data: bytes, source: str) -> _Read:
                 for raw in page.extract_words(extra_attrs=["size", "fontname"]):
                     if any(_inside(raw, table) for table in tables):
                         continue
-                    text, removed = strip_illegal(str(raw["text"]))
+                    text, removed = clean_extracted(str(raw["text"]))
                     illegal += removed
                     if text.strip():
                         size = round(float(raw["size"]) * 2) / 2
@@ -169,7 +210,8 @@ def parse_pdf(
     even after OCR.
     """
     started = time.perf_counter()
-    read = _read_text_layer(data, source)
+    with _QUIET_PDFMINER:
+        read = _read_text_layer(data, source)
     pages = read.pages
     ocr_read: list[PageText] = []
     needing = 0

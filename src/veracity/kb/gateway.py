@@ -50,7 +50,7 @@ from ..model.contracts import Principal
 from ..model.errors import ForbiddenError, ValidationError
 from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
-from .backends import open_store
+from .backends import open_store, uploads_folder
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .composing import LLMOptions, make_composer
 from .degrade import (
@@ -67,6 +67,7 @@ from .degrade import (
     noting,
     retrieve_or_degrade,
 )
+from .explain import explain as explain_answer
 from .keys import ApiKey, authenticate
 from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
@@ -74,7 +75,7 @@ from .operate import change_document, tenant_status, upload_files
 from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, hit_dict
 from .settings import ask_defaults
-from .visible import chunk_context, document_view, shown_path, visible_documents
+from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
 
@@ -227,8 +228,9 @@ class Gateway:
                 answer = found
             explanation = None
             if explain and caller.operator and Degradation.CATALOG_UNAVAILABLE not in notes:
-                with self._lock:
-                    explanation = self.kb.explain(answer)
+                with self._lock:  # the tenant's paths, uploads by name (never the server's folder)
+                    paths = self._paths(principal.tenant)
+                    explanation = explain_answer(answer, self.kb.engine.catalog, paths)
             sources = self._sources(answer, principal.tenant) if answer.citations else ()
         seconds = time.perf_counter() - start
         self.cache.record(hit=hit, seconds=seconds)
@@ -294,9 +296,12 @@ class Gateway:
     # -- documents ----------------------------------------------------------------
 
     def _paths(self, tenant: str) -> dict[tuple[str, str], str]:
+        """The tenant's source paths, uploads by the name they were uploaded under."""
         from .sources import source_paths
 
-        return source_paths(self.store.connection, tenant)
+        assert self.kb.path is not None
+        uploads = uploads_folder(self.kb.path).resolve()
+        return served_paths(source_paths(self.store.connection, tenant), uploads)
 
     def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
         """The documents ``caller`` may see (an operator: every one of its tenant)."""

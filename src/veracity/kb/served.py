@@ -107,7 +107,8 @@ class ServedAnswer:
             citation["title"] = source.title if source else ""
             citation["path"] = source.path if source else ""
             citation["pages"] = page_label(citation["page_start"], citation["page_end"])
-        degraded = [d.value for d in self.degraded]
+        # the answer's own (the LLM could not write it) first, then what the service stood in for
+        degraded = list(dict.fromkeys([*data["degraded"], *(d.value for d in self.degraded)]))
         data["cache"] = self.cache
         data["degraded"] = degraded
         data["reason_words"] = reason_words(self.answer, self.degraded)

@@ -94,13 +94,13 @@ def answer_dict(
         "reasons": list(answer.reasons),
     }
     composer = dict(answer.trace.composer)
-    if composer:  # a written answer says what wrote it, what was dropped and whether it degraded
+    if composer:  # a written answer says what wrote it and what was dropped
         data["composer"] = composer.get("name", "")
         data["dropped_claims"] = [
             {"claim": index, "reason": why} for index, why in answer.trace.dropped_claims
         ]
-        if composer.get("outcome") == "llm_unavailable":
-            data["degraded"] = ["llm_unavailable"]
+    # always there (empty when every component took part), as in the service's JSON
+    data["degraded"] = ["llm_unavailable"] if composer.get("outcome") == "llm_unavailable" else []
     if explain:
         data["trace"] = answer.trace.to_dict(timings=timings, audience=audience)
     return data

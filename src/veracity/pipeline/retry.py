@@ -197,7 +197,9 @@ def merge_parts(
     return tuple(merged_claims), tuple(merged_citations)
 
 
-def decided_by_retry(decisions: Sequence[TracedDecision], parts: Sequence[Part]) -> tuple[TracedDecision, ...]:
+def decided_by_retry(
+    decisions: Sequence[TracedDecision], parts: Sequence[Part]
+) -> tuple[TracedDecision, ...]:
     """The trace's decisions with each part the retry answered decided as the retry decided it
     (so an explanation never says "not covered" for what the answer then says)."""
     retried = {p.index: p.decisions[0] for p in parts if p.decisions}
@@ -250,9 +252,7 @@ def retry(
         retried = ask_again(rewrite(query.text if single else subquestions[index].text, fixes))
         from_official = all(c.source_trust is None for c in retried.claims)
         if retried.status is AnswerStatus.ANSWER and (index not in answered_before or from_official):
-            parts.append(
-                Part(index, retried.claims, retried.citations, decisions=retried.trace.decisions)
-            )
+            parts.append(Part(index, retried.claims, retried.citations, decisions=retried.trace.decisions))
     replaced = {p.index for p in parts if p.index in answered_before}
     kept_claims = [c for c in answer.claims if not (c.source_trust and c.subquestion in replaced)]
     used = {cid for claim in answer.claims for cid in claim.citation_ids}

@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, File, Form, Query, Request, UploadFile
+from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
@@ -22,7 +22,20 @@ from .errors import error_body
 
 __all__ = ["router"]
 
-router = APIRouter()
+
+def _router() -> APIRouter:
+    """A router reading a body without ``Content-Type`` as JSON (see :func:`json_body`).
+
+    FastAPI 0.132 made that strict by default and added the switch; earlier
+    versions, which the ``serve`` extra allows, read such a body as JSON already.
+    """
+    try:
+        return APIRouter(strict_content_type=False)
+    except TypeError:
+        return APIRouter()
+
+
+router = _router()
 _bearer = HTTPBearer(auto_error=False, description="An API key from 'veracity keys create'.")
 
 
@@ -40,6 +53,28 @@ def caller(
 
 Gate = Annotated[Gateway, Depends(gateway)]
 Who = Annotated[Caller, Depends(caller)]
+JSON_TYPE = "application/json"
+
+
+def json_body(request: Request) -> None:
+    """415 naming the header to send when a JSON route's body is declared as something else.
+
+    ``curl -d`` declares ``application/x-www-form-urlencoded``; without this the
+    client would only read "Input should be a valid dictionary". A body with no
+    ``Content-Type`` at all is read as JSON (the router is not strict about it):
+    identity travels in the ``Authorization`` header, which a cross-site form
+    cannot set, so that leniency opens nothing.
+    """
+    declared = request.headers.get("content-type", "")
+    kind = declared.split(";", 1)[0].strip().lower()
+    if declared and kind != JSON_TYPE and not (kind.startswith("application/") and kind.endswith("+json")):
+        raise HTTPException(
+            415, f"send the body as JSON with the header 'Content-Type: {JSON_TYPE}' (this request "
+            f"declared {declared!r}; with curl: -H 'Content-Type: {JSON_TYPE}' -d '{{...}}')",
+        )  # fmt: skip
+
+
+JSON = [Depends(json_body)]
 
 
 class AskBody(BaseModel):
@@ -78,7 +113,7 @@ def readyz(gate: Gate) -> JSONResponse:
     return JSONResponse(report, status_code=200 if report["ready"] else 503)
 
 
-@router.post("/v1/ask", tags=["answers"])
+@router.post("/v1/ask", tags=["answers"], dependencies=JSON)
 def ask(body: AskBody, who: Who, gate: Gate) -> dict[str, Any]:
     """Answer, partial answer or abstain: the JSON of ``veracity ask --json`` plus cache and degradation."""
     served = gate.ask(who, body.question, version=body.version, as_of=body.as_of, explain=body.explain)
@@ -108,7 +143,7 @@ def ask_stream(
     return StreamingResponse(_sse(events), media_type="text/event-stream", headers=headers)
 
 
-@router.post("/v1/search", tags=["answers"])
+@router.post("/v1/search", tags=["answers"], dependencies=JSON)
 def search(body: SearchBody, who: Who, gate: Gate) -> dict[str, Any]:
     """The ranked chunks the key may use for ``query``, after every gate, with their text."""
     return gate.search(who, body.query, version=body.version, as_of=body.as_of, limit=body.limit)
@@ -120,13 +155,13 @@ def documents(who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
     return {"documents": gate.documents(who, as_of=as_of)}
 
 
-@router.get("/v1/documents/{document_id}", tags=["documents"])
-def document(document_id: str, who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
-    """A document with its chunks; 404 when it does not exist or the key may not see it."""
-    return gate.document(who, document_id, as_of=as_of)
+# A source id is the file's path in the ingested folder (``pdf/tidewater-sla``), so every
+# document route takes ``{document_id:path}``: raw slashes and ``%2F`` (decoded before routing)
+# both reach it. The converter is greedy, so a route with a suffix (``/chunks/…``, ``/withdraw``)
+# is declared before the bare route of the same method, which would otherwise swallow it.
 
 
-@router.get("/v1/documents/{document_id}/chunks/{chunk_id}", tags=["documents"])
+@router.get("/v1/documents/{document_id:path}/chunks/{chunk_id}", tags=["documents"])
 def chunk_context(
     document_id: str,
     chunk_id: str,
@@ -138,6 +173,12 @@ def chunk_context(
 ) -> dict[str, Any]:
     """A cited chunk in its document (title, headings, page, neighbours) with ``quote`` highlighted."""
     return gate.chunk_context(who, document_id, chunk_id, quote=quote, around=around, as_of=as_of)
+
+
+@router.get("/v1/documents/{document_id:path}", tags=["documents"])
+def document(document_id: str, who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
+    """A document with its chunks; 404 when it does not exist or the key may not see it."""
+    return gate.document(who, document_id, as_of=as_of)
 
 
 @router.post("/v1/documents", tags=["operator"])
@@ -159,19 +200,19 @@ def upload(
     return JSONResponse(report, status_code=422 if report["rejected"] and not accepted else 200)
 
 
-@router.post("/v1/documents/{document_id}/withdraw", tags=["operator"])
+@router.post("/v1/documents/{document_id:path}/withdraw", tags=["operator"])
 def withdraw(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
     """Operator: withdraw a document (wrong or unsafe); no answer cites it again."""
     return gate.change(who, document_id, "withdraw")
 
 
-@router.post("/v1/documents/{document_id}/retire", tags=["operator"])
+@router.post("/v1/documents/{document_id:path}/retire", tags=["operator"])
 def retire(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
     """Operator: retire a document (replaced or obsolete)."""
     return gate.change(who, document_id, "retire")
 
 
-@router.delete("/v1/documents/{document_id}", tags=["operator"])
+@router.delete("/v1/documents/{document_id:path}", tags=["operator"])
 def delete(document_id: str, who: Who, gate: Gate) -> dict[str, Any]:
     """Operator: delete a document with its chunks, postings and vectors."""
     return gate.change(who, document_id, "delete")

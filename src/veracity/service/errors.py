@@ -2,18 +2,26 @@
 
 Routes never catch: the handlers registered by :func:`install_error_handlers`
 turn each :class:`~veracity.model.errors.VeracityError` into its status (the
-first matching class in :data:`STATUSES`) with ``{"error", "detail"}``; a
-SQLite error the library did not wrap means the catalog cannot be read (503).
+first matching class in :data:`STATUSES`) with ``{"error", "detail", "status"}``;
+a SQLite error the library did not wrap means the catalog cannot be read (503).
+The framework's own errors get the same envelope, so a client reads one shape:
+a request that fails validation is 422 with ``detail`` in words and the
+field-level list in ``errors``; an unknown route, a wrong method or a body not
+sent as JSON (415) carries its status's name as ``error`` (``NotFoundError``).
 """
 
 from __future__ import annotations
 
 import math
+from http import HTTPStatus
 from typing import Any
 
 import apsw
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from ..model.errors import (
     AuthenticationError,
@@ -31,7 +39,14 @@ from ..model.errors import (
     VeracityError,
 )
 
-__all__ = ["STATUSES", "error_body", "install_error_handlers", "status_of"]
+__all__ = [
+    "STATUSES",
+    "error_body",
+    "http_error_body",
+    "install_error_handlers",
+    "status_of",
+    "validation_body",
+]
 
 STATUSES: tuple[tuple[type[Exception], int], ...] = (
     (AuthenticationError, 401),
@@ -75,7 +90,44 @@ async def _handle(request: Request, error: Exception) -> JSONResponse:
     return JSONResponse(error_body(error), status_code=status_of(error), headers=_headers(error))
 
 
+def _where(location: Any) -> str:
+    return ".".join(str(part) for part in location) if isinstance(location, list | tuple) else str(location)
+
+
+def validation_body(error: RequestValidationError) -> dict[str, Any]:
+    """The envelope of a request that failed validation: the problems in words in ``detail``,
+    the field-level list in ``errors``."""
+    errors = jsonable_encoder(error.errors())
+    problems = "; ".join(f"{_where(e.get('loc', ()))}: {e.get('msg', '')}" for e in errors)
+    detail = f"the request is not valid: {problems}" if problems else "the request is not valid"
+    return {"error": "RequestValidationError", "detail": detail, "status": 422, "errors": errors}
+
+
+def http_error_body(error: HTTPException) -> dict[str, Any]:
+    """The envelope of the framework's HTTP errors (an unknown route, a wrong method, 415)."""
+    try:
+        name = HTTPStatus(error.status_code).phrase.title().replace(" ", "").replace("-", "") + "Error"
+    except ValueError:
+        name = "HTTPError"
+    detail = error.detail if isinstance(error.detail, str) else str(error.detail)
+    return {"error": name, "detail": detail, "status": error.status_code}
+
+
+async def _handle_validation(request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    return JSONResponse(validation_body(error), status_code=422)
+
+
+async def _handle_http(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    if error.status_code in (204, 304):  # these may carry no body at all
+        return Response(status_code=error.status_code, headers=error.headers)
+    return JSONResponse(http_error_body(error), status_code=error.status_code, headers=error.headers)
+
+
 def install_error_handlers(app: FastAPI) -> None:
-    """Register the mapping on ``app``."""
+    """Register the mapping on ``app``, and the same envelope for the framework's own errors."""
     app.add_exception_handler(VeracityError, _handle)
     app.add_exception_handler(apsw.Error, _handle)
+    app.add_exception_handler(RequestValidationError, _handle_validation)
+    app.add_exception_handler(HTTPException, _handle_http)

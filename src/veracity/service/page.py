@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Final
 
 from fastapi import APIRouter, Request
-from fastapi.responses import HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse
 
 from ..kb.backends import short_name
 
@@ -52,3 +52,9 @@ def ask_page(request: Request) -> HTMLResponse:
 def operator_page(request: Request) -> HTMLResponse:
     """The operator's documents page."""
     return HTMLResponse(render("operator.html", _kb_name(request)))
+
+
+@router.get("/favicon.ico")
+def favicon() -> FileResponse:
+    """The icon, where browsers look for it even when the page links ``/static/favicon.svg``."""
+    return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml")

@@ -187,11 +187,12 @@ def test_when_the_only_part_is_lost_the_extractive_answer_is_the_floor(engine: K
 
 def test_a_marker_after_the_full_stop_keeps_the_main_claim(engine: KnowledgeBase) -> None:
     def marker_after_stop(request: Mapping[str, Any]) -> str:
-        return f"{GOOD} [{_block(request, '不能再使用旧版 SAML')}] 成员上限是 50 人。 [{_block(request, '| Team |')}]"
+        sso, table = _block(request, "不能再使用旧版 SAML"), _block(request, "| Team |")
+        return f"{GOOD} [{sso}] 成员上限是 50 人。 [{table}]"
 
     answer = _ask(engine, marker_after_stop)
     assert answer.trace.dropped_claims == ()
-    assert answer.status is AnswerStatus.ANSWER and [c.text for c in answer.claims][0] == GOOD
+    assert answer.status is AnswerStatus.ANSWER and answer.claims[0].text == GOOD
 
 
 def test_abstain_never_calls_the_model(engine: KnowledgeBase) -> None:

@@ -2,8 +2,8 @@
 
 A claim is one sentence of the model's text with the block numbers written after it (``[1]``,
 ``[2][3]``, ``[1, 2]``, ``【1】``), before or after its closing stop; a sentence that holds only
-numbers lends them to the one before it. Each claim passes these checks in order, and the first it fails is its reason
-(:class:`DropReason`):
+numbers lends them to the one before it. Each claim passes these checks in order, and the first
+it fails is its reason (:class:`DropReason`):
 
 1. it cites at least one block (``no_citation``), and only blocks that exist
    (``unknown_citation``);
@@ -118,7 +118,9 @@ def _cited(text: str) -> tuple[int, ...]:
     """The block numbers of the markers in ``text``, in order, each once."""
     return tuple(
         dict.fromkeys(
-            int(n) for m in _MARKERS.finditer(text) for n in re.split(r"\s*[,，、]\s*", m.group(1) or m.group(2))
+            int(n)
+            for m in _MARKERS.finditer(text)
+            for n in re.split(r"\s*[,，、]\s*", m.group(1) or m.group(2))
         )
     )
 

@@ -145,9 +145,16 @@ function parseEvent(block) {
   return { name, data: data.length ? JSON.parse(data.join("\n")) : null };
 }
 
+function onError(data) {
+  // The stream ends after an error: no status is coming, so a pending badge ("Looking for
+  // evidence…") must not stay on screen; an answer already shown stays, the error above it.
+  const badge = document.getElementById("badge");
+  if (badge.dataset.status === "pending") document.getElementById("answer").hidden = true;
+  showError(`${data.status}: ${data.detail}`);
+}
+
 const HANDLERS = {
-  status: onStatus, claim: onClaim, citation: onCitation, explain: onExplain,
-  error: (data) => showError(`${data.status}: ${data.detail}`),
+  status: onStatus, claim: onClaim, citation: onCitation, explain: onExplain, error: onError,
 };
 
 async function ask(event) {

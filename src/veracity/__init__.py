@@ -133,6 +133,7 @@ def ask(
     from datetime import datetime as clock
 
     from .fixtures import tenant_config
+    from .pipeline.engine import demo_knowledge_base
 
     if knowledge_base is None:
         defaults = tenant_config()

@@ -77,3 +77,51 @@ def test_the_favicon_is_served_and_linked(client) -> None:
     for page in ("/", "/operator"):
         assert '<link rel="icon" href="/static/favicon.svg"' in http.get(page).text
     assert http.get("/static/favicon.svg").status_code == 200
+
+
+_ELEMENTS = """
+globalThis.Node = class {};
+class Element extends Node {
+  constructor(tag) { super(); this.tag = tag; this.children = []; this.attributes = {}; this.dataset = {}; }
+  set className(value) { this.attributes.class = value; }
+  setAttribute(name, value) { this.attributes[name] = value; }
+  addEventListener() {}
+  append(...nodes) { this.children.push(...nodes); }
+}
+globalThis.document = { createElement: (tag) => new Element(tag), createTextNode: (text) => text,
+  getElementById: () => new Element("div"), querySelectorAll: () => [], documentElement: {} };
+globalThis.sessionStorage = { getItem: () => null, setItem() {}, removeItem() {} };
+globalThis.navigator = { language: "en" };
+function shape(node) {
+  return typeof node === "string" ? node
+    : { tag: node.tag, class: node.attributes.class, children: node.children.map(shape) };
+}
+"""
+
+
+def test_a_table_claim_renders_as_a_table_with_the_quoted_row_marked() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    text = "Credits:\n| Plan | SLA | Credit |\n|---|---|---|\n"
+    text += "| Team | 99.9% | 10% |\n| Enterprise | 99.95% | 25% |"
+    row = text.index("| Enterprise")
+    script = "\n".join(
+        [
+            _ELEMENTS,
+            (STATIC / "common.js").read_text(encoding="utf-8"),
+            f"const text = {json.dumps(text)};",
+            "const parts = textParts(text);",
+            f"const table = tableOf(parts[1].table, [[{row}, {row + 5}]]);",
+            "console.log(JSON.stringify({ kinds: parts.map((p) => p.table ? 'table' : p.text),",
+            "  table: shape(table) }));",
+        ]
+    )
+    result = subprocess.run([node, "-e", script], capture_output=True, text=True, timeout=30, check=True)
+    data = json.loads(result.stdout)
+    assert data["kinds"] == ["Credits:\n", "table"]
+    table = data["table"]["children"][0]
+    head, body = table["children"]
+    assert [cell["children"] for cell in head["children"][0]["children"]] == [["Plan"], ["SLA"], ["Credit"]]
+    assert [row.get("class") for row in body["children"]] == [None, "marked"]
+    assert body["children"][1]["children"][0]["children"] == ["Enterprise"]

@@ -138,3 +138,51 @@ async function api(path, options) {
   }
   return response;
 }
+
+// Markdown pipe tables in a text, as [{table: [header, ...rows], start, end}] and the plain runs
+// between them: a claim that is a table row carries its header and separator rows, and reads
+// best as a table. Cells are text; nothing is parsed as HTML.
+const TABLE_SEPARATOR = /^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$/;
+
+function splitCells(line) {
+  return line.trim().replace(/^\|/, "").replace(/\|$/, "").split("|").map((cell) => cell.trim());
+}
+
+function textParts(text) {
+  const parts = [];
+  const lines = text.split("\n");
+  let at = 0;
+  let plainStart = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const isHead = lines[i].trim().startsWith("|") && i + 1 < lines.length &&
+      TABLE_SEPARATOR.test(lines[i + 1].trim());
+    if (!isHead) { at += lines[i].length + 1; continue; }
+    if (at > plainStart) parts.push({ text: text.slice(plainStart, at), start: plainStart });
+    const rows = [{ cells: splitCells(lines[i]), start: at, end: at + lines[i].length }];
+    let end = at + lines[i].length + 1 + lines[i + 1].length;
+    let j = i + 2;
+    let rowAt = end + 1;
+    while (j < lines.length && lines[j].trim().startsWith("|")) {
+      rows.push({ cells: splitCells(lines[j]), start: rowAt, end: rowAt + lines[j].length });
+      end = rowAt + lines[j].length;
+      rowAt = end + 1;
+      j++;
+    }
+    parts.push({ table: rows, start: at, end });
+    at = rowAt;
+    plainStart = Math.min(at, text.length);
+    i = j - 1;
+  }
+  if (plainStart < text.length) parts.push({ text: text.slice(plainStart), start: plainStart });
+  return parts;
+}
+
+// A table element for rows of cells; a row overlapping one of `spans` is marked.
+function tableOf(rows, spans) {
+  const marked = (row) => (spans || []).some(([s, e]) => s < row.end && row.start < e);
+  const head = el("tr", {}, ...rows[0].cells.map((cell) => el("th", {}, cell)));
+  const body = rows.slice(1).map((row) => el("tr", marked(row) ? { class: "marked" } : {},
+    ...row.cells.map((cell) => el("td", {}, cell))));
+  return el("div", { class: "table-wrap" }, el("table", { class: "quoted" }, el("thead", {}, head),
+    el("tbody", {}, ...body)));
+}

@@ -47,9 +47,11 @@ function onStatus(data) {
 function onClaim(claim) {
   state.claims.push(claim);
   const text = claim.text.replace(/^(?:[-*+]|\d+[.)])\s+/, "");
+  const parts = textParts(text);
+  const shown = parts.map((part) => part.table ? tableOf(part.table, [])
+    : el("span", { class: "claim-text" }, part.text));
   document.getElementById("claims").append(
-    el("li", { class: "claim" }, el("span", { class: "claim-text" }, text), " ",
-      ...claim.citations.map(citationButton)));
+    el("li", { class: "claim" }, ...shown, " ", ...claim.citations.map(citationButton)));
 }
 
 function where(citation) {
@@ -104,7 +106,13 @@ function chunkBlock(chunk, cited) {
   return el("div", { class: cited ? "chunk cited" : "chunk neighbour", "data-chunk-id": chunk.chunk_id },
     el("div", { class: "chunk-head muted" }, [chunk.heading_path.join(" › "), chunk.pages].filter(Boolean)
       .join(" · ")),
-    el("p", {}, ...highlighted(chunk.text, cited ? chunk.highlights : [])));
+    ...textParts(chunk.text).map((part) => {
+      const spans = cited ? chunk.highlights : [];
+      if (part.table) return tableOf(part.table, spans);
+      const local = spans.map(([s, e]) => [Math.max(s - part.start, 0), Math.min(e - part.start, part.text.length)])
+        .filter(([s, e]) => s < e);
+      return el("p", {}, ...highlighted(part.text, local));
+    }));
 }
 
 async function openCitation(number) {

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ingest",),
     ("fixtures",),
     ("catalog",),
-    ("index",),
+    ("index", "reader"),
     ("pipeline",),
     ("kb",),
     ("evaluate",),

@@ -45,7 +45,7 @@ from .model.errors import (
 if typing.TYPE_CHECKING:
     from .kb.explain import Explanation
     from .kb.local import LocalKnowledgeBase
-    from .pipeline.engine import KnowledgeBase, demo_knowledge_base
+    from .pipeline.engine import KnowledgeBase
     from .pipeline.outcome import Answer
 
 _LAZY: dict[str, str] = {

@@ -242,3 +242,8 @@ def test_docs_questions(tmp_path: Path) -> None:
     rows = {row["id"]: row for row in json.loads(out.read_text(encoding="utf-8"))}
     assert rows["q1"]["right_file_in_top4"] is True  # the folder is one below the files' root
     assert rows["q2"]["right_file_in_top4"] is None
+
+
+def test_reader_runtime() -> None:
+    out = _run("bench_reader_runtime.py", "--smoke")
+    assert "tokens/s" in out

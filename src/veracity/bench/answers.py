@@ -42,6 +42,7 @@ from ..model.contracts import AnswerStatus, Document, Principal
 from ..pipeline.composer import Composer
 from ..pipeline.engine import Answer, KnowledgeBase
 from ..pipeline.retrieve import Retrieval
+from ..reader.model import ReadingModel
 from ..text.sentences import split_sentences
 from ..text.tokens import tokenize
 from .qa import QAItem, QASet, load_qa
@@ -243,6 +244,7 @@ def benchmark_answers(
     workdir: Path,
     progress: Callable[[int, int], None] | None = None,
     composer: Composer | None = None,
+    reader: ReadingModel | None = None,
 ) -> dict[str, Any]:
     """Run the answer benchmark on ``part`` of a QA folder; the report as plain data.
 
@@ -250,6 +252,7 @@ def benchmark_answers(
     qa = load_qa(folder, split, part)
     kb = build_kb(qa, embedder, workdir / f"{qa.name}-{qa.split}")
     kb.composer = composer
+    kb.reader = reader
     items = qa.sample(sample, seed)
     results = run_answers(kb, items, progress=progress)
     return {
@@ -264,6 +267,7 @@ def benchmark_answers(
         },
         "embedder": embedder.model_id,
         "composer": getattr(composer, "name", "extractive"),
+        "reader": reader.version if reader is not None else None,
         "summary": summarize(results),
         "items": [
             {

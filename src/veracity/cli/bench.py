@@ -6,11 +6,14 @@ Thin: parse, call :mod:`veracity.bench`, print the tables, write the JSON.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from .common import composer_of, library_errors, llm_options, progress_bar
+
+if TYPE_CHECKING:
+    from ..reader.model import ReadingModel
 
 # ----- bench: retrieval benchmarks on BEIR folders -----
 
@@ -114,6 +117,14 @@ def bench_retrieval(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON report here."
 )
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show a progress bar.")
+@click.option(
+    "--reader",
+    "reader_name",
+    default="none",
+    show_default=True,
+    help="The reading model that decides answers: 'shipped' (the package's reader), 'none' (the "
+    "logistic answer models), or the path of a reader's .npz (its .json model card beside it).",
+)
 @llm_options
 def bench_answers(
     dataset_dir: Path,
@@ -125,6 +136,7 @@ def bench_answers(
     workdir: Path | None,
     out_path: Path | None,
     progress: bool,
+    reader_name: str,
     **llm: Any,
 ) -> None:
     """Ask a QA set's questions as a public user and score the answers.
@@ -150,6 +162,7 @@ def bench_answers(
             seed=seed,
             embedder=make_embedder(embedder),
             composer=composer_of(llm),
+            reader=reader_named(reader_name),
             workdir=workdir or Path.home() / ".cache" / "veracity" / "bench-answers",
             progress=(lambda done, total: update("questions", done, total)) if update else None,
         )
@@ -158,6 +171,18 @@ def bench_answers(
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(canonical_json(report), encoding="utf-8")
         click.echo(f"wrote {out_path}")
+
+
+def reader_named(name: str) -> ReadingModel | None:
+    """The reader a ``--reader`` value names (see ``bench answers --help``)."""
+    from ..reader.model import load_reader
+
+    if name == "none":
+        return None
+    if name == "shipped":
+        return load_reader()
+    path = Path(name)
+    return load_reader(path.stem, path.parent)
 
 
 @bench.command("injection")

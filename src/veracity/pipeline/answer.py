@@ -20,17 +20,20 @@ from dataclasses import dataclass, field, replace
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit, Trust
 from ..model.errors import CitationError
-from ..text.questions import split_subquestions
+from ..text.questions import SubQuestion, split_subquestions
 from ..text.sentences import split_sentences
 from .decision import (
     NON_OFFICIAL_MARKED,
     AnswerInputs,
     Decision,
     decide,
+    reported_model_turn,
     trust_tiers,
 )
 from .evidence import EvidencePacket
+from .reading import reader_decide
 from .rerank import TRUST_VALUE, version_fit
+from .sentences import Candidate
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,9 +149,9 @@ def compose(
         official, community = trust_tiers(usable, documents)
         settings = inputs or AnswerInputs()
         for index, sub in enumerate(subquestions):
-            decision, best = decide(index, sub, official, documents, settings)
+            decision, best = _decide(index, sub, official, documents, settings)
             if best is None and community:
-                second, found = decide(index, sub, community, documents, settings, tier="community")
+                second, found = _decide(index, sub, community, documents, settings, tier="community")
                 if found is not None and settings.non_official == NON_OFFICIAL_MARKED:
                     decision, best = second, found
                 elif found is not None:
@@ -189,6 +192,26 @@ def compose(
         reasons=reasons,
         decisions=tuple(decisions),
     )
+
+
+def _decide(
+    index: int,
+    sub: SubQuestion,
+    hits: Sequence[Hit],
+    documents: Mapping[str, Document],
+    settings: AnswerInputs,
+    *,
+    tier: str = "official",
+) -> tuple[Decision, Candidate | None]:
+    """The reader's decision when there is a reader, else the logistic models'; a non-official
+    claim that reports a model's turn is never said (it may be cited as related)."""
+    if settings.reader is None:
+        return decide(index, sub, hits, documents, settings, tier=tier)
+    threshold = settings.reader.threshold_for(sub.language)
+    decision, best, _ = reader_decide(index, sub, hits, documents, settings.reader, threshold, tier=tier)
+    if best is not None and tier != "official" and reported_model_turn(best.claim):
+        return replace(decision, answered=False), None
+    return decision, best
 
 
 WRITTEN_FOR_TARGET = 0.9

@@ -32,7 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import numpy.typing as npt
@@ -44,6 +44,9 @@ from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
 from .address import MODEL_TURN
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
+
+if TYPE_CHECKING:
+    from ..reader.model import ReadingModel
 
 DECISION_FEATURES: Final = (
     "best_sentence",
@@ -309,6 +312,8 @@ class AnswerInputs:
     model: AnswerModel | None = None
     target_version: str | None = None
     non_official: str = NON_OFFICIAL_MARKED
+    reader: ReadingModel | None = None
+    """The reader (:mod:`veracity.pipeline.reading`) decides when given; else the logistic models."""
 
 
 @dataclass(frozen=True, slots=True)

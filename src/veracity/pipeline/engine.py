@@ -24,6 +24,7 @@ from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
+from ..reader.model import ReadingModel
 from .answer import compose, verify_claims
 from .composer import Composer, evidence_of
 from .decision import NON_OFFICIAL_MARKED, AnswerInputs, model_for_embedder
@@ -64,6 +65,7 @@ class KnowledgeBase:
         settings: RetrievalSettings | None = None,
         backend: SearchBackend | None = None,
         composer: Composer | None = None,
+        reader: ReadingModel | None = None,
     ) -> None:
         """Wrap ``catalog``; call :meth:`reindex` before asking.
 
@@ -78,6 +80,9 @@ class KnowledgeBase:
         self.settings = settings or RetrievalSettings()
         self.snapshot: SearchBackend | None = backend
         self.composer = composer
+        self.reader = reader
+        """The reading model that decides answers (:mod:`veracity.pipeline.reading`); ``None``: the
+        logistic answer models."""
         self.non_official_policies: dict[str, str] = {}
         """Per tenant, whether community sources may answer (see ``pipeline.decision``)."""
 
@@ -185,7 +190,7 @@ class KnowledgeBase:
     def answer(self, retrieval: Retrieval) -> Answer:
         """Decide and compose the answer of a finished retrieval with this knowledge base's embedder."""
         policy = self.non_official_policies.get(retrieval.query.principal.tenant, NON_OFFICIAL_MARKED)
-        return answer_from(retrieval, self.embedder, non_official=policy)
+        return answer_from(retrieval, self.embedder, non_official=policy, reader=self.reader)
 
     def query(
         self,
@@ -210,7 +215,11 @@ class KnowledgeBase:
 
 
 def answer_from(
-    retrieval: Retrieval, embedder: Embedder | None = None, *, non_official: str = NON_OFFICIAL_MARKED
+    retrieval: Retrieval,
+    embedder: Embedder | None = None,
+    *,
+    non_official: str = NON_OFFICIAL_MARKED,
+    reader: ReadingModel | None = None,
 ) -> Answer:
     """Compose, verify and package the answer for a finished retrieval.
 
@@ -225,6 +234,7 @@ def answer_from(
         model=model_for_embedder(embedder.model_id if embedder is not None else None),
         target_version=query.target_version,
         non_official=non_official,
+        reader=reader,
     )
     composition = compose(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs

@@ -327,7 +327,7 @@ def _body_code(body: str) -> list[tuple[int, int]]:
     return code_blocks(body)
 
 
-def _code_in(chunk: Chunk, document: Document) -> list[tuple[int, int]]:
+def code_in(chunk: Chunk, document: Document) -> list[tuple[int, int]]:
     """The fenced code of ``chunk`` in its own offsets, paired over the whole document: a chunk
     may hold a piece of a block cut between lines, whose fences lie outside it."""
     if document.body[chunk.start : chunk.end] != chunk.text:  # a chunk not cut from the body as is
@@ -352,10 +352,10 @@ def sentence_contexts(
     spans: list[tuple[Hit, int, int, int, int | None, int, str | None, str]] = []
     for position, hit in enumerate(hits, start=1):
         text = hit.chunk.text
-        units = as_units(split_sentences(text), _code_in(hit.chunk, documents[hit.chunk.document_id]))
+        units = as_units(split_sentences(text), code_in(hit.chunk, documents[hit.chunk.document_id]))
         sentences = [s for s in units if not _QUESTION_END.search(text[s[0] : s[1]])]
-        headers = _table_headers(text, sentences)
-        labels = _labels(text, sentences)
+        headers = table_headers(text, sentences)
+        labels = labels_of(text, sentences)
         for order, (start, end) in enumerate(sentences):
             if headers.get(order) == "" or order in labels:
                 continue  # a table's header or separator row, a box's title: they say nothing alone
@@ -395,7 +395,7 @@ LABEL_CHARS: Final = 80
 _CLOSING_STOP = re.compile(r"[.!?。！？:：;；…)）\]】]$")
 
 
-def _labels(text: str, sentences: Sequence[tuple[int, int]]) -> set[int]:
+def labels_of(text: str, sentences: Sequence[tuple[int, int]]) -> set[int]:
     """The sentences that are labels, not statements: a paragraph of its own that is one short line
     with no closing stop, with more of the chunk after it (an admonition's or a details box's
     title, a bold pseudo-heading: "Python versions" above "Python 3.9 reached end of life …").
@@ -420,7 +420,7 @@ def _labels(text: str, sentences: Sequence[tuple[int, int]]) -> set[int]:
 _TABLE_SEPARATOR = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 
 
-def _table_headers(text: str, sentences: Sequence[tuple[int, int]]) -> dict[int, str]:
+def table_headers(text: str, sentences: Sequence[tuple[int, int]]) -> dict[int, str]:
     """For the sentences that are table rows: a data row's header and separator rows (two lines),
     ``""`` for the header and separator rows themselves (a row is a claim with its header, never
     the header)."""

@@ -29,9 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
-from .docs_questions import EMPHASIS, SPACE, load_docs_questions
-from .qa import NAMED_PARTS
-from .shared import MISSING, PROJECT_ROOT, datasets_folder
+from ..docs_questions import EMPHASIS, SPACE, load_docs_questions
+from ..qa import NAMED_PARTS
+from ..shared import MISSING, PROJECT_ROOT, datasets_folder
 
 DATA: Final = PROJECT_ROOT / "benchmarks" / "reader_data"
 DOCS_SETS: Final = PROJECT_ROOT / "benchmarks" / "docs_questions"
@@ -147,6 +147,28 @@ class ReportingTexts:
         """Whether the question or the context is a reporting one."""
         keys = text_keys(question), text_keys(context)
         return not (self.questions.isdisjoint(keys[0]) and self.contexts.isdisjoint(keys[1]))
+
+
+def _location(spec: str, datasets: Path | None) -> Path | None:
+    where, _, rel = spec.partition(":")
+    folder = (datasets or datasets_folder()) if where == "shared" else DATA
+    return None if folder is None else folder / rel
+
+
+def available_sources(datasets: Path | None = None) -> tuple[str, ...]:
+    """The sources whose files are all on this machine. The shared tuning splits come with the
+    shared data sets; the files taken from other repositories are not in this repository (see
+    ``benchmarks/reader_data/SOURCES.md``: where each comes from, and its digest)."""
+    found = []
+    for source in SOURCES:
+        if source == "docs_tune":
+            present = all((DATA / "docs" / stem).is_dir() for stem in DOCS_TREES)
+        else:
+            paths = [_location(f.path, datasets) for f in FILES if f.source == source]
+            present = all(path is not None and path.is_file() for path in paths)
+        if present:
+            found.append(source)
+    return tuple(found)
 
 
 def _read(spec: str, datasets: Path | None) -> bytes:
@@ -388,11 +410,17 @@ def manifest(datasets: Path | None = None) -> list[dict[str, Any]]:
     recorded and present sha256 and licence: the training-data section of the model card."""
     rows: list[dict[str, Any]] = []
     for file in FILES:
-        present = hashlib.sha256(_read(file.path, datasets)).hexdigest()
+        location = _location(file.path, datasets)
+        present = (
+            hashlib.sha256(_read(file.path, datasets)).hexdigest()
+            if location is not None and location.is_file()
+            else None
+        )
         rows.append({**asdict(file), "sha256_present": present, "ok": present == file.sha256})
     for stem, (licence, digest) in DOCS_TREES.items():
         origin = _docs_set(DOCS_SETS / "tune" / f"{stem}.yaml").source
-        root, present = origin.get("root", ""), tree_digest(DATA / "docs" / stem)
+        folder = DATA / "docs" / stem
+        root, present = origin.get("root", ""), tree_digest(folder) if folder.is_dir() else None
         tree = SourceFile(
             "docs_tune", f"data:docs/{stem}/", origin["repo"], origin["commit"], root, digest, licence
         )

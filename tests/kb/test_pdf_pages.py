@@ -100,6 +100,7 @@ def test_a_table_row_is_found_and_cited_with_its_box(tmp_path: Path) -> None:
     finally:
         kb.catalog.store.close()
     assert answer.status is AnswerStatus.ANSWER
-    assert answer.claims[0].text == "| Enterprise | $30 |"  # the row, read with its header row
+    # the row, carried with its header row so that the claim reads on its own
+    assert answer.claims[0].text == "| Plan | Price |\n| --- | --- |\n| Enterprise | $30 |"
     (box,) = answer.citations[0].boxes
     assert box.page == 1 and box.x0 < 0.2 < box.x1 and box.top < 0.2

@@ -55,6 +55,7 @@ import yaml
 
 import veracity
 from veracity.bench.docs_questions import holds_gold, source_file, split_of
+from veracity.reader.model import named_reader
 
 
 def judge(question: dict[str, Any], explanation: Any) -> dict[str, Any]:
@@ -112,6 +113,12 @@ def main(argv: list[str] | None = None) -> int:
         "--embedder",
         help="dense model of a new knowledge base (use, e5, fake; default use); an existing one keeps it",
     )
+    parser.add_argument(
+        "--reader",
+        default="none",
+        help="the reading model that decides answers: none (the logistic answer models), shipped, "
+        "or the path of a reader's .npz (its .json model card beside it)",
+    )
     parser.add_argument("--out", type=Path, help="write every row as JSON here")
     parser.add_argument("--verbose", action="store_true", help="print every question that is not correct")
     args = parser.parse_args(argv)
@@ -119,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q for q in spec["questions"] if args.split == "all" or split_of(q["id"]) == args.split]
     with veracity.open(args.kb, embedder=args.embedder) as kb:
         kb.ingest([args.docs])
+        kb.engine.reader = named_reader(args.reader)
         rows = [judge(q, kb.ask(q["question"], explain=True)) for q in questions]
     counts: dict[str, int] = {}
     for row in rows:

@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("ingest",),
     ("fixtures",),
     ("catalog",),
-    ("index", "reader"),
+    ("index", "reader", "guard"),
     ("pipeline",),
     ("kb",),
     ("evaluate",),

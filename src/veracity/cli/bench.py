@@ -6,14 +6,11 @@ Thin: parse, call :mod:`veracity.bench`, print the tables, write the JSON.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import click
 
 from .common import composer_of, library_errors, llm_options, progress_bar
-
-if TYPE_CHECKING:
-    from ..reader.model import ReadingModel
 
 # ----- bench: retrieval benchmarks on BEIR folders -----
 
@@ -152,6 +149,7 @@ def bench_answers(
     from ..bench.answers import benchmark_answers, summary_table
     from ..bench.report import canonical_json
     from ..index.embedders import make_embedder
+    from ..reader.model import named_reader
 
     with library_errors(), progress_bar(progress) as update:
         report = benchmark_answers(
@@ -162,7 +160,7 @@ def bench_answers(
             seed=seed,
             embedder=make_embedder(embedder),
             composer=composer_of(llm),
-            reader=reader_named(reader_name),
+            reader=named_reader(reader_name),
             workdir=workdir or Path.home() / ".cache" / "veracity" / "bench-answers",
             progress=(lambda done, total: update("questions", done, total)) if update else None,
         )
@@ -171,18 +169,6 @@ def bench_answers(
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(canonical_json(report), encoding="utf-8")
         click.echo(f"wrote {out_path}")
-
-
-def reader_named(name: str) -> ReadingModel | None:
-    """The reader a ``--reader`` value names (see ``bench answers --help``)."""
-    from ..reader.model import load_reader
-
-    if name == "none":
-        return None
-    if name == "shipped":
-        return load_reader()
-    path = Path(name)
-    return load_reader(path.stem, path.parent)
 
 
 @bench.command("injection")
@@ -212,10 +198,24 @@ def reader_named(name: str) -> ReadingModel | None:
     help="The demo tenant's policy for community sources (marked answers, or related only).",
 )
 @click.option(
+    "--guard",
+    "guard_name",
+    default="none",
+    show_default=True,
+    help="What detects orders: 'none' (the cue-word detector), 'shipped' (the package's trained "
+    "guard) or the path of a guard's .npz (its .json model card beside it).",
+)
+@click.option(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
 )
 def bench_injection(
-    split: str, seed: int, embedder: str, end_to_end: bool, non_official: str, out_path: Path | None
+    split: str,
+    seed: int,
+    embedder: str,
+    end_to_end: bool,
+    non_official: str,
+    guard_name: str,
+    out_path: Path | None,
 ) -> None:
     """Injection benchmark: detection recall, false quarantine, attack text in answers, answers changed.
 
@@ -225,16 +225,23 @@ def bench_injection(
     """
     from ..bench.injection.measure import run_benchmark, summary_lines
     from ..bench.report import canonical_json
+    from ..guard.model import named_guard
     from ..index.embedders import make_embedder
+    from ..pipeline.injection import use_guard
 
     with library_errors():
-        report = run_benchmark(
-            split,
-            seed=seed,
-            embedder=make_embedder(embedder) if end_to_end else None,
-            end_to_end_check=end_to_end,
-            non_official=non_official,
-        )
+        use_guard(named_guard(guard_name))
+        try:
+            report = run_benchmark(
+                split,
+                seed=seed,
+                embedder=make_embedder(embedder) if end_to_end else None,
+                end_to_end_check=end_to_end,
+                non_official=non_official,
+            )
+        finally:
+            use_guard(None)
+        report["guard"] = guard_name if guard_name in ("none", "shipped") else Path(guard_name).stem
     for line in summary_lines(report):
         click.echo(line)
     if out_path is not None:

@@ -32,11 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..model.contracts import Chunk, Document, Trust
 from ..model.errors import ConfigError
 from .signals import FEATURES, Window, windows
+
+if TYPE_CHECKING:
+    from ..guard.model import GuardModel
 
 MODEL_FILE = "injection.json"
 SIGNAL_LIMIT = 4
@@ -116,13 +119,35 @@ def judge(found: Sequence[Window], model: DetectorModel) -> Verdict:
     return Verdict(score, flagged, signals)
 
 
+_GUARD: list[GuardModel] = []
+"""The trained guard deciding instead of the cue-word detector, when one is in use (:func:`use_guard`)."""
+
+
+def use_guard(guard: GuardModel | None) -> None:
+    """Decide with ``guard`` (a trained classifier, :mod:`veracity.guard.model`) from now on, or with
+    the cue-word detector again (``None``)."""
+    _GUARD[:] = [guard] if guard is not None else []
+    _detect_cached.cache_clear()
+
+
+def guard_in_use() -> GuardModel | None:
+    """The guard that decides, if any."""
+    return _GUARD[0] if _GUARD else None
+
+
 @lru_cache(maxsize=8192)
 def _detect_cached(text: str, heading_path: tuple[str, ...]) -> Verdict:
+    if _GUARD:
+        guard = _GUARD[0]
+        score = guard.scores([text])[0]
+        flagged = score >= guard.threshold
+        return Verdict(score, flagged, (f"guard:{guard.version}",) if flagged else ())
     return judge(windows(text, heading_path), default_model())
 
 
 def detect(text: str, heading_path: Sequence[str] = (), model: DetectorModel | None = None) -> Verdict:
-    """The verdict on ``text`` read under ``heading_path`` (the shipped model unless ``model``)."""
+    """The verdict on ``text`` read under ``heading_path``: the guard's when one is in use
+    (:func:`use_guard`), else the shipped cue-word model's (or ``model``'s)."""
     if model is None:
         return _detect_cached(text, tuple(heading_path))
     return judge(windows(text, heading_path), model)

@@ -18,15 +18,18 @@ reader's, not a probability.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Final
 
-from ..model.contracts import Document, Hit
+from ..model.contracts import Document, Hit, Query
 from ..reader.model import Reading, ReadingModel
 from ..text.questions import SubQuestion
 from ..text.sentences import as_units, split_sentences
 from ..text.tokens import is_cjk_term
 from .decision import Decision, evidence_terms
+from .rerank import Reranker
 from .sentences import Candidate, code_in, is_fragment, labels_of, table_headers
 
 READ_PASSAGES: Final = 4
@@ -114,3 +117,36 @@ def reader_decide(
         hit=hit, start=start, end=end, claim_start=start, features=dict(features), table_header=header
     )
     return decision, candidate, readings
+
+
+READER_WEIGHT: Final = 0.5
+"""How much the reader's belief that a chunk answers (a logistic of its answer score) adds to the
+base reranker's score."""
+RERANK_DEPTH: Final = 8
+"""Candidates (in the base reranker's order) the reader reads; the rest keep their base order."""
+
+
+class ReaderReranker:
+    """A :class:`~veracity.pipeline.rerank.Reranker`: the base reranker's order, then the reader
+    reads the first :data:`RERANK_DEPTH` candidates and adds ``reader`` (the logistic of its answer
+    score, in [0, 1]) to their score as a named part. Ties break by chunk id."""
+
+    name = "reader-v1"
+
+    def __init__(self, reader: ReadingModel, base: Reranker, *, depth: int = RERANK_DEPTH) -> None:
+        self.reader, self.base, self.depth = reader, base, depth
+
+    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+        """Score and reorder ``hits`` (see the class docstring)."""
+        ordered = self.base.rerank(query, hits, documents)
+        head = ordered[: self.depth]
+        readings = self.reader.read(query.text, [(subject_of(h, documents), h.chunk.text) for h in head])
+        scored = []
+        for position, hit in enumerate(ordered):
+            score = min(50.0, max(-50.0, readings[position].score)) if position < len(head) else -50.0
+            belief = 1.0 / (1.0 + math.exp(-score))
+            parts = (*hit.scores.rerank_parts, ("reader", round(belief, 6)))
+            total = (hit.scores.rerank or 0.0) + READER_WEIGHT * belief
+            scored.append(replace(hit, scores=replace(hit.scores, rerank=total, rerank_parts=parts)))
+        scored.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
+        return [replace(hit, rank=rank) for rank, hit in enumerate(scored, start=1)]

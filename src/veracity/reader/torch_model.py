@@ -60,10 +60,17 @@ _LAYER_PARTS = {
 
 
 class TorchReader(nn.Module):
-    """Encoder + span head: ``forward(ids, mask)`` → start and end logits ``[B, T]`` each."""
+    """Encoder + span head: ``forward(ids, mask)`` → start and end logits ``[B, T]`` each
+    (with ``outputs=1``, the guard's head: one logit per sequence, read at ``<s>``)."""
 
     def __init__(
-        self, weights: Mapping[str, np.ndarray], *, layers: int, heads: int = 12, eps: float = 1e-12
+        self,
+        weights: Mapping[str, np.ndarray],
+        *,
+        layers: int,
+        heads: int = 12,
+        eps: float = 1e-12,
+        outputs: int = 2,
     ):
         super().__init__()
         words = torch.from_numpy(np.asarray(weights[WORD_EMBEDDINGS], dtype=np.float32))
@@ -78,7 +85,8 @@ class TorchReader(nn.Module):
         )
         self.embedding_norm = nn.LayerNorm(hidden, eps=eps)
         self.layers = nn.ModuleList(_Layer(hidden, inner, heads, eps) for _ in range(layers))
-        self.head = nn.Linear(hidden, 2)
+        self.outputs = outputs
+        self.head = nn.Linear(hidden, outputs)
         nn.init.normal_(self.head.weight, std=0.02)
         nn.init.zeros_(self.head.bias)
         with torch.no_grad():
@@ -94,13 +102,17 @@ class TorchReader(nn.Module):
                 self.head.bias.copy_(torch.from_numpy(weights[f"{HEAD}.bias"]))
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Start and end logits for ``ids`` ``[B, T]`` (``mask``: 1 for tokens, 0 for padding)."""
+        """Start and end logits for ``ids`` ``[B, T]`` (``mask``: 1 for tokens, 0 for padding); for a
+        one-output head, the sequence logit ``[B]`` twice."""
         length = ids.shape[1]
         x = self.words(ids) + self.positions[:length] + self.token_type
         x = self.embedding_norm(x)
         bias = torch.zeros(mask.shape, dtype=x.dtype).masked_fill(mask == 0, -math.inf)[:, None, None, :]
         for layer in self.layers:
             x = layer(x, bias)
+        if self.outputs == 1:
+            logit = self.head(x[:, 0]).squeeze(-1)
+            return logit, logit
         logits = self.head(x)
         return logits[..., 0], logits[..., 1]
 

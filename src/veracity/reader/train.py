@@ -66,11 +66,17 @@ def tensors(batch: Sequence[Window], pad: int) -> tuple[torch.Tensor, ...]:
     return ids, mask, starts, ends
 
 
+def label_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Binary cross-entropy of a one-logit head (the guard's: 1 = gives orders)."""
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits, labels.float())
+
+
 def fit(
     weights: Mapping[str, np.ndarray],
     windows: Sequence[Window],
     settings: TrainSettings,
     *,
+    outputs: int = 2,
     pad: int = 1,
     report: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
@@ -79,7 +85,7 @@ def fit(
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = random.Random(settings.seed)
-    model = TorchReader(weights, layers=settings.layers)
+    model = TorchReader(weights, layers=settings.layers, outputs=outputs)
     model.train()
     trainable = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in trainable if p.ndim >= 2]
@@ -107,7 +113,10 @@ def fit(
     for step, batch in enumerate(plan, start=1):
         ids, mask, starts, ends = tensors(batch, pad)
         start_logits, end_logits = model(ids, mask)
-        loss = span_loss(start_logits, end_logits, mask, starts, ends)
+        if outputs == 1:  # a label per window, carried in ``start``
+            loss = label_loss(start_logits, starts)
+        else:
+            loss = span_loss(start_logits, end_logits, mask, starts, ends)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()

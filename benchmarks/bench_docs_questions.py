@@ -119,6 +119,12 @@ def main(argv: list[str] | None = None) -> int:
         help="the reading model that decides answers: none (the logistic answer models), shipped, "
         "or the path of a reader's .npz (its .json model card beside it)",
     )
+    parser.add_argument(
+        "--reader-role",
+        choices=["decide", "choose"],
+        default="decide",
+        help="decide: the reader also decides answer or abstain; choose: it only chooses the claim",
+    )
     parser.add_argument("--out", type=Path, help="write every row as JSON here")
     parser.add_argument("--verbose", action="store_true", help="print every question that is not correct")
     args = parser.parse_args(argv)
@@ -126,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     questions = [q for q in spec["questions"] if args.split == "all" or split_of(q["id"]) == args.split]
     with veracity.open(args.kb, embedder=args.embedder) as kb:
         kb.ingest([args.docs])
-        kb.engine.reader = named_reader(args.reader)
+        kb.engine.reader = named_reader(args.reader, args.reader_role)
         rows = [judge(q, kb.ask(q["question"], explain=True)) for q in questions]
     counts: dict[str, int] = {}
     for row in rows:

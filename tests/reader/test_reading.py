@@ -19,7 +19,7 @@ from veracity.pipeline.engine import KnowledgeBase
 from veracity.pipeline.reading import claim_bounds
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.features import Example, WindowMaker, hard_negatives, passage_text, windows
-from veracity.reader.model import Reader, ReadingModel, best_span
+from veracity.reader.model import ChoosingReader, Reader, ReadingModel, best_span
 from veracity.reader.tokenizer import Tokenizer
 from veracity.testing.fake_reader import FakeReader
 from veracity.text.sentences import split_sentences
@@ -145,3 +145,30 @@ def test_with_a_reader_nothing_found_abstains(demo: KnowledgeBase) -> None:
     finally:
         demo.reader = None
     assert answer.status is AnswerStatus.ABSTAIN and not answer.claims
+
+
+def test_a_choosing_reader_picks_the_claim_and_the_logistic_models_decide(demo: KnowledgeBase) -> None:
+    question = "3.2 的 Team 能用 SAML 吗"
+    plain = _ask(demo, question)
+    demo.reader = ChoosingReader(FakeReader({question: "需要升级到 Enterprise 计划"}))
+    try:
+        chosen = _ask(demo, question)
+        demo.reader = ChoosingReader(FakeReader({}))  # it finds nothing: the logistic's claim stays
+        unchanged = _ask(demo, question)
+    finally:
+        demo.reader = None
+    decision = plain.trace.to_dict()["decisions"][0]
+    assert chosen.status is plain.status is AnswerStatus.ANSWER
+    assert "需要升级到 Enterprise 计划" in chosen.claims[0].text
+    assert "需要升级到 Enterprise 计划" not in plain.claims[0].text
+    assert chosen.trace.to_dict()["decisions"][0]["score"] == decision["score"]  # not the reader's 5.0
+    assert [c.text for c in unchanged.claims] == [c.text for c in plain.claims]
+
+
+def test_a_reader_role_is_checked() -> None:
+    from veracity.model.errors import ConfigError
+    from veracity.reader.model import named_reader
+
+    assert named_reader("none", "choose") is None
+    with pytest.raises(ConfigError, match="reader role"):
+        named_reader("none", "rerank")

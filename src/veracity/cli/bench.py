@@ -122,6 +122,14 @@ def bench_retrieval(
     help="The reading model that decides answers: 'shipped' (the package's reader), 'none' (the "
     "logistic answer models), or the path of a reader's .npz (its .json model card beside it).",
 )
+@click.option(
+    "--reader-role",
+    type=click.Choice(["decide", "choose"]),
+    default="decide",
+    show_default=True,
+    help="decide: the reader chooses the claim and decides answer or abstain; choose: it only "
+    "chooses the claim, the logistic answer models decide.",
+)
 @llm_options
 def bench_answers(
     dataset_dir: Path,
@@ -134,6 +142,7 @@ def bench_answers(
     out_path: Path | None,
     progress: bool,
     reader_name: str,
+    reader_role: str,
     **llm: Any,
 ) -> None:
     """Ask a QA set's questions as a public user and score the answers.
@@ -160,7 +169,7 @@ def bench_answers(
             seed=seed,
             embedder=make_embedder(embedder),
             composer=composer_of(llm),
-            reader=named_reader(reader_name),
+            reader=named_reader(reader_name, reader_role),
             workdir=workdir or Path.home() / ".cache" / "veracity" / "bench-answers",
             progress=(lambda done, total: update("questions", done, total)) if update else None,
         )

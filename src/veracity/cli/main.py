@@ -107,6 +107,7 @@ def _register_kb_commands() -> None:
     from .ask import ask_command
     from .bench import bench
     from .docs import chunk_command, docs
+    from .guard import guard_group
     from .index import INDEX_COMMANDS
     from .kb import composer_command, ingest_command, init_demo_command, kb_group
     from .lifecycle import LIFECYCLE_COMMANDS
@@ -126,6 +127,7 @@ def _register_kb_commands() -> None:
     main.add_command(serve_command)
     main.add_command(keys)
     main.add_command(pg)
+    main.add_command(guard_group)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

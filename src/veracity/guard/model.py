@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
@@ -134,3 +135,23 @@ def named_guard(name: str) -> Guard | None:
         return load_guard()
     path = Path(name)
     return load_guard(path.stem, path.parent)
+
+
+@dataclass(frozen=True)
+class GuardVerdict:
+    """One text's score and what the guard decides at its threshold."""
+
+    score: float
+    quarantine: bool
+    guard: str
+    """The guard's version (its weights' digest, shortened)."""
+
+
+def score_texts(texts: Sequence[str], guard: GuardModel | None = None) -> list[GuardVerdict]:
+    """Score ``texts`` with ``guard`` (default: the shipped one), outside any knowledge base: per text,
+    the probability that it gives orders to the model reading it and whether that quarantines it."""
+    model = guard if guard is not None else load_guard()
+    return [
+        GuardVerdict(round(score, 6), score >= model.threshold, model.version)
+        for score in model.scores(list(texts))
+    ]

@@ -15,6 +15,7 @@ cites, so a claim can never say more than its evidence.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -207,8 +208,14 @@ def _decide(
     claim that reports a model's turn is never said (it may be cited as related)."""
     if settings.reader is None:
         return decide(index, sub, hits, documents, settings, tier=tier)
-    threshold = settings.reader.threshold_for(sub.language)
-    decision, best, _ = reader_decide(index, sub, hits, documents, settings.reader, threshold, tier=tier)
+    if not settings.reader.decides:  # the logistic models decide; the reader chooses the claim
+        decision, best = decide(index, sub, hits, documents, settings, tier=tier)
+        if decision.answered:
+            _, chosen, _ = reader_decide(index, sub, hits, documents, settings.reader, -math.inf, tier=tier)
+            best = chosen or best
+    else:
+        threshold = settings.reader.threshold_for(sub.language)
+        decision, best, _ = reader_decide(index, sub, hits, documents, settings.reader, threshold, tier=tier)
     if best is not None and tier != "official" and reported_model_turn(best.claim):
         return replace(decision, answered=False), None
     return decision, best

@@ -70,6 +70,9 @@ class ReadingModel(Protocol):
     """What the answer step needs of a reader (:class:`Reader`, or a fake in tests)."""
 
     version: str
+    decides: bool
+    """True: the reader's score decides answer or abstain; False: it only chooses the claim, and the
+    logistic answer models decide (:class:`ChoosingReader`)."""
 
     def read(
         self, question: str, passages: Sequence[tuple[str, str]], *, batch_size: int = 8
@@ -101,6 +104,8 @@ def best_span(
 
 class Reader:
     """The run-time reader (see the module docstring)."""
+
+    decides = True
 
     def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
         """Build from a weight dict holding the tuned layers, the head and the word table."""
@@ -210,12 +215,34 @@ def _load(weights_path: str, card_text: str) -> Reader:
     return Reader(weights, Tokenizer(model_file.tokenizer), meta=meta)
 
 
-def named_reader(name: str) -> Reader | None:
+class ChoosingReader:
+    """A reader that only chooses which sentence answers: whether a sub-question is covered stays
+    the logistic answer models' decision (measured apart from the reader deciding)."""
+
+    decides = False
+
+    def __init__(self, reader: ReadingModel) -> None:
+        self.reader = reader
+        self.version = f"{reader.version}:choose"
+
+    def read(
+        self, question: str, passages: Sequence[tuple[str, str]], *, batch_size: int = 8
+    ) -> list[Reading]:
+        return self.reader.read(question, passages, batch_size=batch_size)
+
+    def threshold_for(self, language: str) -> float:
+        return self.reader.threshold_for(language)
+
+
+READER_ROLES = ("decide", "choose")
+
+
+def named_reader(name: str, role: str = "decide") -> ReadingModel | None:
     """The reader a command-line value names: ``none``, ``shipped``, or the path of a reader's
-    ``.npz`` (its ``.json`` model card beside it)."""
+    ``.npz`` (its ``.json`` model card beside it); ``role`` ``choose``: it only chooses the claim."""
+    if role not in READER_ROLES:
+        raise ConfigError(f"reader role {role!r}: use one of {', '.join(READER_ROLES)}")
     if name == "none":
         return None
-    if name == "shipped":
-        return load_reader()
-    path = Path(name)
-    return load_reader(path.stem, path.parent)
+    reader = load_reader() if name == "shipped" else load_reader(Path(name).stem, Path(name).parent)
+    return ChoosingReader(reader) if role == "choose" else reader

@@ -160,18 +160,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         tokenizer,
         meta={"eps": model_file.header.eps},
     )
+    folder = SHIPPED if args.ship else args.out
+    folder.mkdir(parents=True, exist_ok=True)
+    weights_path = folder / f"{args.name}.npz"
+    arrays: dict[str, Any] = dict(sorted(shipped.items()))
+    np.savez_compressed(weights_path, **arrays)  # kept before the threshold: hours of fitting are not lost
     pages = documentation_pages()
+    if not pages:
+        print(f"no documentation pages under {READER_DATA / 'docs'} to choose the threshold", file=sys.stderr)
+        return 2
     page_scores = guard.scores(pages)
     ordered = sorted(page_scores, reverse=True)
     allowed = int(len(ordered) * args.budget)
     threshold = min(0.99, max(0.5, ordered[allowed] + 1e-6 if allowed < len(ordered) else 0.5))
     held_scores = guard.scores([e.text for e in heldout])
     held_labels = [int(e.label == "attack") for e in heldout]
-    folder = SHIPPED if args.ship else args.out
-    folder.mkdir(parents=True, exist_ok=True)
-    weights_path = folder / f"{args.name}.npz"
-    arrays: dict[str, Any] = dict(sorted(shipped.items()))
-    np.savez_compressed(weights_path, **arrays)
     card = {
         "name": args.name,
         "version": weights_digest(weights_path)[:12],

@@ -1,6 +1,6 @@
 """The reader's windows, span decoding and claim choice, and the answer step with a reader.
 
-The pipeline is tested with :class:`~veracity.testing.fake_reader.FakeReader` (it finds a known
+The pipeline is tested with :class:`~veracity.testing.fakes.FakeReader` (it finds a known
 answer text); the real :class:`~veracity.reader.model.Reader` passes the same contract with an
 untrained one-layer head, so these tests need no trained weights.
 """
@@ -21,7 +21,7 @@ from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.features import Example, WindowMaker, hard_negatives, passage_text, windows
 from veracity.reader.model import ChoosingReader, Reader, ReadingModel, best_span
 from veracity.reader.tokenizer import Tokenizer
-from veracity.testing.fake_reader import FakeReader
+from veracity.testing.fakes import FakeReader
 from veracity.text.sentences import split_sentences
 
 

@@ -1,14 +1,16 @@
-"""A fake reader for tests: it "reads" by finding a known answer text in a passage.
+"""Fakes of the trained models for tests: a reader and a guard that need no weights.
 
-It keeps the :class:`veracity.reader.model.Reader` surface the pipeline uses (``read``,
-``threshold_for``, ``version``), so the answer step can be tested without trained weights: a
-question the fake knows gets a span where its answer text occurs (score ``+5``), anything else
-none (score ``-5``).
+- :class:`FakeReader` keeps the :class:`veracity.reader.model.Reader` surface the pipeline uses
+  (``read``, ``threshold_for``, ``version``): a question it knows gets a span where its answer
+  text occurs (score ``+5``), anything else none (score ``-5``).
+- :class:`FakeGuard` keeps the :class:`veracity.guard.model.GuardModel` surface (``scores``,
+  ``threshold``, ``version``): a text holding one of its markers scores ``0.9``, anything else
+  ``0.1``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..reader.model import Reading
 
@@ -40,3 +42,20 @@ class FakeReader:
             else:
                 out.append(Reading(0, min(len(body), 1), -5.0, 0.0))
         return out
+
+
+
+
+class FakeGuard:
+    """Scores 0.9 when a text holds a marker (case-folded), else 0.1; threshold 0.5."""
+
+    version = "fake-guard"
+    threshold = 0.5
+
+    def __init__(self, markers: Iterable[str]) -> None:
+        self.markers = tuple(marker.casefold() for marker in markers)
+        self.calls = 0
+
+    def scores(self, texts: Sequence[str]) -> list[float]:
+        self.calls += 1
+        return [0.9 if any(m in text.casefold() for m in self.markers) else 0.1 for text in texts]

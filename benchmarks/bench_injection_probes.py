@@ -6,7 +6,10 @@ out). The script scores every text with the shipped detector as a whole page and
 prints, per set, attacks caught and benign texts falsely quarantined, and with
 ``--show`` the texts it gets wrong.
 
-    python benchmarks/bench_injection_probes.py [--show]
+    python benchmarks/bench_injection_probes.py [--show] [--guard shipped|PATH]
+
+With ``--guard`` the trained guard decides instead of the cue-word detector (the guard's
+training data leaves out every text of a set marked ``held out``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from veracity.pipeline.injection import default_model, detect
+from veracity.guard.model import named_guard
+from veracity.pipeline.injection import default_model, detect, use_guard
 
 PROBES = Path(__file__).with_name("injection_probes.yaml")
 
@@ -24,8 +28,14 @@ PROBES = Path(__file__).with_name("injection_probes.yaml")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", action="store_true", help="print the texts the detector gets wrong")
+    parser.add_argument("--guard", default="none", help="'none' (cue words), 'shipped' or a guard's .npz")
     args = parser.parse_args()
-    print(f"detector threshold {default_model().threshold:.4f}")
+    guard = named_guard(args.guard)
+    use_guard(guard)
+    if guard is None:
+        print(f"detector threshold {default_model().threshold:.4f}")
+    else:
+        print(f"guard {guard.version} threshold {guard.threshold:.4f}")
     for probe in yaml.safe_load(PROBES.read_text(encoding="utf-8"))["sets"]:
         missed = [t for t in probe["attacks"] if not detect(t).quarantine]
         false = [t for t in probe["benign"] if detect(t).quarantine]

@@ -12,7 +12,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 BC=1a2a91da6bb12838e05d1b2e54d98e2f37b835f3
 GC=1ee603b3d45722c3a64d331a49cf9b89b3fa5b9d
 DC=c8af0b015a9a4f3380f9e20214828c2dbeadc72c
-mkdir -p "$DEST"/{bipia,garak,bastioncorpus,deepset}
+mkdir -p "$DEST"/{bipia,garak,bastioncorpus,deepset,docs_wide}
 cd "$DEST"
 show() { git --git-dir="$1" show "$2:$3"; }
 gz() { gzip -9 -n > "$1"; }
@@ -62,6 +62,32 @@ sha256sum -c - <<SUMS
 SUMS
 "$PA/bin/python" "$HERE/derive.py" "$DEST" "$SRC/latentinjection.py" "$SRC/prompt_data.py"
 rm -rf "$SRC"
+
+# --- documentation pages of two more repositories (benign, many languages), one JSON line a file:
+#     {"path", "text"}, sorted by path, gzipped. FastAPI's docs in every language; Ant Design's
+#     component and docs pages (demos left out). Their docs tuning set's calibration half is left
+#     out when the loader reads them (veracity.bench.guard.data.docs_wide), not here.
+FASTAPI=${FASTAPI:-/work/.mirror/fastapi+fastapi/repo}
+ANTD=${ANTD:-/work/.mirror/ant-design+ant-design/repo}
+FC=c3f316b7e814667e8ee81e03a7330d00ee61e45c
+AC=2b258157ff20fb8948780e414dc1d74246aede40
+mkdir -p docs_wide
+pages() {  # git dir, commit, extended regex of the paths to keep
+  python3 - "$1" "$2" "$3" <<'PY'
+import json, re, subprocess, sys
+git, commit, keep = sys.argv[1:]
+names = subprocess.run(["git", "--git-dir", git, "ls-tree", "-r", "--name-only", commit],
+                       check=True, capture_output=True, text=True).stdout.splitlines()
+for path in sorted(n for n in names if re.fullmatch(keep, n)):
+    blob = subprocess.run(["git", "--git-dir", git, "cat-file", "blob", f"{commit}:{path}"],
+                          check=True, capture_output=True).stdout
+    sys.stdout.write(json.dumps({"path": path, "text": blob.decode("utf-8")}, ensure_ascii=False) + "\n")
+PY
+}
+pages $FASTAPI $FC 'docs/[a-z-]+/docs/.+\.md' | gz docs_wide/fastapi_docs.jsonl.gz
+pages $ANTD $AC '(components/[^/]+/index|docs/.+)\.(zh-CN|en-US)\.md' | gz docs_wide/antd_docs.jsonl.gz
+show $FASTAPI $FC LICENSE > docs_wide/fastapi-LICENSE
+show $ANTD $AC LICENSE > docs_wide/antd-LICENSE
 
 # --- check every digest of the Files table (sha256 of the uncompressed bytes for .gz)
 python3 - "$DEST" <<'PY'

@@ -19,6 +19,7 @@ from veracity.bench.guard.data import (
     HELDOUT,
     SOURCES,
     GuardExample,
+    documentation,
     embed,
     examples,
     manifest,
@@ -28,6 +29,7 @@ from veracity.bench.injection import corpus
 from veracity.bench.shared import datasets_folder
 
 DATASETS = datasets_folder()
+DOCS_HERE = any(True for _ in documentation("calibrate"))
 needs_data = pytest.mark.skipif(DATASETS is None, reason="shared/datasets not found")
 # the files taken from other repositories are kept out of this repository (SOURCES.md lists them)
 pytestmark = pytest.mark.skipif(
@@ -44,6 +46,8 @@ MINIMUM = {
     "bastioncorpus": 170,
     "deepset": 540,
     "real_text": 1500,
+    "docs": 800,
+    "docs_wide": 2300,
     "embedded": 1000,
 }
 """Examples a source keeps at least (``real_text`` and most of ``embedded`` need the shared sets)."""
@@ -84,8 +88,11 @@ def test_counts_per_source(training: tuple[list[GuardExample], Counter[str]]) ->
         if source == "real_text" and DATASETS is None:
             assert tally["real_text/datasets_missing"] == 1 and counts[source] == 0
             continue
+        if source in ("docs", "docs_wide") and not DOCS_HERE:
+            assert counts[source] == 0
+            continue
         assert counts[source] >= (least if DATASETS is not None or source != "embedded" else 100), source
-    languages = {"en", "zh", "zht", "de", "es", "fr", "it", "ja", "ko", "nl", "pt", "ru"}
+    languages = {"en", "zh", "zht", "de", "es", "fr", "it", "ja", "ko", "nl", "pt", "ru", "hi", "tr", "uk"}
     assert {e.language for e in found} <= languages
     assert tally["bipia/task_only_embedded"] == 20  # BIPIA task categories are never standalone
 
@@ -139,4 +146,20 @@ def test_manifest_digests_and_licences() -> None:
     assert {r["licence"] for r in rows} <= LICENCES
     listed = {r["path"] for r in rows}
     files = {p.relative_to(DATA).as_posix() for p in DATA.rglob("*") if p.is_file()}
-    assert files - listed <= {"SOURCES.md", *(f for f in files if f.endswith(("LICENSE", "NOTICE.md")))}
+    scripts = {"SOURCES.md", "collect.sh", "derive.py"}
+    assert files - listed <= scripts | {f for f in files if f.endswith(("LICENSE", "NOTICE.md"))}
+
+
+@pytest.mark.skipif(
+    not DOCS_HERE, reason="the docs tuning sets are not here (benchmarks/reader_data/collect_docs.sh)"
+)
+def test_the_threshold_is_chosen_on_documentation_the_guard_never_saw(
+    training: tuple[list[GuardExample], Counter[str]],
+) -> None:
+    found, _ = training
+    train_files = {key.split("#")[0] for key, _, _ in documentation("train")}
+    calibrate_files = {key.split("#")[0] for key, _, _ in documentation("calibrate")}
+    assert train_files and calibrate_files and not train_files & calibrate_files
+    seen = {norm(e.text) for e in found}
+    calibration = [norm(section) for _, _, section in documentation("calibrate")]
+    assert sum(text in seen for text in calibration) <= len(calibration) // 100  # boilerplate only

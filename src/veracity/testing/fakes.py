@@ -44,8 +44,6 @@ class FakeReader:
         return out
 
 
-
-
 class FakeGuard:
     """Scores 0.9 when a text holds a marker (case-folded), else 0.1; threshold 0.5."""
 

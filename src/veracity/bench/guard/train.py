@@ -32,7 +32,7 @@ from ...reader.features import Window
 from ...reader.model import weights_digest
 from ...reader.tokenizer import Tokenizer
 from ..reading.data import DATA as READER_DATA
-from ..reading.data import DOCS_TREES, tree_digest
+from ..reading.data import docs_trees_manifest
 from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, save_tuned, torch_missing
 from . import data
@@ -180,19 +180,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "log": log[-5:],
             "seconds": round(time.perf_counter() - started),
         },
-        "data": data.manifest()
-        + [
-            {
-                "source": "docs",
-                "path": f"benchmarks/reader_data/docs/{tree}",
-                "origin": "benchmarks/reader_data/SOURCES.md (docs tuning sets)",
-                "licence": licence,
-                "sha256": digest,
-                "sha256_present": tree_digest(READER_DATA / "docs" / tree),
-                "ok": str(tree_digest(READER_DATA / "docs" / tree) == digest),
-            }
-            for tree, (licence, digest) in sorted(DOCS_TREES.items())
-        ],
+        "data": [*data.manifest(), *docs_trees_manifest()],
         "command": "python -m veracity.bench.guard.train "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "reporting": {},

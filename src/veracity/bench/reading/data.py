@@ -417,6 +417,13 @@ def manifest(datasets: Path | None = None) -> list[dict[str, Any]]:
             else None
         )
         rows.append({**asdict(file), "sha256_present": present, "ok": present == file.sha256})
+    return rows + docs_trees_manifest()
+
+
+def docs_trees_manifest() -> list[dict[str, Any]]:
+    """Per docs tree (:data:`DOCS_TREES`): its row of :func:`manifest` (repository, commit, root,
+    recorded and present tree digest, licence); the guard's card lists them too."""
+    rows: list[dict[str, Any]] = []
     for stem, (licence, digest) in DOCS_TREES.items():
         origin = _docs_set(DOCS_SETS / "tune" / f"{stem}.yaml").source
         folder = DATA / "docs" / stem

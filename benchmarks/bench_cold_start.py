@@ -2,11 +2,15 @@
 
 Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb`` and
 ``ask QUESTION --kb`` on the demo knowledge base (built once with
-``veracity init-demo`` and ``--embedder``). ``--src DIR`` runs another source
-tree (``PYTHONPATH=DIR``), to compare a version before a change; the file
-cache is warm in both cases (the second of two runs is what a user meets).
+``veracity init-demo`` and ``--embedder``), or with ``--docs N`` on N seeded
+synthetic documents (``synthetic_kb.py``, one tenant) ingested with
+``veracity ingest``. ``--src DIR`` runs another source tree
+(``PYTHONPATH=DIR``), to compare a version before a change; the file cache is
+warm in both cases (the second of two runs is what a user meets), and so is
+veracity's model cache (``$VERACITY_CACHE``, written by the first run).
 
     python benchmarks/bench_cold_start.py                  # default embedder (use), 5 runs
+    python benchmarks/bench_cold_start.py --docs 100 --src ../old/src   # this tree, then the other
     python benchmarks/bench_cold_start.py --runs 1 --embedder fake
 """
 
@@ -47,22 +51,36 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=None, help="source tree to run instead (PYTHONPATH)")
     parser.add_argument("--commands", default="", help="comma-separated names (default: all)")
     parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument("--docs", type=int, default=0, help="synthetic documents instead of the demo")
     args = parser.parse_args()
     chosen = [name.strip() for name in args.commands.split(",") if name.strip()] or [n for n, _ in COMMANDS]
-    env = dict(os.environ, **({"PYTHONPATH": str(args.src)} if args.src else {}))
+    trees = [("this tree", {})] + ([(str(args.src), {"PYTHONPATH": str(args.src)})] if args.src else [])
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        kb = Path(tmp) / "demo"
-        _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], env)
-        print(f"cold start, {args.runs} runs each ({args.src or 'this tree'}; demo on {args.embedder})")
-        print("| command | median s | min s |")
-        print("|---|---|---|")
+        kb = Path(tmp) / "kb"
+        env = dict(os.environ)
+        if args.docs:
+            from synthetic_kb import write_corpus
+
+            write_corpus(Path(tmp) / "docs", args.docs, tenants=1, seed=7)
+            _run(["ingest", str(Path(tmp) / "docs"), "--kb", str(kb), "--embedder", args.embedder], env)
+            what = f"{args.docs} synthetic documents"
+        else:
+            _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], env)
+            what = "the demo"
+        print(f"cold start, {args.runs} runs each, median (min) s; {what} on {args.embedder}")
+        print("| command | " + " | ".join(name for name, _ in trees) + " |")
+        print("|---|" + "---|" * len(trees))
         for name, template in COMMANDS:
             if name not in chosen:
                 continue
             command = [part.format(kb=kb) for part in template]
-            _run(command, env)  # file cache warm
-            times = [_run(command, env) for _ in range(args.runs)]
-            print(f"| {name} | {statistics.median(times):.2f} | {min(times):.2f} |")
+            cells = []
+            for _, extra in trees:
+                tree_env = dict(env, **extra)
+                _run(command, tree_env)  # file cache (and model cache) warm
+                times = [_run(command, tree_env) for _ in range(args.runs)]
+                cells.append(f"{statistics.median(times):.2f} ({min(times):.2f})")
+            print(f"| {name} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

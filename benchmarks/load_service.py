@@ -1,22 +1,29 @@
-"""Load on loopback: concurrent clients asking a running ``veracity serve``, a withdraw in the middle.
+"""Load on loopback: concurrent clients asking a running ``veracity serve``.
 
-Bounded: every client stops at the deadline, every request has a timeout, the
-server is stopped at the end. Only 127.0.0.1 is contacted.
+Two kinds of traffic (``--traffic``):
 
-It writes the demo plus tenant acme (:func:`veracity.testing.tenants.build_served_kb`)
-into a temporary folder, starts ``veracity serve`` there (``--workers N``,
-no rate limit), and runs ``--clients`` threads for ``--seconds``, each
-asking, one after another, a question drawn (seeded) from a mix of keys and
-questions: the demo's running question, shorter ones, one only a maintainer
-may see (asked by public and maintainer keys), the second tenant's. Halfway
-through, an operator withdraws ``faq-3.2-sso``. It prints p50/p95/p99
-latency, errors, the cache hit rate, hit and miss latency, throughput, and
-checks that no answer to a request sent after the withdraw's response cites
-the withdrawn document. Exit status 1 on any error or such citation.
+- ``engine`` (default): what the engine serves when nothing is cached. For
+  each ``--workers`` count a server is started; for each ``--clients`` count,
+  ``--per-cell`` distinct questions are asked once each (every request a
+  miss), then the same questions again (every request a hit). Before any
+  server runs, this process answers the same questions one after another
+  with no cache: the sequential rate each throughput is divided by
+  (:mod:`load_uncached`).
+- ``mixed``: a fixed mix of keys and questions (the demo's running question,
+  shorter ones, one only a maintainer may see, the second tenant's), asked
+  for ``--seconds``, with a withdraw of ``faq-3.2-sso`` halfway: it prints
+  p50/p95/p99, errors, the cache hit rate, hit and miss latency, throughput,
+  and checks that no answer to a request sent after the withdraw's response
+  cites the withdrawn document (exit status 1 on any error or such citation).
 
-    python benchmarks/load_service.py --clients 20 --seconds 30 --workers 2
-    python benchmarks/load_service.py --clients 4 --seconds 3 --embedder fake   # smoke size
-    python benchmarks/load_service.py --kb postgresql://…/empty   # the same on PostgreSQL (reader role)
+Bounded: every request has a timeout, servers are stopped at the end. Only
+127.0.0.1 is contacted. The knowledge base is the demo plus tenant acme
+(:func:`veracity.testing.tenants.build_served_kb`) in a temporary folder.
+
+    python benchmarks/load_service.py --clients 1,4,20 --workers 1,2,4 --per-cell 200
+    python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 2
+    python benchmarks/load_service.py --traffic mixed --clients 4 --seconds 3 --embedder fake  # smoke
+    python benchmarks/load_service.py --traffic mixed --kb postgresql://…/empty  # PostgreSQL, reader role
 """
 
 from __future__ import annotations
@@ -36,8 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
+from load_uncached import drive, engine_table, load_questions, percentile, sequential_rate
 
 from veracity.index.embedders import make_embedder
+from veracity.kb.shared import SERVING_FILE
 from veracity.testing.tenants import ServedKeys, build_served_kb
 
 WITHDRAWN = "faq-3.2-sso"
@@ -88,11 +97,11 @@ def _free_port() -> int:
 
 
 def _start(
-    folder: Path | str, workers: int, reader_url: str | None = None
+    folder: Path | str, workers: int, reader_url: str | None = None, threads: int = 2
 ) -> tuple[subprocess.Popen[str], str]:
     port = _free_port()
     command = [sys.executable, "-m", "veracity.cli.main", "serve", "--kb", str(folder), "--port", str(port),
-               "--workers", str(workers), "--rate-limit", "0"]  # fmt: skip
+               "--workers", str(workers), "--threads", str(threads), "--rate-limit", "0"]  # fmt: skip
     env = {**os.environ, "VERACITY_READER_URL": reader_url} if reader_url else None
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     base = f"http://127.0.0.1:{port}"
@@ -155,12 +164,6 @@ def worker_caches(
     return found
 
 
-def percentile(values: list[float], share: float) -> float:
-    """The nearest-rank percentile (``share`` in 0..1)."""
-    ordered = sorted(values)
-    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
-
-
 def run(
     clients: int, seconds: float, workers: int, embedder: str, seed: int = 0, kb: str | None = None
 ) -> dict[str, object]:
@@ -201,11 +204,7 @@ def run(
             elapsed = time.monotonic() - start
             caches = worker_caches(base, keys.operator, workers)  # the server's own view, per worker
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
+            _stop(process)
     ok = [s for s in samples if s.status == 200]
     errors = [s for s in samples if s.status != 200]
     hits = [s for s in ok if s.cache == "hit"]
@@ -296,21 +295,104 @@ def table(report: dict[str, object]) -> str:
     return "\n".join(lines)
 
 
+def _stop(process: subprocess.Popen[str]) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def run_engine(
+    clients: list[int], workers: list[int], per_cell: int, embedder: str, questions_path: Path | None,
+    threads: int = 2,
+) -> dict[str, object]:  # fmt: skip
+    """Misses then hits per (workers, clients) cell, and the sequential reference (see the module)."""
+    questions, source = load_questions(questions_path)
+    slices = [questions[i * per_cell : (i + 1) * per_cell] for i in range(len(clients))]
+    if any(len(part) < per_cell for part in slices):
+        raise SystemExit(
+            f"{source} holds {len(questions)} distinct questions; {len(clients)} client counts × "
+            f"--per-cell {per_cell} need {len(clients) * per_cell} "
+            "(pass --questions FILE or a smaller --per-cell)"
+        )
+    cells: list[dict[str, object]] = []
+    with tempfile.TemporaryDirectory(prefix="veracity-load-") as tmp:
+        folder = Path(tmp) / "kb"
+        keys = build_served_kb(folder, make_embedder(embedder), sources=Path(tmp) / "acme")
+        reference = sequential_rate(folder, keys.public, [q for part in slices for q in part])
+        for count in workers:
+            for leftover in folder.glob(f"{SERVING_FILE}*"):  # every server starts with no shared cache
+                leftover.unlink()
+            process, base = _start(folder, count, threads=threads)
+            try:
+                worker_caches(base, keys.operator, count)
+                for clients_now, part in zip(clients, slices, strict=True):
+                    miss = drive(base, keys.public, part, clients_now, timeout_s=120)
+                    hit = drive(base, keys.public, part, clients_now, timeout_s=120)
+                    cells.append({"workers": count, "clients": clients_now, "miss": miss, "hit": hit})
+                    rates = f"miss {miss['per_s']}/s, hit {hit['per_s']}/s"
+                    print(f"  workers {count}, clients {clients_now}: {rates}", file=sys.stderr, flush=True)
+            finally:
+                _stop(process)
+    return {
+        "traffic": "engine",
+        "embedder": embedder,
+        "threads_per_worker": threads,
+        "questions_source": source,
+        "per_cell": per_cell,
+        "sequential": reference,
+        "cells": cells,
+    }
+
+
+def _counts(text: str) -> list[int]:
+    try:
+        found = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected counts such as 1,4,20, got {text!r}") from None
+    if not found or min(found) < 1:
+        raise argparse.ArgumentTypeError(f"expected counts of at least 1, got {text!r}")
+    return found
+
+
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--clients", type=int, default=20)
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--workers", type=int, default=2)
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__.split("\n\n", 1)[1],
+    )  # fmt: skip
+    parser.add_argument("--traffic", choices=["engine", "mixed"], default="engine")
+    parser.add_argument("--clients", type=_counts, default=None, help="engine: 1,4,20; mixed: 20 (one count)")
+    parser.add_argument("--workers", type=_counts, default=None, help="engine: 1,2,4; mixed: 2 (one count)")
+    parser.add_argument("--threads", type=int, default=2, help="answering threads a worker (serve --threads)")
+    parser.add_argument("--per-cell", type=int, default=200, help="engine: distinct questions a client count")
+    parser.add_argument("--questions", type=Path, default=None, help="engine: queries.jsonl or one per line")
+    parser.add_argument("--seconds", type=float, default=30.0, help="mixed: how long the clients ask")
     parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="Write the report as JSON here.")
-    parser.add_argument("--kb", default=None, help="Serve an empty postgresql:// database, not a folder.")
+    parser.add_argument("--kb", default=None, help="mixed: serve an empty postgresql:// database")
     args = parser.parse_args()
-    report = run(args.clients, args.seconds, args.workers, args.embedder, args.seed, args.kb)
-    print(table(report))
+    if args.traffic == "engine":
+        report = run_engine(
+            args.clients or [1, 4, 20], args.workers or [1, 2, 4], args.per_cell, args.embedder,
+            args.questions, args.threads,
+        )  # fmt: skip
+        print(engine_table(report))
+    else:
+        clients, workers = (args.clients or [20])[0], (args.workers or [2])[0]
+        report = run(clients, args.seconds, workers, args.embedder, args.seed, args.kb)
+        print(table(report))
     if args.out:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.out}")
+    if args.traffic == "engine":
+        cells = report["cells"]
+        assert isinstance(cells, list)
+        if any(cell[kind]["errors"] for cell in cells for kind in ("miss", "hit")):
+            print("FAILED: errors", file=sys.stderr)
+            sys.exit(1)
+        return
     withdraw = report["withdraw"]
     assert isinstance(withdraw, dict)
     if report["errors"] or withdraw["answers_after_citing_withdrawn"] or withdraw["status"] != 200:

@@ -51,6 +51,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_bad_inputs.py",
         "bench_cold_start.py",
         "load_service.py",
+        "load_uncached.py",  # load_service.py's engine traffic
         "bench_quantized.py",
         "bench_ann.py",
         "bench_ocr.py",
@@ -151,21 +152,43 @@ def test_cold_start(tmp_path: Path) -> None:
 def test_load_service(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
     text = _run(
-        "load_service.py", "--clients", 4, "--seconds", 3, "--workers", 2, "--embedder", "fake", "--out", out
-    )
+        "load_service.py", "--traffic", "mixed", "--clients", 4, "--seconds", 3, "--workers", 2,
+        "--embedder", "fake", "--out", out,
+    )  # fmt: skip
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
     import json
 
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["requests"] > 20 and report["withdraw"]["status"] == 200
     assert report["withdraw"]["answers_after"] > 0 and report["cache_hit_rate"] > 0.5
-    assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own cache
+    assert report["server_cache"]["workers_seen"] == 2  # both workers answered, each with its own counts
+
+
+def test_load_service_engine_traffic(tmp_path: Path) -> None:
+    questions = tmp_path / "questions.txt"
+    lines = [f"第 {n} 个问题：3.2 的 Team 能用 SAML 吗" for n in range(12)]
+    questions.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "engine.json"
+    text = _run(
+        "load_service.py", "--clients", "1,2", "--workers", "1,2", "--per-cell", 6, "--questions", questions,
+        "--embedder", "fake", "--out", out,
+    )  # fmt: skip
+    assert "× sequential" in text
+    import json
+
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["sequential"]["questions"] == 12 and report["sequential"]["per_s"] > 0
+    assert [(c["workers"], c["clients"]) for c in report["cells"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    for cell in report["cells"]:
+        assert cell["miss"]["requests"] == cell["hit"]["requests"] == 6
+        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == 6  # misses first, then every one a hit
+        assert cell["miss"]["errors"] == cell["hit"]["errors"] == 0
 
 
 def test_load_service_on_postgresql(pg_url: str) -> None:
     text = _run(
-        "load_service.py", "--clients", 2, "--seconds", 3, "--workers", 1, "--embedder", "fake",
-        "--kb", pg_url,
+        "load_service.py", "--traffic", "mixed", "--clients", 2, "--seconds", 3, "--workers", 1,
+        "--embedder", "fake", "--kb", pg_url,
     )  # fmt: skip
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
 

@@ -49,9 +49,16 @@ class Slow:
 
 @pytest.fixture
 def gateway(served_kb):
-    opened = Gateway.open(served_kb[0], settings=GatewaySettings(rerank_timeout_s=1.0, dense_retry_s=60))
+    settings = GatewaySettings(rerank_timeout_s=1.0, dense_retry_s=60, answer_sessions=1)
+    opened = Gateway.open(served_kb[0], settings=settings)
     yield opened, served_kb[1]
     opened.close()
+
+
+def answering(gate: Gateway):
+    """The engine that answers (the gateway's only answering session), to inject faults into."""
+    with gate.sessions.session() as session:
+        return session.kb.engine
 
 
 def test_embedder_down_answers_lexically_and_says_so(gateway) -> None:
@@ -99,14 +106,14 @@ def test_guarded_embedder_stays_off_for_a_while_after_a_failure() -> None:
 @pytest.mark.parametrize("fault", ["raises", "times out"])
 def test_reranker_failure_keeps_the_fused_order(gateway, fault) -> None:
     gate, keys = gateway
-    guard = gate.kb.engine.reranker
+    guard = answering(gate).reranker
     guard.inner = Broken() if fault == "raises" else Slow(guard.inner)
     served = gate.ask(gate.admit(keys.public), RUNNING)
     if isinstance(guard.inner, Slow):
         guard.inner.release.set()
     assert served.degraded == (Degradation.RERANK_UNAVAILABLE,)
     trace = served.answer.trace
-    chunks, documents = gate.kb.engine.snapshot.chunks, gate.kb.engine.snapshot.documents
+    chunks, documents = answering(gate).snapshot.chunks, answering(gate).snapshot.documents
 
     def by_trust(ids):  # each trust pool is fused and reranked on its own
         pools: dict[str, list[str]] = {}
@@ -120,7 +127,7 @@ def test_reranker_failure_keeps_the_fused_order(gateway, fault) -> None:
 
 def test_return_gate_failure_denies_and_serves_no_candidate(gateway, monkeypatch) -> None:
     gate, keys = gateway
-    catalog = gate.kb.engine.catalog
+    catalog = answering(gate).catalog
 
     def unreachable(*args, **kwargs):
         raise CatalogUnavailableError("catalog replica timed out")

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from veracity.kb.gateway import Gateway, GatewaySettings
@@ -86,17 +89,18 @@ def test_reindex_publishes_a_verified_version(two) -> None:
 
 
 def test_concurrent_misses_for_one_key_compute_once(two, monkeypatch) -> None:
-    import threading
+    import veracity.kb.gateway as gateway_module
 
     gate, _, keys = two
     calls = []
-    real_ask = gate.kb.ask
+    real = gateway_module.answer_or_degrade
 
     def counted(*args, **kwargs):
-        calls.append(args[0])
-        return real_ask(*args, **kwargs)
+        calls.append(args[4])
+        time.sleep(0.2)  # the others arrive while it computes
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(gate.kb, "ask", counted)
+    monkeypatch.setattr(gateway_module, "answer_or_degrade", counted)
     caller = gate.admit(keys.public)
     served = []
     threads = [threading.Thread(target=lambda: served.append(gate.ask(caller, SHORT))) for _ in range(4)]
@@ -142,3 +146,73 @@ def test_served_from_postgresql_through_the_reader_role(
     finally:
         database.close()
         directory.close()
+
+
+def test_different_questions_are_answered_at_the_same_time(two, monkeypatch) -> None:
+    """Two misses for different keys overlap (a barrier both must reach); a hit never waits for them."""
+    import veracity.kb.gateway as gateway_module
+
+    gate, _, keys = two
+    caller = gate.admit(keys.public)
+    gate.ask(caller, "成员数超过新计划上限会怎样？")  # cached before the slow ones start
+    both = threading.Barrier(2, timeout=10)
+    real = gateway_module.answer_or_degrade
+    hit_seconds = []
+
+    def meeting(*args, **kwargs):
+        both.wait()  # a lock around answering would break the barrier: the second never arrives
+        started = time.perf_counter()
+        hit = gate.ask(caller, "成员数超过新计划上限会怎样？")
+        hit_seconds.append((hit.cache, time.perf_counter() - started))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gateway_module, "answer_or_degrade", meeting)
+    served = []
+    threads = [
+        threading.Thread(target=lambda q=q: served.append(gate.ask(caller, q)))
+        for q in (SHORT, "2026 年 8 月的 SSO 故障是怎么回事？")
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert sorted(s.cache for s in served) == ["miss", "miss"] and not both.broken
+    assert [cache for cache, _ in hit_seconds] == ["hit", "hit"]
+    assert gate.sessions.opened == 2
+
+
+def test_workers_share_one_cache_and_one_rate_limit(served_kb) -> None:
+    """What one worker answered is a hit on the other; a key's burst is spent across both."""
+    settings = GatewaySettings(rate_limit=RateLimit(per_minute=1, burst=3))
+    first, second = (Gateway.open(served_kb[0], settings=settings) for _ in range(2))
+    try:
+        keys = served_kb[1]
+        asked = first.ask(first.admit(keys.public), SHORT)
+        again = second.ask(second.admit(keys.public), SHORT)
+        assert (asked.cache, again.cache) == ("miss", "hit") and again.answer == asked.answer
+        first.admit(keys.public)  # the third request of the burst, on either worker
+        with pytest.raises(RateLimitError):
+            second.admit(keys.public)
+        with pytest.raises(RateLimitError):
+            first.admit(keys.public)
+        second.admit(keys.maintainer)  # another key: its own bucket
+        second.change(second.admit(keys.operator), "faq-3.2-sso", "withdraw")
+        for gate in (first, second):
+            after = gate.ask(gate.admit(keys.maintainer), SHORT)
+            assert "faq-3.2-sso" not in [c.source_id for c in after.answer.citations]
+    finally:
+        first.close()
+        second.close()
+
+
+def test_without_sharing_each_worker_keeps_its_own(served_kb) -> None:
+    settings = GatewaySettings(shared=False)
+    first, second = (Gateway.open(served_kb[0], settings=settings) for _ in range(2))
+    try:
+        keys = served_kb[1]
+        assert first.ask(first.admit(keys.public), SHORT).cache == "miss"
+        assert second.ask(second.admit(keys.public), SHORT).cache == "miss"
+        assert not (served_kb[0] / "serving.sqlite").exists()
+    finally:
+        first.close()
+        second.close()

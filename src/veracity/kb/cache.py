@@ -12,7 +12,10 @@ differ never share an entry.
 
 Only answers computed with every component working are stored (a degraded
 or denied answer is not), so a recovered embedder is used again at once.
-The cache lives in one process; workers each keep their own.
+The cache lives in one process; given a second level (the workers' shared
+file, :class:`veracity.kb.shared.SharedAnswers`) it looks there on a miss
+and writes there too, so an answer one worker computed is a hit on every
+worker.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 from ..catalog.sql import scalar
 from ..catalog.store import DatabaseStore
@@ -30,7 +33,15 @@ from ..index.sqlite.versions import read_pointer
 from ..model.contracts import sha256_hex
 from ..pipeline.outcome import Answer
 
-__all__ = ["AnswerCache", "CacheKey", "CacheStats", "CatalogState", "as_of_bucket", "catalog_state"]
+__all__ = [
+    "AnswerCache",
+    "CacheKey",
+    "CacheStats",
+    "CatalogState",
+    "SecondLevel",
+    "as_of_bucket",
+    "catalog_state",
+]
 
 DEFAULT_ENTRIES: Final = 2048
 BUCKET_SECONDS: Final = 60
@@ -123,12 +134,29 @@ class CacheStats:
         }
 
 
+class SecondLevel(Protocol):
+    """Where answers are looked up after this process's own entries (shared by workers)."""
+
+    def get(self, key: CacheKey) -> Answer | None:
+        """The stored answer for ``key`` or ``None``."""
+        ...
+
+    def put(self, key: CacheKey, answer: Answer) -> None:
+        """Store ``answer`` under ``key``."""
+        ...
+
+    def clear(self) -> None:
+        """Drop every stored answer."""
+        ...
+
+
 class AnswerCache:
     """A thread-safe LRU of answers by :class:`CacheKey`; entries of an older state are dropped."""
 
-    def __init__(self, max_entries: int = DEFAULT_ENTRIES) -> None:
-        """Keep at most ``max_entries`` answers (0 turns caching off)."""
+    def __init__(self, max_entries: int = DEFAULT_ENTRIES, *, second: SecondLevel | None = None) -> None:
+        """Keep at most ``max_entries`` answers (0 turns caching off); ``second``: see the module."""
         self.max_entries = max(0, int(max_entries))
+        self.second = second if self.max_entries else None
         self._entries: OrderedDict[CacheKey, Answer] = OrderedDict()
         self._lock = threading.Lock()
         self._state: CatalogState | None = None
@@ -142,17 +170,28 @@ class AnswerCache:
             answer = self._entries.get(key) if current else None
             if answer is not None:
                 self._entries.move_to_end(key)
-            return answer
+                return answer
+        if not current or self.second is None:
+            return None
+        answer = self.second.get(key)
+        if answer is not None:
+            self._keep(key, answer)
+        return answer
 
     def put(self, key: CacheKey, answer: Answer) -> None:
         """Store ``answer`` under ``key`` (unless its state is already older than one seen)."""
+        if self._keep(key, answer) and self.second is not None:
+            self.second.put(key, answer)
+
+    def _keep(self, key: CacheKey, answer: Answer) -> bool:
         with self._lock:
             if self.max_entries == 0 or not self._follow(key.state):
-                return
+                return False
             self._entries[key] = answer
             self._entries.move_to_end(key)
             while len(self._entries) > self.max_entries:
                 self._entries.popitem(last=False)
+            return True
 
     def record(self, *, hit: bool, seconds: float) -> None:
         """Count one request as a hit or a miss, with its time."""
@@ -182,9 +221,11 @@ class AnswerCache:
         return True
 
     def clear(self) -> None:
-        """Drop every entry (counts stay)."""
+        """Drop every entry, the second level's too (counts stay)."""
         with self._lock:
             self._entries.clear()
+        if self.second is not None:
+            self.second.clear()
 
     def stats(self) -> CacheStats:
         """Counts and mean latencies."""

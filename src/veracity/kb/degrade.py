@@ -180,6 +180,10 @@ class GuardedReranker:
         self.timeout_s = timeout_s
         self._pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="veracity-rerank")
 
+    def close(self) -> None:
+        """Let its threads end (a call still running finishes; no new one is taken)."""
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
     def rerank(self, query: object, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
         """The inner order, or the fused order (noting ``rerank_unavailable``)."""
         if not hits:

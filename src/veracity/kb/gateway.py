@@ -20,14 +20,18 @@ Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
 the key's tenant: on PostgreSQL with a reader role (``VERACITY_READER_URL``)
 the database itself then returns that tenant's rows only (row-level security).
 
-The engine's catalog connection may not be used by two threads at once, so
-computing an answer, reading documents and every write take one lock. The
-light reads of every request (the key, the catalog state for the cache key,
-the tenant's ask defaults, citation titles, readiness) go through a second
-connection to the same file (``side``, WAL: readers never wait for the
-writer), so a cache hit never waits for an answer being computed. Workers
-(processes) each open their own gateway on the same directory; the catalog
-revision in the file keeps their caches honest.
+Answers and searches run on a pool of engines (:mod:`veracity.kb.sessions`,
+``answer_sessions`` of them, each its own connection), so different
+questions are answered at the same time; concurrent misses for one cache key
+compute once (:mod:`veracity.kb.flight`). Reading documents and every write
+go through the gateway's own engine under one lock. The light reads of every
+request (the key, the catalog state for the cache key, the tenant's ask
+defaults, citation titles, readiness) go through another connection
+(``side``, WAL: readers never wait for the writer), so a cache hit never waits
+for an answer being computed. Workers (processes) each open their own gateway
+on the same directory and share the answer cache and the rate-limit buckets
+through its side file (:mod:`veracity.kb.shared`); the catalog revision in
+the cache key keeps every worker's answers honest.
 """
 
 from __future__ import annotations
@@ -68,13 +72,16 @@ from .degrade import (
     retrieve_or_degrade,
 )
 from .explain import explain as explain_answer
+from .flight import SingleFlight
 from .keys import ApiKey, authenticate
 from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from .operate import change_document, tenant_status, upload_files
 from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, hit_dict
+from .sessions import AnswerSession, SessionPool
 from .settings import ask_defaults
+from .shared import SharedAnswers, SharedBuckets, open_serving
 from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
@@ -106,6 +113,10 @@ class GatewaySettings:
     rerank_timeout_s: float = RERANK_TIMEOUT_SECONDS
     dense_retry_s: float = DENSE_RETRY_SECONDS
     search_limit: int = 20
+    answer_sessions: int = 2
+    """Engines answering at the same time in one process (each holds its own index state)."""
+    shared: bool = True
+    """Share the answer cache and rate limits with the other workers of a directory (its side file)."""
 
 
 class Gateway:
@@ -124,11 +135,28 @@ class Gateway:
         if engine.composer is None:  # the knowledge base's stored LLM setting (veracity composer)
             engine.composer = make_composer(LLMOptions(), kb.llm_setting())
         self.lexical = LocalKnowledgeBase(lexical_engine(engine), kb.path)
-        self.cache = AnswerCache(self.settings.cache_entries)
-        self.limiter = RateLimiter(self.settings.rate_limit)
+        serving = open_serving(kb.path) if self.settings.shared and not isinstance(kb.path, str) else None
+        self._serving = serving
+        self.cache = AnswerCache(
+            self.settings.cache_entries,
+            second=SharedAnswers(serving, self.settings.cache_entries) if serving else None,
+        )
+        buckets = SharedBuckets(serving) if serving else None
+        self.limiter = RateLimiter(self.settings.rate_limit, buckets=buckets)
         self._lock = threading.RLock()
+        self._flight: SingleFlight[tuple[Answer, tuple[Degradation, ...]]] = SingleFlight()
+        self.sessions = SessionPool(self._open_session, max(1, self.settings.answer_sessions))
         self.side = open_store(kb.path)
         self._verified: dict[int, tuple[bool, str]] = {}
+
+    def _open_session(self) -> AnswerSession:
+        """Another engine on the same knowledge base, with this gateway's embedder and composer."""
+        assert self.kb.path is not None
+        kb = open_local(self.kb.path, embedder=self.embedder, create=False)
+        engine = kb.engine
+        engine.reranker = GuardedReranker(engine.reranker, timeout_s=self.settings.rerank_timeout_s)
+        engine.composer = self.kb.engine.composer
+        return AnswerSession(kb, LocalKnowledgeBase(lexical_engine(engine), kb.path))
 
     @classmethod
     def open(
@@ -145,10 +173,15 @@ class Gateway:
         return gateway
 
     def close(self) -> None:
-        """Close the knowledge base."""
+        """Close the knowledge base, its answering sessions and the side file."""
         with self._lock:
+            self.sessions.close()
             self.kb.close()
+            if isinstance(self.kb.engine.reranker, GuardedReranker):
+                self.kb.engine.reranker.close()
             self.side.close()
+            if self._serving is not None:
+                self._serving.close()
 
     @property
     def store(self) -> DatabaseStore:
@@ -214,15 +247,12 @@ class Gateway:
                 answer = denied(question, principal, version, as_of_bucket(), "catalog_unavailable")
             else:
                 found = self.cache.get(key)
-                if found is None:
-                    with self._lock:  # requests for the same key wait for the first one's answer
-                        found = self.cache.get(key)
-                        if found is None:
-                            found = self._answer(principal, question, version, moment)
-                            if not notes:
-                                self.cache.put(key, found)
-                        else:
-                            hit = True
+                if found is None:  # requests for the same key wait for the first one's answer
+                    (found, degraded), hit = self._flight.run(
+                        key, lambda: self._answer(key, principal, question, version, moment)
+                    )
+                    for kind in degraded:
+                        note(kind)
                 else:
                     hit = True
                 answer = found
@@ -253,12 +283,18 @@ class Gateway:
         yield "accepted", {"question": question}
         yield from self.ask(caller, question, version=version, as_of=as_of, explain=explain).events()
 
-    def _answer(self, principal: Principal, question: str, version: str | None, moment: datetime) -> Answer:
-        """Compute an answer, degrading instead of failing (see :mod:`veracity.kb.degrade`)."""
-        with self._lock:
-            return answer_or_degrade(
-                self.kb, self.lexical, self.embedder, principal, question, version, moment
+    def _answer(
+        self, key: CacheKey, principal: Principal, question: str, version: str | None, moment: datetime
+    ) -> tuple[Answer, tuple[Degradation, ...]]:
+        """Compute an answer on a free session, degrading instead of failing (see
+        :mod:`veracity.kb.degrade`); cache it when nothing degraded. With the degradations."""
+        with noting() as notes, self.sessions.session() as session:
+            answer = answer_or_degrade(
+                session.kb, session.lexical, self.embedder, principal, question, version, moment
             )
+        if not notes:
+            self.cache.put(key, answer)
+        return answer, tuple(notes)
 
     def _sources(self, answer: Answer, tenant: str) -> tuple[CitedSource, ...]:
         found = []
@@ -283,10 +319,10 @@ class Gateway:
             raise ValidationError("the query is empty", field="query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         principal = caller.principal
-        with noting() as notes, self._lock, acting_for(principal.tenant):
+        with noting() as notes, self.sessions.session() as session, acting_for(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             retrieval = retrieve_or_degrade(
-                self.kb, self.lexical, self.embedder, principal, query, version, moment, top_k
+                session.kb, session.lexical, self.embedder, principal, query, version, moment, top_k
             )
             # the packet keeps top_k per trust tier; the caller asked for top_k in all
             ranked = retrieval.packet.hits[:top_k] if retrieval else ()

@@ -1,9 +1,11 @@
 """Per-key request limits of a service: a token bucket per API key.
 
 Each key may make ``per_minute`` requests a minute on average and up to
-``burst`` at once. The buckets live in one process: a service with N workers
-allows each key N times the rate (each worker counts its own requests).
-Pure logic with an injectable clock, so tests need no sleeping.
+``burst`` at once. Where the buckets live is a :class:`Buckets`: in this
+process (:class:`ProcessBuckets`), or in a file every worker of one
+knowledge base shares (:class:`veracity.kb.shared.SharedBuckets`), so that N
+workers do not allow a key N times its rate. The arithmetic is one pure
+function (:func:`spend`) with an injectable clock, so tests need no sleeping.
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from ..model.errors import ConfigError, RateLimitError
 
-__all__ = ["RateLimit", "RateLimiter"]
+__all__ = ["Buckets", "ProcessBuckets", "RateLimit", "RateLimiter", "spend"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,33 +35,82 @@ class RateLimit:
             )
 
 
+def spend(limit: RateLimit, bucket: tuple[float, float] | None, now: float) -> tuple[float, float | None]:
+    """One request against ``bucket`` (tokens, when last updated; ``None``: full).
+
+    Returns the tokens left at ``now`` and ``None``, or, when no whole token is
+    left, the tokens at ``now`` and the seconds until one is.
+    """
+    rate = limit.per_minute / 60.0
+    tokens, at = bucket if bucket is not None else (float(limit.burst), now)
+    tokens = min(float(limit.burst), tokens + max(0.0, now - at) * rate)
+    if tokens < 1.0:
+        return tokens, (1.0 - tokens) / rate
+    return tokens - 1.0, None
+
+
+class Buckets(Protocol):
+    """Where the buckets of one service live."""
+
+    def update(
+        self, key_id: str, change: Callable[[tuple[float, float] | None], tuple[float, float]]
+    ) -> None:
+        """Replace ``key_id``'s bucket by ``change(current)``, atomically for every sharer."""
+        ...
+
+
+class ProcessBuckets:
+    """Buckets in this process's memory (a service with one worker, or no shared file)."""
+
+    def __init__(self) -> None:
+        """No bucket yet."""
+        self._buckets: dict[str, tuple[float, float]] = {}  # key id → (tokens, at)
+        self._lock = threading.Lock()
+
+    def update(
+        self, key_id: str, change: Callable[[tuple[float, float] | None], tuple[float, float]]
+    ) -> None:
+        """See :meth:`Buckets.update`."""
+        with self._lock:
+            self._buckets[key_id] = change(self._buckets.get(key_id))
+
+
 class RateLimiter:
     """Token buckets by key id (see the module docstring)."""
 
     def __init__(
-        self, limit: RateLimit | None = None, *, clock: Callable[[], float] = time.monotonic
+        self,
+        limit: RateLimit | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+        buckets: Buckets | None = None,
     ) -> None:
-        """Buckets for ``limit``; ``clock`` returns seconds (monotonic)."""
+        """Buckets for ``limit`` in ``buckets`` (default: this process); ``clock`` returns seconds.
+
+        The default clock is wall time, which every process on the machine reads alike.
+        """
         self.limit = limit or RateLimit()
         self._clock = clock
-        self._buckets: dict[str, tuple[float, float]] = {}  # key id → (tokens, at)
-        self._lock = threading.Lock()
+        self.buckets: Buckets = buckets if buckets is not None else ProcessBuckets()
 
     def take(self, key_id: str) -> None:
         """Spend one request of ``key_id``'s bucket or raise ``RateLimitError`` with ``retry_after``."""
-        rate = self.limit.per_minute / 60.0
-        if rate == 0:
+        if self.limit.per_minute == 0:
             return
-        with self._lock:
-            now = self._clock()
-            tokens, at = self._buckets.get(key_id, (float(self.limit.burst), now))
-            tokens = min(float(self.limit.burst), tokens + (now - at) * rate)
-            if tokens < 1.0:
-                self._buckets[key_id] = (tokens, now)
-                wait = (1.0 - tokens) / rate
-                raise RateLimitError(
-                    f"too many requests for this key (limit {self.limit.per_minute:g} a minute, "
-                    f"bursts of {self.limit.burst}); retry in {wait:.1f} s",
-                    retry_after=wait,
-                )
-            self._buckets[key_id] = (tokens - 1.0, now)
+        now = self._clock()
+        refused: list[float] = []
+
+        def change(bucket: tuple[float, float] | None) -> tuple[float, float]:
+            refused.clear()
+            tokens, wait = spend(self.limit, bucket, now)
+            if wait is not None:
+                refused.append(wait)
+            return tokens, now
+
+        self.buckets.update(key_id, change)
+        if refused:
+            raise RateLimitError(
+                f"too many requests for this key (limit {self.limit.per_minute:g} a minute, "
+                f"bursts of {self.limit.burst}); retry in {refused[0]:.1f} s",
+                retry_after=refused[0],
+            )

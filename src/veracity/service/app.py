@@ -42,11 +42,14 @@ class ServiceOptions:
     max_body: int = DEFAULT_MAX_BODY
     max_upload: int = DEFAULT_MAX_UPLOAD
     cache_entries: int = 2048
+    answer_sessions: int = 2
 
     def gateway_settings(self) -> GatewaySettings:
         """The gateway's part of the options."""
         return GatewaySettings(
-            cache_entries=self.cache_entries, rate_limit=RateLimit(self.rate_per_minute, self.burst)
+            cache_entries=self.cache_entries,
+            rate_limit=RateLimit(self.rate_per_minute, self.burst),
+            answer_sessions=self.answer_sessions,
         )
 
     def to_json(self) -> str:

@@ -57,7 +57,9 @@ def listening_socket(host: str, port: int) -> socket.socket:
 def _worker(sock: socket.socket, options: str) -> None:
     """One worker process: its own gateway and application on the shared socket."""
     os.environ[ENVIRONMENT] = options
-    server = uvicorn.Server(uvicorn.Config(app_from_environment(), log_level=LOG_LEVEL))
+    app = app_from_environment()
+    app.state.gateway.sessions.fill()  # before it listens: the first questions do not pay for opening
+    server = uvicorn.Server(uvicorn.Config(app, log_level=LOG_LEVEL))
     server.run(sockets=[sock])
 
 
@@ -94,6 +96,7 @@ def serve(
     """
     gateway = open_gateway(options)
     if workers <= 1:
+        gateway.sessions.fill()
         app = create_app(gateway, max_body=options.max_body, max_upload=options.max_upload)
         if ready is not None:
             ready()

@@ -1,0 +1,151 @@
+"""Engine traffic for ``load_service.py``: distinct questions (cache misses), then the same again (hits).
+
+What a person waits for when the answer is not cached: each question is
+asked once, by clients that take the next unasked question from a shared
+list, so every request is a miss; then the same questions again (every
+request a hit). Before the server starts, the same process opens the
+knowledge base directly and answers the first questions one after another,
+with no cache: the sequential ask rate every server figure is divided by.
+
+Questions come from ``--questions`` (a BEIR ``queries.jsonl`` or a text file,
+one per line); by default CMRC 2018 dev's (``../shared/datasets``), else the
+bundled demo's case questions. Questions about other subjects than the demo
+still run every stage (recall, rerank, the return gate, evidence, the
+decision); most of them abstain, as such questions should.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import httpx
+
+from veracity.kb.gateway import Gateway, GatewaySettings
+from veracity.kb.limits import RateLimit
+
+SHARED_QUESTIONS = Path(__file__).resolve().parents[2] / "shared/datasets/cmrc2018/beir/dev/queries.jsonl"
+
+
+def load_questions(path: Path | None) -> tuple[list[str], str]:
+    """Distinct questions in file order, and where they came from."""
+    if path is None and SHARED_QUESTIONS.is_file():
+        path = SHARED_QUESTIONS
+    if path is None:
+        from veracity.fixtures import fixture_cases
+
+        found = [str(c["question"]) for c in fixture_cases() if c.get("question")]
+        source = "the demo's case questions"
+    else:
+        lines = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        found = [
+            str(json.loads(line)["text"]) if line.lstrip().startswith("{") else line.strip() for line in lines
+        ]
+        source = str(path)
+    return list(dict.fromkeys(q for q in found if q.strip())), source
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The nearest-rank percentile (``share`` in 0..1)."""
+    ordered = sorted(values)
+    return ordered[max(0, min(len(ordered) - 1, round(share * len(ordered) + 0.5) - 1))]
+
+
+def sequential_rate(folder: Path | str, key: str, questions: Sequence[str]) -> dict[str, float]:
+    """Answers per second asking ``questions`` one after another in this process, no cache."""
+    gate = Gateway.open(
+        folder, settings=GatewaySettings(cache_entries=0, shared=False, rate_limit=RateLimit(per_minute=0))
+    )
+    try:
+        caller = gate.admit(key)
+        gate.ask(caller, "warm-up: 3.2 的 Team 能用 SAML 吗")
+        times = []
+        for question in questions:
+            started = time.perf_counter()
+            gate.ask(caller, question)
+            times.append((time.perf_counter() - started) * 1000)
+    finally:
+        gate.close()
+    return {
+        "questions": len(times),
+        "per_s": round(len(times) / (sum(times) / 1000), 2),
+        "p50_ms": round(statistics.median(times), 1),
+        "p95_ms": round(percentile(times, 0.95), 1),
+    }
+
+
+def drive(base: str, key: str, questions: Sequence[str], clients: int, timeout_s: float) -> dict[str, object]:
+    """``clients`` threads asking ``questions`` once each (the next unasked one), as fast as answered."""
+    pending = list(reversed(questions))
+    lock = threading.Lock()
+    samples: list[tuple[float, str, int]] = []  # ms, cache, status
+    headers = {"Authorization": f"Bearer {key}"}
+
+    def client() -> None:
+        with httpx.Client(base_url=base, timeout=timeout_s, headers=headers) as http:
+            while True:
+                with lock:
+                    if not pending:
+                        return
+                    question = pending.pop()
+                sent = time.perf_counter()
+                try:
+                    response = http.post("/v1/ask", json={"question": question})
+                    status = response.status_code
+                    cache = response.json().get("cache", "") if status == 200 else ""
+                except httpx.HTTPError:
+                    status, cache = 0, ""
+                with lock:
+                    samples.append(((time.perf_counter() - sent) * 1000, cache, status))
+
+    start = time.perf_counter()
+    threads = [threading.Thread(target=client) for _ in range(clients)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    elapsed = time.perf_counter() - start
+    ok = [ms for ms, _, status in samples if status == 200]
+    return {
+        "clients": clients,
+        "requests": len(samples),
+        "errors": sum(status != 200 for _, _, status in samples),
+        "hits": sum(cache == "hit" for _, cache, _ in samples),
+        "per_s": round(len(samples) / elapsed, 2),
+        "p50_ms": round(percentile(ok, 0.5), 1) if ok else None,
+        "p95_ms": round(percentile(ok, 0.95), 1) if ok else None,
+        "p99_ms": round(percentile(ok, 0.99), 1) if ok else None,
+    }
+
+
+def engine_table(report: dict[str, object]) -> str:
+    """The miss and hit rows of every cell, each throughput also as a ratio to the sequential rate."""
+    reference = report["sequential"]
+    assert isinstance(reference, dict)
+    rate = float(reference["per_s"])
+    lines = [
+        f"questions: {report['questions_source']}; embedder {report['embedder']}; "
+        f"sequential reference in this process, no cache: {reference['questions']} questions, "
+        f"{rate}/s (p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms)",
+        "",
+        "| workers | clients | traffic | requests | errors | hits | throughput /s | × sequential "
+        "| p50 ms | p95 ms | p99 ms | p95 / p50 |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    cells = report["cells"]
+    assert isinstance(cells, list)
+    for cell in cells:
+        for traffic in ("miss", "hit"):
+            row = cell[traffic]
+            ratio = f"{row['per_s'] / rate:.2f}" if rate else "—"
+            spread = f"{row['p95_ms'] / row['p50_ms']:.2f}" if row["p50_ms"] else "—"
+            lines.append(
+                f"| {cell['workers']} | {row['clients']} | {traffic} | {row['requests']} | {row['errors']} "
+                f"| {row['hits']} | {row['per_s']} | {ratio} | {row['p50_ms']} | {row['p95_ms']} "
+                f"| {row['p99_ms']} | {spread} |"
+            )
+    return "\n".join(lines)

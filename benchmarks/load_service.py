@@ -337,6 +337,7 @@ def run_engine(
                 _stop(process)
     return {
         "traffic": "engine",
+        "summary": summary(cells, float(reference["per_s"])),
         "embedder": embedder,
         "threads_per_worker": threads,
         "questions_source": source,
@@ -344,6 +345,23 @@ def run_engine(
         "sequential": reference,
         "cells": cells,
     }
+
+
+def summary(cells: list[dict[str, object]], sequential_per_s: float) -> dict[str, object]:
+    """The acceptance cell (2 workers, 20 clients) in a few numbers, when it was run."""
+    for cell in cells:
+        if cell["workers"] == 2 and cell["clients"] == 20:
+            miss, hit = cell["miss"], cell["hit"]
+            assert isinstance(miss, dict) and isinstance(hit, dict)
+            return {
+                "cell": "2 workers, 20 clients",
+                "miss_per_s": miss["per_s"],
+                "miss_over_sequential": round(float(miss["per_s"]) / sequential_per_s, 2),
+                "miss_p95_over_p50": round(float(miss["p95_ms"]) / float(miss["p50_ms"]), 2),
+                "hit_per_s": hit["per_s"],
+                "errors": int(miss["errors"]) + int(hit["errors"]),
+            }
+    return {}
 
 
 def _counts(text: str) -> list[int]:

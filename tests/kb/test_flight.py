@@ -125,3 +125,4 @@ def test_fill_opens_every_session_once() -> None:
     assert pool.opened == 3 and len(opened) == 3
     with pool.session(), pool.session(), pool.session():
         assert len(opened) == 3
+

@@ -216,3 +216,14 @@ def test_without_sharing_each_worker_keeps_its_own(served_kb) -> None:
     finally:
         first.close()
         second.close()
+
+
+def test_a_folder_where_the_shared_file_cannot_be_written_serves_with_its_own_cache(served_kb) -> None:
+    (served_kb[0] / "serving.sqlite").mkdir()  # not a database file: it cannot be opened
+    gate = Gateway.open(served_kb[0])
+    try:
+        caller = gate.admit(served_kb[1].public)
+        assert [gate.ask(caller, SHORT).cache for _ in range(2)] == ["miss", "hit"]
+        assert gate.cache.second is None
+    finally:
+        gate.close()

@@ -114,6 +114,9 @@ def serve_command(
     Every request needs 'Authorization: Bearer KEY' (create keys with
     'veracity keys create'); the key alone decides the tenant and roles.
     """
+    from ..service.blas import limit_blas_threads  # before anything loads numpy
+
+    limit_blas_threads()
     _require_serve_extra()
     from ..kb.directory import holds_knowledge_base_at
     from ..service.app import ServiceOptions

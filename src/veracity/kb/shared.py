@@ -9,8 +9,8 @@ any time with nothing lost) holds two tables:
   (:mod:`veracity.model.codec`; reading it runs no code). The state is in the
   key, so an answer computed before a withdraw, an ingest or a publish can
   never be found after it, by any worker; rows of older states are deleted
-  when a newer one is written. At most ``max_entries`` rows are kept, oldest
-  first out.
+  when a worker first writes under a newer one. About ``max_entries`` rows
+  are kept (trimmed every :data:`TRIM_EVERY` writes), oldest first out.
 - ``buckets``: each key's rate-limit bucket, updated in one write transaction
   per request, so a key's allowance holds across workers.
 
@@ -38,6 +38,8 @@ from .cache import CacheKey
 __all__ = ["SERVING_FILE", "SharedAnswers", "SharedBuckets", "open_serving"]
 
 SERVING_FILE: Final = "serving.sqlite"
+TRIM_EVERY: Final = 32
+"""Writes between two trims to ``max_entries``: a worker may leave up to this many rows more."""
 SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS answers (
     key TEXT PRIMARY KEY,
@@ -51,17 +53,25 @@ CREATE TABLE IF NOT EXISTS buckets (key_id TEXT PRIMARY KEY, tokens REAL NOT NUL
 """
 
 
-def open_serving(directory: Path) -> apsw.Connection:
-    """The side file of the knowledge base in ``directory``, created when missing.
+def open_serving(directory: Path) -> apsw.Connection | None:
+    """The side file of the knowledge base in ``directory``, created when missing; ``None`` when
+    it cannot be written there (a read-only folder: each worker then keeps its own).
 
     Durability is not needed (losing it loses cached answers and refills buckets), so
     commits do not wait for the disk.
     """
-    connection = apsw.Connection(str(directory / SERVING_FILE))
-    connection.set_busy_timeout(BUSY_TIMEOUT_MS)
-    connection.execute("PRAGMA journal_mode = WAL")
-    connection.execute("PRAGMA synchronous = OFF")
-    connection.execute(SCHEMA)
+    try:
+        connection = apsw.Connection(str(directory / SERVING_FILE))
+    except (apsw.Error, OSError):
+        return None
+    try:
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = OFF")
+        connection.execute(SCHEMA)
+    except (apsw.Error, OSError):
+        connection.close()
+        return None
     return connection
 
 
@@ -83,6 +93,8 @@ class SharedAnswers:
         self.connection = connection
         self.max_entries = max(0, int(max_entries))
         self._lock = threading.Lock()
+        self._last: tuple[int, int] | None = None  # the state of this process's last write
+        self._puts = 0
 
     def get(self, key: CacheKey) -> Answer | None:
         """The answer stored for ``key`` by any worker, or ``None``."""
@@ -98,20 +110,24 @@ class SharedAnswers:
             return
         body = json.dumps(to_plain(answer), ensure_ascii=False, separators=(",", ":"))
         state = key.state
+        current = (state.index_generation, state.catalog_revision)
         with self._lock, self.connection:
-            self.connection.execute(
-                "DELETE FROM answers WHERE index_generation < ? OR catalog_revision < ?",
-                (state.index_generation, state.catalog_revision),
-            )
             self.connection.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
                 (_key_digest(key), state.index_generation, state.catalog_revision, time.time(), body),
             )
-            self.connection.execute(
-                "DELETE FROM answers WHERE key IN "
-                "(SELECT key FROM answers ORDER BY written DESC LIMIT -1 OFFSET ?)",
-                (self.max_entries,),
-            )
+            self._puts += 1
+            if current != self._last:  # rows of older states can never be found again
+                self.connection.execute(
+                    "DELETE FROM answers WHERE index_generation < ? OR catalog_revision < ?", current
+                )
+                self._last = current
+            if self._puts % TRIM_EVERY == 0:  # the oldest past max_entries, now and then
+                self.connection.execute(
+                    "DELETE FROM answers WHERE key IN "
+                    "(SELECT key FROM answers ORDER BY written DESC LIMIT -1 OFFSET ?)",
+                    (self.max_entries,),
+                )
 
     def clear(self) -> None:
         """Drop every stored answer (for every worker)."""

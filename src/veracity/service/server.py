@@ -38,6 +38,7 @@ from ..kb.backends import CATALOG_FILE, describe
 from ..kb.gateway import Gateway
 from ..kb.status import check_file
 from .app import ENVIRONMENT, ServiceOptions, app_from_environment, create_app
+from .blas import limit_blas_threads
 
 __all__ = ["listening_socket", "open_gateway", "serve"]
 
@@ -94,6 +95,7 @@ def serve(
     The knowledge base is opened and checked first (:func:`open_gateway`);
     ``ready`` is called after that, just before the service starts listening.
     """
+    limit_blas_threads()
     gateway = open_gateway(options)
     if workers <= 1:
         gateway.sessions.fill()

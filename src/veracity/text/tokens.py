@@ -153,8 +153,13 @@ def with_identifier_parts(tokens: Iterable[str]) -> frozenset[str]:
     return frozenset(found)
 
 
+@lru_cache(maxsize=16384)
 def coverage_tokens(text: str) -> frozenset[str]:
-    """The tokens of ``text`` as the answer step's coverage reads them: with identifier parts."""
+    """The tokens of ``text`` as the answer step's coverage reads them: with identifier parts.
+
+    Cached: an ask reads the same candidate sentences in every pass (choice, decision,
+    retry), and answers of one service share candidates (≈ 5 ms of a 26 ms ask on 2 cores).
+    """
     return with_identifier_parts(tokenize(text))
 
 

@@ -115,7 +115,9 @@ class ExplainableReranker:
                 # official text is never quarantined, so it is never penalised for its wording either
                 "instruction": (
                     1.0
-                    if document.trust is not Trust.OFFICIAL and instruction_signals(hit.chunk.text)
+                    # read as the evidence gate reads it (with its headings): one verdict per chunk
+                    if document.trust is not Trust.OFFICIAL
+                    and instruction_signals(hit.chunk.text, hit.chunk.heading_path)
                     else 0.0
                 ),
             }

@@ -98,6 +98,11 @@ def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float], j
         f"{label}: {report.chunks_added} chunks in {seconds:.1f} s wall"
         f" = {report.chunks_added / seconds:,.0f} chunks/s"
     )
+    model = s.get("verdicts", 0.0) + s.get("embed", 0.0)
+    print(
+        f"    without the model steps (injection verdicts {s.get('verdicts', 0.0):.1f} s, embedding "
+        f"{s.get('embed', 0.0):.1f} s): {report.chunks_added / (seconds - model):,.0f} chunks/s"
+    )
     print(f"    stages (wall): {parts}")
     own, workers = cpu
     total = own + workers

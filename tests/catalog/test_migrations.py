@@ -31,6 +31,7 @@ NAMES = [
     "0013_api_keys",
     "0014_catalog_revision",
     "0015_chunk_layout",
+    "0016_injection_verdicts",
 ]
 
 

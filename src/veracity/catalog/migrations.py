@@ -384,6 +384,17 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE ingestion_steps ADD COLUMN diagnostics TEXT;  -- JSON object, on parsed/failed steps
         """,
     ),
+    # The injection detector's verdicts, judged at ingest (veracity.pipeline.injection.verdict_key:
+    # a digest of the detector's version, the headings and the text; never the text itself).
+    Migration(
+        "0016_injection_verdicts",
+        """
+        CREATE TABLE injection_verdicts (
+            key     TEXT PRIMARY KEY,
+            signals TEXT NOT NULL           -- JSON list of signal names; [] for text that gives no orders
+        ) WITHOUT ROWID;
+        """,
+    ),
 )
 
 _LEDGER = """

@@ -186,6 +186,34 @@ class SQLiteStore(CatalogQueries):
         found = [str(row[0]) for row in rows]
         return [] if found == ["ok"] else found
 
+    # -- injection verdicts (veracity.pipeline.injection) ---------------------
+
+    def stored_signals(self, key: str) -> tuple[str, ...] | None:
+        """The signals stored under ``key``, or ``None``."""
+        with self.read():
+            sql = "SELECT signals FROM injection_verdicts WHERE key = ?"
+            row = self._conn.execute(sql, (key,)).fetchone()
+        return None if row is None else tuple(json.loads(row[0]))
+
+    def store_signals(self, verdicts: Sequence[tuple[str, tuple[str, ...]]]) -> None:
+        """Keep each ``(key, signals)`` (a key already stored keeps its verdict: the key fixes it)."""
+        if not verdicts:
+            return
+        rows = [(key, json.dumps(list(signals))) for key, signals in verdicts]
+        with self.transaction():
+            self._conn.executemany("INSERT OR IGNORE INTO injection_verdicts VALUES (?, ?)", rows)
+
+    def stored_verdict_keys(self, keys: Sequence[str]) -> set[str]:
+        """Which of ``keys`` have a stored verdict."""
+        found: set[str] = set()
+        with self.read():
+            for start in range(0, len(keys), 500):
+                part = keys[start : start + 500]
+                marks = ",".join("?" * len(part))
+                sql = f"SELECT key FROM injection_verdicts WHERE key IN ({marks})"
+                found.update(str(row[0]) for row in self._conn.execute(sql, tuple(part)))
+        return found
+
     # -- documents -----------------------------------------------------------
 
     def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:

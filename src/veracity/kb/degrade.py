@@ -19,6 +19,7 @@ so concurrent requests in other threads keep their own).
 
 from __future__ import annotations
 
+import contextvars
 import hashlib
 import threading
 import time
@@ -188,7 +189,8 @@ class GuardedReranker:
         """The inner order, or the fused order (noting ``rerank_unavailable``)."""
         if not hits:
             return []
-        future = self._pool.submit(self.inner.rerank, query, hits, documents)  # type: ignore[arg-type]
+        context = contextvars.copy_context()  # the request's context (stored verdicts) goes along
+        future = self._pool.submit(context.run, self.inner.rerank, query, hits, documents)  # type: ignore[arg-type]
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:

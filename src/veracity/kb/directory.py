@@ -67,6 +67,7 @@ from .manifest import (
 )
 from .settings import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 from .status import check_file
+from .verdicts import store_verdicts
 
 __all__ = [
     "CATALOG_FILE",
@@ -294,6 +295,8 @@ def _write_demo(kb: KnowledgeBase, store: DatabaseStore, path: str | os.PathLike
         kb.catalog.define_roles(tenant, demo.roles(tenant))
     with kb.catalog.store.transaction():
         for document in demo.documents():
-            kb.catalog.add(document, demo.chunks(document.document_id))
+            chunks = demo.chunks(document.document_id)
+            kb.catalog.add(document, chunks)
+            store_verdicts(store, document, chunks)
     kb.reindex()
     write_manifest(path, kb)

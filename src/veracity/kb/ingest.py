@@ -59,6 +59,7 @@ from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
 from .tombstones import find_tombstone, remove_tombstone
+from .verdicts import store_verdicts
 from .writing import writing
 
 __all__ = ["IngestReport", "ingest_paths"]
@@ -101,8 +102,9 @@ class IngestReport:
 
     @property
     def chunks_per_second_without_embedding(self) -> float:
-        """Chunks added per second of parse + chunk + catalog + lexical indexing (embedding excluded)."""
-        spent = sum(v for k, v in self.seconds.items() if k != "embed")
+        """Chunks added per second of parse + chunk + catalog + lexical indexing (the model steps,
+        embedding and the injection verdicts, excluded)."""
+        spent = sum(v for k, v in self.seconds.items() if k not in ("embed", "verdicts"))
         return self.chunks_added / spent if spent > 0 else 0.0
 
 
@@ -199,7 +201,7 @@ def _ingest(
     images: bool,
     jobs: int | None,
 ) -> IngestReport:
-    seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0}
+    seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0, "verdicts": 0.0}
     scan = scan_sources(paths, follow_symlinks=follow_symlinks, images=images)
     setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
     mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
@@ -359,6 +361,11 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
             kind = "added"
     finally:
         run.seconds["catalog"] += time.perf_counter() - start
+    start = time.perf_counter()
+    try:
+        store_verdicts(catalog.store, document, chunks)
+    finally:
+        run.seconds["verdicts"] += time.perf_counter() - start
     oversize = oversize_chunks(chunks)
     return _Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
 

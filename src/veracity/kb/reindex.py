@@ -59,6 +59,7 @@ from .directory import (
     tokenizer_version,
     write_manifest,
 )
+from .verdicts import judge_missing
 from .writing import writing
 
 __all__ = [
@@ -233,6 +234,8 @@ def _rebuild(
     store = _store(kb)
     embedder = embedder or kb.embedder
     abandoned = abandon_stale_builds(store)
+    catalog = kb.catalog  # verdicts a newer injection detector has not judged yet
+    judge_missing(store, ((d, catalog.chunks(d.document_id)) for d in catalog.documents()))
     with store.transaction():
         tables = begin_version(store.connection, embedder=embedder_name(embedder))
     try:

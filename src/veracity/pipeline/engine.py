@@ -28,6 +28,7 @@ from ..reader.model import ReadingModel
 from .answer import compose, verify_claims
 from .composer import Composer, evidence_of
 from .decision import NON_OFFICIAL_MARKED, AnswerInputs, model_for_embedder
+from .injection import stored_verdicts
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
@@ -137,15 +138,16 @@ class KnowledgeBase:
             raise IdentityError("the principal has no tenant; veracity never searches without one")
         if not query.principal.roles:
             raise IdentityError("the principal has no role; veracity never searches without one")
-        return run(
-            query,
-            self.snapshot,
-            self.catalog,
-            self.embedder,
-            self.reranker,
-            self.settings,
-            remove_chunk_ids=remove_chunk_ids,
-        )
+        with stored_verdicts(self.catalog.store):  # injection verdicts judged at ingest
+            return run(
+                query,
+                self.snapshot,
+                self.catalog,
+                self.embedder,
+                self.reranker,
+                self.settings,
+                remove_chunk_ids=remove_chunk_ids,
+            )
 
     def ask(
         self,

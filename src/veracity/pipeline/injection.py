@@ -22,17 +22,29 @@ page everywhere, and its other chunks (the bait that repeats the question so
 the page is retrieved) are held back too; a ``community`` source (a thread, a
 wiki) mixes authors, so only the chunks that give orders are held back and the
 rest stays usable.
+
+Verdicts are judged once per text, not once per ask: ingest stores the signals
+of every chunk of a source that is not official (and the body of an untrusted
+one) under :func:`verdict_key`, a digest of the detector's own code and model
+(:func:`detector_version`) with the text and its headings; while an engine
+answers it reads them through :func:`stored_verdicts`. A change to the
+detector changes every key, so an old verdict is never read, only judged
+again (and stored by the next ``veracity reindex``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from ..model.contracts import Chunk, Document, Trust
 from ..model.errors import ConfigError
@@ -153,8 +165,102 @@ def detect(text: str, heading_path: Sequence[str] = (), model: DetectorModel | N
     return judge(windows(text, heading_path), model)
 
 
+DETECTOR_FILES = (
+    ("veracity.pipeline", "injection.py"),
+    ("veracity.pipeline", MODEL_FILE),
+    ("veracity.pipeline", "signals.py"),
+    ("veracity.pipeline", "cues.py"),
+    ("veracity.pipeline", "cue_words.py"),
+    ("veracity.pipeline", "address.py"),
+    ("veracity.text", "reveal.py"),
+    ("veracity.text", "sentences.py"),
+)
+"""The files whose content decides a verdict: their digest is the detector's version."""
+
+
+@lru_cache(maxsize=1)
+def detector_version() -> str:
+    """A digest of the cue-word detector's code and model (see :data:`DETECTOR_FILES`)."""
+    digest = hashlib.sha256()
+    for package, name in DETECTOR_FILES:
+        digest.update(name.encode())
+        digest.update(resources.files(package).joinpath(name).read_bytes())
+    return "cues-" + digest.hexdigest()[:16]
+
+
+def verdict_key(text: str, heading_path: Sequence[str] = ()) -> str:
+    """What a stored verdict on ``text`` read under ``heading_path`` is filed under."""
+    parts = (detector_version(), "\x1f".join(heading_path), text)
+    return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()
+
+
+@runtime_checkable
+class VerdictStore(Protocol):
+    """Where the signals judged at ingest are kept (the catalog's store)."""
+
+    def stored_signals(self, key: str) -> tuple[str, ...] | None:
+        """The signals filed under ``key``, or ``None`` when none were stored."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """The store an answer reads verdicts from, the thread that may use it, and what it read."""
+
+    store: VerdictStore
+    owner: int
+    memo: dict[str, tuple[str, ...]]
+
+    def get(self, key: str) -> tuple[str, ...] | None:
+        found = self.memo.get(key)
+        # only the answering thread touches the store (a helper thread, such as the service's
+        # reranker, would wait for the store's lock that thread holds): helpers read the memo
+        if found is None and threading.get_ident() == self.owner:
+            found = self.store.stored_signals(key)
+            if found is not None:
+                self.memo[key] = found
+        return found
+
+
+_READER: ContextVar[_Reader | None] = ContextVar("veracity_verdicts", default=None)
+
+
+@contextmanager
+def stored_verdicts(store: object) -> Iterator[None]:
+    """Read verdicts from ``store`` (when it keeps them) inside the block, in this context only."""
+    found = _Reader(store, threading.get_ident(), {}) if isinstance(store, VerdictStore) else None
+    token = _READER.set(found)
+    try:
+        yield
+    finally:
+        _READER.reset(token)
+
+
+def prefetch_verdicts(texts: Iterable[tuple[str, Sequence[str]]]) -> None:
+    """Read the stored verdicts of ``texts`` now, on the answering thread, for helpers to use."""
+    reader = _READER.get()
+    if reader is None or _GUARD:
+        return
+    for text, heading_path in texts:
+        reader.get(verdict_key(text, heading_path))
+
+
+def judged_signals(texts: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(verdict_key, signals)`` of each ``(text, heading_path)``, judged now (what ingest stores)."""
+    return [(verdict_key(text, heading), detect(text, heading).signals) for text, heading in texts]
+
+
 def instruction_signals(text: str, heading_path: Sequence[str] = ()) -> tuple[str, ...]:
-    """Names of the signals that make ``text`` an order to the model; empty when it is not one."""
+    """Names of the signals that make ``text`` an order to the model; empty when it is not one.
+
+    The stored verdict when one is at hand (:func:`stored_verdicts`) and no trained guard
+    decides instead; else judged now.
+    """
+    reader = _READER.get()
+    if reader is not None and not _GUARD:
+        stored = reader.get(verdict_key(text, heading_path))
+        if stored is not None:
+            return stored
     return detect(text, heading_path).signals
 
 

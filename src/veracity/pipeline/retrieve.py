@@ -35,6 +35,7 @@ from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
 from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
+from .injection import prefetch_verdicts
 from .rerank import Reranker
 from .sentences import TermWeights
 from .trace import Trace
@@ -187,6 +188,11 @@ def run(
                 for rank, (cid, score) in enumerate(pool_fused, start=1)
             ]
         with clock.stage("rerank"):
+            prefetch_verdicts(  # the reranker may run on a helper thread: it reads what is read here
+                (h.chunk.text, h.chunk.heading_path)
+                for h in hits
+                if snapshot.documents[h.chunk.document_id].trust is not Trust.OFFICIAL
+            )
             reranked.extend(reranker.rerank(query, hits, snapshot.documents))
     reranked.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
     reranked = [replace(hit, rank=rank) for rank, hit in enumerate(reranked, start=1)]

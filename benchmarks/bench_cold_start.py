@@ -5,9 +5,10 @@ Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb`` and
 ``veracity init-demo`` and ``--embedder``), or with ``--docs N`` on N seeded
 synthetic documents (``synthetic_kb.py``, one tenant) ingested with
 ``veracity ingest``. ``--src DIR`` runs another source tree
-(``PYTHONPATH=DIR``), to compare a version before a change; the file cache is
-warm in both cases (the second of two runs is what a user meets), and so is
-veracity's model cache (``$VERACITY_CACHE``, written by the first run).
+(``PYTHONPATH=DIR``, with a knowledge base it built itself), to compare a
+version before a change; the file cache is warm in both cases (the second of
+two runs is what a user meets), and so is veracity's model cache
+(``$VERACITY_CACHE``, written by the first run).
 
     python benchmarks/bench_cold_start.py                  # default embedder (use), 5 runs
     python benchmarks/bench_cold_start.py --docs 100 --src ../old/src   # this tree, then the other
@@ -56,32 +57,38 @@ def main() -> None:
     chosen = [name.strip() for name in args.commands.split(",") if name.strip()] or [n for n, _ in COMMANDS]
     trees = [("this tree", {})] + ([(str(args.src), {"PYTHONPATH": str(args.src)})] if args.src else [])
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
-        kb = Path(tmp) / "kb"
         env = dict(os.environ)
         if args.docs:
             from synthetic_kb import write_corpus
 
             write_corpus(Path(tmp) / "docs", args.docs, tenants=1, seed=7)
-            _run(["ingest", str(Path(tmp) / "docs"), "--kb", str(kb), "--embedder", args.embedder], env)
             what = f"{args.docs} synthetic documents"
         else:
-            _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], env)
             what = "the demo"
+        kbs = []
+        for number, (_, extra) in enumerate(trees):  # each tree builds its own (formats may differ)
+            kb = Path(tmp) / f"kb{number}"
+            tree_env = dict(env, **extra)
+            if args.docs:
+                docs = str(Path(tmp) / "docs")
+                _run(["ingest", docs, "--kb", str(kb), "--embedder", args.embedder], tree_env)
+            else:
+                _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], tree_env)
+            kbs.append(kb)
         print(f"cold start, {args.runs} runs each, median (min) s; {what} on {args.embedder}")
         print("| command | " + " | ".join(name for name, _ in trees) + " |")
         print("|---|" + "---|" * len(trees))
         for name, template in COMMANDS:
             if name not in chosen:
                 continue
-            command = [part.format(kb=kb) for part in template]
             cells = []
-            for _, extra in trees:
+            for (_, extra), kb in zip(trees, kbs, strict=True):
+                command = [part.format(kb=kb) for part in template]
                 tree_env = dict(env, **extra)
                 _run(command, tree_env)  # file cache (and model cache) warm
                 times = [_run(command, tree_env) for _ in range(args.runs)]
                 cells.append(f"{statistics.median(times):.2f} ({min(times):.2f})")
             print(f"| {name} | " + " | ".join(cells) + " |")
-
 
 if __name__ == "__main__":
     main()

@@ -100,8 +100,9 @@ def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float], j
     )
     model = s.get("verdicts", 0.0) + s.get("embed", 0.0)
     print(
-        f"    without the model steps (injection verdicts {s.get('verdicts', 0.0):.1f} s, embedding "
-        f"{s.get('embed', 0.0):.1f} s): {report.chunks_added / (seconds - model):,.0f} chunks/s"
+        f"    without the writer's model steps (injection verdicts {s.get('verdicts', 0.0):.1f} s, "
+        f"embedding {s.get('embed', 0.0):.1f} s): {report.chunks_added / (seconds - model):,.0f} chunks/s; "
+        "the parse workers judge the non-official chunks for injection: their CPU below includes it"
     )
     print(f"    stages (wall): {parts}")
     own, workers = cpu

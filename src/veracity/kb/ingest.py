@@ -304,7 +304,7 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
     """Ingest one file; raises if it is rejected."""
     catalog = run.kb.catalog
     try:
-        document, parsed, cut = _load(run, file)
+        document, parsed, cut, judged = _load(run, file)
     except TemplateSourceError as exc:
         return _skip(run, file, file.source, exc.reason)
     except EmptySourceError as exc:
@@ -363,7 +363,7 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
         run.seconds["catalog"] += time.perf_counter() - start
     start = time.perf_counter()
     try:
-        store_verdicts(catalog.store, document, chunks)
+        store_verdicts(catalog.store, document, chunks, judged)
     finally:
         run.seconds["verdicts"] += time.perf_counter() - start
     oversize = oversize_chunks(chunks)

@@ -14,7 +14,9 @@ see, and in what order, is the same as a serial ingest's: only the waiting moves
   the ledger's reason) is exactly the serial one.
 - Chunks cut by a worker are used only if the document the writer stores is the
   one the worker chunked (numbering a revision changes the id, and chunk ids
-  derive from it); otherwise they are cut again here.
+  derive from it); otherwise they are cut again here. The worker also judges
+  them for injection (:mod:`veracity.kb.verdicts`): a verdict is filed under its
+  text and headings, which numbering does not change.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from ..ingest.nodes import ParsedSource
 from ..ingest.pages import with_pages
 from ..model.contracts import Chunk, Document
 from .sources import SourceFile
+from .verdicts import judge_texts
 
 __all__ = ["MAX_DEFAULT_JOBS", "PARALLEL_MIN_FILES", "Loaded", "SourceLoader", "chunks_of", "default_jobs"]
 
@@ -56,8 +59,10 @@ FILES_PER_TASK: Final = 8
 BATCHES_AHEAD: Final = 4
 """Tasks in flight per worker."""
 
-Loaded = tuple[Document, ParsedSource, tuple[Chunk, ...] | None]
-"""A loaded file: its document, its parse, and the chunks a worker cut (``None``: not cut)."""
+Verdicts = list[tuple[str, tuple[str, ...]]]
+Loaded = tuple[Document, ParsedSource, tuple[Chunk, ...] | None, Verdicts | None]
+"""A loaded file: its document, its parse, the chunks a worker cut (``None``: not cut) and the
+injection verdicts it judged on them (:mod:`veracity.kb.verdicts`; ``None``: not judged)."""
 
 
 def default_jobs() -> int:
@@ -111,7 +116,8 @@ def _load_in_worker(path: Path, relative: str, options: dict[str, Any]) -> Loade
     """Load and chunk one file; ``None`` when it fails (the writer loads it again to raise)."""
     try:
         document, parsed = load_source(path, relative=relative, **options)
-        return document, parsed, chunks_of(document, parsed, None)
+        chunks = chunks_of(document, parsed, None)
+        return document, parsed, chunks, judge_texts(document, chunks)
     except Exception:
         return None
 
@@ -173,7 +179,7 @@ class SourceLoader:
             if expected.source != file.source:
                 raise RuntimeError(f"files asked out of order: {file.source!r}, expected {expected.source!r}")
         if found is None:
-            return (*load_source(file.path, relative=file.source, **self._options), None)
+            return (*load_source(file.path, relative=file.source, **self._options), None, None)
         return found
 
     def close(self) -> None:

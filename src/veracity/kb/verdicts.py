@@ -18,7 +18,7 @@ from typing import Any
 from ..model.contracts import Chunk, Document, Trust
 from ..pipeline.injection import guard_in_use, judged_signals, verdict_key
 
-__all__ = ["judge_missing", "store_verdicts", "texts_to_judge"]
+__all__ = ["judge_missing", "judge_texts", "store_verdicts", "texts_to_judge"]
 
 
 def texts_to_judge(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]]:
@@ -35,12 +35,32 @@ def _keeps_verdicts(store: Any) -> bool:
     return callable(getattr(store, "store_signals", None)) and guard_in_use() is None
 
 
-def store_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> int:
-    """Judge and keep ``document``'s texts in ``store``; how many were judged."""
-    texts = texts_to_judge(document, chunks) if _keeps_verdicts(store) else []
-    if texts:
-        store.store_signals(judged_signals(texts))
-    return len(texts)
+def judge_texts(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]] | None:
+    """``(key, signals)`` of ``document``'s texts, judged now (an ingest worker does this);
+    ``None`` while a trained guard decides (its verdicts are not stored)."""
+    return judged_signals(texts_to_judge(document, chunks)) if guard_in_use() is None else None
+
+
+def store_verdicts(
+    store: Any,
+    document: Document,
+    chunks: Sequence[Chunk],
+    judged: Sequence[tuple[str, tuple[str, ...]]] | None = None,
+) -> int:
+    """Keep ``document``'s verdicts in ``store``: ``judged`` by a worker, else judged now.
+
+    How many texts were judged here (0 when a worker had judged them all).
+    """
+    if not _keeps_verdicts(store):
+        return 0
+    texts = texts_to_judge(document, chunks)
+    keyed = [(verdict_key(text, heading), (text, heading)) for text, heading in texts]
+    wanted = {key for key, _ in keyed}
+    ready = [row for row in judged or () if row[0] in wanted]  # of the texts it is stored with
+    have = {key for key, _ in ready}
+    missing = [text for key, text in keyed if key not in have]
+    store.store_signals([*ready, *judged_signals(missing)])
+    return len(missing)
 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:

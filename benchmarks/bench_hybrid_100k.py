@@ -26,6 +26,7 @@ Prints measured numbers only. The machine may be shared: load averages are print
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
@@ -63,10 +64,19 @@ def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def stats(samples_ms: list[float]) -> str:
+RESULTS: dict[str, Any] = {}
+"""What ``--out`` writes: the figures the README's status table reads (``status_table.py``)."""
+
+
+def percentiles(samples_ms: list[float]) -> dict[str, float]:
     ordered = sorted(samples_ms)
     p95 = ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
-    return f"p50 {statistics.median(ordered):7.2f} ms  p95 {p95:7.2f} ms"
+    return {"p50_ms": round(statistics.median(ordered), 2), "p95_ms": round(p95, 2)}
+
+
+def stats(samples_ms: list[float]) -> str:
+    found = percentiles(samples_ms)
+    return f"p50 {found['p50_ms']:7.2f} ms  p95 {found['p95_ms']:7.2f} ms"
 
 
 def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any, float, float]:
@@ -105,6 +115,11 @@ def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float], j
         "the parse workers judge the non-official chunks for injection: their CPU below includes it"
     )
     print(f"    stages (wall): {parts}")
+    RESULTS.setdefault("ingest", {  # the first ingest printed: without vectors when it ran
+        "label": label, "chunks": report.chunks_added, "wall_s": round(seconds, 1),
+        "chunks_per_s": round(report.chunks_added / seconds),
+        "stages_s": {k: round(v, 1) for k, v in s.items()},
+    })  # fmt: skip
     own, workers = cpu
     total = own + workers
     print(f"    CPU time {total:.1f} s (writer {own:.1f} s, parse workers {workers:.1f} s,"
@@ -257,6 +272,7 @@ def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot | None, queries, mo
           f" {statistics.median(t['binary_dense']) / statistics.median(t['sqlite_dense']):.2f}")
     print(f"  hybrid SQLite   wall {stats(t['sqlite'])}   cpu {stats(t['sqlite_cpu'])}")
     default_ratio = statistics.median(t["hybrid_default"]) / statistics.median(t["sqlite"])
+    RESULTS["hybrid"] = {"queries": len(t["hybrid_default"]), **percentiles(t["hybrid_default"])}
     print(f"  hybrid SQLite, default dense plan ({', '.join(sorted(plans))}):"
           f" wall {stats(t['hybrid_default'])};"
           f" its dense recall@10 vs exact {statistics.mean(recall_default):.3f};"
@@ -294,6 +310,10 @@ def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
             wall - sum(timings.values())
         )
     print(f"ask end to end, {len(totals)} asks (warm, random query vectors): total {stats(totals)}")
+    RESULTS["ask"] = {
+        "asks": len(totals), **percentiles(totals),
+        "stages": {stage: percentiles(samples) for stage, samples in per_stage.items()},
+    }  # fmt: skip
     print("| stage | p50 ms | p95 ms |\n|---|---|---|")
     for stage, samples in per_stage.items():
         ordered = sorted(samples)
@@ -433,6 +453,7 @@ def main() -> None:
     parser.add_argument("--sql-dense", action=argparse.BooleanOptionalAction, default=None,
                         help="time vec0 KNN (DenseMode.SQL) too (default: up to 200k chunks)")
     parser.add_argument("--jobs", type=int, default=None, help="ingest worker processes (default: auto)")
+    parser.add_argument("--out", type=Path, default=None, help="write the status table's figures as JSON")
     args = parser.parse_args()
     small = args.chunks <= 200_000
     work = args.workdir or Path(tempfile.mkdtemp(prefix="veracity-bench-"))
@@ -472,6 +493,10 @@ def main() -> None:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20  # KiB on Linux
     print(f"peak RSS of this process (ingest, peer and queries included): {peak:.2f} GiB")
     print(f"load average at the end: {load()}")
+    if args.out:
+        RESULTS.update(chunks=args.chunks, queries=args.queries, machine_cpus=os.cpu_count())
+        args.out.write_text(json.dumps(RESULTS, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}")
 
 
 if __name__ == "__main__":

@@ -126,8 +126,7 @@ def _reports() -> dict[str, Report]:
         ),
         "speed-hybrid-100k.json": Report(
             "python benchmarks/bench_hybrid_100k.py --chunks 100000 --queries 200 --asks 60 --no-embedding "
-            "--workdir W100K --out /tmp/speed-hybrid-100k.json  (the script needs an --out writing "
-            "hybrid.p50_ms, hybrid.p95_ms, ingest.chunks_per_s, ask.p50_ms, ask.p95_ms)"
+            "--no-peer --workdir W100K --out /tmp/speed-hybrid-100k.json"
         ),
         "load-service.json": Report(
             "python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 1 "
@@ -432,9 +431,17 @@ ROWS: tuple[Row, ...] = (
                 places=0,
                 unit=" chunks/s",
             ),
-            Metric("ask end to end p50", "speed-hybrid-100k.json", ("ask", "p50_ms"), places=0, unit=" ms"),
+            Metric(
+                "ask end to end p50",
+                "speed-hybrid-100k.json",
+                ("ask", "p50_ms"),
+                target=("<=", 100),
+                places=0,
+                unit=" ms",
+            ),
         ),
-        "one writer process: catalog statements and tokenization bound the ingest",
+        "one writer process: catalog statements and tokenization bound the ingest; its parse workers "
+        "also judge the non-official chunks for injection",
     ),
     Row(
         "Serving: keys, answer cache, a withdraw mid-run",

@@ -65,10 +65,18 @@ def test_every_script_has_a_smoke_run() -> None:
 
 
 def test_hybrid_100k(tmp_path: Path) -> None:
+    report = tmp_path / "speed.json"
     out = _run(
-        "bench_hybrid_100k.py", "--chunks", 300, "--queries", 10, "--no-embedding", "--workdir", tmp_path
-    )
+        "bench_hybrid_100k.py", "--chunks", 300, "--queries", 10, "--asks", 3, "--no-embedding",
+        "--workdir", tmp_path, "--out", report,
+    )  # fmt: skip
     assert "chunks/s" in out and "ratio SQLite / in-memory snapshot" in out
+    import json
+
+    figures = json.loads(report.read_text(encoding="utf-8"))  # what the status table reads
+    assert figures["ingest"]["chunks_per_s"] > 0 and figures["ingest"]["label"].startswith("ingest without")
+    assert figures["hybrid"]["p50_ms"] > 0 and figures["ask"]["p50_ms"] >= figures["hybrid"]["p50_ms"]
+    assert figures["ask"]["asks"] == 3 and "rerank" in figures["ask"]["stages"]
 
 
 def test_hybrid_without_peer_as_the_1m_profile_runs(tmp_path: Path) -> None:

@@ -110,8 +110,8 @@ def _write(folder: Path, model: Any) -> None:
     arrays["tokenizer.charsmap"] = np.frombuffer(_charsmap(), dtype=np.uint8)
     words = {n: getattr(tokenizer, n) for n in _TOKENIZER_FIELDS}
     folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder.parent, prefix=".writing-") as tmp:
-        staging = Path(tmp)
+    staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
+    try:
         np.savez(staging / "arrays.npz", allow_pickle=False, **arrays)
         manifest = {
             "format": FORMAT,
@@ -121,11 +121,11 @@ def _write(folder: Path, model: Any) -> None:
             "sha256": {"arrays.npz": _digest(staging / "arrays.npz")},
         }
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-        try:
-            staging.rename(folder)  # whole or not at all; another process may have won the race
-        except OSError:
-            if not (folder / "manifest.json").is_file():
-                raise
+        staging.rename(folder)  # whole or not at all
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not (folder / "manifest.json").is_file():  # else another process won the race: theirs is used
+            raise
 
 
 def _joined(texts: list[str]) -> np.ndarray:

@@ -107,3 +107,21 @@ def test_the_service_reads_them_too_on_its_reranking_thread(served_kb, monkeypat
         assert _same(again.answer) == _same(before) and not again.degraded
     finally:
         gate.close()
+
+
+def test_a_delete_leaves_no_verdict_of_the_document(demo_kb_dir) -> None:
+    from veracity.kb.lifecycle import delete
+
+    engine = open_kb(demo_kb_dir)
+    try:
+        catalog = engine.catalog
+        judged = next(d for d in catalog.documents() if texts_to_judge(d, catalog.chunks(d.document_id)))
+        texts = texts_to_judge(judged, catalog.chunks(judged.document_id))
+        keys = {injection.verdict_key(text, heading) for text, heading in texts}
+        before = _rows(catalog.store)
+        assert keys <= set(before)
+        delete(engine, demo_kb_dir, judged.document_id)
+        after = _rows(catalog.store)
+        assert not keys & set(after) and set(after) == set(before) - keys  # the others stay
+    finally:
+        engine.catalog.store.close()

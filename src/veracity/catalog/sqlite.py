@@ -203,6 +203,11 @@ class SQLiteStore(CatalogQueries):
         with self.transaction():
             self._conn.executemany("INSERT OR IGNORE INTO injection_verdicts VALUES (?, ?)", rows)
 
+    def delete_signals(self, keys: Sequence[str]) -> None:
+        """Forget the verdicts under ``keys`` (a deleted document's: digests of its text)."""
+        with self.transaction():
+            self._conn.executemany("DELETE FROM injection_verdicts WHERE key = ?", [(key,) for key in keys])
+
     def stored_verdict_keys(self, keys: Sequence[str]) -> set[str]:
         """Which of ``keys`` have a stored verdict."""
         found: set[str] = set()

@@ -29,6 +29,7 @@ from .directory import read_manifest, write_manifest
 from .sources import forget_source
 from .status import status_of_store
 from .tombstones import add_tombstone
+from .verdicts import forget_verdicts
 from .writing import writing
 
 
@@ -97,6 +98,7 @@ def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone:
         for document in documents:
             _record(store, document, "deleted", reason, ids=False)
             forget_document(store.connection, document.document_id)
+            forget_verdicts(store, document, kb.catalog.chunks(document.document_id))
             store.delete_document(document.document_id)
             if tombstone:
                 add_tombstone(store.connection, document)

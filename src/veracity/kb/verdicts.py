@@ -18,7 +18,7 @@ from typing import Any
 from ..model.contracts import Chunk, Document, Trust
 from ..pipeline.injection import guard_in_use, judged_signals, verdict_key
 
-__all__ = ["judge_missing", "judge_texts", "store_verdicts", "texts_to_judge"]
+__all__ = ["forget_verdicts", "judge_missing", "judge_texts", "store_verdicts", "texts_to_judge"]
 
 
 def texts_to_judge(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]]:
@@ -61,6 +61,14 @@ def store_verdicts(
     missing = [text for key, text in keyed if key not in have]
     store.store_signals([*ready, *judged_signals(missing)])
     return len(missing)
+
+
+def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> None:
+    """Delete ``document``'s verdicts (a delete leaves nothing derived from its text; a live
+    document with the very same text is judged again when asked, and by ``veracity reindex``)."""
+    if callable(getattr(store, "delete_signals", None)):
+        texts = texts_to_judge(document, chunks)
+        store.delete_signals([verdict_key(text, heading) for text, heading in texts])
 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:

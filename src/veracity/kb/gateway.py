@@ -123,7 +123,7 @@ class Gateway:
     """See the module docstring."""
 
     def __init__(self, kb: LocalKnowledgeBase, settings: GatewaySettings | None = None) -> None:
-        """Serve ``kb`` (on disk); its engine's embedder and reranker are wrapped in guards."""
+        """Serve ``kb`` (on disk); the answering engines' embedder and reranker are wrapped in guards."""
         if kb.path is None or not isinstance(kb.engine.catalog.store, DatabaseStore):
             raise ValidationError("a service needs an on-disk knowledge base (veracity.open(DIR))")
         self.kb = kb
@@ -131,10 +131,8 @@ class Gateway:
         engine = kb.engine
         self.embedder = GuardedEmbedder(engine.embedder, retry_after_s=self.settings.dense_retry_s)
         engine.embedder = self.embedder
-        engine.reranker = GuardedReranker(engine.reranker, timeout_s=self.settings.rerank_timeout_s)
         if engine.composer is None:  # the knowledge base's stored LLM setting (veracity composer)
             engine.composer = make_composer(LLMOptions(), kb.llm_setting())
-        self.lexical = LocalKnowledgeBase(lexical_engine(engine), kb.path)
         serving = open_serving(kb.path) if self.settings.shared and not isinstance(kb.path, str) else None
         self._serving = serving
         self.cache = AnswerCache(
@@ -177,8 +175,6 @@ class Gateway:
         with self._lock:
             self.sessions.close()
             self.kb.close()
-            if isinstance(self.kb.engine.reranker, GuardedReranker):
-                self.kb.engine.reranker.close()
             self.side.close()
             if self._serving is not None:
                 self._serving.close()

@@ -59,7 +59,7 @@ from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
 from .tombstones import find_tombstone, remove_tombstone
-from .verdicts import store_verdicts
+from .verdicts import keeps_verdicts, store_verdicts
 from .writing import writing
 
 __all__ = ["IngestReport", "ingest_paths"]
@@ -208,7 +208,7 @@ def _ingest(
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
     files = scan.files
-    with SourceLoader(files, options, jobs=jobs) as loader:
+    with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(kb.catalog.store)) as loader:
         run = _Run(kb, options, _ledger(kb), restore, seconds, loader)
         outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])

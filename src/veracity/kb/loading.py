@@ -112,18 +112,19 @@ def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] |
     return with_pages(chunk_for_index(document), parsed)
 
 
-def _load_in_worker(path: Path, relative: str, options: dict[str, Any]) -> Loaded | None:
-    """Load and chunk one file; ``None`` when it fails (the writer loads it again to raise)."""
+def _load_in_worker(path: Path, relative: str, options: dict[str, Any], judge: bool) -> Loaded | None:
+    """Load and chunk one file (and, with ``judge``, judge it for injection); ``None`` when it
+    fails (the writer loads it again to raise)."""
     try:
         document, parsed = load_source(path, relative=relative, **options)
         chunks = chunks_of(document, parsed, None)
-        return document, parsed, chunks, judge_texts(document, chunks)
+        return document, parsed, chunks, judge_texts(document, chunks) if judge else None
     except Exception:
         return None
 
 
-def _load_batch(batch: list[tuple[Path, str]], options: dict[str, Any]) -> list[Loaded | None]:
-    return [_load_in_worker(path, relative, options) for path, relative in batch]
+def _load_batch(batch: list[tuple[Path, str]], options: dict[str, Any], judge: bool) -> list[Loaded | None]:
+    return [_load_in_worker(path, relative, options, judge) for path, relative in batch]
 
 
 class SourceLoader:
@@ -134,9 +135,16 @@ class SourceLoader:
     """
 
     def __init__(
-        self, files: Sequence[SourceFile], options: dict[str, Any], *, jobs: int | None = None
+        self,
+        files: Sequence[SourceFile],
+        options: dict[str, Any],
+        *,
+        jobs: int | None = None,
+        judge: bool = True,
     ) -> None:
+        """``judge``: workers judge the chunks for injection too (when the store keeps verdicts)."""
         self._options = options
+        self._judge = judge
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
         self._executor: ProcessPoolExecutor | None = None
         self._batches: Iterator[list[SourceFile]] = iter(())
@@ -160,7 +168,9 @@ class SourceLoader:
             if batch is None:
                 return
             work = [(f.path, f.source) for f in batch]
-            self._pending.append((batch, self._executor.submit(_load_batch, work, self._options)))
+            self._pending.append(
+                (batch, self._executor.submit(_load_batch, work, self._options, self._judge))
+            )
 
     @property
     def parallel(self) -> bool:

@@ -134,12 +134,6 @@ class SharedAnswers:
         with self._lock, self.connection:
             self.connection.execute("DELETE FROM answers")
 
-    def count(self) -> int:
-        """Rows stored now."""
-        with self._lock:
-            row = self.connection.execute("SELECT count(*) FROM answers").fetchone()
-        return int(row[0]) if row else 0
-
 
 class SharedBuckets:
     """The ``buckets`` table (a :class:`~veracity.kb.limits.Buckets`)."""

@@ -18,7 +18,14 @@ from typing import Any
 from ..model.contracts import Chunk, Document, Trust
 from ..pipeline.injection import guard_in_use, judged_signals, verdict_key
 
-__all__ = ["forget_verdicts", "judge_missing", "judge_texts", "store_verdicts", "texts_to_judge"]
+__all__ = [
+    "forget_verdicts",
+    "judge_missing",
+    "judge_texts",
+    "keeps_verdicts",
+    "store_verdicts",
+    "texts_to_judge",
+]
 
 
 def texts_to_judge(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]]:
@@ -31,7 +38,8 @@ def texts_to_judge(document: Document, chunks: Sequence[Chunk]) -> list[tuple[st
     return texts
 
 
-def _keeps_verdicts(store: Any) -> bool:
+def keeps_verdicts(store: Any) -> bool:
+    """Whether ``store`` keeps verdicts and they are the cue-word detector's (no trained guard)."""
     return callable(getattr(store, "store_signals", None)) and guard_in_use() is None
 
 
@@ -51,7 +59,7 @@ def store_verdicts(
 
     How many texts were judged here (0 when a worker had judged them all).
     """
-    if not _keeps_verdicts(store):
+    if not keeps_verdicts(store):
         return 0
     texts = texts_to_judge(document, chunks)
     keyed = [(verdict_key(text, heading), (text, heading)) for text, heading in texts]
@@ -73,7 +81,7 @@ def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:
     """Judge and keep the texts of ``documents`` that have no verdict under this detector yet."""
-    if not _keeps_verdicts(store):
+    if not keeps_verdicts(store):
         return 0
     texts = [text for document, chunks in documents for text in texts_to_judge(document, chunks)]
     keys = [verdict_key(text, heading) for text, heading in texts]

@@ -104,6 +104,15 @@ class CacheKey:
             state=state,
         )
 
+    def digest(self) -> str:
+        """The whole key as one digest (what the workers' shared file files an answer under)."""
+        state = self.state
+        parts = (
+            self.tenant, ",".join(self.roles), self.version, self.as_of, self.question_digest,
+            str(state.index_version), str(state.index_generation), str(state.catalog_revision),
+        )  # fmt: skip
+        return sha256_hex("\x1f".join(parts))
+
 
 @dataclass(frozen=True, slots=True)
 class CacheStats:

@@ -75,16 +75,6 @@ def open_serving(directory: Path) -> apsw.Connection | None:
     return connection
 
 
-def _key_digest(key: CacheKey) -> str:
-    from ..model.contracts import sha256_hex
-
-    parts = (
-        key.tenant, ",".join(key.roles), key.version, key.as_of, key.question_digest,
-        str(key.state.index_version), str(key.state.index_generation), str(key.state.catalog_revision),
-    )  # fmt: skip
-    return sha256_hex("\x1f".join(parts))
-
-
 class SharedAnswers:
     """The ``answers`` table: the second level of :class:`~veracity.kb.cache.AnswerCache`."""
 
@@ -100,7 +90,7 @@ class SharedAnswers:
         """The answer stored for ``key`` by any worker, or ``None``."""
         with self._lock:
             row = self.connection.execute(
-                "SELECT body FROM answers WHERE key = ?", (_key_digest(key),)
+                "SELECT body FROM answers WHERE key = ?", (key.digest(),)
             ).fetchone()
         return None if row is None else from_plain(Answer, json.loads(row[0]))
 
@@ -114,7 +104,7 @@ class SharedAnswers:
         with self._lock, self.connection:
             self.connection.execute(
                 "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
-                (_key_digest(key), state.index_generation, state.catalog_revision, time.time(), body),
+                (key.digest(), state.index_generation, state.catalog_revision, time.time(), body),
             )
             self._puts += 1
             if current != self._last:  # rows of older states can never be found again

@@ -38,6 +38,11 @@ def texts_to_judge(document: Document, chunks: Sequence[Chunk]) -> list[tuple[st
     return texts
 
 
+def _keyed(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, tuple[str, ...]]]]:
+    """``(verdict_key, (text, heading_path))`` of each text of ``document`` to judge."""
+    return [(verdict_key(*text), text) for text in texts_to_judge(document, chunks)]
+
+
 def keeps_verdicts(store: Any) -> bool:
     """Whether ``store`` keeps verdicts and they are the cue-word detector's (no trained guard)."""
     return callable(getattr(store, "store_signals", None)) and guard_in_use() is None
@@ -61,8 +66,7 @@ def store_verdicts(
     """
     if not keeps_verdicts(store):
         return 0
-    texts = texts_to_judge(document, chunks)
-    keyed = [(verdict_key(text, heading), (text, heading)) for text, heading in texts]
+    keyed = _keyed(document, chunks)
     wanted = {key for key, _ in keyed}
     ready = [row for row in judged or () if row[0] in wanted]  # of the texts it is stored with
     have = {key for key, _ in ready}
@@ -75,17 +79,15 @@ def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> 
     """Delete ``document``'s verdicts (a delete leaves nothing derived from its text; a live
     document with the very same text is judged again when asked, and by ``veracity reindex``)."""
     if callable(getattr(store, "delete_signals", None)):
-        texts = texts_to_judge(document, chunks)
-        store.delete_signals([verdict_key(text, heading) for text, heading in texts])
+        store.delete_signals([key for key, _ in _keyed(document, chunks)])
 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:
     """Judge and keep the texts of ``documents`` that have no verdict under this detector yet."""
     if not keeps_verdicts(store):
         return 0
-    texts = [text for document, chunks in documents for text in texts_to_judge(document, chunks)]
-    keys = [verdict_key(text, heading) for text, heading in texts]
-    known = store.stored_verdict_keys(keys)
-    missing = [text for text, key in zip(texts, keys, strict=True) if key not in known]
+    keyed = [pair for document, chunks in documents for pair in _keyed(document, chunks)]
+    known = store.stored_verdict_keys([key for key, _ in keyed])
+    missing = [text for key, text in keyed if key not in known]
     store.store_signals(judged_signals(missing))
     return len(missing)

@@ -6,17 +6,11 @@ from pathlib import Path
 
 import click
 
-from .common import library_errors
+from .common import KB_OPTION, library_errors
 
 
 @click.command("mcp")
-@click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    type=click.Path(exists=True, file_okay=False, path_type=Path),
-    help="Knowledge base directory.",
-)
+@KB_OPTION
 @click.option(
     "--key",
     envvar="VERACITY_KEY",
@@ -25,7 +19,7 @@ from .common import library_errors
 @click.option(
     "--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Override the model."
 )
-def mcp_command(kb_dir: Path, key: str | None, embedder: str | None) -> None:
+def mcp_command(kb_dir: Path | str, key: str | None, embedder: str | None) -> None:
     """Serve tools 'ask' and 'search' and cited chunks as resources over stdio.
 
     The principal comes from the key alone (checked on every call); no tool

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 from typing import Any
 
 from .common import require
@@ -65,8 +64,11 @@ def build_server(gateway: Gateway, key: str) -> MCPServer:
 
 
 def serve_stdio(kb_dir: str | os.PathLike[str], key: str, *, embedder: str | None = None) -> None:
-    """Open the knowledge base in ``kb_dir`` and serve MCP on stdin/stdout until the client leaves."""
-    gateway = Gateway.open(Path(kb_dir), embedder=embedder)
+    """Open the knowledge base at ``kb_dir`` and serve MCP on stdin/stdout until the client leaves.
+
+    ``kb_dir`` is a directory or a ``postgresql://`` URL.
+    """
+    gateway = Gateway.open(kb_dir, embedder=embedder)  # not Path(): it folds a URL's '//' into '/'
     try:
         build_server(gateway, key).run("stdio")
     finally:

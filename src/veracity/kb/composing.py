@@ -15,7 +15,6 @@ key is never printed, logged or traced.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from typing import Any, Final
 
 import apsw
 
+from ..catalog.settings import delete_setting, get_setting, put_setting
 from ..model.errors import ConfigError
 from ..pipeline.composer import Composer
 from ..pipeline.llm.client import LLMSettings, OpenAIChat
@@ -55,8 +55,8 @@ def stored_llm(connection: apsw.Connection | None) -> dict[str, Any]:
     """The knowledge base's LLM setting (empty when it has none or lives in memory)."""
     if connection is None:
         return {}
-    row = connection.execute("SELECT value FROM kb_settings WHERE key = ?", (_SETTING,)).fetchone()
-    return dict(json.loads(row[0])) if row else {}
+    stored = get_setting(connection, _SETTING)
+    return dict(stored) if stored else {}
 
 
 def store_llm(connection: apsw.Connection, values: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -65,7 +65,7 @@ def store_llm(connection: apsw.Connection, values: Mapping[str, Any] | None) -> 
     Checked first: the same rules as the options (an http(s) URL, a model name).
     """
     if values is None:
-        connection.execute("DELETE FROM kb_settings WHERE key = ?", (_SETTING,))
+        delete_setting(connection, _SETTING)
         return {}
     unknown = sorted(set(values) - set(_STORED_FIELDS))
     if unknown or "api_key" in values:
@@ -75,10 +75,7 @@ def store_llm(connection: apsw.Connection, values: Mapping[str, Any] | None) -> 
         )
     clean = {k: v for k, v in values.items() if v is not None}
     _settings(clean, None)
-    connection.execute(
-        "INSERT OR REPLACE INTO kb_settings (key, value) VALUES (?, ?)",
-        (_SETTING, json.dumps(clean, sort_keys=True)),
-    )
+    put_setting(connection, _SETTING, clean)
     return clean
 
 

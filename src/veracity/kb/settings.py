@@ -20,7 +20,6 @@ travel with the file:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +27,7 @@ from typing import Any, Final
 
 import apsw
 
+from ..catalog.settings import get_setting, put_setting, settings_under
 from ..ingest.documents import parse_moment
 from ..model.errors import ValidationError
 from ..pipeline.decision import NON_OFFICIAL_POLICIES
@@ -80,44 +80,31 @@ class AskDefaults:
         )
 
 
-def _get(connection: apsw.Connection, key: str) -> Any:
-    row = connection.execute("SELECT value FROM kb_settings WHERE key = ?", (key,)).fetchone()
-    return None if row is None else json.loads(str(row[0]))
-
-
-def _put(connection: apsw.Connection, key: str, value: Any) -> None:
-    connection.execute(
-        "INSERT INTO kb_settings (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (key, json.dumps(value, ensure_ascii=False, sort_keys=True)),
-    )
-
-
 def has_default_tenant(connection: apsw.Connection) -> bool:
     """Whether the default tenant was recorded (by a first ingest or ``init-demo``)."""
-    return _get(connection, "default_tenant") is not None
+    return get_setting(connection, "default_tenant") is not None
 
 
 def default_tenant(connection: apsw.Connection) -> str:
     """The knowledge base's default tenant (:data:`DEFAULT_TENANT` when none was recorded)."""
-    value = _get(connection, "default_tenant")
+    value = get_setting(connection, "default_tenant")
     return str(value) if value else DEFAULT_TENANT
 
 
 def set_default_tenant(connection: apsw.Connection, tenant: str) -> None:
     """Record the default tenant (call inside a transaction)."""
-    _put(connection, "default_tenant", tenant)
+    put_setting(connection, "default_tenant", tenant)
 
 
 def ask_defaults(connection: apsw.Connection, tenant: str) -> AskDefaults:
     """The ask defaults recorded for ``tenant``, else the general ones."""
-    raw = _get(connection, f"ask_defaults/{tenant}")
+    raw = get_setting(connection, f"ask_defaults/{tenant}")
     return AskDefaults.from_json(raw) if isinstance(raw, dict) else AskDefaults()
 
 
 def set_ask_defaults(connection: apsw.Connection, tenant: str, defaults: AskDefaults) -> None:
     """Record ``tenant``'s ask defaults (call inside a transaction)."""
-    _put(connection, f"ask_defaults/{tenant}", defaults.as_json())
+    put_setting(connection, f"ask_defaults/{tenant}", defaults.as_json())
 
 
 def ask_defaults_from_tenant_file(raw: Mapping[str, Any], roles: Sequence[str]) -> AskDefaults | None:
@@ -137,8 +124,8 @@ def ask_defaults_from_tenant_file(raw: Mapping[str, Any], roles: Sequence[str]) 
 
 def non_official_policies(connection: apsw.Connection) -> dict[str, str]:
     """Every tenant's recorded non-official policy (tenants without one use ``marked``)."""
-    rows = connection.execute("SELECT key, value FROM kb_settings WHERE key LIKE 'non_official/%'")
-    return {str(key).split("/", 1)[1]: str(json.loads(str(value))) for key, value in rows}
+    found = settings_under(connection, "non_official/")
+    return {key.split("/", 1)[1]: str(value) for key, value in found.items()}
 
 
 def check_non_official(policy: str, *, document: str = "tenant.yaml") -> str:
@@ -155,4 +142,4 @@ def check_non_official(policy: str, *, document: str = "tenant.yaml") -> str:
 
 def set_non_official_policy(connection: apsw.Connection, tenant: str, policy: str) -> None:
     """Record ``tenant``'s non-official policy (call inside a transaction)."""
-    _put(connection, f"non_official/{tenant}", check_non_official(policy))
+    put_setting(connection, f"non_official/{tenant}", check_non_official(policy))

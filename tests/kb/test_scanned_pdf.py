@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from veracity.catalog.ledger import history
 from veracity.cli.main import main
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.ledger import history
 from veracity.kb.directory import create_kb, open_kb
 from veracity.kb.ingest import ingest_paths
 from veracity.kb.status import folder_status

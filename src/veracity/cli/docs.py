@@ -40,9 +40,9 @@ def _catalog(kb_dir: Path | None) -> Iterator[tuple[Any, dict[tuple[str, str], s
         yield demo_catalog(), {}
         return
     from ..catalog.catalog import Catalog
+    from ..catalog.sources import source_paths
     from ..kb.backends import open_store
     from ..kb.manifest import read_manifest
-    from ..kb.sources import source_paths
 
     read_manifest(kb_dir)  # a clear error when the folder is not a knowledge base
     store = open_store(kb_dir)

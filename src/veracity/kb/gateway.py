@@ -45,6 +45,7 @@ from datetime import datetime
 from typing import Any
 
 from ..catalog.scope import acting_for
+from ..catalog.sources import source_path
 from ..catalog.store import DatabaseStore
 from ..index.embedders import make_embedder
 from ..index.sqlite.verify import verify_version
@@ -297,13 +298,8 @@ class Gateway:
         with self.side.read():
             for citation in answer.citations:
                 document = self.side.get_document(citation.document_id)
-                row = self.side.connection.execute(
-                    "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?",
-                    (tenant, citation.source_id),
-                ).fetchone()
-                found.append(
-                    CitedSource(citation.citation_id, document.title, shown_path(str(row[0]) if row else ""))
-                )
+                path = source_path(self.side.connection, tenant, citation.source_id)
+                found.append(CitedSource(citation.citation_id, document.title, shown_path(path or "")))
         return tuple(found)
 
     def search(
@@ -329,7 +325,7 @@ class Gateway:
 
     def _paths(self, tenant: str) -> dict[tuple[str, str], str]:
         """The tenant's source paths, uploads by the name they were uploaded under."""
-        from .sources import source_paths
+        from ..catalog.sources import source_paths
 
         assert self.kb.path is not None
         uploads = uploads_folder(self.kb.path).resolve()

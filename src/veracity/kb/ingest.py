@@ -24,7 +24,7 @@ but defines no roles gets :data:`veracity.kb.settings.DEFAULT_ROLES`, so its
 public documents are visible to someone. Principals with roles the tenant does
 not define see nothing (fail closed).
 
-Deleted sources stay deleted (:mod:`veracity.kb.tombstones`) unless
+Deleted sources stay deleted (:mod:`veracity.catalog.tombstones`) unless
 ``restore``; ``prune`` withdraws (or with ``delete_pruned`` deletes) the
 documents of sources whose files have gone from an ingested folder.
 """
@@ -39,14 +39,15 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..catalog.ledger import Ledger
 from ..catalog.store import DatabaseStore
+from ..catalog.tombstones import find_tombstone, remove_tombstone
 from ..index.sqlite.search import SyncReport
 from ..index.versioned import VersionedIndex
 from ..ingest.chunking import oversize_chunks
 from ..ingest.diagnostics import ParseDiagnostics
 from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.errors import EmptySourceError, TemplateSourceError
-from ..ingest.ledger import Ledger
 from ..ingest.limits import DEFAULT_LIMITS, InputLimits, over_limit
 from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
@@ -58,7 +59,6 @@ from .loading import Loaded, SourceLoader, chunks_of
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, record_source, scan_sources
 from .tenants import TenantSetup, resolve_tenants
-from .tombstones import find_tombstone, remove_tombstone
 from .verdicts import keeps_verdicts, store_verdicts
 from .writing import writing
 

@@ -7,7 +7,7 @@ version is updated (or the document's chunks, lexical postings and vectors
 removed from each) before the transaction commits. A stale write changes
 nothing anywhere. The ingestion ledger gets the new state of the document's
 file, so ``status`` shows it; a deletion leaves a tombstone
-(:mod:`veracity.kb.tombstones`) so the next ingest of its folder does not add
+(:mod:`veracity.catalog.tombstones`) so the next ingest of its folder does not add
 it back.
 """
 
@@ -18,17 +18,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..catalog.faults import storage_faults
+from ..catalog.ledger import Ledger, forget_document, source_of
+from ..catalog.sources import forget_source
 from ..catalog.store import DatabaseStore
+from ..catalog.tombstones import add_tombstone
 from ..index.versioned import VersionedIndex
-from ..ingest.ledger import Ledger, forget_document, source_of
 from ..model.contracts import Document, Status
 from ..model.errors import ConfigError
 from ..pipeline.engine import KnowledgeBase
 from .backends import location_of
 from .directory import read_manifest, write_manifest
-from .sources import forget_source
 from .status import status_of_store
-from .tombstones import add_tombstone
 from .verdicts import forget_verdicts
 from .writing import writing
 

@@ -28,6 +28,7 @@ from types import TracebackType
 from typing import Any, Literal, overload
 
 from ..catalog.lock import OnWait, Wait
+from ..catalog.sources import source_paths
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
@@ -44,7 +45,6 @@ from .explain import Explanation, explain
 from .ingest import IngestReport, Progress, ingest_paths
 from .search import SearchHit, search_hits
 from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
-from .sources import source_paths
 from .writing import writing
 
 __all__ = ["LocalKnowledgeBase", "open_local", "parse_as_of"]

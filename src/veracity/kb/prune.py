@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..catalog.sources import sources_under
 from ..catalog.store import DatabaseStore
 from ..model.contracts import Status
 from ..pipeline.engine import KnowledgeBase
 from .lifecycle import delete_documents, erase_freed_pages
-from .sources import SourceScan, sources_under
+from .sources import SourceScan
 
 __all__ = ["PruneReport", "prune_missing"]
 

@@ -25,12 +25,12 @@ import os
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
 
 import apsw
 
+from ..catalog.sources import record_source_path
 from ..ingest.metadata import SIDECAR_SUFFIX
 from ..ingest.parsers import FORMATS, IMAGE_SUFFIXES
 from ..model.errors import NotFoundError
@@ -39,11 +39,8 @@ __all__ = [
     "SKIPPED_FOLDERS",
     "SourceFile",
     "SourceScan",
-    "forget_source",
     "record_source",
     "scan_sources",
-    "source_paths",
-    "sources_under",
 ]
 
 SKIPPED_FOLDERS: Final = frozenset({"node_modules", "__pycache__"})
@@ -204,31 +201,4 @@ def scan_sources(
 def record_source(connection: apsw.Connection, tenant: str, source_id: str, file: SourceFile) -> None:
     """Remember where ``source_id`` was ingested from (call inside a transaction)."""
     path = file.source if file.root else str(file.path.resolve())
-    connection.execute(
-        "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
-        "updated_at = excluded.updated_at",
-        (tenant, source_id, file.root, path, datetime.now(UTC).isoformat(timespec="microseconds")),
-    )
-
-
-def forget_source(connection: apsw.Connection, tenant: str, source_id: str) -> None:
-    """Drop what is remembered about where ``source_id`` came from."""
-    connection.execute("DELETE FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id))
-
-
-def sources_under(connection: apsw.Connection, root: str) -> list[tuple[str, str, str]]:
-    """``(tenant, source_id, path)`` of every source ingested from the folder ``root``, by path."""
-    rows = connection.execute(
-        "SELECT tenant, source_id, path FROM source_files WHERE root = ? ORDER BY path, tenant, source_id",
-        (root,),
-    ).fetchall()
-    return [(str(t), str(s), str(p)) for t, s, p in rows]
-
-
-def source_paths(connection: apsw.Connection, tenant: str | None = None) -> dict[tuple[str, str], str]:
-    """``(tenant, source_id)`` → the path it was ingested from (relative to its folder when it had one)."""
-    sql = "SELECT tenant, source_id, path FROM source_files"
-    rows = connection.execute(sql + (" WHERE tenant = ?" if tenant else ""), (tenant,) if tenant else ())
-    return {(str(t), str(s)): str(p) for t, s, p in rows}
-
+    record_source_path(connection, tenant, source_id, file.root, path)

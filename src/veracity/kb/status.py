@@ -16,15 +16,15 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
+from ..catalog.ledger import latest_states, parse_diagnostics, quarantined
 from ..catalog.sql import all_rows, scalar
 from ..catalog.store import DatabaseStore
+from ..catalog.tombstones import count_tombstones
 from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.versions import list_versions, read_pointer
-from ..ingest.ledger import latest_states, parse_diagnostics, quarantined
 from ..model.errors import CorruptStorageError
 from .backends import open_store
 from .manifest import read_manifest
-from .tombstones import count_tombstones
 
 __all__ = ["check_file", "folder_status", "status_of_store"]
 

@@ -1,0 +1,53 @@
+"""The ``source_files`` table: where each source was ingested from.
+
+One row per ``(tenant, source_id)``: the folder it was found in (``root``, empty
+for a file given by itself) and its path (relative to ``root`` when there is one,
+absolute otherwise). ``prune`` finds a folder's sources here; answers name the
+file a citation came from. The SQL is portable (SQLite and PostgreSQL alike).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+__all__ = ["forget_source", "record_source_path", "source_path", "source_paths", "sources_under"]
+
+
+def record_source_path(connection: Any, tenant: str, source_id: str, root: str, path: str) -> None:
+    """Remember that ``source_id`` was ingested from ``path`` under ``root`` (call inside a transaction)."""
+    connection.execute(
+        "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
+        "updated_at = excluded.updated_at",
+        (tenant, source_id, root, path, datetime.now(UTC).isoformat(timespec="microseconds")),
+    )
+
+
+def forget_source(connection: Any, tenant: str, source_id: str) -> None:
+    """Drop what is remembered about where ``source_id`` came from."""
+    connection.execute("DELETE FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id))
+
+
+def sources_under(connection: Any, root: str) -> list[tuple[str, str, str]]:
+    """``(tenant, source_id, path)`` of every source ingested from the folder ``root``, by path."""
+    rows = connection.execute(
+        "SELECT tenant, source_id, path FROM source_files WHERE root = ? ORDER BY path, tenant, source_id",
+        (root,),
+    ).fetchall()
+    return [(str(t), str(s), str(p)) for t, s, p in rows]
+
+
+def source_paths(connection: Any, tenant: str | None = None) -> dict[tuple[str, str], str]:
+    """``(tenant, source_id)`` → the path it was ingested from (relative to its folder when it had one)."""
+    sql = "SELECT tenant, source_id, path FROM source_files"
+    rows = connection.execute(sql + (" WHERE tenant = ?" if tenant else ""), (tenant,) if tenant else ())
+    return {(str(t), str(s)): str(p) for t, s, p in rows}
+
+
+def source_path(connection: Any, tenant: str, source_id: str) -> str | None:
+    """The path ``source_id`` of ``tenant`` was ingested from, or ``None`` when it is not known."""
+    row = connection.execute(
+        "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
+    ).fetchone()
+    return None if row is None else str(row[0])

@@ -22,16 +22,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Final
 
+from ..catalog.keys import ApiKey, insert_key, key_with_digest, set_revoked, stored_keys
 from ..catalog.store import DatabaseStore
-from ..model.contracts import Principal
 from ..model.errors import AuthenticationError, NotFoundError, ValidationError
 from .local import LocalKnowledgeBase
 
@@ -42,36 +41,6 @@ _KEY = re.compile(r"vk_([0-9a-f]{12})_([A-Za-z0-9_-]{43})")
 _DENIED: Final = (
     "the API key is missing, unknown or revoked; ask an operator for one ('veracity keys create')"
 )
-
-
-@dataclass(frozen=True, slots=True)
-class ApiKey:
-    """A stored key, without its secret."""
-
-    key_id: str
-    name: str
-    tenant: str
-    roles: tuple[str, ...]
-    operator: bool
-    created_at: str
-    revoked_at: str | None = None
-
-    @property
-    def principal(self) -> Principal:
-        """The asker this key stands for (its user id is the key id, for audit)."""
-        return Principal(tenant=self.tenant, roles=frozenset(self.roles), user_id=self.key_id)
-
-    def as_dict(self) -> dict[str, Any]:
-        """Plain data (never the secret, which is not stored)."""
-        return {
-            "key_id": self.key_id,
-            "name": self.name,
-            "tenant": self.tenant,
-            "roles": list(self.roles),
-            "operator": self.operator,
-            "created_at": self.created_at,
-            "revoked_at": self.revoked_at,
-        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,22 +63,6 @@ def _store(kb: LocalKnowledgeBase | DatabaseStore) -> DatabaseStore:
 
 def _digest(salt: str, secret: str) -> str:
     return hashlib.sha256(bytes.fromhex(salt) + secret.encode("ascii")).hexdigest()
-
-
-def _row(row: Sequence[Any]) -> ApiKey:
-    key_id, name, tenant, roles, operator, created_at, revoked_at = row
-    return ApiKey(
-        key_id=str(key_id),
-        name=str(name),
-        tenant=str(tenant),
-        roles=tuple(json.loads(roles)),
-        operator=bool(operator),
-        created_at=str(created_at),
-        revoked_at=str(revoked_at) if revoked_at is not None else None,
-    )
-
-
-_COLUMNS = "key_id, name, tenant, roles, operator, created_at, revoked_at"
 
 
 def create_key(
@@ -141,25 +94,15 @@ def create_key(
     )
     store = _store(kb)
     with store.transaction():
-        store.connection.execute(
-            "INSERT INTO api_keys (key_id, name, tenant, roles, operator, salt, digest, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (record.key_id, record.name, record.tenant, json.dumps(list(record.roles)), int(operator),
-             salt, _digest(salt, secret), record.created_at),
-        )  # fmt: skip
+        insert_key(store.connection, record, salt, _digest(salt, secret))
     return NewKey(record, f"{KEY_PREFIX}{key_id}_{secret}")
 
 
 def list_keys(kb: LocalKnowledgeBase, tenant: str | None = None) -> list[ApiKey]:
     """Every key (of ``tenant``), revoked ones included, by tenant and name."""
-    sql = f"SELECT {_COLUMNS} FROM api_keys"
-    params: tuple[str, ...] = ()
-    if tenant is not None:
-        sql, params = sql + " WHERE tenant = ?", (tenant,)
     store = _store(kb)
     with store.read():
-        rows = store.connection.execute(sql + " ORDER BY tenant, name, key_id", params).fetchall()
-    return [_row(row) for row in rows]
+        return stored_keys(store.connection, tenant)
 
 
 def revoke_key(kb: LocalKnowledgeBase, key_id_or_name: str) -> ApiKey:
@@ -178,7 +121,7 @@ def revoke_key(kb: LocalKnowledgeBase, key_id_or_name: str) -> ApiKey:
     moment = key.revoked_at or datetime.now(UTC).isoformat(timespec="seconds")
     store = _store(kb)
     with store.transaction():
-        store.connection.execute("UPDATE api_keys SET revoked_at = ? WHERE key_id = ?", (moment, key.key_id))
+        set_revoked(store.connection, key.key_id, moment)
     return ApiKey(**{**key.as_dict(), "roles": key.roles, "revoked_at": moment})
 
 
@@ -194,13 +137,10 @@ def authenticate(kb: LocalKnowledgeBase | DatabaseStore, presented: str | None) 
     key_id, secret = match.groups()
     store = _store(kb)
     with store.read():
-        row = store.connection.execute(
-            f"SELECT {_COLUMNS}, salt, digest FROM api_keys WHERE key_id = ?", (key_id,)
-        ).fetchone()
-    if row is None:
+        found = key_with_digest(store.connection, key_id)
+    if found is None:
         raise AuthenticationError(_DENIED)
-    key = _row(row[:7])
-    salt, digest = str(row[7]), str(row[8])
+    key, salt, digest = found
     if not hmac.compare_digest(_digest(salt, secret), digest) or key.revoked_at is not None:
         raise AuthenticationError(_DENIED)
     return key

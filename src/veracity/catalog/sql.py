@@ -6,7 +6,7 @@ from typing import Any, cast
 
 import apsw
 
-__all__ = ["all_rows", "one_row", "scalar"]
+__all__ = ["all_rows", "dialect_of", "one_row", "scalar"]
 
 
 def all_rows(connection: apsw.Connection, sql: str, params: Any = ()) -> list[Any]:
@@ -23,3 +23,8 @@ def scalar(connection: apsw.Connection, sql: str, params: Any = ()) -> Any:
     """The first column of the first row of ``sql`` (``None`` when there is no row)."""
     row = one_row(connection, sql, params)
     return None if row is None else row[0]
+
+
+def dialect_of(connection: Any) -> str:
+    """The SQL ``connection`` speaks: ``"postgresql"`` (it says so), else ``"sqlite"`` (apsw says nothing)."""
+    return str(getattr(connection, "dialect", "sqlite"))

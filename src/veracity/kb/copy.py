@@ -19,18 +19,17 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from ..catalog.copy import CATALOG_TABLES, copy_catalog_rows
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder, normalized_rows
-from ..index.sqlite.records import record_text_digest
-from ..index.sqlite.tables import IndexTables
 from ..index.sqlite.verify import Verification, verify_version
 from ..index.sqlite.versions import bump_generation, get_version, read_pointer, record_manifest
-from ..index.sqlite.writer import VectorModel
+from ..index.stored import chunk_keys_by_text, stored_vectors
 from ..index.versioned import VersionedIndex, index_for
 from ..model.contracts import sha256_hex
 from ..model.errors import IndexVerificationError
@@ -40,14 +39,6 @@ from .manifest import embedder_name
 from .reindex import version_manifest
 
 __all__ = ["CATALOG_TABLES", "CopyReport", "copy_kb"]
-
-CATALOG_TABLES: Final = (
-    "documents", "document_roles", "document_facts", "chunks", "tenant_roles", "kb_settings",
-    "source_files", "tombstones", "api_keys", "ingestion_steps", "quarantine",
-)  # fmt: skip
-"""What is copied, parents before children (foreign keys)."""
-
-_SERIALS: Final = (("documents", "seq"), ("chunks", "seq"), ("ingestion_steps", "seq"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,61 +54,6 @@ class CopyReport:
     seconds: float
 
 
-def _dialect(store: DatabaseStore) -> str:
-    return str(getattr(store.connection, "dialect", "sqlite"))
-
-
-def _columns(store: DatabaseStore, table: str) -> list[str]:
-    if _dialect(store) == "postgresql":
-        sql = (
-            "SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = ? ORDER BY ordinal_position"
-        )
-        return [str(row[0]) for row in store.connection.execute(sql, (table,))]
-    return [str(row[1]) for row in store.connection.execute(f"PRAGMA table_info({table})")]
-
-
-def _copy_rows(source: DatabaseStore, destination: DatabaseStore) -> dict[str, int]:
-    """Every catalog row of ``source`` into ``destination`` (inside the destination's transaction)."""
-    counts: dict[str, int] = {}
-    for table in reversed(CATALOG_TABLES):  # children first: the new knowledge base's own rows go
-        destination.connection.execute(f"DELETE FROM {table}")
-    for table in CATALOG_TABLES:
-        wanted = set(_columns(source, table))
-        columns = [c for c in _columns(destination, table) if c in wanted]
-        names = ", ".join(f'"{c}"' for c in columns)
-        order = "seq" if "seq" in columns else names
-        rows = source.connection.execute(f"SELECT {names} FROM {table} ORDER BY {order}").fetchall()
-        marks = ", ".join("?" for _ in columns)
-        destination.connection.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
-        counts[table] = len(rows)
-    if _dialect(destination) == "postgresql":  # the next serial numbers follow the copied ones
-        for table, column in _SERIALS:
-            destination.connection.execute(
-                f"SELECT setval(pg_get_serial_sequence('{table}', '{column}'), "
-                f"coalesce((SELECT max({column}) FROM {table}), 0) + 1, false)"
-            )
-    return counts
-
-
-def _stored_vectors(index: VersionedIndex, model: VectorModel, keys: Sequence[int]) -> dict[int, Any]:
-    """The source index's stored vectors of ``keys``."""
-    connection = index.store.connection
-    if getattr(connection, "dialect", "sqlite") == "postgresql":
-        from ..index.postgres.vectors import fetch_vectors as fetch_pg
-
-        with connection.raw() as raw:
-            rows, matrix = fetch_pg(
-                raw, f"SELECT chunk_key, embedding FROM {model.table} WHERE chunk_key = ANY(%s)",
-                (list(keys),), model.dim,
-            )  # fmt: skip
-        return {int(row[0]): matrix[i] for i, row in enumerate(rows)}
-    from ..index.sqlite.vectors import fetch_vectors as fetch_sqlite
-
-    found, matrix = fetch_sqlite(connection, model.table, keys, model.dim)
-    return {int(key): matrix[i] for i, key in enumerate(found.tolist())}
-
-
 class CopiedVectors:
     """An ``Embedder`` that answers from the source index's stored vectors, else from ``inner``."""
 
@@ -130,10 +66,7 @@ class CopiedVectors:
         self._model = source.vector_model()
         self._keys: dict[str, int] = {}
         if self._model is not None and (self._model.model_id, self._model.dim) == (inner.model_id, inner.dim):
-            tables = IndexTables(source.version)
-            sql = f"SELECT chunk_key, record FROM {tables.chunks}"
-            for key, record in source.store.connection.execute(sql):
-                self._keys.setdefault(record_text_digest(str(record)), int(key))
+            self._keys = chunk_keys_by_text(source)
 
     def embed_batch(
         self, texts: Sequence[str], *, kind: Literal["query", "passage"] = "passage"
@@ -141,7 +74,7 @@ class CopiedVectors:
         """Stored vectors where the source has them; the rest embedded by the real model."""
         digests = [sha256_hex(text) for text in texts]
         wanted = sorted({self._keys[d] for d in digests if d in self._keys})
-        stored = _stored_vectors(self._source, self._model, wanted) if wanted and self._model else {}
+        stored = stored_vectors(self._source, self._model, wanted) if wanted and self._model else {}
         rows: list[Any] = [stored.get(self._keys.get(d, -1)) for d in digests]
         missing = [i for i, row in enumerate(rows) if row is None]
         if missing:
@@ -168,7 +101,7 @@ def copy_kb(
             src_store: DatabaseStore = src.catalog.store  # type: ignore[assignment]
             with store.writer("copy"):
                 with src_store.read(), store.transaction():
-                    rows = _copy_rows(src_store, store)
+                    rows = copy_catalog_rows(src_store.connection, store.connection)
                     bump_generation(store.connection)
                 index: VersionedIndex = dest.snapshot  # type: ignore[assignment]
                 vectors = CopiedVectors(src.snapshot, model)  # type: ignore[arg-type]

@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog.faults import storage_faults
+from ..catalog.erase import erase_freed_storage
 from ..catalog.ledger import Ledger, forget_document, source_of
 from ..catalog.sources import forget_source
 from ..catalog.store import DatabaseStore
@@ -110,19 +110,8 @@ def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone:
 def erase_freed_pages(kb: KnowledgeBase) -> None:
     """Rewrite the file so deleted documents' text and ids are gone from disk, not only from queries."""
     store, _ = _parts(kb)
-    # Freed pages still hold the old bytes until they are reused, and old pages live on in the WAL.
-    # VACUUM writes the whole file through the WAL, so readers keep their snapshots meanwhile.
-    if getattr(store.connection, "dialect", "sqlite") == "postgresql":
-        # PostgreSQL keeps deleted rows until VACUUM reclaims them; the bytes of freed tuples may stay in
-        # the data files until overwritten (there is no secure_delete), so this is best effort there.
-        with writing(kb, "delete"):
-            for table in ("documents", "chunks", "document_roles", "document_facts"):
-                store.connection.execute(f"VACUUM {table}")
-        return
-    with writing(kb, "delete"), storage_faults(store.path, store.connection):
-        store.connection.execute("PRAGMA secure_delete = ON")
-        store.connection.execute("VACUUM")
-        store.connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    with writing(kb, "delete"):
+        erase_freed_storage(store.connection, store.path)
 
 
 def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:

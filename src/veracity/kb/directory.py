@@ -28,7 +28,7 @@ from typing import Any, Final
 from ..catalog.catalog import Catalog
 from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
-from ..catalog.sql import scalar
+from ..catalog.manifest import holds_manifest
 from ..catalog.store import DatabaseStore
 from ..fixtures import tenant_config
 from ..index.dense import Embedder
@@ -248,7 +248,7 @@ def holds_knowledge_base_at(location: str | os.PathLike[str]) -> bool:
 
 def holds_knowledge_base(store: DatabaseStore) -> bool:
     """True when a database already holds a knowledge base (its manifest was written)."""
-    return scalar(store.connection, "SELECT count(*) FROM kb_manifest") != 0
+    return holds_manifest(store.connection)
 
 
 def _open_or_create_database(

@@ -29,6 +29,7 @@ from typing import Any, Literal, overload
 
 from ..catalog.lock import OnWait, Wait
 from ..catalog.sources import source_paths
+from ..catalog.state import tenants_in_use
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
 from ..ingest.documents import parse_moment
@@ -146,9 +147,7 @@ class LocalKnowledgeBase:
         catalog = self.engine.catalog
         connection = self._connection()
         if connection is not None:  # without reading every document
-            sql = "SELECT DISTINCT tenant FROM {}"
-            with_documents = {str(row[0]) for row in connection.execute(sql.format("documents"))}
-            with_roles = {str(row[0]) for row in connection.execute(sql.format("tenant_roles"))}
+            with_documents, with_roles = tenants_in_use(connection)
         else:
             with_documents = {d.tenant for d in catalog.documents()}
             with_roles = {self.default_tenant} if catalog.roles(self.default_tenant) else set()

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 from .._version import __version__
 from ..catalog.faults import storage_error
-from ..catalog.postgres.location import display_url, is_database_url, require_driver
-from ..catalog.sql import all_rows, scalar
+from ..catalog.manifest import manifest_at_url, store_manifest, stored_manifest
+from ..catalog.postgres.location import display_url, is_database_url
+from ..catalog.state import chunk_count, document_states
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import get_version, list_versions
-from ..model.errors import CatalogUnavailableError, ConfigError, IndexError_, NewerFormatError
+from ..model.errors import ConfigError, IndexError_, NewerFormatError
 
 if TYPE_CHECKING:
     from ..index.dense import Embedder
@@ -123,16 +124,13 @@ def parser_versions() -> dict[str, str | None]:
 
 def catalog_state(store: DatabaseStore) -> dict[str, Any]:
     """Counts and a digest of every document's id, status and catalog revision."""
-    rows = all_rows(
-        store.connection,
-        "SELECT document_id, status, catalog_revision, tenant FROM documents ORDER BY document_id",
-    )
+    rows = document_states(store.connection)
     state = hashlib.sha256()
     statuses: dict[str, int] = {}
     for document_id, status, revision, _ in rows:
         state.update(f"{document_id}\x1f{status}\x1f{revision}\n".encode())
         statuses[status] = statuses.get(status, 0) + 1
-    chunks = int(scalar(store.connection, "SELECT count(*) FROM chunks"))
+    chunks = chunk_count(store.connection)
     return {
         "file": store.path if is_database_url(store.path) else CATALOG_FILE,
         "documents": len(rows),
@@ -177,8 +175,7 @@ def write_manifest(
         versions = _versions_summary(store)
         catalog = catalog_state(store)
         model = index.vector_model()
-        sql = "SELECT manifest FROM kb_manifest WHERE id = 1"
-        stored = scalar(store.connection, sql) if in_database else None
+        stored = stored_manifest(store.connection) if in_database else None
     folder = Path(path)
     if in_database:
         previous = json.loads(stored) if stored else {}
@@ -226,11 +223,7 @@ def write_manifest(
     }
     manifest = {**content, "digest": _digest(content)}
     if in_database:  # the database is the knowledge base: its manifest lives there too
-        store.connection.execute(
-            "INSERT INTO kb_manifest (id, manifest) VALUES (1, ?) "
-            "ON CONFLICT (id) DO UPDATE SET manifest = EXCLUDED.manifest",
-            (json.dumps(manifest, ensure_ascii=False, sort_keys=True),),
-        )
+        store_manifest(store.connection, json.dumps(manifest, ensure_ascii=False, sort_keys=True))
         return manifest
     tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
     text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
@@ -271,22 +264,13 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 def _database_manifest(url: str) -> dict[str, Any]:
     """The manifest a PostgreSQL knowledge base keeps in ``kb_manifest``."""
-    require_driver()
-    import psycopg
-
-    try:
-        with psycopg.connect(url, connect_timeout=30) as connection:
-            missing = connection.execute("SELECT to_regclass('kb_manifest') IS NULL").fetchall()[0][0]
-            sql = "SELECT manifest FROM kb_manifest WHERE id = 1"
-            row = None if missing else connection.execute(sql).fetchone()
-    except psycopg.OperationalError as exc:
-        raise CatalogUnavailableError(f"cannot connect to {display_url(url)}: {exc}") from exc
-    if row is None:
+    text = manifest_at_url(url)
+    if text is None:
         raise IndexError_(
             f"{display_url(url)!r} holds no veracity knowledge base; create one with "
             "'veracity ingest PATH --kb URL' or 'veracity init-demo --kb URL'"
         )
-    data = json.loads(row[0])
+    data = json.loads(text)
     if not isinstance(data, dict):
         raise IndexError_(f"the manifest in {display_url(url)!r} is not a JSON object")
     return data

@@ -17,10 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ..catalog.ledger import latest_states, parse_diagnostics, quarantined
-from ..catalog.sql import all_rows, scalar
+from ..catalog.state import status_counts
 from ..catalog.store import DatabaseStore
 from ..catalog.tombstones import count_tombstones
-from ..index.sqlite.tables import IndexTables
+from ..index.sqlite.tables import IndexTables, indexed_counts
 from ..index.sqlite.versions import list_versions, read_pointer
 from ..model.errors import CorruptStorageError
 from .backends import open_store
@@ -82,15 +82,9 @@ def status_of_store(store: DatabaseStore, manifest: dict[str, Any]) -> dict[str,
     """The status report from an open catalog store and its checked manifest."""
     connection = store.connection
     with store.read():
-        counts: dict[str, dict[str, int]] = {}
-        for tenant, status, number in all_rows(
-            connection, "SELECT tenant, status, count(*) FROM documents GROUP BY tenant, status"
-        ):
-            counts.setdefault(str(tenant), {})[str(status)] = int(number)
+        counts = status_counts(connection)
         current, generation = read_pointer(connection)
-        tables = IndexTables(current)
-        documents = int(scalar(connection, f"SELECT count(*) FROM {tables.documents}"))
-        chunks = int(scalar(connection, f"SELECT count(*) FROM {tables.chunks}"))
+        documents, chunks = indexed_counts(connection, IndexTables(current))
         versions = list_versions(connection)
         tombstones = count_tombstones(connection)
         ingestion = latest_states(connection)

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import apsw
 
-from ...catalog.sql import all_rows
+from ...catalog.sql import all_rows, scalar
 
-__all__ = ["IndexTables", "create_index_tables", "drop_index_tables", "index_schema"]
+__all__ = ["IndexTables", "create_index_tables", "drop_index_tables", "index_schema", "indexed_counts"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +145,13 @@ def drop_index_tables(connection: apsw.Connection, tables: IndexTables) -> None:
     for name in (tables.document_roles, tables.chunks, tables.documents, tables.tenants,
                  tables.vector_tables, tables.meta):  # fmt: skip
         connection.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def indexed_counts(connection: apsw.Connection, tables: IndexTables) -> tuple[int, int]:
+    """How many documents and chunks the version holds (portable SQL: either backend's connection)."""
+    documents = scalar(connection, f"SELECT count(*) FROM {tables.documents}")
+    chunks = scalar(connection, f"SELECT count(*) FROM {tables.chunks}")
+    return int(documents), int(chunks)
 
 
 def index_schema(connection: apsw.Connection, tables: IndexTables) -> list[tuple[str, str, str]]:

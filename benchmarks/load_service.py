@@ -24,6 +24,12 @@ Bounded: every request has a timeout, servers are stopped at the end. Only
     python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 2
     python benchmarks/load_service.py --traffic mixed --clients 4 --seconds 3 --embedder fake  # smoke
     python benchmarks/load_service.py --traffic mixed --kb postgresql://…/empty  # PostgreSQL, reader role
+    python benchmarks/load_service.py --clients 1,4,16 --workers 1,2 --kb postgresql://…/empty
+
+With ``--kb`` (an empty PostgreSQL database) the servers serve it through a
+reader role (row-level security), and their workers share the answer cache
+and rate limits in that database (``serving_answers``, emptied before each
+server starts, as the side file is for a directory).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ import httpx
 from load_uncached import drive, engine_table, load_questions, percentile, sequential_rate
 
 from veracity.index.embedders import make_embedder
+from veracity.kb.backends import READER_URL_ENV
 from veracity.kb.shared import SERVING_FILE
 from veracity.testing.tenants import ServedKeys, build_served_kb
 
@@ -303,11 +310,36 @@ def _stop(process: subprocess.Popen[str]) -> None:
         process.kill()
 
 
+def _forget_shared_answers(folder: Path | str) -> None:
+    """Every server starts with no shared cache: the side file removed, or the database's table emptied."""
+    if isinstance(folder, Path):
+        for leftover in folder.glob(f"{SERVING_FILE}*"):
+            leftover.unlink()
+        return
+    from veracity.catalog.postgres.store import PostgresStore
+    from veracity.catalog.serving import in_database
+
+    store = PostgresStore(folder)
+    try:
+        in_database(store).clear_answers()
+    finally:
+        store.close()
+
+
+def _reading_as(reader: str | None) -> dict[str, str]:
+    """What the environment says to read as ``reader`` (the sequential reference reads as the servers)."""
+    return {READER_URL_ENV: reader} if reader else {}
+
+
 def run_engine(
     clients: list[int], workers: list[int], per_cell: int, embedder: str, questions_path: Path | None,
-    threads: int = 2,
+    threads: int = 2, kb: str | None = None,
 ) -> dict[str, object]:  # fmt: skip
-    """Misses then hits per (workers, clients) cell, and the sequential reference (see the module)."""
+    """Misses then hits per (workers, clients) cell, and the sequential reference (see the module).
+
+    ``kb``: an empty PostgreSQL database to serve from (through a reader role), instead of a
+    temporary directory.
+    """
     questions, source = load_questions(questions_path)
     slices = [questions[i * per_cell : (i + 1) * per_cell] for i in range(len(clients))]
     if any(len(part) < per_cell for part in slices):
@@ -318,13 +350,26 @@ def run_engine(
         )
     cells: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory(prefix="veracity-load-") as tmp:
-        folder = Path(tmp) / "kb"
+        folder: Path | str = Path(tmp) / "kb" if kb is None else kb
         keys = build_served_kb(folder, make_embedder(embedder), sources=Path(tmp) / "acme")
-        reference = sequential_rate(folder, keys.public, [q for part in slices for q in part])
+        reader = None
+        if kb is not None:
+            from veracity.catalog.postgres.roles import create_reader
+
+            reader = create_reader(kb, "load_asker")
+        previous = {name: os.environ.get(name) for name in _reading_as(reader)}
+        os.environ.update(_reading_as(reader))
+        try:
+            reference = sequential_rate(folder, keys.public, [q for part in slices for q in part])
+        finally:
+            for name, value in previous.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         for count in workers:
-            for leftover in folder.glob(f"{SERVING_FILE}*"):  # every server starts with no shared cache
-                leftover.unlink()
-            process, base = _start(folder, count, threads=threads)
+            _forget_shared_answers(folder)
+            process, base = _start(folder, count, reader, threads=threads)
             try:
                 worker_caches(base, keys.operator, count)
                 for clients_now, part in zip(clients, slices, strict=True):
@@ -337,6 +382,7 @@ def run_engine(
                 _stop(process)
     return {
         "traffic": "engine",
+        "backend": "sqlite" if kb is None else "postgresql",
         "summary": summary(cells, float(reference["per_s"])),
         "embedder": embedder,
         "threads_per_worker": threads,
@@ -389,12 +435,12 @@ def main() -> None:
     parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, help="Write the report as JSON here.")
-    parser.add_argument("--kb", default=None, help="mixed: serve an empty postgresql:// database")
+    parser.add_argument("--kb", default=None, help="serve an empty postgresql:// database (a reader role)")
     args = parser.parse_args()
     if args.traffic == "engine":
         report = run_engine(
             args.clients or [1, 4, 20], args.workers or [1, 2, 4], args.per_cell, args.embedder,
-            args.questions, args.threads,
+            args.questions, args.threads, args.kb,
         )  # fmt: skip
         print(engine_table(report))
     else:

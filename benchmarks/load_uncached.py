@@ -150,7 +150,8 @@ def engine_table(report: dict[str, object]) -> str:
     assert isinstance(reference, dict)
     rate = float(reference["per_s"])
     lines = [
-        f"questions: {report['questions_source']}; embedder {report['embedder']}; "
+        f"{report.get('backend', 'sqlite')}; questions: {report['questions_source']}; "
+        f"embedder {report['embedder']}; threads a worker {report.get('threads_per_worker')}; "
         f"sequential reference in this process, no cache: {reference['questions']} questions, "
         f"{rate}/s (p50 {reference['p50_ms']} ms, p95 {reference['p95_ms']} ms)",
         "",

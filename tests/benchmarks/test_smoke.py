@@ -201,6 +201,24 @@ def test_load_service_on_postgresql(pg_url: str) -> None:
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text
 
 
+def test_load_service_engine_traffic_on_postgresql(pg_url: str, tmp_path: Path) -> None:
+    """Two workers on one database: every second ask is a hit, whichever worker computed the first."""
+    questions = tmp_path / "questions.txt"
+    lines = [f"第 {n} 个问题：3.2 的 Team 能用 SAML 吗" for n in range(8)]
+    questions.write_text("\n".join(lines), encoding="utf-8")
+    out = tmp_path / "engine.json"
+    text = _run(
+        "load_service.py", "--clients", "1,4", "--workers", "2", "--per-cell", 4, "--questions", questions,
+        "--embedder", "fake", "--kb", pg_url, "--out", out,
+    )  # fmt: skip
+    assert text.startswith("postgresql;") and "× sequential" in text
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert report["backend"] == "postgresql"
+    for cell in report["cells"]:
+        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == cell["hit"]["requests"] == 4
+        assert cell["miss"]["errors"] == cell["hit"]["errors"] == 0
+
+
 def test_quantized() -> None:
     out = _run("bench_quantized.py", "--random-rows", 2000, "--random-queries", 5)
     assert "recall@10 (float rescore)" in out and "| 16 | 160 |" in out

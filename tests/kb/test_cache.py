@@ -37,6 +37,25 @@ def test_keys_hold_the_whole_scope() -> None:
     )
 
 
+def test_the_digest_holds_the_whole_principal_unambiguously() -> None:
+    """The shared tables find an answer by digest alone: every part of the scope is in it,
+    and no two scopes meet by how their parts split (a role may hold a comma)."""
+    state = CatalogState(1, 1, 1)
+    base = _key(state).digest()
+    assert base == _key(state, roles=["public", "public"]).digest()
+    others = {
+        _key(state, tenant="other").digest(),
+        _key(state, roles=("public", "support")).digest(),
+        _key(state, roles=("a,b",)).digest(),
+        _key(state, roles=("a", "b")).digest(),
+        _key(state, tenant="t", roles=("x",)).digest(),
+        _key(state, tenant="t,x", roles=()).digest(),
+        _key(CatalogState(1, 1, 2)).digest(),
+        _key(state, version="3.2").digest(),
+    }
+    assert len(others) == 8 and base not in others
+
+
 def test_hits_misses_and_a_new_state_drops_everything() -> None:
     cache = AnswerCache(8)
     first = CatalogState(1, 1, 1)

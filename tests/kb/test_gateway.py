@@ -205,6 +205,49 @@ def test_workers_share_one_cache_and_one_rate_limit(served_kb) -> None:
         second.close()
 
 
+def test_workers_on_one_postgresql_database_share_one_cache_and_one_rate_limit(
+    pg_url, pg_reader, monkeypatch, tmp_path
+) -> None:
+    """As on a directory, with the tables in the database and answers read through the reader role:
+    a hit on the other worker, a burst spent across both, a withdraw on one ends both's cached answers."""
+    from veracity.catalog.postgres.connection import ENGINE_CONNECTIONS, side_connections
+    from veracity.index.embedders import FakeEmbedder
+    from veracity.testing.tenants import build_served_kb
+
+    keys = build_served_kb(pg_url, FakeEmbedder(), sources=tmp_path / "acme")
+    monkeypatch.setenv("VERACITY_READER_URL", pg_reader(pg_url))
+    settings = GatewaySettings(rate_limit=RateLimit(per_minute=1, burst=3), answer_sessions=3)
+    first, second = (Gateway.open(pg_url, settings=settings) for _ in range(2))
+    try:
+        asked = first.ask(first.admit(keys.public), SHORT)
+        again = second.ask(second.admit(keys.public), SHORT)
+        assert (asked.cache, again.cache) == ("miss", "hit") and again.answer == asked.answer
+        assert "faq-3.2-sso" in [c.source_id for c in again.answer.citations]
+        acme = second.ask(second.admit(keys.acme_public), SHORT)  # same question, another tenant
+        assert acme.cache == "miss" and not any(c.source_id.startswith("faq-") for c in acme.answer.citations)
+        first.admit(keys.public)  # the third request of the burst, on either worker
+        for gate in (second, first):
+            with pytest.raises(RateLimitError):
+                gate.admit(keys.public)
+        callers = [(gate, gate.admit(keys.maintainer)) for gate in (first, second)]
+        held = [gate.ask(caller, SHORT) for gate, caller in callers]
+        assert [h.cache for h in held] == ["miss", "hit"]
+        assert all("faq-3.2-sso" in [c.source_id for c in h.answer.citations] for h in held)
+        second.change(second.admit(keys.operator), "faq-3.2-sso", "withdraw")
+        # both held the answer citing it, in memory and in the table: the first asks again, the
+        # second finds what the first computed after the withdraw
+        after = [gate.ask(caller, SHORT) for gate, caller in callers]
+        assert [a.cache for a in after] == ["miss", "hit"]
+        assert not any("faq-3.2-sso" in [c.source_id for c in a.answer.citations] for a in after)
+        # the pools follow the answering threads: an engine's store two, the light reads' threads + 2
+        assert first.side._pool.max_size == first.side._reader_pool.max_size == side_connections(3) == 5
+        stores = [first.store, *(s.kb.engine.catalog.store for s in first.sessions._opened)]
+        assert len(stores) == 2 and all(s._pool.max_size == ENGINE_CONNECTIONS for s in stores)
+    finally:
+        first.close()
+        second.close()
+
+
 def test_without_sharing_each_worker_keeps_its_own(served_kb) -> None:
     settings = GatewaySettings(shared=False)
     first, second = (Gateway.open(served_kb[0], settings=settings) for _ in range(2))

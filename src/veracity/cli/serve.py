@@ -75,7 +75,8 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     default=2,
     show_default=True,
     type=click.IntRange(1, 64),
-    help="Questions each worker answers at the same time (each thread holds its own index state).",
+    help="Questions each worker answers at the same time (each thread holds its own index state; "
+    "on PostgreSQL a worker holds at most 3 x threads + 4 connections per role).",
 )
 @click.option("--demo", is_flag=True, help="Write the Starship demo into --kb first (when it holds none).")
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
@@ -84,7 +85,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     default=600.0,
     show_default=True,
     type=click.FloatRange(0),
-    help="Requests a minute per key (0: no limit); a directory's workers share it, a database's count apart.",
+    help="Requests a minute per key (0: no limit); every worker of the knowledge base shares it.",
 )
 @click.option(
     "--burst", default=60, show_default=True, type=click.IntRange(1), help="Requests at once per key."

@@ -13,13 +13,14 @@ differ never share an entry.
 Only answers computed with every component working are stored (a degraded
 or denied answer is not), so a recovered embedder is used again at once.
 The cache lives in one process; given a second level (the workers' shared
-file, :class:`veracity.kb.shared.SharedAnswers`) it looks there on a miss
+tables, :class:`veracity.kb.shared.SharedAnswers`) it looks there on a miss
 and writes there too, so an answer one worker computed is a hit on every
 worker.
 """
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -105,13 +106,17 @@ class CacheKey:
         )
 
     def digest(self) -> str:
-        """The whole key as one digest (what the workers' shared file files an answer under)."""
+        """The whole key as one digest (what the workers' shared tables file an answer under).
+
+        The parts are encoded as a JSON list, roles a list of their own, so no two keys
+        share a digest by how their parts split: roles ``("a,b",)`` and ``("a", "b")`` differ.
+        """
         state = self.state
-        parts = (
-            self.tenant, ",".join(self.roles), self.version, self.as_of, self.question_digest,
-            str(state.index_version), str(state.index_generation), str(state.catalog_revision),
-        )  # fmt: skip
-        return sha256_hex("\x1f".join(parts))
+        parts = [
+            self.tenant, list(self.roles), self.version, self.as_of, self.question_digest,
+            state.index_version, state.index_generation, state.catalog_revision,
+        ]  # fmt: skip
+        return sha256_hex(json.dumps(parts, ensure_ascii=False, separators=(",", ":")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,11 @@ request (the key, the catalog state for the cache key, the tenant's ask
 defaults, citation titles, readiness) go through another connection
 (``side``, WAL: readers never wait for the writer), so a cache hit never waits
 for an answer being computed. Workers (processes) each open their own gateway
-on the same directory and share the answer cache and the rate-limit buckets
-through its side file (:mod:`veracity.kb.shared`); the catalog revision in
-the cache key keeps every worker's answers honest.
+on the same knowledge base and share the answer cache and the rate-limit
+buckets (:mod:`veracity.kb.shared`: a directory's side file, or a database's
+own tables, on any number of machines); the catalog revision in the cache key
+keeps every worker's answers honest. On PostgreSQL every store's pools are
+sized by ``answer_sessions`` (:func:`~veracity.catalog.postgres.connection.worker_connections`).
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
 from ..catalog.scope import acting_for
 from ..catalog.sources import source_path
 from ..catalog.store import DatabaseStore
@@ -82,7 +85,7 @@ from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, hit_dict
 from .sessions import AnswerSession, SessionPool
 from .settings import ask_defaults
-from .shared import SharedAnswers, SharedBuckets, open_serving
+from .shared import SharedAnswers, open_shared
 from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
@@ -117,7 +120,7 @@ class GatewaySettings:
     answer_sessions: int = 2
     """Engines answering at the same time in one process (each holds its own index state)."""
     shared: bool = True
-    """Share the answer cache and rate limits with the other workers of a directory (its side file)."""
+    """Share the answer cache and rate limits with the other workers of the knowledge base."""
 
 
 class Gateway:
@@ -134,24 +137,25 @@ class Gateway:
         engine.embedder = self.embedder
         if engine.composer is None:  # the knowledge base's stored LLM setting (veracity composer)
             engine.composer = make_composer(LLMOptions(), kb.llm_setting())
-        serving = open_serving(kb.path) if self.settings.shared and not isinstance(kb.path, str) else None
+        with pool_size(side_connections(self.settings.answer_sessions)):
+            self.side = open_store(kb.path)
+        serving = open_shared(kb.path, self.side) if self.settings.shared else None
         self._serving = serving
         self.cache = AnswerCache(
             self.settings.cache_entries,
             second=SharedAnswers(serving, self.settings.cache_entries) if serving else None,
         )
-        buckets = SharedBuckets(serving) if serving else None
-        self.limiter = RateLimiter(self.settings.rate_limit, buckets=buckets)
+        self.limiter = RateLimiter(self.settings.rate_limit, buckets=serving)
         self._lock = threading.RLock()
         self._flight: SingleFlight[tuple[Answer, tuple[Degradation, ...]]] = SingleFlight()
         self.sessions = SessionPool(self._open_session, max(1, self.settings.answer_sessions))
-        self.side = open_store(kb.path)
         self._verified: dict[int, tuple[bool, str]] = {}
 
     def _open_session(self) -> AnswerSession:
         """Another engine on the same knowledge base, with this gateway's embedder and composer."""
         assert self.kb.path is not None
-        kb = open_local(self.kb.path, embedder=self.embedder, create=False)
+        with pool_size(ENGINE_CONNECTIONS):  # one thread at a time reads an engine
+            kb = open_local(self.kb.path, embedder=self.embedder, create=False)
         engine = kb.engine
         engine.reranker = GuardedReranker(engine.reranker, timeout_s=self.settings.rerank_timeout_s)
         engine.composer = self.kb.engine.composer
@@ -166,19 +170,20 @@ class Gateway:
         settings: GatewaySettings | None = None,
     ) -> Gateway:
         """Open the knowledge base in ``path`` (it must exist) and check its published index."""
-        kb = open_local(path, embedder=make_embedder(embedder) if embedder else None, create=False)
+        with pool_size(ENGINE_CONNECTIONS):  # the gateway's own engine: one thread at a time, under its lock
+            kb = open_local(path, embedder=make_embedder(embedder) if embedder else None, create=False)
         gateway = cls(kb, settings)
         gateway.check_index()
         return gateway
 
     def close(self) -> None:
-        """Close the knowledge base, its answering sessions and the side file."""
+        """Close the knowledge base, its answering sessions and the shared tables."""
         with self._lock:
             self.sessions.close()
             self.kb.close()
-            self.side.close()
             if self._serving is not None:
                 self._serving.close()
+            self.side.close()
 
     @property
     def store(self) -> DatabaseStore:

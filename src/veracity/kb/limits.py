@@ -2,9 +2,10 @@
 
 Each key may make ``per_minute`` requests a minute on average and up to
 ``burst`` at once. Where the buckets live is a :class:`Buckets`: in this
-process (:class:`ProcessBuckets`), or in a file every worker of one
-knowledge base shares (:class:`veracity.kb.shared.SharedBuckets`), so that N
-workers do not allow a key N times its rate. The arithmetic is one pure
+process (:class:`ProcessBuckets`), or in the tables every worker of one
+knowledge base shares (:class:`veracity.catalog.serving.ServingTables`: a
+directory's side file or a database's table), so that N workers do not allow
+a key N times its rate. The arithmetic is one pure
 function (:func:`spend`) with an injectable clock, so tests need no sleeping.
 """
 
@@ -60,7 +61,7 @@ class Buckets(Protocol):
 
 
 class ProcessBuckets:
-    """Buckets in this process's memory (a service with one worker, or no shared file)."""
+    """Buckets in this process's memory (a service with one worker, or nothing shared)."""
 
     def __init__(self) -> None:
         """No bucket yet."""

@@ -11,6 +11,15 @@ PostgreSQL modules themselves.
 Statements run on the connection that the store has bound to the calling
 thread for a transaction or a read (:class:`~veracity.catalog.postgres.store.PostgresStore`),
 or, outside those blocks, on a pooled connection in autocommit mode.
+
+**Pool sizes.** Each store has one pool per role (the owner's, and the
+reader's when set), opened with one connection and grown on demand up to its
+size: :data:`DEFAULT_POOL_SIZE`, or what :func:`pool_size` sets for the stores
+opened inside it. A service worker sizes them by its answering threads
+(:func:`worker_connections`): an engine is used by one thread at a time, so
+its store needs :data:`ENGINE_CONNECTIONS`; the store every request reads
+(keys, the catalog state, the shared cache and buckets) gets
+:func:`side_connections`, and requests beyond it wait their turn for a connection.
 """
 
 from __future__ import annotations
@@ -18,12 +27,52 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from contextvars import ContextVar
+from typing import Any, Final
 
 from ...model.errors import CatalogUnavailableError
 from .location import display_url, require_driver
 
-__all__ = ["PgConnection", "Rows", "make_pool", "to_pyformat"]
+__all__ = [
+    "DEFAULT_POOL_SIZE",
+    "ENGINE_CONNECTIONS",
+    "PgConnection",
+    "Rows",
+    "make_pool",
+    "pool_size",
+    "side_connections",
+    "to_pyformat",
+    "worker_connections",
+]
+
+DEFAULT_POOL_SIZE: Final = 8
+"""A pool's size outside :func:`pool_size` (a command line tool, a test)."""
+ENGINE_CONNECTIONS: Final = 2
+"""A pool of a store one engine reads at a time: its block's connection, and one spare."""
+
+_POOL_SIZE: ContextVar[int | None] = ContextVar("veracity_pool_size", default=None)
+
+
+@contextmanager
+def pool_size(connections: int) -> Iterator[None]:
+    """Pools opened in the block (by any store) hold at most ``connections`` each."""
+    token = _POOL_SIZE.set(max(1, int(connections)))
+    try:
+        yield
+    finally:
+        _POOL_SIZE.reset(token)
+
+
+def side_connections(threads: int) -> int:
+    """The pool of a worker's light reads and shared tables: one per answering thread, and two more
+    (cache hits and key checks keep going while every thread answers)."""
+    return max(1, int(threads)) + 2
+
+
+def worker_connections(threads: int) -> int:
+    """The most connections a worker with ``threads`` answering threads holds per role:
+    an engine per thread and the gateway's own, plus the side pool (``3 * threads + 4``)."""
+    return (max(1, int(threads)) + 1) * ENGINE_CONNECTIONS + side_connections(threads)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -79,8 +128,15 @@ class Rows:
         return iter(self._rows)
 
 
-def make_pool(url: str, *, max_size: int = 8, configure: Callable[[Any], None] | None = None) -> Any:
-    """A psycopg ``ConnectionPool`` on ``url`` (autocommit connections; opened and checked now)."""
+def make_pool(
+    url: str, *, max_size: int | None = None, configure: Callable[[Any], None] | None = None
+) -> Any:
+    """A psycopg ``ConnectionPool`` on ``url`` (autocommit connections; opened and checked now).
+
+    ``max_size``: by default :func:`pool_size`'s, else :data:`DEFAULT_POOL_SIZE`.
+    """
+    if max_size is None:
+        max_size = _POOL_SIZE.get() or DEFAULT_POOL_SIZE
     require_driver()
     import psycopg
     from psycopg_pool import ConnectionPool
@@ -147,6 +203,16 @@ class PgConnection:
             return
         with self._borrow() as borrowed:
             yield borrowed
+
+    @contextmanager
+    def own(self) -> Iterator[PgConnection]:
+        """A pooled connection of its own for the block, never this thread's block connection.
+
+        For tables no writer orders (the workers' shared cache and buckets): their writes
+        must not join a read snapshot or a catalog transaction, nor wait for the writer lock.
+        """
+        with self._borrow() as borrowed:
+            yield PgConnection(lambda: borrowed, self._borrow)
 
     def copy_rows(self, table: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> int:
         """``COPY table (columns) FROM STDIN`` of ``rows`` (text format); returns the rows written."""

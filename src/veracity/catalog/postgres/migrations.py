@@ -287,6 +287,33 @@ MIGRATIONS: tuple[Migration, ...] = (
         ALTER TABLE ingestion_steps ADD COLUMN diagnostics TEXT;
         """,
     ),
+    # the service workers' shared answer cache and rate-limit buckets (veracity.catalog.serving).
+    # Answers are logged, so a streaming replica has them for the reader role to read (unlogged
+    # tables cannot be read during recovery); buckets are written on every request and only by
+    # the owner on the primary, so they skip the WAL (a crash refills them).
+    Migration(
+        "pg0006_serving",
+        f"""
+        CREATE TABLE serving_answers (
+            key              TEXT PRIMARY KEY,
+            tenant           TEXT NOT NULL,
+            index_generation BIGINT NOT NULL,
+            catalog_revision BIGINT NOT NULL,
+            written          DOUBLE PRECISION NOT NULL,
+            body             TEXT NOT NULL
+        );
+        CREATE INDEX serving_answers_written ON serving_answers (written);
+        ALTER TABLE serving_answers ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_rows ON serving_answers
+            USING (tenant = current_setting('{TENANT_SETTING}', true));
+        GRANT SELECT ON serving_answers TO {READER_ROLE};
+        CREATE UNLOGGED TABLE serving_buckets (
+            key_id TEXT PRIMARY KEY,
+            tokens DOUBLE PRECISION NOT NULL,
+            at     DOUBLE PRECISION NOT NULL
+        );
+        """,
+    ),
 )
 
 _LEDGER = """

@@ -69,11 +69,12 @@ class PostgresStore(CatalogQueries):
         reader_url: str | None = None,
         writer_wait: Wait = True,
         on_wait: OnWait | None = None,
-        pool_size: int = 8,
+        pool_size: int | None = None,
     ) -> None:
         """Connect to ``url`` (the owner's role: writes, migrations) and bring the schema up to date.
 
         ``reader_url``, when given, is a role without ``BYPASSRLS`` that tenant-scoped reads use.
+        ``pool_size``: each role's pool at most (default: see :func:`.connection.pool_size`).
         """
         self.url = url
         self.path = display_url(url)  # what messages name; never the password

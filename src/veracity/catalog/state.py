@@ -1,15 +1,24 @@
-"""Reads of the catalog as a whole: every document's state, counts, the tenants in use.
+"""Reads of the catalog as a whole: every document's state, counts, the tenants in use, its revision.
 
 The manifest digests the documents' states, ``status`` counts them by tenant and
-status, a knowledge base lists its tenants without reading every document. The
-SQL is portable (SQLite and PostgreSQL alike).
+status, a knowledge base lists its tenants without reading every document, the
+answer cache keys answers by the catalog revision. The SQL is portable (SQLite
+and PostgreSQL alike).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["chunk_count", "document_states", "status_counts", "tenants_in_use"]
+__all__ = [
+    "catalog_revision",
+    "chunk_count",
+    "document_states",
+    "document_statuses",
+    "source_count",
+    "status_counts",
+    "tenants_in_use",
+]
 
 
 def document_states(connection: Any) -> list[tuple[str, str, int, str]]:
@@ -18,6 +27,24 @@ def document_states(connection: Any) -> list[tuple[str, str, int, str]]:
         "SELECT document_id, status, catalog_revision, tenant FROM documents ORDER BY document_id"
     ).fetchall()
     return [(str(d), str(s), int(r), str(t)) for d, s, r, t in rows]
+
+
+def document_statuses(connection: Any) -> dict[str, str]:
+    """Every document's id → its status."""
+    rows = connection.execute("SELECT document_id, status FROM documents")
+    return {str(document_id): str(status) for document_id, status in rows}
+
+
+def source_count(connection: Any) -> int:
+    """How many sources the documents come from (revisions of one source count once)."""
+    row = connection.execute("SELECT count(DISTINCT source_id) FROM documents").fetchone()
+    return int(row[0])
+
+
+def catalog_revision(connection: Any) -> int:
+    """The catalog's revision: a counter every change of the catalog moves (migration 0014)."""
+    row = connection.execute("SELECT revision FROM catalog_revision WHERE id = 1").fetchone()
+    return int(row[0])
 
 
 def chunk_count(connection: Any) -> int:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
-from ..catalog.sql import scalar
+from ..catalog.state import catalog_revision
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import read_pointer
 from ..model.contracts import sha256_hex
@@ -62,7 +62,7 @@ def catalog_state(store: DatabaseStore) -> CatalogState:
     """The current state, read in one snapshot (a few microseconds)."""
     with store.read():
         version, generation = read_pointer(store.connection)
-        revision = int(scalar(store.connection, "SELECT revision FROM catalog_revision WHERE id = 1"))
+        revision = catalog_revision(store.connection)
     return CatalogState(version, generation, revision)
 
 

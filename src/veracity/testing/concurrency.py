@@ -19,7 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..catalog.sql import all_rows, scalar
+from ..catalog.state import chunk_count, document_statuses, source_count
+from ..index.sqlite.tables import indexed_counts, indexed_statuses
 from ..index.sqlite.versions import live_versions
 from ..kb.backends import open_store
 
@@ -107,15 +108,13 @@ def consistency(kb: Path | str) -> Consistency:
     try:
         with store.read():
             connection = store.connection
-            catalog: dict[str, str] = dict(all_rows(connection, "SELECT document_id, status FROM documents"))
-            sources = int(scalar(connection, "SELECT count(DISTINCT source_id) FROM documents"))
-            chunks = int(scalar(connection, "SELECT count(*) FROM chunks"))
+            catalog = document_statuses(connection)
+            sources = source_count(connection)
+            chunks = chunk_count(connection)
             problems: list[str] = []
             counted: list[tuple[int, int]] = []
             for tables in live_versions(connection):
-                indexed: dict[str, str] = dict(
-                    all_rows(connection, f"SELECT document_id, status FROM {tables.documents}")
-                )
+                indexed = indexed_statuses(connection, tables)
                 counted.append((tables.version, len(indexed)))
                 if set(indexed) != set(catalog):
                     problems.append(
@@ -125,7 +124,7 @@ def consistency(kb: Path | str) -> Consistency:
                 stale = sum(indexed[d] != catalog[d] for d in set(indexed) & set(catalog))
                 if stale:
                     problems.append(f"version {tables.version}: {stale} documents with another status")
-                in_index = int(scalar(connection, f"SELECT count(*) FROM {tables.chunks}"))
+                _, in_index = indexed_counts(connection, tables)
                 if in_index != chunks:
                     problems.append(f"version {tables.version}: {in_index} chunks, catalog {chunks}")
     finally:

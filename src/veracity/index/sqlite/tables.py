@@ -20,7 +20,14 @@ import apsw
 
 from ...catalog.sql import all_rows, scalar
 
-__all__ = ["IndexTables", "create_index_tables", "drop_index_tables", "index_schema", "indexed_counts"]
+__all__ = [
+    "IndexTables",
+    "create_index_tables",
+    "drop_index_tables",
+    "index_schema",
+    "indexed_counts",
+    "indexed_statuses",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +159,12 @@ def indexed_counts(connection: apsw.Connection, tables: IndexTables) -> tuple[in
     documents = scalar(connection, f"SELECT count(*) FROM {tables.documents}")
     chunks = scalar(connection, f"SELECT count(*) FROM {tables.chunks}")
     return int(documents), int(chunks)
+
+
+def indexed_statuses(connection: apsw.Connection, tables: IndexTables) -> dict[str, str]:
+    """Each document of the version: its id → the status it was indexed with."""
+    rows = all_rows(connection, f"SELECT document_id, status FROM {tables.documents}")
+    return {str(document_id): str(status) for document_id, status in rows}
 
 
 def index_schema(connection: apsw.Connection, tables: IndexTables) -> list[tuple[str, str, str]]:

@@ -5,4 +5,7 @@
 - :mod:`.memory` (the test fake) and :mod:`.sqlite` (the embedded default);
 - :mod:`.migrations`: named schema migrations of the knowledge-base file;
   :mod:`.sql`: small apsw row helpers.
+- the knowledge base's own tables, read and written here so no layer above runs
+  SQL: :mod:`.ledger`, :mod:`.tombstones`, :mod:`.sources`, :mod:`.settings`,
+  :mod:`.keys`, :mod:`.manifest`, :mod:`.state`, :mod:`.copy`, :mod:`.erase`.
 """

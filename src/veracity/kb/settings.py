@@ -1,7 +1,7 @@
 """What a knowledge base remembers about how it is asked: its default tenant and ask defaults.
 
-Stored in the ``kb_settings`` table of ``catalog.sqlite`` (JSON values), so they
-travel with the file:
+Stored in the knowledge base's ``kb_settings`` table (JSON values, read and
+written by :mod:`veracity.catalog.settings`), so they travel with it:
 
 - ``default_tenant``: the tenant of documents that name none and of questions
   that name none. Set by the first ingest: ``--tenant``, else the tenant of the

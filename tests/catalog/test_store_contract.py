@@ -13,6 +13,7 @@ import pytest
 
 from tests.catalog.builders import MakeStore, make_chunks, make_doc, rich_metadata
 from tests.catalog.chunk_pages_contract import ChunkPagesContract
+from veracity.catalog.bulk import chunks_by_document, stored_document_ids
 from veracity.catalog.memory import InMemoryStore
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.catalog.store import Store
@@ -36,6 +37,19 @@ class StoreContract(ChunkPagesContract):
         chunks = make_chunks(document)
         store.put_document(document, chunks)
         return chunks
+
+    # -- bulk reads (veracity.catalog.bulk) ----------------------------------
+
+    def test_bulk_reads_equal_reads_one_by_one(self, store: Store) -> None:
+        documents = [make_doc(source_id=f"guide-{i}") for i in range(3)]
+        for document in documents:
+            self.put(store, document)
+        ids = [d.document_id for d in documents]
+        absent = "f" * 64
+        assert stored_document_ids(store, [*ids, absent, ids[0]]) == set(ids)
+        assert chunks_by_document(store, ids[::-1]) == {i: store.get_chunks(i) for i in ids}
+        with pytest.raises(NotFoundError):
+            chunks_by_document(store, [ids[0], absent])
 
     # -- round trips ---------------------------------------------------------
 

@@ -77,10 +77,34 @@ class Ledger:
             self._conn.execute("DELETE FROM quarantine WHERE source = ?", (source,))
 
     def steps(self, states: Iterable[str], sources: Iterable[tuple[str, str, str]]) -> None:
-        """Record several states for several ``(source, source_id, document_id)`` at once."""
-        for source, source_id, document_id in sources:
-            for state in states:
-                self.step(source, state, source_id=source_id, document_id=document_id)
+        """Record several states for several ``(source, source_id, document_id)`` at once.
+
+        One statement per kind of row for the whole set (an ingest of 15,000 files
+        would otherwise pay 60,000 round trips to a database server here).
+        """
+        states, sources = tuple(states), tuple(sources)
+        unknown = [state for state in states if state not in STATES]
+        if unknown:
+            raise ValueError(f"unknown ingestion state {unknown[0]!r}; valid: {', '.join(STATES)}")
+        if "failed" in states:  # quarantine rows carry the reason: one at a time, as step() writes them
+            for source, source_id, document_id in sources:
+                for state in states:
+                    self.step(source, state, source_id=source_id, document_id=document_id)
+            return
+        at = _now()
+        self._conn.executemany(
+            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, "
+            "diagnostics) VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)",
+            [
+                (self.run_id, source, source_id, document_id, state, at)
+                for source, source_id, document_id in sources
+                for state in states
+            ],
+        )
+        if any(state in ("active", "unchanged", "skipped") for state in states):
+            self._conn.executemany(
+                "DELETE FROM quarantine WHERE source = ?", [(source,) for source, _, _ in sources]
+            )
 
 
 def source_of(connection: apsw.Connection, document_id: str) -> str | None:

@@ -357,7 +357,7 @@ def _ingest_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> _Outcome:
             catalog.new_revision(previous[-1].document_id, document, chunks)
             kind = "revised"
         else:
-            catalog.add(document, chunks)
+            catalog.store.put_document(document, chunks)  # Catalog.add would read it back: unused here
             kind = "added"
     finally:
         run.seconds["catalog"] += time.perf_counter() - start

@@ -96,7 +96,7 @@ def test_a_forgotten_where_tenant_still_returns_only_the_tenants_rows(scoped) ->
                     assert len(rows) == expected[table].get(tenant, 0), table
                 joined = reader.execute(  # a join that forgets the tenant on both sides
                     "SELECT DISTINCT d.tenant FROM ix1_postings AS p JOIN ix1_chunks AS c USING (chunk_key) "
-                    "JOIN ix1_documents AS d USING (doc_key)"
+                    "JOIN ix1_documents AS d ON d.doc_key = c.doc_key"
                 ).fetchall()
                 assert joined == [(tenant,)]
 

@@ -4,16 +4,21 @@ The same index versions, registry and write path as the SQLite index
 (:class:`~veracity.index.sqlite.sync.IndexWriter` driving :mod:`.writer`);
 what differs is where scores are computed:
 
-- **BM25 in SQL** over ``ix<v>_postings``: the eligible chunks are joined
-  first (the governance filter's document keys), and the statistics (chunk
-  count, average length, document frequency of each term) come from those
-  chunks only, in the same query, with the in-memory index's ``lucene``
-  formula. A chunk the asker may not see changes none of the asker's scores.
-- **Dense**: pgvector's HNSW index (cosine) with ``hnsw.iterative_scan``, so a
-  filtered KNN keeps scanning until it has ``k`` eligible rows; small eligible
-  sets (:data:`EXACT_MAX_CHUNKS`) are scanned exactly instead. Either way the
-  candidates' stored vectors are scored again in numpy (float32, as the SQLite
-  index does), so both backends give the same scores and the same ties.
+- **BM25 in SQL** over ``ix<v>_postings``: only the query terms' postings of
+  the eligible documents are read (each posting carries its document and its
+  chunk's length, so no chunk row is touched until the top ``k`` are named);
+  the statistics come from the eligible chunks only: the chunk count and
+  average length are sums of per-document counts (cached per index
+  generation), the document frequencies are counted in the same query, with the
+  in-memory index's ``lucene`` formula. A chunk the asker may not see changes
+  none of the asker's scores.
+- **Dense**: eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
+  exactly by pgvector's cosine distance; larger ones through the HNSW index of
+  the vectors' sign bits (Hamming) with ``hnsw.iterative_scan``, so a filtered
+  search keeps scanning until it has :data:`HNSW_OVERSAMPLE` × ``k`` eligible
+  candidates. Either way the candidates' stored vectors are scored again in
+  numpy (float32, as the SQLite index does), so both backends give the same
+  scores and the same ties.
 """
 
 from __future__ import annotations
@@ -41,17 +46,27 @@ from ..sqlite.versions import read_pointer
 from ..sqlite.views import ChunksView, IndexState, VersionedReads, load_doc_keys
 from ..sqlite.writer import VectorModel
 from . import writer
-from .tables import postings_table
+from .tables import postings_table, sign_bits_sql
 from .vectors import fetch_vectors, vector_literal
 
-__all__ = ["EXACT_MAX_CHUNKS", "HNSW_EF_SEARCH", "PostgresIndexSQL", "PostgresSearchIndex"]
+__all__ = ["EXACT_MAX_CHUNKS", "HNSW_EF_SEARCH", "HNSW_OVERSAMPLE", "PostgresIndexSQL", "PostgresSearchIndex"]
 
 EXACT_MAX_CHUNKS: Final = 4096
 """Eligible sets up to this many chunks are scored exactly (all their vectors); larger ones go
 through the HNSW index with iterative scans (approximate; recall measured by the benchmark)."""
 
 HNSW_EF_SEARCH: Final = 100
-"""``hnsw.ef_search`` of a dense query (pgvector's default is 40): at least ``k``, more for recall."""
+"""``hnsw.ef_search`` of a dense query (pgvector's default is 40): the candidates the graph search
+keeps at a time; the iterative scan goes on until the wanted count is found."""
+
+HNSW_OVERSAMPLE: Final = 32
+"""Sign-bit (Hamming) candidates per result wanted, ranked again by their float vectors' cosine in
+the database (as SQLite's quantized plan does, same oversampling); recall measured by
+``benchmarks/bench_backends.py``."""
+
+EXACT_MARGIN: Final = 2
+"""The exact plan takes this many × ``k`` rows by pgvector's cosine (float arithmetic of its own)
+and ranks them again in numpy, so a last-place tie is settled as SQLite settles it."""
 
 
 class PostgresIndexSQL(IndexSQL):
@@ -65,41 +80,36 @@ class PostgresIndexSQL(IndexSQL):
 
 
 _BM25 = """
-WITH eligible AS (
-    SELECT c.chunk_key, c.chunk_id, c.n_tokens
-    FROM {chunks} AS c JOIN unnest(%(doc_keys)s::bigint[]) AS e (doc_key) USING (doc_key)
-    WHERE c.doc_tenant = %(tenant)s
-), stats AS MATERIALIZED (  -- computed once, not once per hit
-    SELECT count(*)::float8 AS n, coalesce(sum(n_tokens), 0)::float8 AS total FROM eligible
-), query AS (
-    SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
-), hits AS (
-    SELECT p.term, p.tf::float8 AS tf, e.n_tokens::float8 AS len, e.chunk_id
-    FROM {postings} AS p JOIN eligible AS e USING (chunk_key)
+WITH hits AS MATERIALIZED (
+    SELECT p.term, p.chunk_key, p.tf::float8 AS tf, p.n_tokens::float8 AS len
+    FROM {postings} AS p
     WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
+      AND p.doc_key = ANY(%(doc_keys)s::bigint[])
 ), df AS MATERIALIZED (
     SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
-), scored AS (
-    SELECT h.chunk_id,
-           sum(q.repeats * ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5))
-               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len
-                                         / coalesce(nullif(s.total / nullif(s.n, 0), 0), 1)))) AS score
-    FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term) CROSS JOIN stats AS s
-    GROUP BY h.chunk_id
+), query AS (
+    SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
+), scored AS MATERIALIZED (
+    SELECT h.chunk_key, round(sum(
+               q.repeats * ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
+               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s)))::numeric, 9) AS rounded,
+           sum(q.repeats * ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
+               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s))) AS score
+    FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term)
+    GROUP BY h.chunk_key
+), cut AS (  -- the k-th best score: every chunk tied with it competes on its id below
+    SELECT min(rounded) AS least FROM (SELECT rounded FROM scored ORDER BY rounded DESC LIMIT %(k)s) AS top
 )
-SELECT chunk_id, score FROM scored WHERE score > 0
-ORDER BY round(score::numeric, 9) DESC, chunk_id LIMIT %(k)s
+SELECT c.chunk_id, s.score FROM scored AS s CROSS JOIN cut JOIN {chunks} AS c USING (chunk_key)
+WHERE s.rounded >= cut.least AND s.score > 0
+ORDER BY s.rounded DESC, c.chunk_id LIMIT %(k)s
 """
 
 _FREQUENCIES = """
-WITH eligible AS (
-    SELECT c.chunk_key FROM {chunks} AS c JOIN unnest(%(doc_keys)s::bigint[]) AS e (doc_key) USING (doc_key)
-    WHERE c.doc_tenant = %(tenant)s
-)
-SELECT NULL::text, count(*) FROM eligible
-UNION ALL
-SELECT p.term, count(*) FROM {postings} AS p JOIN eligible USING (chunk_key)
-WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[]) GROUP BY p.term
+SELECT p.term, count(*) FROM {postings} AS p
+WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
+  AND p.doc_key = ANY(%(doc_keys)s::bigint[])
+GROUP BY p.term
 """
 
 
@@ -120,10 +130,11 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         self._lock = threading.RLock()
         self._cache: IndexState | None = None
         self._scoped: dict[str, IndexState] = {}
-        self._chunk_counts: tuple[int, str | None, dict[int, int]] | None = None
+        self._counts: tuple[int, str | None, dict[int, tuple[int, int]]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.exact_max = EXACT_MAX_CHUNKS
         self.ef_search = HNSW_EF_SEARCH
+        self.oversample = HNSW_OVERSAMPLE
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------------------
@@ -200,15 +211,20 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         keys = state.doc_keys
         return sorted(keys[d] for d in eligible if d in keys)
 
-    def _eligible_chunks(self, state: IndexState, doc_keys: Sequence[int]) -> int:
-        """How many chunks the eligible documents have (chunk counts cached per generation)."""
+    def _eligible_counts(self, state: IndexState, doc_keys: Sequence[int]) -> tuple[int, int]:
+        """Chunks and tokens of the eligible documents (per-document counts cached per generation)."""
         scope = self._scope()
-        cached = self._chunk_counts
+        cached = self._counts
         if cached is None or cached[:2] != (state.generation, scope):
-            rows = self._conn.execute(f"SELECT doc_key, count(*) FROM {state.tables.chunks} GROUP BY doc_key")
-            self._chunk_counts = cached = (state.generation, scope, {int(k): int(n) for k, n in rows})
+            rows = self._conn.execute(f"SELECT doc_key, n_chunks, n_tokens FROM {state.tables.documents}")
+            self._counts = cached = (state.generation, scope, {int(k): (int(c), int(t)) for k, c, t in rows})
         counts = cached[2]
-        return sum(counts.get(key, 0) for key in doc_keys)
+        chunks = tokens = 0
+        for key in doc_keys:
+            found = counts.get(key)
+            if found is not None:
+                chunks, tokens = chunks + found[0], tokens + found[1]
+        return chunks, tokens
 
     # -- SearchBackend -----------------------------------------------------------------------
 
@@ -224,11 +240,15 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return []
+        chunks, tokens = self._eligible_counts(state, doc_keys)
+        if not chunks:
+            return []
         repeats = Counter(query_tokens)
         terms = sorted(repeats)
         params = {
             "doc_keys": doc_keys, "tenant": tenant, "terms": terms, "counts": [repeats[t] for t in terms],
-            "k1": self.k1, "b": self.b, "k": int(k),
+            "k1": self.k1, "b": self.b, "k": int(k), "n": float(chunks),
+            "average": (tokens / chunks) if tokens else 1.0,
         }  # fmt: skip
         sql = _BM25.format(chunks=state.tables.chunks, postings=postings_table(state.tables))
         with self._pg.raw() as raw:
@@ -246,15 +266,12 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return 0, found
-        sql = _FREQUENCIES.format(chunks=state.tables.chunks, postings=postings_table(state.tables))
+        total, _ = self._eligible_counts(state, doc_keys)
+        sql = _FREQUENCIES.format(postings=postings_table(state.tables))
         with self._pg.raw() as raw:
             rows = raw.execute(sql, {"doc_keys": doc_keys, "tenant": tenant, "terms": sorted(set(terms))})
-            total = 0
             for term, count in rows.fetchall():
-                if term is None:
-                    total = int(count)
-                else:
-                    found[str(term)] = int(count)
+                found[str(term)] = int(count)
         return total, found
 
     def dense_search(
@@ -277,23 +294,34 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return []
-        chunks = state.tables.chunks
-        base = (
-            f"SELECT c.chunk_id, v.embedding FROM {model.table} AS v JOIN {chunks} AS c USING (chunk_key) "
-            "WHERE v.doc_tenant = %s AND v.doc_key = ANY(%s::bigint[])"
-        )
+        chunks, table = state.tables.chunks, model.table
+        eligible = "v.doc_tenant = %s AND v.doc_key = ANY(%s::bigint[])"
+        literal = vector_literal(query)
         with self._pg.raw() as raw:
-            if self._eligible_chunks(state, doc_keys) <= self.exact_max:
+            if self._eligible_counts(state, doc_keys)[0] <= self.exact_max:
                 self.last_dense_plan = "exact"
-                rows, matrix = fetch_vectors(raw, base, (tenant, doc_keys), model.dim)
+                rows, matrix = fetch_vectors(
+                    raw,
+                    f"SELECT c.chunk_id, v.embedding FROM {table} AS v JOIN {chunks} AS c USING (chunk_key) "
+                    f"WHERE {eligible} ORDER BY v.embedding <=> %s::vector LIMIT %s",
+                    (tenant, doc_keys, literal, EXACT_MARGIN * int(k)), model.dim,
+                )  # fmt: skip
             else:
                 self.last_dense_plan = "hnsw-iterative"
+                bits, query_bits = (
+                    sign_bits_sql("v.embedding", model.dim),
+                    sign_bits_sql("%s::vector", model.dim),
+                )
                 with raw.transaction():  # SET LOCAL needs a transaction (a savepoint inside a read)
                     raw.execute(f"SET LOCAL hnsw.ef_search = {max(int(k), int(self.ef_search))}")
                     raw.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
                     rows, matrix = fetch_vectors(
-                        raw, base + " ORDER BY v.embedding <=> %s::vector LIMIT %s",
-                        (tenant, doc_keys, vector_literal(query), int(k)), model.dim,
+                        raw,
+                        "SELECT c.chunk_id, v.embedding FROM (SELECT v.chunk_key, v.embedding "
+                        f"FROM {table} AS v WHERE {eligible} ORDER BY {bits} <~> {query_bits} LIMIT %s) AS v "
+                        f"JOIN {chunks} AS c USING (chunk_key) ORDER BY v.embedding <=> %s::vector LIMIT %s",
+                        (tenant, doc_keys, literal, self.oversample * int(k), literal, EXACT_MARGIN * int(k)),
+                        model.dim,
                     )  # fmt: skip
         if not rows:
             return []

@@ -2,8 +2,10 @@
 
 The same signatures as :mod:`veracity.index.sqlite.writer` (one index version
 per call, inside the caller's catalog transaction). Postings and vectors go in
-with ``COPY``; removing a document cascades to its chunks, postings and
-vectors through foreign keys.
+with ``COPY`` (postings sorted by term, so a term's rows of one batch share
+heap pages; vectors in binary); removing a document deletes its rows from
+every table of the version in the caller's transaction (the tables keep no
+foreign keys, see :mod:`.tables`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from ..sqlite.tables import IndexTables
 from ..sqlite.vectors import vector_table_name
 from ..sqlite.writer import DISTANCE, NORMALIZATION, PreparedDocument, VectorModel, read_vector_model
 from .tables import create_vector_table, ensure_index_tables, postings_table
-from .vectors import fetch_vectors, vector_literal
+from .vectors import copy_vector_rows, fetch_vectors
 
 __all__ = [
     "delete_documents",
@@ -95,7 +97,7 @@ def insert_documents(
     roles: list[tuple[Any, ...]] = []
     chunks: list[tuple[Any, ...]] = []
     postings: list[tuple[Any, ...]] = []
-    vectors: list[tuple[Any, ...]] = []
+    vectors: list[tuple[int, str, int, str, npt.NDArray[np.float32]]] = []
     for item in prepared:
         document, tenant = item.document, item.document.tenant
         status = Status(document.status).value
@@ -104,6 +106,7 @@ def insert_documents(
             moment_text(document.valid_from),
             moment_text(document.valid_until) if document.valid_until is not None else None,
             version_key(document.version_min), version_key(document.version_max), document_to_json(document),
+            len(item.chunks), sum(len(tokens) for tokens in item.tokens),
         ))  # fmt: skip
         roles.extend((doc_key, role, tenant) for role in sorted(set(document.allowed_roles)))
         for position, (chunk, tokens) in enumerate(zip(item.chunks, item.tokens, strict=True)):
@@ -111,15 +114,18 @@ def insert_documents(
                 (chunk_key, chunk.chunk_id, doc_key, tenant_keys[tenant], chunk.ordinal, len(tokens),
                  chunk_to_json(chunk), tenant)
             )  # fmt: skip
-            postings.extend((tenant, term, chunk_key, tf) for term, tf in sorted(Counter(tokens).items()))
+            length = len(tokens)
+            postings.extend(
+                (tenant, term, doc_key, chunk_key, tf, length) for term, tf in Counter(tokens).items()
+            )
             if model is not None and item.vectors is not None:
-                vectors.append((chunk_key, tenant, doc_key, status, vector_literal(item.vectors[position])))
+                vectors.append((chunk_key, tenant, doc_key, status, item.vectors[position]))
             chunk_key += 1
         doc_key += 1
     connection.copy_rows(
         tables.documents,
         ("doc_key", "document_id", "tenant", "status", "visibility", "valid_from", "valid_until",
-         "version_min_key", "version_max_key", "record"),
+         "version_min_key", "version_max_key", "record", "n_chunks", "n_tokens"),
         documents,
     )  # fmt: skip
     connection.copy_rows(tables.document_roles, ("doc_key", "role", "doc_tenant"), roles)
@@ -128,11 +134,13 @@ def insert_documents(
         ("chunk_key", "chunk_id", "doc_key", "tenant_key", "ordinal", "n_tokens", "record", "doc_tenant"),
         chunks,
     )
-    connection.copy_rows(postings_table(tables), ("doc_tenant", "term", "chunk_key", "tf"), postings)
+    postings.sort(key=lambda row: (row[0], row[1], row[3]))
+    connection.copy_rows(
+        postings_table(tables), ("doc_tenant", "term", "doc_key", "chunk_key", "tf", "n_tokens"), postings
+    )
     if model is not None and vectors:
-        connection.copy_rows(
-            model.table, ("chunk_key", "doc_tenant", "doc_key", "status", "embedding"), vectors
-        )
+        with connection.raw() as raw:
+            copy_vector_rows(raw, model.table, vectors)
     return len(chunks)
 
 
@@ -180,12 +188,22 @@ def delete_documents(
     ]
     if not keys:
         return 0
+    return delete_rows(connection, tables, keys, model)
+
+
+def delete_rows(
+    connection: Any, tables: IndexTables, doc_keys: Sequence[int], model: VectorModel | None
+) -> int:
+    """Delete the documents ``doc_keys`` from every table of the version; return their chunk count."""
     removed = int(
         connection.execute(
-            f"SELECT count(*) FROM {tables.chunks} WHERE doc_key = ANY(?)", (keys,)
+            f"SELECT count(*) FROM {tables.chunks} WHERE doc_key = ANY(?)", (list(doc_keys),)
         ).fetchall()[0][0]
     )
-    connection.execute(f"DELETE FROM {tables.documents} WHERE doc_key = ANY(?)", (keys,))  # cascades
+    if model is not None:
+        connection.execute(f"DELETE FROM {model.table} WHERE doc_key = ANY(?)", (list(doc_keys),))
+    for table in (postings_table(tables), tables.chunks, tables.document_roles, tables.documents):
+        connection.execute(f"DELETE FROM {table} WHERE doc_key = ANY(?)", (list(doc_keys),))
     return removed
 
 

@@ -26,11 +26,12 @@ import apsw
 import numpy as np
 import numpy.typing as npt
 
+from ...catalog.bulk import chunks_by_document, stored_document_ids
 from ...catalog.catalog import Catalog
 from ...catalog.sql import all_rows
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document
-from ...model.errors import ConfigError, EmbedderMismatchError, NotFoundError
+from ...model.errors import ConfigError, EmbedderMismatchError
 from ...text.tokens import tokenize
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
@@ -197,7 +198,8 @@ class IndexWriter:
         with self._store.transaction():
             # A document deleted from the catalog after it was read (and embedded) is not
             # written: the delete's transaction and this one are serialized.
-            prepared = [item for item in prepared if self._in_catalog(item.document.document_id)]
+            present = stored_document_ids(self._store, [item.document.document_id for item in prepared])
+            prepared = [item for item in prepared if item.document.document_id in present]
             tables = self._tables()
             model = None
             if embedder is not None:
@@ -244,13 +246,6 @@ class IndexWriter:
         if not flat:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         return np.vstack([known[digest] for digest in digests]).astype(np.float32, copy=False)
-
-    def _in_catalog(self, document_id: str) -> bool:
-        try:
-            self._store.get_document(document_id)
-        except NotFoundError:
-            return False
-        return True
 
     def remove(self, document_ids: Sequence[str]) -> int:
         """Remove documents from every kept index version; return the chunks removed from this one."""
@@ -310,8 +305,9 @@ class IndexWriter:
         new = [document for document_id, document in live.items() if document_id not in stored]
         total = 0
         items: list[tuple[Document, Sequence[Chunk]]] = []
+        stored_chunks = chunks_by_document(catalog.store, [document.document_id for document in new])
         for document in new:
-            chunks = catalog.chunks(document.document_id)
+            chunks = stored_chunks[document.document_id]
             total += len(chunks)
             items.append((document, chunks))
         report = self.add(

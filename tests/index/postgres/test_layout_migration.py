@@ -1,0 +1,91 @@
+"""pg0007_index_layout: an index built with the earlier PostgreSQL layout reads the same after the migration.
+
+The earlier layout (postings keyed by tenant, term and chunk with no document or
+length; foreign keys that cascaded; a float-cosine HNSW index) is recreated from
+a current index by SQL, the migration's record removed, and ``migrate`` run again.
+"""
+
+from __future__ import annotations
+
+import psycopg
+
+from tests.index.backend_contract import corpus, ids_of
+from tests.index.postgres.test_search_index import postgres_index
+from veracity.catalog.postgres.migrations import migrate
+from veracity.catalog.postgres.store import PostgresStore
+from veracity.index.embedders import FakeEmbedder
+from veracity.index.postgres.search import PostgresSearchIndex
+from veracity.text.tokens import tokenize
+
+QUERIES = ("SAML 日志 证书 配置 重试 OIDC", "3.2 版本 升级", "E1042 证书")
+
+
+def _results(index: PostgresSearchIndex, items, embedder) -> list[object]:
+    found: list[object] = []
+    for tenant in ("acme", "beta"):
+        eligible = ids_of(items, tenant)
+        for text in QUERIES:
+            found.append(index.lexical_search(tenant, tokenize(text), k=20, eligible_document_ids=eligible))
+            found.append(index.document_frequencies(tenant, tokenize(text), eligible_document_ids=eligible))
+            vector = embedder.embed_batch([text], kind="query")[0]
+            for threshold in (10**9, 0):  # the exact plan, then the HNSW plan
+                index.exact_max = threshold
+                found.append(
+                    index.dense_search(
+                        tenant, vector, k=5, eligible_document_ids=eligible, model_id=embedder.model_id
+                    )
+                )
+    return found
+
+
+def _to_earlier_layout(raw: psycopg.Connection, vector_table: str) -> None:
+    raw.execute("ALTER TABLE ix1_documents DROP COLUMN n_chunks, DROP COLUMN n_tokens")
+    raw.execute(
+        "ALTER TABLE ix1_chunks ADD FOREIGN KEY (doc_key) REFERENCES ix1_documents ON DELETE CASCADE"
+    )
+    raw.execute(
+        "CREATE TABLE old_postings AS SELECT doc_tenant, term, chunk_key, tf FROM ix1_postings "
+        "ORDER BY chunk_key"
+    )
+    raw.execute("DROP TABLE ix1_postings")
+    raw.execute("ALTER TABLE old_postings RENAME TO ix1_postings")
+    raw.execute("ALTER TABLE ix1_postings ADD PRIMARY KEY (doc_tenant, term, chunk_key)")
+    raw.execute(
+        "ALTER TABLE ix1_postings ADD FOREIGN KEY (chunk_key) REFERENCES ix1_chunks ON DELETE CASCADE"
+    )
+    raw.execute("ALTER TABLE ix1_postings ENABLE ROW LEVEL SECURITY")
+    raw.execute(
+        "CREATE POLICY tenant_rows ON ix1_postings "
+        "USING (doc_tenant = current_setting('veracity.tenant', true))"
+    )
+    raw.execute(f"DROP INDEX {vector_table}_hnsw")
+    raw.execute(
+        f"CREATE INDEX {vector_table}_hnsw ON {vector_table} USING hnsw (embedding vector_cosine_ops)"
+    )
+    raw.execute(
+        f"ALTER TABLE {vector_table} ADD FOREIGN KEY (chunk_key) REFERENCES ix1_chunks ON DELETE CASCADE"
+    )
+    raw.execute("DELETE FROM _migrations WHERE name = 'pg0007_index_layout'")
+
+
+def test_an_index_of_the_earlier_layout_reads_the_same_after_the_migration(pg_url) -> None:
+    embedder = FakeEmbedder(dim=64)
+    items = corpus(extra_b=5)
+    index = postgres_index(pg_url, items, embedder)
+    before = _results(index, items, embedder)
+    vector_table = index.vector_model().table
+    index.store.close()
+    with psycopg.connect(pg_url, autocommit=True) as raw:
+        with raw.transaction():
+            _to_earlier_layout(raw, vector_table)
+        assert migrate(raw) == ["pg0007_index_layout"]
+        constraints = raw.execute(
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'f' AND conrelid::regclass::text LIKE 'ix1_%'"
+        ).fetchone()
+        assert constraints == (0,)
+        definition = raw.execute(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = %s", (f"{vector_table}_hnsw",)
+        ).fetchone()
+        assert definition is not None and "bit_hamming_ops" in definition[0]
+    after = _results(PostgresSearchIndex(PostgresStore(pg_url, pool_size=2)), items, embedder)
+    assert after == before

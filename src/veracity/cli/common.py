@@ -21,6 +21,7 @@ library is imported inside the functions that use it.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -103,6 +104,39 @@ def print_table(
     for row in rows:  # cells are data: control characters and rich markup shown, not obeyed
         table.add_row(*(escape(printable(value)) for value in row.values()))
     Console(width=max(120, shutil.get_terminal_size().columns)).print(table)
+
+
+READER_URL_ENV: Final = "VERACITY_READER_URL"
+"""``veracity.kb.backends.READER_URL_ENV`` (this module imports only click at import time)."""
+
+READ_URL_OPTION = click.option(
+    "--read-url",
+    metavar="URL",
+    default=None,
+    help="Read answers and searches at this postgresql:// URL: a reader role ('veracity pg reader') "
+    "on the primary or on a streaming replica ('veracity pg replica'); writes stay on --kb. "
+    "The same as setting $VERACITY_READER_URL.",
+)
+
+
+def use_read_url(read_url: str | None, kb: Path | str | None) -> None:
+    """``--read-url``: this process's tenant-scoped reads (and its service workers') go to ``read_url``.
+
+    It sets ``VERACITY_READER_URL``, the one route every store opened afterwards reads
+    (:func:`veracity.kb.backends.open_store`), so service worker processes inherit it.
+    """
+    if read_url is None:
+        return
+    schemes = ("postgresql://", "postgres://")
+    if not read_url.strip().lower().startswith(schemes):
+        raise click.BadParameter(f"{read_url!r} is not a postgresql:// URL", param_hint="--read-url")
+    if not (isinstance(kb, str) and kb.strip().lower().startswith(schemes)):
+        raise click.BadParameter(
+            "reads of a directory knowledge base stay in its file; give --kb a postgresql:// URL "
+            "(the primary) to read another server",
+            param_hint="--read-url",
+        )
+    os.environ[READER_URL_ENV] = read_url.strip()
 
 
 NO_WAIT_OPTION = click.option(

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import click
 
-from .common import KB_OPTION, library_errors
+from .common import KB_OPTION, READ_URL_OPTION, library_errors, use_read_url
 
 
 @click.command("mcp")
 @KB_OPTION
+@READ_URL_OPTION
 @click.option(
     "--key",
     envvar="VERACITY_KEY",
@@ -19,12 +20,13 @@ from .common import KB_OPTION, library_errors
 @click.option(
     "--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Override the model."
 )
-def mcp_command(kb_dir: Path | str, key: str | None, embedder: str | None) -> None:
+def mcp_command(kb_dir: Path | str, read_url: str | None, key: str | None, embedder: str | None) -> None:
     """Serve tools 'ask' and 'search' and cited chunks as resources over stdio.
 
     The principal comes from the key alone (checked on every call); no tool
     takes a tenant or a role. Needs: pip install 'veracity[mcp]'.
     """
+    use_read_url(read_url, kb_dir)
     if not key or not key.strip():
         raise click.UsageError(
             "give the API key with --key or VERACITY_KEY ('veracity keys create' makes one)"

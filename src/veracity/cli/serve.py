@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from .common import KB_ENV, KB_OPTION, KnowledgeBaseLocation, library_errors
+from .common import KB_ENV, KB_OPTION, READ_URL_OPTION, KnowledgeBaseLocation, library_errors, use_read_url
 
 __all__ = ["keys", "serve_command"]
 
@@ -67,6 +67,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     type=KnowledgeBaseLocation(),
     help="Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).",
 )
+@READ_URL_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes.")
@@ -97,6 +98,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 )
 def serve_command(
     kb_dir: Path,
+    read_url: str | None,
     host: str,
     port: int,
     workers: int,
@@ -117,6 +119,7 @@ def serve_command(
     """
     from ..service.blas import limit_blas_threads  # before anything loads numpy
 
+    use_read_url(read_url, kb_dir)  # before any store opens, and inherited by the worker processes
     limit_blas_threads()
     _require_serve_extra()
     from ..kb.directory import holds_knowledge_base_at

@@ -22,12 +22,14 @@ fails closed without saying anything, for callers who are not operators.)
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from types import TracebackType
 from typing import Any, Literal, overload
 
 from ..catalog.lock import OnWait, Wait
+from ..catalog.scope import acting_for
 from ..catalog.sources import source_paths
 from ..catalog.state import tenants_in_use
 from ..catalog.store import DatabaseStore
@@ -221,7 +223,7 @@ class LocalKnowledgeBase:
         base (a WAL read transaction): it never waits for a writer and never
         mixes the states before and after a write that commits meanwhile.
         """
-        with self.engine.catalog.store.read():
+        with self._scoped_read(tenant):
             principal = self.principal(tenant, roles)
             recorded = self.ask_defaults(principal.tenant)
             text = question
@@ -250,7 +252,7 @@ class LocalKnowledgeBase:
             raise ValidationError("the query is empty; search for something", field="query")
         if limit < 1:
             raise ValidationError(f"limit must be at least 1, got {limit}", field="limit")
-        with self.engine.catalog.store.read():
+        with self._scoped_read(tenant):
             principal = self.principal(tenant, roles)
             recorded = self.ask_defaults(principal.tenant)
             moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
@@ -259,6 +261,14 @@ class LocalKnowledgeBase:
             )
             retrieval = self.engine.retrieve(record)
             return search_hits(retrieval.packet.hits[:limit], retrieval.documents, self._paths())
+
+    @contextmanager
+    def _scoped_read(self, tenant: str | None) -> Iterator[None]:
+        """One read snapshot acting for the asker's tenant: on PostgreSQL with a reader URL
+        (``--read-url``) it is read there as that tenant, on a replica once it has caught up."""
+        scope = tenant if tenant is not None else self.default_tenant
+        with acting_for(scope), self.engine.catalog.store.read():
+            yield
 
     def explain(self, answer: Answer, *, limit: int | None = None) -> Explanation:
         """The candidates of ``answer`` located (path, heading, page) and its decision spelled out."""

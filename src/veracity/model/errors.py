@@ -24,6 +24,7 @@ Every error says what was wrong, with the offending value, and what to do.
     │   │   ├── StoragePermissionError   permission denied
     │   │   └── CorruptStorageError      the file is damaged (integrity check failed, not a database)
     │   └── CatalogUnavailableError the catalog could not be read: answers are denied
+    │       └── ReplicaLagError  a read replica had not replayed the primary's writes in time
     ├── IndexError_              an index is missing, stale or built with another model
     │   ├── EmbedderMismatchError dimension or model id does not match the index
     │   └── DenseUnavailableError the embedder failed: answers fall back to the lexical channel
@@ -132,6 +133,11 @@ class CorruptStorageError(StorageError):
 
 class CatalogUnavailableError(CatalogError):
     """The catalog could not be read (file gone, disk error, a failing return gate); nothing is said."""
+
+
+class ReplicaLagError(CatalogUnavailableError):
+    """A read replica had not replayed what the primary had written when a read began, within the
+    wait allowed (names both positions): the read is refused rather than served from the past."""
 
 
 class IndexError_(VeracityError):

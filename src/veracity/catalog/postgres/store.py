@@ -10,7 +10,9 @@ The same semantics as :class:`~veracity.catalog.sqlite.SQLiteStore` (see
   waiting for a writer. When a tenant scope is set (:func:`~veracity.catalog.scope.acting_for`)
   it sets ``veracity.tenant`` for that transaction, and with a ``reader_url``
   it reads as that role, so row-level security holds even where a query forgot
-  its ``WHERE tenant = …``;
+  its ``WHERE tenant = …``. When ``reader_url`` names a streaming replica, such a read
+  first waits until the replica has replayed what the primary had flushed when the
+  read began (:mod:`.replay`), so a withdraw that has returned is never read past;
 - the *writer lock* is a session advisory lock on a connection of its own:
   shared by every process on every machine that writes this database, and
   released by the server when its holder's connection dies (``kill -9``
@@ -29,7 +31,13 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ...model.contracts import Chunk, Document, Status
-from ...model.errors import NotFoundError, StaleWriteError, ValidationError, WriterBusyError
+from ...model.errors import (
+    CatalogUnavailableError,
+    NotFoundError,
+    StaleWriteError,
+    ValidationError,
+    WriterBusyError,
+)
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
 from ..queries import CatalogQueries
 from ..rows import insert_document, select_documents
@@ -38,6 +46,7 @@ from ..store import check_put, check_successor, iter_unique, same_content
 from .connection import PgConnection, make_pool
 from .location import display_url
 from .migrations import TENANT_SETTING, migrate, pending_migrations
+from .replay import REPLICA_WAIT_S, is_replica, primary_position, wait_for_replay
 
 __all__ = ["WRITER_LOCK", "PostgresStore"]
 
@@ -70,10 +79,13 @@ class PostgresStore(CatalogQueries):
         writer_wait: Wait = True,
         on_wait: OnWait | None = None,
         pool_size: int | None = None,
+        replica_wait_s: float = REPLICA_WAIT_S,
     ) -> None:
         """Connect to ``url`` (the owner's role: writes, migrations) and bring the schema up to date.
 
-        ``reader_url``, when given, is a role without ``BYPASSRLS`` that tenant-scoped reads use.
+        ``reader_url``, when given, is a role without ``BYPASSRLS`` that tenant-scoped reads use,
+        on the primary or on a streaming replica of it (then each such read waits at most
+        ``replica_wait_s`` for the replica to catch up; see :mod:`.replay`).
         ``pool_size``: each role's pool at most (default: see :func:`.connection.pool_size`).
         """
         self.url = url
@@ -84,6 +96,10 @@ class PostgresStore(CatalogQueries):
         self._reader_pool = make_pool(reader_url, max_size=pool_size) if reader_url else None
         self.scoped_reads = self._reader_pool is not None
         """True when tenant-scoped reads go through the reader role (row-level security applies)."""
+        self.replica_wait_s = replica_wait_s
+        self._reader_path = display_url(reader_url) if reader_url else ""
+        self.reads_replica = False
+        """True when tenant-scoped reads go to a streaming replica (each waits for its replay first)."""
         self._bound = _Bound()
         self._writer_lock = threading.Condition(threading.RLock())
         self._writer_owner: int | None = None
@@ -91,6 +107,9 @@ class PostgresStore(CatalogQueries):
         self._writer_connection: Any = None
         self.connection = PgConnection(lambda: self._bound.connection, self._pool.connection)
         try:
+            if self._reader_pool is not None:
+                with self._reader_pool.connection() as reader:
+                    self.reads_replica = is_replica(reader)
             with self._pool.connection() as raw:
                 if pending_migrations(PgConnection(lambda: raw, self._pool.connection)):
                     with self.writer("migrate"):
@@ -226,6 +245,8 @@ class PostgresStore(CatalogQueries):
         tenant = current_tenant()
         pool = self._reader_pool if (self._reader_pool is not None and tenant is not None) else self._pool
         with pool.connection() as raw:
+            if self.reads_replica and pool is self._reader_pool:
+                self._catch_up(raw)  # before the snapshot, which then holds every returned write
             raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
             bound.connection = raw
             try:
@@ -235,6 +256,18 @@ class PostgresStore(CatalogQueries):
             finally:
                 bound.connection = None
                 raw.execute("COMMIT")
+
+    def _catch_up(self, replica: Any) -> None:
+        """Wait until ``replica`` has replayed what the primary has flushed now (see :mod:`.replay`)."""
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._pool.connection() as primary:
+                position = primary_position(primary)
+        except (psycopg.Error, PoolTimeout) as exc:
+            raise CatalogUnavailableError(f"cannot reach the primary {self.path}: {exc}") from exc
+        wait_for_replay(replica, position, timeout_s=self.replica_wait_s, where=self._reader_path)
 
     def check_integrity(self) -> list[str]:
         """Problems found in the catalog (PostgreSQL checks its own pages; this checks the schema)."""

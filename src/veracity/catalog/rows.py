@@ -24,6 +24,7 @@ from ..model.contracts import (
     Trust,
     Visibility,
 )
+from .sql import dialect_of
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -35,6 +36,7 @@ __all__ = [
     "extra_metadata_json",
     "extra_metadata_pairs",
     "insert_document",
+    "insert_rows",
     "ocr_numbers_json",
     "ocr_numbers_of",
     "select_documents",
@@ -100,19 +102,22 @@ def insert_document(
             json.dumps(list(document.defaulted_fields)), now, now,
         ),
     )  # fmt: skip
-    connection.executemany(
-        "INSERT INTO document_roles (document_id, ordinal, role) VALUES (?, ?, ?)",
+    insert_rows(
+        connection,
+        "document_roles (document_id, ordinal, role)",
         [(document.document_id, i, role) for i, role in enumerate(document.allowed_roles)],
     )
-    connection.executemany(
-        "INSERT INTO document_facts (document_id, ordinal, fact_id, quote, stance) VALUES (?, ?, ?, ?, ?)",
+    insert_rows(
+        connection,
+        "document_facts (document_id, ordinal, fact_id, quote, stance)",
         [
             (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
             for i, fact in enumerate(document.facts)
         ],
     )
-    connection.executemany(
-        f"INSERT INTO chunks ({CHUNK_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    insert_rows(
+        connection,
+        f"chunks ({CHUNK_COLUMNS})",
         [
             (
                 chunk.chunk_id,
@@ -135,6 +140,30 @@ def insert_document(
             for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
         ],
     )
+
+
+ROWS_PER_INSERT = 200
+"""Rows per multi-row ``INSERT`` on PostgreSQL (16 columns × 200 stays far below its 65,535 parameters)."""
+
+
+def insert_rows(connection: Any, table_columns: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``INSERT INTO table_columns`` every row: one statement per row on SQLite (in process, cheap),
+    one multi-row statement per :data:`ROWS_PER_INSERT` rows on PostgreSQL, where each statement is a
+    round trip to the server (a document's chunks one by one cost more than all the rest of its write).
+    """
+    if not rows:
+        return
+    width = len(rows[0])
+    one = "(" + ", ".join("?" * width) + ")"
+    if dialect_of(connection) != "postgresql":
+        connection.executemany(f"INSERT INTO {table_columns} VALUES {one}", rows)
+        return
+    for first in range(0, len(rows), ROWS_PER_INSERT):
+        part = rows[first : first + ROWS_PER_INSERT]
+        connection.execute(
+            f"INSERT INTO {table_columns} VALUES {', '.join([one] * len(part))}",
+            [value for row in part for value in row],
+        )
 
 
 def document_of(row: Sequence[Any], roles: list[str], facts: list[FactAnnotation]) -> Document:

@@ -42,12 +42,12 @@ class TestPostgresContract(BackendContract):
         return index
 
 
-class TestPostgresHNSWContract(TestPostgresContract):
-    """Dense search through the HNSW index with iterative scans instead of the exact scan."""
+class TestPostgresSignBitsContract(TestPostgresContract):
+    """Dense search ranked by sign bits first instead of the exact scan."""
 
     exact_max = 0
 
-    def test_the_hnsw_plan_was_used(self, setup) -> None:
+    def test_the_sign_bits_plan_was_used(self, setup) -> None:
         backend, items = setup
         vector = FakeEmbedder(dim=64).embed_batch(["SAML"], kind="query")[0]
         backend.dense_search(
@@ -57,7 +57,7 @@ class TestPostgresHNSWContract(TestPostgresContract):
             eligible_document_ids=ids_of(items, "acme"),
             model_id=FakeEmbedder(dim=64).model_id,
         )
-        assert backend.last_dense_plan == "hnsw-iterative"
+        assert backend.last_dense_plan == "sign-bits"
 
 
 def test_scores_equal_the_sqlite_index(pg_url) -> None:

@@ -85,7 +85,7 @@ def _index_layout() -> str:
 
     Per version with tables: chunk and token counts on documents; postings that carry
     their document and chunk length (rebuilt sorted by tenant and term); no foreign
-    keys; vector tables indexed by their sign bits instead of their float cosine.
+    keys; vector tables keep each vector's sign bits and no HNSW index.
     """
     return f"""
     DO $$
@@ -128,8 +128,10 @@ def _index_layout() -> str:
                 EXECUTE format('ALTER TABLE %I DROP CONSTRAINT IF EXISTS %I', t.table_name,
                                t.table_name || '_chunk_key_fkey');
                 EXECUTE format('DROP INDEX IF EXISTS %I', t.table_name || '_hnsw');
-                EXECUTE format('CREATE INDEX %I ON %I USING hnsw ((binary_quantize(embedding)::bit(%s)) '
-                               'bit_hamming_ops)', t.table_name || '_hnsw', t.table_name, t.dim);
+                EXECUTE format('ALTER TABLE %I ADD COLUMN bits bit(%s)', t.table_name, t.dim);
+                EXECUTE format('UPDATE %I SET bits = binary_quantize(embedding)::bit(%s)', t.table_name, t.dim);
+                EXECUTE format('ALTER TABLE %I ALTER COLUMN bits SET NOT NULL, '
+                               'ALTER COLUMN embedding SET STORAGE EXTERNAL', t.table_name);
             END LOOP;
         END LOOP;
     END $$;
@@ -371,7 +373,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         """,
     ),
     # the index layout of veracity.index.postgres.tables: BM25 reads only the query terms'
-    # postings of eligible documents, vectors are found by their sign bits (issue #36)
+    # postings of eligible documents, dense search ranks stored sign bits first (issue #36)
     Migration("pg0007_index_layout", _index_layout()),
 )
 

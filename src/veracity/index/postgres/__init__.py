@@ -1,4 +1,4 @@
-"""The search index in PostgreSQL: BM25 in SQL over a postings table, pgvector HNSW, row-level security.
+"""The search index in PostgreSQL: BM25 in SQL over postings, sign bits and floats, row-level security.
 
 - :mod:`.tables`: each index version's tables (named as ``veracity.index.sqlite.tables.IndexTables``);
 - :mod:`.vectors`: ``vector(dim)`` values in and out (binary, as numpy);

@@ -13,12 +13,13 @@ what differs is where scores are computed:
   in-memory index's ``lucene`` formula. A chunk the asker may not see changes
   none of the asker's scores.
 - **Dense**: eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
-  exactly by pgvector's cosine distance; larger ones through the HNSW index of
-  the vectors' sign bits (Hamming) with ``hnsw.iterative_scan``, so a filtered
-  search keeps scanning until it has :data:`HNSW_OVERSAMPLE` × ``k`` eligible
-  candidates. Either way the candidates' stored vectors are scored again in
-  numpy (float32, as the SQLite index does), so both backends give the same
-  scores and the same ties.
+  exactly by pgvector's cosine distance; in larger ones the eligible rows are
+  ranked by the Hamming distance of their stored sign bits to the query's, and
+  the best ``max(`` :data:`SIGN_OVERSAMPLE` × ``k``, :data:`SIGN_MIN_CANDIDATES` ``)``
+  are ranked again by cosine (SQLite's quantized plan, the same constants).
+  Either way the final candidates' stored vectors are scored again in numpy
+  (float32, as the SQLite index does), so both backends give the same scores and
+  the same ties.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
 from ..dense import Embedder
+from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES
 from ..sqlite.filter import eligible_sql
 from ..sqlite.fts import check_query_tokens
 from ..sqlite.resident import check_embedder_fits, check_k, model_query
@@ -49,20 +51,23 @@ from . import writer
 from .tables import postings_table, sign_bits_sql
 from .vectors import fetch_vectors, vector_literal
 
-__all__ = ["EXACT_MAX_CHUNKS", "HNSW_EF_SEARCH", "HNSW_OVERSAMPLE", "PostgresIndexSQL", "PostgresSearchIndex"]
+__all__ = [
+    "EXACT_MAX_CHUNKS",
+    "SIGN_MIN_CANDIDATES",
+    "SIGN_OVERSAMPLE",
+    "PostgresIndexSQL",
+    "PostgresSearchIndex",
+]
 
 EXACT_MAX_CHUNKS: Final = 4096
-"""Eligible sets up to this many chunks are scored exactly (all their vectors); larger ones go
-through the HNSW index with iterative scans (approximate; recall measured by the benchmark)."""
+"""Eligible sets up to this many chunks are ranked by float cosine over all their vectors; larger ones
+by sign bits first (approximate; recall measured by ``benchmarks/bench_backends.py``)."""
 
-HNSW_EF_SEARCH: Final = 100
-"""``hnsw.ef_search`` of a dense query (pgvector's default is 40): the candidates the graph search
-keeps at a time; the iterative scan goes on until the wanted count is found."""
+SIGN_OVERSAMPLE: Final = DEFAULT_OVERSAMPLE
+"""Sign-bit candidates per result wanted (SQLite's quantized plan keeps as many)."""
 
-HNSW_OVERSAMPLE: Final = 32
-"""Sign-bit (Hamming) candidates per result wanted, ranked again by their float vectors' cosine in
-the database (as SQLite's quantized plan does, same oversampling); recall measured by
-``benchmarks/bench_backends.py``."""
+SIGN_MIN_CANDIDATES: Final = MIN_CANDIDATES
+"""Sign-bit candidates kept whatever ``k`` (as SQLite's quantized plan)."""
 
 EXACT_MARGIN: Final = 2
 """The exact plan takes this many × ``k`` rows by pgvector's cosine (float arithmetic of its own)
@@ -133,8 +138,7 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
         self._counts: tuple[int, str | None, dict[int, tuple[int, int]]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.exact_max = EXACT_MAX_CHUNKS
-        self.ef_search = HNSW_EF_SEARCH
-        self.oversample = HNSW_OVERSAMPLE
+        self.oversample, self.min_candidates = SIGN_OVERSAMPLE, SIGN_MIN_CANDIDATES
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------------------
@@ -307,22 +311,18 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
                     (tenant, doc_keys, literal, EXACT_MARGIN * int(k)), model.dim,
                 )  # fmt: skip
             else:
-                self.last_dense_plan = "hnsw-iterative"
-                bits, query_bits = (
-                    sign_bits_sql("v.embedding", model.dim),
-                    sign_bits_sql("%s::vector", model.dim),
-                )
-                with raw.transaction():  # SET LOCAL needs a transaction (a savepoint inside a read)
-                    raw.execute(f"SET LOCAL hnsw.ef_search = {max(int(k), int(self.ef_search))}")
-                    raw.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-                    rows, matrix = fetch_vectors(
-                        raw,
-                        "SELECT c.chunk_id, v.embedding FROM (SELECT v.chunk_key, v.embedding "
-                        f"FROM {table} AS v WHERE {eligible} ORDER BY {bits} <~> {query_bits} LIMIT %s) AS v "
-                        f"JOIN {chunks} AS c USING (chunk_key) ORDER BY v.embedding <=> %s::vector LIMIT %s",
-                        (tenant, doc_keys, literal, self.oversample * int(k), literal, EXACT_MARGIN * int(k)),
-                        model.dim,
-                    )  # fmt: skip
+                self.last_dense_plan = "sign-bits"
+                candidates = max(self.oversample * int(k), self.min_candidates)
+                query_bits = sign_bits_sql("%s::vector", model.dim)
+                rows, matrix = fetch_vectors(
+                    raw,
+                    "SELECT c.chunk_id, v.embedding FROM (SELECT v.chunk_key, v.embedding "
+                    f"FROM {table} AS v WHERE {eligible} "
+                    f"ORDER BY v.bits <~> {query_bits}, v.chunk_key LIMIT %s) AS v "
+                    f"JOIN {chunks} AS c USING (chunk_key) ORDER BY v.embedding <=> %s::vector LIMIT %s",
+                    (tenant, doc_keys, literal, candidates, literal, EXACT_MARGIN * int(k)),
+                    model.dim,
+                )  # fmt: skip
         if not rows:
             return []
         scores = matrix @ query

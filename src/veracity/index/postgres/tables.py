@@ -4,10 +4,14 @@ Names are those of :class:`~veracity.index.sqlite.tables.IndexTables` (``ix<v>_â
 so the registry and the views shared with SQLite read either. Instead of
 FTS5 and vec0, a version has ``ix<v>_postings`` (tenant, term, document, chunk,
 term frequency, chunk length: BM25 is computed from it in SQL, without touching
-the chunks) and one ``vec<v>_<dim>_<hash>`` table of ``vector(dim)`` with an
-HNSW index over the vectors' sign bits (``binary_quantize``, Hamming distance:
-64 bytes a 512-dim vector, cheap to insert and to scan; candidates are rescored
-from the float vectors, as SQLite's quantized plan does). Each document row
+the chunks) and one ``vec<v>_<dim>_<hash>`` table of ``vector(dim)`` with each
+vector's sign bits beside it (``bit(dim)``, pgvector's ``binary_quantize``: 64
+bytes a 512-dim vector). The floats are stored out of line, so a scan of the
+bits reads narrow rows; a dense search ranks the eligible rows by Hamming
+distance and rescores the best with the floats, as SQLite's quantized plan
+does. No approximate-neighbour index: an HNSW graph cost 1â€“3 ms a vector to
+build or insert on two cores (ingest was bound by it), and a filtered
+brute-force Hamming scan over the eligible rows is exact. Each document row
 keeps its chunk and token counts, so the statistics of an eligible set are a
 sum over documents, not a scan of their chunks.
 
@@ -113,21 +117,19 @@ def create_postings(connection: Any, postings: str) -> None:
 
 
 def sign_bits_sql(column: str, dim: int) -> str:
-    """The SQL expression of a vector's sign bits, as the HNSW index stores them."""
+    """The SQL expression of a vector's sign bits, as the ``bits`` column stores them."""
     return f"(binary_quantize({column})::bit({int(dim)}))"
 
 
 def create_vector_table(connection: Any, tables: IndexTables, table: str, dim: int) -> None:
-    """The version's ``vector(dim)`` table with its HNSW index over the sign bits (Hamming)."""
+    """The version's ``vector(dim)`` table, with the sign bits of each vector and the floats out of line."""
     check_vector_name(table)
     connection.execute(
         f"""CREATE TABLE {table} (
             chunk_key BIGINT PRIMARY KEY, doc_tenant TEXT NOT NULL, doc_key BIGINT NOT NULL,
-            status TEXT NOT NULL, embedding vector({int(dim)}) NOT NULL)"""
+            status TEXT NOT NULL, bits bit({int(dim)}) NOT NULL, embedding vector({int(dim)}) NOT NULL)"""
     )
-    connection.execute(
-        f"CREATE INDEX {table}_hnsw ON {table} USING hnsw ({sign_bits_sql('embedding', dim)} bit_hamming_ops)"
-    )
+    connection.execute(f"ALTER TABLE {table} ALTER COLUMN embedding SET STORAGE EXTERNAL")
     connection.execute(f"CREATE INDEX {table}_by_document ON {table} (doc_key)")
     secure(connection, table, "doc_tenant")
 

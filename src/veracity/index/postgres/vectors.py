@@ -57,23 +57,25 @@ def _text_field(value: str) -> bytes:
 def copy_vector_rows(
     raw: Any, table: str, rows: Iterable[tuple[int, str, int, str, npt.NDArray[np.float32]]]
 ) -> int:
-    """``COPY table (chunk_key, doc_tenant, doc_key, status, embedding) FROM STDIN (FORMAT binary)``.
+    """``COPY table (chunk_key, doc_tenant, doc_key, status, bits, embedding) FROM STDIN (FORMAT binary)``.
 
+    ``bits`` is each vector's sign bits as pgvector's ``binary_quantize`` makes them (bit ``j`` set
+    when component ``j`` is positive, the first component in the high bit of the first byte).
     ``raw`` is a psycopg connection. Returns the number of rows written.
     """
     count = 0
-    with (
-        raw.cursor() as cursor,
-        cursor.copy(
-            f"COPY {table} (chunk_key, doc_tenant, doc_key, status, embedding) FROM STDIN (FORMAT binary)"
-        ) as copy,
-    ):
+    statement = (
+        f"COPY {table} (chunk_key, doc_tenant, doc_key, status, bits, embedding) FROM STDIN (FORMAT binary)"
+    )
+    with raw.cursor() as cursor, cursor.copy(statement) as copy:
         copy.write(_COPY_HEADER)
         for chunk_key, tenant, doc_key, status, vector in rows:
             values = np.asarray(vector, dtype=">f4")
+            bits = np.packbits(values > 0).tobytes()
             copy.write(
-                struct.pack(">hiq", 5, 8, int(chunk_key)) + _text_field(tenant)
+                struct.pack(">hiq", 6, 8, int(chunk_key)) + _text_field(tenant)
                 + struct.pack(">iq", 8, int(doc_key)) + _text_field(status)
+                + struct.pack(">ii", 4 + len(bits), values.size) + bits
                 + struct.pack(">ihh", 4 + 4 * values.size, values.size, 0) + values.tobytes()
             )  # fmt: skip
             count += 1

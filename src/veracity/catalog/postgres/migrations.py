@@ -129,7 +129,8 @@ def _index_layout() -> str:
                                t.table_name || '_chunk_key_fkey');
                 EXECUTE format('DROP INDEX IF EXISTS %I', t.table_name || '_hnsw');
                 EXECUTE format('ALTER TABLE %I ADD COLUMN bits bit(%s)', t.table_name, t.dim);
-                EXECUTE format('UPDATE %I SET bits = binary_quantize(embedding)::bit(%s)', t.table_name, t.dim);
+                EXECUTE format('UPDATE %I SET bits = binary_quantize(embedding)::bit(%s)',
+                               t.table_name, t.dim);
                 EXECUTE format('ALTER TABLE %I ALTER COLUMN bits SET NOT NULL, '
                                'ALTER COLUMN embedding SET STORAGE EXTERNAL', t.table_name);
             END LOOP;

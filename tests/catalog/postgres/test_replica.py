@@ -40,7 +40,9 @@ def replica(pg_server: EmbeddedServer) -> Iterator[EmbeddedServer]:
 
 
 @pytest.fixture(scope="module")
-def lockers(pg_server: EmbeddedServer, replica: EmbeddedServer) -> Iterator[tuple[str, str, str]]:
+def lockers(
+    pg_server: EmbeddedServer, replica: EmbeddedServer, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, str, str]]:
     """``(primary URL, replica URL as a reader role, operator key)`` of the lockers' knowledge base."""
     import uuid
 
@@ -55,7 +57,7 @@ def lockers(pg_server: EmbeddedServer, replica: EmbeddedServer) -> Iterator[tupl
     with psycopg.connect(pg_server.url(), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{name}"')
     url = pg_server.url(name)
-    sources = Path(tempfile.mkdtemp(prefix="veracity-lockers-"))
+    sources = tmp_path_factory.mktemp("lockers")
     for i in range(TRIES + 2):
         number = 4000 + i
         (sources / f"locker-{i:03d}.md").write_text(  # valid from a past moment: the service asks

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import groupby
 from typing import Any, Final
 
 import apsw
@@ -40,13 +42,30 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
+_STEP_SQL: Final = (
+    "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, diagnostics) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_QUARANTINE_SQL: Final = (
+    "INSERT INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?) "
+    "ON CONFLICT (source) DO UPDATE SET reason = excluded.reason, run_id = excluded.run_id, at = excluded.at"
+)
+_RELEASE_SQL: Final = "DELETE FROM quarantine WHERE source = ?"
+
+
 class Ledger:
-    """Writes and reads the ingestion ledger of one ``catalog.sqlite``."""
+    """Writes and reads the ingestion ledger of one catalog.
+
+    Inside :meth:`held` the rows are kept in memory and written, in order, when the block
+    ends (consecutive rows of one kind in one statement): an ingest writes three or four
+    steps per file, and on a database server each statement is a round trip.
+    """
 
     def __init__(self, connection: apsw.Connection, run_id: str | None = None) -> None:
         """Record steps for one ingest run (a fresh id unless given)."""
         self._conn = connection
         self.run_id = run_id or uuid.uuid4().hex
+        self._held: list[tuple[str, tuple[Any, ...]]] | None = None
 
     def step(
         self,
@@ -61,50 +80,55 @@ class Ledger:
         """Record that ``source`` reached ``state``, with parse ``diagnostics``; ``failed`` quarantines it."""
         if state not in STATES:
             raise ValueError(f"unknown ingestion state {state!r}; valid: {', '.join(STATES)}")
-        self._conn.execute(
-            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, "
-            "diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (self.run_id, source, source_id, document_id, state, reason, _now(), _json(diagnostics)),
+        at = _now()
+        self._write(
+            _STEP_SQL, (self.run_id, source, source_id, document_id, state, reason, at, _json(diagnostics))
         )
         if state == "failed":
-            self._conn.execute(
-                "INSERT INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (source) DO UPDATE SET reason = excluded.reason, run_id = excluded.run_id, "
-                "at = excluded.at",
-                (source, reason or "failed", self.run_id, _now()),
-            )
+            self._write(_QUARANTINE_SQL, (source, reason or "failed", self.run_id, at))
         elif state in ("active", "unchanged", "skipped"):
-            self._conn.execute("DELETE FROM quarantine WHERE source = ?", (source,))
+            self._write(_RELEASE_SQL, (source,))
 
     def steps(self, states: Iterable[str], sources: Iterable[tuple[str, str, str]]) -> None:
-        """Record several states for several ``(source, source_id, document_id)`` at once.
-
-        One statement per kind of row for the whole set (an ingest of 15,000 files
-        would otherwise pay 60,000 round trips to a database server here).
-        """
+        """Record several states for several ``(source, source_id, document_id)`` at once (one
+        statement per kind of row)."""
         states, sources = tuple(states), tuple(sources)
-        unknown = [state for state in states if state not in STATES]
-        if unknown:
-            raise ValueError(f"unknown ingestion state {unknown[0]!r}; valid: {', '.join(STATES)}")
-        if "failed" in states:  # quarantine rows carry the reason: one at a time, as step() writes them
+        with self.held():
             for source, source_id, document_id in sources:
                 for state in states:
                     self.step(source, state, source_id=source_id, document_id=document_id)
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """Hold the rows recorded in the block and write them when it ends without an error
+        (nested blocks write with the outermost; an error discards them: the caller's
+        transaction is rolled back anyway)."""
+        if self._held is not None:
+            yield
             return
-        at = _now()
-        self._conn.executemany(
-            "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, "
-            "diagnostics) VALUES (?, ?, ?, ?, ?, NULL, ?, NULL)",
-            [
-                (self.run_id, source, source_id, document_id, state, at)
-                for source, source_id, document_id in sources
-                for state in states
-            ],
-        )
-        if any(state in ("active", "unchanged", "skipped") for state in states):
-            self._conn.executemany(
-                "DELETE FROM quarantine WHERE source = ?", [(source,) for source, _, _ in sources]
-            )
+        self._held = []
+        try:
+            yield
+            held, self._held = self._held, None
+            for sql, rows in groupby(held, key=lambda row: row[0]):
+                self._conn.executemany(sql, [params for _, params in rows])
+        finally:
+            self._held = None
+
+    def mark(self) -> int:
+        """A point to :meth:`discard` back to (the rows held so far)."""
+        return len(self._held) if self._held is not None else 0
+
+    def discard(self, mark: int) -> None:
+        """Forget the rows held since ``mark`` (their savepoint was rolled back)."""
+        if self._held is not None:
+            del self._held[mark:]
+
+    def _write(self, sql: str, params: tuple[Any, ...]) -> None:
+        if self._held is not None:
+            self._held.append((sql, params))
+        else:
+            self._conn.execute(sql, params)
 
 
 def source_of(connection: apsw.Connection, document_id: str) -> str | None:

@@ -35,6 +35,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -231,15 +232,18 @@ def _write_files(
     rejected: list[tuple[str, str]] = []
     pending: list[tuple[str, str, str]] = []
     for first in range(0, len(files), FILES_PER_TRANSACTION):
-        with kb.catalog.store.transaction():  # one commit per batch; a rejected file rolls back alone
+        # one commit per batch; a rejected file rolls back alone; its ledger rows are written together
+        with kb.catalog.store.transaction(), run.ledger.held():
             for done, file in enumerate(files[first : first + FILES_PER_TRANSACTION], first + 1):
                 run.ledger.step(file.source, "discovered")
+                mark = run.ledger.mark()
                 try:
                     with kb.catalog.store.transaction():
                         outcome = _ingest_file(run, file, skip_empty=not strict)
                 except StorageError:
                     raise  # the disk, not the file: the whole batch rolls back and the ingest stops
                 except (VeracityError, OSError, UnicodeDecodeError) as exc:
+                    run.ledger.discard(mark)  # as the file's savepoint discarded its rows
                     rejected.append((file.source, str(exc)))
                     # a file that parsed to no text says what it found
                     found = getattr(exc, "diagnostics", None)
@@ -390,6 +394,17 @@ class _NoLedger:
 
     def steps(self, states: Any, sources: Any) -> None:
         """Record nothing."""
+
+    def held(self) -> AbstractContextManager[None]:
+        """Hold nothing."""
+        return nullcontext()
+
+    def mark(self) -> int:
+        """Nothing held."""
+        return 0
+
+    def discard(self, mark: int) -> None:
+        """Nothing to forget."""
 
 
 def _connection(kb: KnowledgeBase) -> Any:

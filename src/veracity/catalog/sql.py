@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any, cast
 
 import apsw
 
-__all__ = ["all_rows", "dialect_of", "one_row", "scalar"]
+__all__ = ["all_rows", "dialect_of", "in_values", "one_row", "scalar"]
 
 
 def all_rows(connection: apsw.Connection, sql: str, params: Any = ()) -> list[Any]:
@@ -28,3 +30,15 @@ def scalar(connection: apsw.Connection, sql: str, params: Any = ()) -> Any:
 def dialect_of(connection: Any) -> str:
     """The SQL ``connection`` speaks: ``"postgresql"`` (it says so), else ``"sqlite"`` (apsw says nothing)."""
     return str(getattr(connection, "dialect", "sqlite"))
+
+
+def in_values(connection: Any, column: str, values: Sequence[Any]) -> tuple[str, Any]:
+    """``(condition, parameter)``: ``column`` is one of ``values``, the list bound as ONE parameter.
+
+    PostgreSQL binds an array (``column = ANY(?)``); SQLite has no arrays, so the list goes in
+    as JSON text that ``json_each`` unpacks (``column IN (SELECT value FROM json_each(?))``).
+    One parameter either way, so no statement grows with the list or meets a parameter limit.
+    """
+    if dialect_of(connection) == "postgresql":
+        return f"{column} = ANY(?)", list(values)
+    return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))

@@ -16,25 +16,15 @@ import os
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, datetime
-from typing import Any
 
 import apsw
 
-from ..model.contracts import Chunk, Document, Status
-from ..model.errors import StaleWriteError, ValidationError
 from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
 from .queries import CatalogQueries
-from .rows import insert_document, select_documents
-from .store import check_put, check_successor, iter_unique, same_content
 
 __all__ = ["SQLiteStore", "connect"]
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class SQLiteStore(CatalogQueries):
@@ -218,98 +208,3 @@ class SQLiteStore(CatalogQueries):
                 sql = f"SELECT key FROM injection_verdicts WHERE key IN ({marks})"
                 found.update(str(row[0]) for row in self._conn.execute(sql, tuple(part)))
         return found
-
-    # -- documents -----------------------------------------------------------
-
-    def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
-        """See :meth:`veracity.catalog.store.Store.put_document`."""
-        with self.transaction():
-            if self._check_new(document, chunks):
-                self._insert(document, chunks)
-
-    def supersede(
-        self,
-        old_document_id: str,
-        new_document: Document,
-        new_chunks: Sequence[Chunk],
-        expected_catalog_revision: int,
-    ) -> int:
-        """See :meth:`veracity.catalog.store.Store.supersede`."""
-        with self.transaction():
-            status, revision = self._cas(old_document_id, expected_catalog_revision)
-            old = self._select_documents("document_id = ?", (old_document_id,))[0]
-            check_successor(old, new_document)
-            target = Status.RETIRED if status is Status.ACTIVE else status
-            revision = self._apply_status(old_document_id, status, revision, target)
-            if self._check_new(new_document, new_chunks):
-                self._insert(new_document, new_chunks)
-            return revision
-
-    # -- roles ---------------------------------------------------------------
-
-    def put_roles(self, tenant: str, roles: frozenset[str] | set[str] | Sequence[str]) -> None:
-        """See :meth:`veracity.catalog.store.Store.put_roles`."""
-        names = list(iter_unique(roles, tenant=tenant))
-        with self.transaction():
-            self._conn.execute("DELETE FROM tenant_roles WHERE tenant = ?", (tenant,))
-            self._conn.executemany(
-                "INSERT INTO tenant_roles (tenant, role) VALUES (?, ?)",
-                [(tenant, role) for role in names],
-            )
-
-    def roles(self, tenant: str) -> frozenset[str]:
-        """See :meth:`veracity.catalog.store.Store.roles`."""
-        with self.read():
-            rows = self._conn.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,)).fetchall()
-        return frozenset(str(row[0]) for row in rows)
-
-    # -- internals -----------------------------------------------------------
-
-    def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
-        status, revision = self._require(document_id)
-        if revision != expected:
-            raise StaleWriteError(
-                f"document {document_id!r} is at catalog revision {revision}, "
-                f"not {expected}; read it again and retry"
-            )
-        return status, revision
-
-    def _apply_status(self, document_id: str, old: Status, revision: int, new: Status) -> int:
-        if old is new:
-            return revision
-        self._conn.execute(
-            "UPDATE documents SET status = ?, catalog_revision = catalog_revision + 1, "
-            "updated_at = ? WHERE document_id = ? AND catalog_revision = ?",
-            (new.value, _now(), document_id, revision),
-        )
-        if self._conn.changes() != 1:  # cannot happen under the write lock; refuse if it does
-            raise StaleWriteError(f"document {document_id!r} changed during the update; retry")
-        return revision + 1
-
-    def _select_documents(self, where: str, params: tuple[Any, ...]) -> list[Document]:
-        """Documents matching a fixed ``where`` clause (callers pass only literal SQL)."""
-        return select_documents(self._conn, where, params)
-
-    def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
-        """Validate a put; ``False`` when it is an identical re-put (nothing to do)."""
-        check_put(document, chunks)
-        existing = self._select_documents("document_id = ?", (document.document_id,))
-        if existing:
-            same_content(existing[0], self.get_chunks(document.document_id), document, chunks)
-            return False
-        if chunks:
-            owned = self._conn.execute(
-                "SELECT chunk_id, document_id FROM chunks "
-                "WHERE chunk_id IN (SELECT value FROM json_each(?)) ORDER BY chunk_id LIMIT 1",
-                (json.dumps([chunk.chunk_id for chunk in chunks]),),
-            ).fetchone()
-            if owned is not None:
-                raise ValidationError(
-                    f"chunk {owned[0]!r} already belongs to document {owned[1]!r}",
-                    document=document.source_id,
-                    field="chunk_id",
-                )
-        return True
-
-    def _insert(self, document: Document, chunks: Sequence[Chunk]) -> None:
-        insert_document(self._conn, document, chunks, _now())

@@ -15,7 +15,7 @@ the catalog revision they read (compare-and-set); a stale one is refused with
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -27,6 +27,7 @@ __all__ = [
     "DatabaseStore",
     "Store",
     "check_document",
+    "check_new",
     "check_put",
     "check_successor",
     "iter_unique",
@@ -291,6 +292,33 @@ def same_content(
             document=document.source_id,
             field="chunks",
         )
+
+
+def check_new(
+    document: Document,
+    chunks: Sequence[Chunk],
+    stored: Callable[[], tuple[Document, Sequence[Chunk]] | None],
+    owner: Callable[[Sequence[str]], tuple[str, str] | None],
+) -> bool:
+    """Validate a put; ``False`` when it is an identical re-put (nothing to do), as every store decides.
+
+    ``stored()``: the stored document of the same id with its chunks, or ``None``;
+    ``owner(chunk_ids)``: a ``(chunk_id, document_id)`` already stored among ``chunk_ids``, or
+    ``None``. Both are called only when needed, so a store reads only what the decision needs.
+    """
+    check_put(document, chunks)
+    found = stored()
+    if found is not None:
+        same_content(found[0], found[1], document, chunks)
+        return False
+    taken = owner([chunk.chunk_id for chunk in chunks]) if chunks else None
+    if taken is not None:
+        raise ValidationError(
+            f"chunk {taken[0]!r} already belongs to document {taken[1]!r}",
+            document=document.source_id,
+            field="chunk_id",
+        )
+    return True
 
 
 def _ordinal(chunk: Chunk) -> int:

@@ -26,11 +26,9 @@ is refused with :class:`~veracity.model.errors.NewerFormatError`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Final
 
-from ...model.errors import MigrationError, NewerFormatError
-from ..migrations import Migration
+from ..migrations import LEDGER, Migration, apply_missing, missing
 
 __all__ = [
     "MIGRATIONS",
@@ -378,13 +376,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("pg0007_index_layout", _index_layout()),
 )
 
-_LEDGER = """
-CREATE TABLE IF NOT EXISTS _migrations (
-    name       TEXT PRIMARY KEY,
-    applied_at TEXT NOT NULL
-)
-"""
-
 
 def applied_migrations(connection: Any) -> list[str]:
     """Names recorded in ``_migrations``, oldest first; empty for a fresh database."""
@@ -394,21 +385,9 @@ def applied_migrations(connection: Any) -> list[str]:
     return [str(row[0]) for row in rows]
 
 
-def _refuse_unknown(recorded: Sequence[str], names: Sequence[str]) -> None:
-    unknown = [name for name in recorded if name not in names]
-    if unknown:
-        raise NewerFormatError(
-            f"the database records migrations this code does not know: {unknown}; "
-            "it was written by a newer veracity; upgrade veracity to open it"
-        )
-
-
 def pending_migrations(connection: Any, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
     """Names of the migrations the database lacks (``NewerFormatError`` for unknown recorded ones)."""
-    names = [migration.name for migration in migrations]
-    recorded = applied_migrations(connection)
-    _refuse_unknown(recorded, names)
-    return [name for name in names if name not in recorded]
+    return missing(applied_migrations(connection), migrations)
 
 
 def migrate(raw: Any, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
@@ -420,23 +399,12 @@ def migrate(raw: Any, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]
 
     from .connection import to_pyformat
 
-    names = [migration.name for migration in migrations]
-    done: list[str] = []
+    def run(sql: str, params: tuple[Any, ...]) -> object:
+        # a migration's own SQL goes as written (its '%' are PL/pgSQL's, not parameters)
+        return raw.execute(to_pyformat(sql), params) if params else raw.execute(sql)
+
     with raw.transaction():
         raw.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
-        raw.execute(_LEDGER)
+        raw.execute(LEDGER)
         recorded = [str(r[0]) for r in raw.execute("SELECT name FROM _migrations").fetchall()]
-        _refuse_unknown(recorded, names)
-        for migration in migrations:
-            if migration.name in recorded:
-                continue
-            try:
-                raw.execute(migration.sql)
-            except psycopg.Error as exc:
-                raise MigrationError(f"migration {migration.name!r} failed: {exc}") from exc
-            raw.execute(
-                to_pyformat("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)"),
-                (migration.name, datetime.now(UTC).isoformat(timespec="microseconds")),
-            )
-            done.append(migration.name)
-    return done
+        return apply_missing(run, recorded, migrations, psycopg.Error)

@@ -1,8 +1,9 @@
 """``PostgresStore``: the catalog in a PostgreSQL database, through a psycopg 3 connection pool.
 
 The same semantics as :class:`~veracity.catalog.sqlite.SQLiteStore` (see
-:class:`~veracity.catalog.store.Store`), the same row helpers
-(:mod:`veracity.catalog.rows`) through :class:`~.connection.PgConnection`:
+:class:`~veracity.catalog.store.Store`) and the same code for documents, statuses and
+roles (:class:`~veracity.catalog.queries.CatalogQueries`, through
+:class:`~.connection.PgConnection`); what is PostgreSQL's own is how it holds them:
 
 - a *transaction* binds one pooled connection to the calling thread (``BEGIN``
   … ``COMMIT``; nested blocks are savepoints) and holds the writer lock;
@@ -25,24 +26,14 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from typing import Any, Final
 
-from ...model.contracts import Chunk, Document, Status
-from ...model.errors import (
-    CatalogUnavailableError,
-    NotFoundError,
-    StaleWriteError,
-    ValidationError,
-    WriterBusyError,
-)
+from ...model.errors import CatalogUnavailableError, WriterBusyError
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
-from ..queries import CatalogQueries
-from ..rows import insert_document, select_documents
+from ..queries import CatalogQueries, now_text
 from ..scope import current_tenant
-from ..store import check_put, check_successor, iter_unique, same_content
 from .connection import PgConnection, make_pool
 from .location import display_url
 from .migrations import TENANT_SETTING, migrate, pending_migrations
@@ -52,10 +43,6 @@ __all__ = ["WRITER_LOCK", "PostgresStore"]
 
 WRITER_LOCK: Final = 7_303_011_002
 """Advisory lock key of the writer lock (one knowledge base per database)."""
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 class _Bound(threading.local):
@@ -199,7 +186,7 @@ class PostgresStore(CatalogQueries):
                 "INSERT INTO writer_holder (id, pid, host, command, since) VALUES (1, %s, %s, %s, %s) "
                 "ON CONFLICT (id) DO UPDATE SET pid = EXCLUDED.pid, host = EXCLUDED.host, "
                 "command = EXCLUDED.command, since = EXCLUDED.since",
-                (os.getpid(), socket.gethostname(), command, _now().replace("+00:00", "Z")),
+                (os.getpid(), socket.gethostname(), command, now_text().replace("+00:00", "Z")),
             )
         except psycopg.errors.UndefinedTable:
             pass  # a database being migrated for the first time has no such table yet
@@ -273,96 +260,3 @@ class PostgresStore(CatalogQueries):
         """Problems found in the catalog (PostgreSQL checks its own pages; this checks the schema)."""
         pending = pending_migrations(self.connection)
         return [f"migrations not applied: {pending}"] if pending else []
-
-    # -- documents -------------------------------------------------------------------------
-
-    def put_document(self, document: Document, chunks: Sequence[Chunk]) -> None:
-        """See :meth:`veracity.catalog.store.Store.put_document`."""
-        with self.transaction():
-            if self._check_new(document, chunks):
-                insert_document(self.connection, document, chunks, _now())  # type: ignore[arg-type]
-
-    def supersede(
-        self,
-        old_document_id: str,
-        new_document: Document,
-        new_chunks: Sequence[Chunk],
-        expected_catalog_revision: int,
-    ) -> int:
-        """See :meth:`veracity.catalog.store.Store.supersede`."""
-        with self.transaction():
-            status, revision = self._cas(old_document_id, expected_catalog_revision)
-            old = self._select_documents("document_id = ?", (old_document_id,))[0]
-            check_successor(old, new_document)
-            target = Status.RETIRED if status is Status.ACTIVE else status
-            revision = self._apply_status(old_document_id, status, revision, target)
-            if self._check_new(new_document, new_chunks):
-                insert_document(self.connection, new_document, new_chunks, _now())  # type: ignore[arg-type]
-            return revision
-
-    # -- roles -----------------------------------------------------------------------------
-
-    def put_roles(self, tenant: str, roles: frozenset[str] | set[str] | Sequence[str]) -> None:
-        """See :meth:`veracity.catalog.store.Store.put_roles`."""
-        names = list(iter_unique(roles, tenant=tenant))
-        with self.transaction():
-            self.connection.execute("DELETE FROM tenant_roles WHERE tenant = ?", (tenant,))
-            self.connection.executemany(
-                "INSERT INTO tenant_roles (tenant, role) VALUES (?, ?)", [(tenant, role) for role in names]
-            )
-
-    def roles(self, tenant: str) -> frozenset[str]:
-        """See :meth:`veracity.catalog.store.Store.roles`."""
-        with self.read():
-            rows = self.connection.execute("SELECT role FROM tenant_roles WHERE tenant = ?", (tenant,))
-        return frozenset(str(row[0]) for row in rows)
-
-    # -- internals -------------------------------------------------------------------------
-
-    def _select_documents(self, where: str, params: tuple[Any, ...]) -> list[Document]:
-        return select_documents(self.connection, where, params)  # type: ignore[arg-type]
-
-    def _cas(self, document_id: str, expected: int) -> tuple[Status, int]:
-        row = self.connection.execute(  # row lock: compare-and-set holds against concurrent writers
-            "SELECT status, catalog_revision FROM documents WHERE document_id = ? FOR UPDATE", (document_id,)
-        ).fetchone()
-        if row is None:
-            raise NotFoundError(f"no document {document_id!r} in the catalog")
-        status, revision = Status(row[0]), int(row[1])
-        if revision != expected:
-            raise StaleWriteError(
-                f"document {document_id!r} is at catalog revision {revision}, "
-                f"not {expected}; read it again and retry"
-            )
-        return status, revision
-
-    def _apply_status(self, document_id: str, old: Status, revision: int, new: Status) -> int:
-        if old is new:
-            return revision
-        self.connection.execute(
-            "UPDATE documents SET status = ?, catalog_revision = catalog_revision + 1, "
-            "updated_at = ? WHERE document_id = ? AND catalog_revision = ?",
-            (new.value, _now(), document_id, revision),
-        )
-        if self.connection.changes() != 1:
-            raise StaleWriteError(f"document {document_id!r} changed during the update; retry")
-        return revision + 1
-
-    def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool:
-        check_put(document, chunks)
-        existing = self._select_documents("document_id = ?", (document.document_id,))
-        if existing:
-            same_content(existing[0], self.get_chunks(document.document_id), document, chunks)
-            return False
-        if chunks:
-            owned = self.connection.execute(
-                "SELECT chunk_id, document_id FROM chunks WHERE chunk_id = ANY(?) ORDER BY chunk_id LIMIT 1",
-                ([chunk.chunk_id for chunk in chunks],),
-            ).fetchone()
-            if owned is not None:
-                raise ValidationError(
-                    f"chunk {owned[0]!r} already belongs to document {owned[1]!r}",
-                    document=document.source_id,
-                    field="chunk_id",
-                )
-        return True

@@ -30,17 +30,14 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
-import numpy as np
-import numpy.typing as npt
-
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
 from ..dense import Embedder
 from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES
+from ..sqlite.entry import Among, Frequencies, Hits, SearchEntry, Vector, best_first
 from ..sqlite.filter import eligible_sql
-from ..sqlite.fts import check_query_tokens
-from ..sqlite.resident import check_embedder_fits, check_k, model_query
+from ..sqlite.resident import check_embedder_fits
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
@@ -89,7 +86,7 @@ WITH hits AS MATERIALIZED (
     SELECT p.term, p.chunk_key, p.tf::float8 AS tf, p.n_tokens::float8 AS len
     FROM {postings} AS p
     WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
-      AND p.doc_key = ANY(%(doc_keys)s::bigint[])
+      AND p.doc_key + 0 = ANY(%(doc_keys)s::bigint[])  -- a filter on the term's rows, never an index
 ), df AS MATERIALIZED (
     SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
 ), query AS (
@@ -102,7 +99,7 @@ WITH hits AS MATERIALIZED (
                * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s))) AS score
     FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term)
     GROUP BY h.chunk_key
-), cut AS (  -- the k-th best score: every chunk tied with it competes on its id below
+), cut AS MATERIALIZED (  -- the k-th best score: every chunk tied with it competes on its id below
     SELECT min(rounded) AS least FROM (SELECT rounded FROM scored ORDER BY rounded DESC LIMIT %(k)s) AS top
 )
 SELECT c.chunk_id, s.score FROM scored AS s CROSS JOIN cut JOIN {chunks} AS c USING (chunk_key)
@@ -113,12 +110,12 @@ ORDER BY s.rounded DESC, c.chunk_id LIMIT %(k)s
 _FREQUENCIES = """
 SELECT p.term, count(*) FROM {postings} AS p
 WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
-  AND p.doc_key = ANY(%(doc_keys)s::bigint[])
+  AND p.doc_key + 0 = ANY(%(doc_keys)s::bigint[])
 GROUP BY p.term
 """
 
 
-class PostgresSearchIndex(VersionedReads, IndexWriter):
+class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one PostgreSQL database."""
 
     _sql = PostgresIndexSQL
@@ -232,15 +229,9 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
 
     # -- SearchBackend -----------------------------------------------------------------------
 
-    def lexical_search(
-        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
-    ) -> list[tuple[str, float]]:
-        """BM25 (lucene, statistics over the eligible chunks) computed in SQL; scores > 0."""
-        check_k(k)
-        check_query_tokens(query_tokens)
-        if not eligible_document_ids or not query_tokens:
-            return []
-        state = self._state()
+    def _lexical(self, state: IndexState, among: Among, query_tokens: Sequence[str], k: int) -> Hits:
+        """BM25 computed in SQL, for :meth:`..sqlite.entry.SearchEntry.lexical_search`."""
+        tenant, eligible_document_ids = among
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return []
@@ -259,14 +250,10 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
             rows = raw.execute(sql, params).fetchall()
         return [(str(chunk_id), float(score)) for chunk_id, score in rows]
 
-    def document_frequencies(
-        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
-    ) -> tuple[int, dict[str, int]]:
-        """Eligible chunk count and per-term chunk frequencies among them (see ``SearchBackend``)."""
+    def _frequencies(self, state: IndexState, among: Among, terms: Sequence[str]) -> Frequencies:
+        """Counts in SQL, for :meth:`..sqlite.entry.SearchEntry.document_frequencies`."""
+        tenant, eligible_document_ids = among
         found = dict.fromkeys(terms, 0)
-        if not eligible_document_ids:
-            return 0, found
-        state = self._state()
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return 0, found
@@ -278,23 +265,9 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
                 found[str(term)] = int(count)
         return total, found
 
-    def dense_search(
-        self,
-        tenant: str,
-        query_vector: npt.NDArray[np.float32],
-        *,
-        k: int,
-        eligible_document_ids: Collection[str],
-        model_id: str,
-    ) -> list[tuple[str, float]]:
-        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
-        check_k(k)
-        state = self._state()
-        if not state.model_read:
-            state.model, state.model_read = writer.read_vector_model(self._conn, state.tables), True
-        model, query = model_query(state.model, model_id, query_vector)
-        if not eligible_document_ids:
-            return []
+    def _dense(self, state: IndexState, among: Among, model: VectorModel, query: Vector, k: int) -> Hits:
+        """The plans of the module docstring, for :meth:`..sqlite.entry.SearchEntry.dense_search`."""
+        tenant, eligible_document_ids = among
         doc_keys = self._doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return []
@@ -325,9 +298,7 @@ class PostgresSearchIndex(VersionedReads, IndexWriter):
                 )  # fmt: skip
         if not rows:
             return []
-        scores = matrix @ query
-        ranked = sorted(zip((-s for s in scores.tolist()), (str(r[0]) for r in rows), strict=True))
-        return [(chunk_id, -negative) for negative, chunk_id in ranked[: int(k)]]
+        return best_first([str(r[0]) for r in rows], (matrix @ query).tolist(), k)
 
     # -- governance filter in SQL ------------------------------------------------------------
 

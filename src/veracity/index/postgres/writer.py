@@ -12,22 +12,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ...model.contracts import Document, Status, Visibility
-from ...model.errors import EmbedderMismatchError
+from ..sqlite import writer as shared
 from ..sqlite.records import chunk_to_json, document_to_json, moment_text, record_text_digest, version_key
 from ..sqlite.tables import IndexTables
-from ..sqlite.vectors import vector_table_name
-from ..sqlite.writer import DISTANCE, NORMALIZATION, PreparedDocument, VectorModel, read_vector_model
+from ..sqlite.writer import PreparedDocument, VectorModel, read_vector_model
 from .tables import create_vector_table, ensure_index_tables, postings_table
 from .vectors import copy_vector_rows, fetch_vectors
 
 __all__ = [
+    "POSTGRES_WRITES",
     "delete_documents",
     "ensure_vector_model",
     "insert_documents",
@@ -37,6 +36,23 @@ __all__ = [
 ]
 
 
+def _insert_roles(connection: Any, tables: IndexTables, doc_key: int, document: Document) -> None:
+    connection.executemany(
+        f"INSERT INTO {tables.document_roles} (doc_key, role, doc_tenant) VALUES (?, ?, ?)",
+        [(doc_key, role, document.tenant) for role in sorted(set(document.allowed_roles))],
+    )
+
+
+def _restatus_vectors(
+    connection: Any, tables: IndexTables, model: VectorModel, doc_key: int, status: str
+) -> None:
+    connection.execute(f"UPDATE {model.table} SET status = ? WHERE doc_key = ?", (status, doc_key))
+
+
+POSTGRES_WRITES: Final = shared.WriteDialect(create_vector_table, _insert_roles, _restatus_vectors)
+"""PostgreSQL's part of the writes both engines share: pgvector tables, roles with their tenant."""
+
+
 def ensure_vector_model(connection: Any, tables: IndexTables, model_id: str, dim: int) -> VectorModel:
     """Record ``model_id`` as the version's model (first time) or check it is the recorded one.
 
@@ -44,28 +60,7 @@ def ensure_vector_model(connection: Any, tables: IndexTables, model_id: str, dim
     layer knows its tables).
     """
     ensure_index_tables(connection, tables)
-    current = read_vector_model(connection, tables)
-    if current is not None:
-        if current.model_id != model_id or current.dim != dim:
-            raise EmbedderMismatchError(
-                f"the index holds vectors of {current.model_id!r} (dim {current.dim}); "
-                f"the embedder is {model_id!r} (dim {dim}); use the index's model, "
-                "or build a new index for the new model"
-            )
-        return current
-    table = vector_table_name(model_id, dim, tables.version)
-    create_vector_table(connection, tables, table, dim)
-    connection.execute(
-        f"INSERT INTO {tables.vector_tables} "
-        "(model_id, dim, table_name, normalization, distance, created_at) "
-        "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        (model_id, dim, table, NORMALIZATION, DISTANCE, moment_text(datetime.now(UTC))),
-    )
-    connection.executemany(
-        f"INSERT INTO {tables.meta} (key, value) VALUES (?, ?)",
-        [("model_id", model_id), ("dim", str(dim)), ("vector_table", table)],
-    )
-    return VectorModel(model_id, dim, table)
+    return shared.record_model(connection, tables, model_id, dim, POSTGRES_WRITES)
 
 
 def _tenant_keys(connection: Any, tables: IndexTables, tenants: Iterable[str]) -> dict[str, int]:
@@ -148,30 +143,7 @@ def update_documents(
     connection: Any, tables: IndexTables, documents: Sequence[Document], model: VectorModel | None
 ) -> None:
     """Replace the indexed governance snapshot of already indexed documents (status, ...)."""
-    for document in documents:
-        row = connection.execute(
-            f"SELECT doc_key FROM {tables.documents} WHERE document_id = ?", (document.document_id,)
-        ).fetchone()
-        if row is None:
-            continue
-        doc_key, status = int(row[0]), Status(document.status).value
-        connection.execute(
-            f"UPDATE {tables.documents} SET status = ?, visibility = ?, valid_from = ?, valid_until = ?, "
-            "version_min_key = ?, version_max_key = ?, record = ? WHERE doc_key = ?",
-            (
-                status, Visibility(document.visibility).value, moment_text(document.valid_from),
-                moment_text(document.valid_until) if document.valid_until is not None else None,
-                version_key(document.version_min), version_key(document.version_max),
-                document_to_json(document), doc_key,
-            ),
-        )  # fmt: skip
-        connection.execute(f"DELETE FROM {tables.document_roles} WHERE doc_key = ?", (doc_key,))
-        connection.executemany(
-            f"INSERT INTO {tables.document_roles} (doc_key, role, doc_tenant) VALUES (?, ?, ?)",
-            [(doc_key, role, document.tenant) for role in sorted(set(document.allowed_roles))],
-        )
-        if model is not None:
-            connection.execute(f"UPDATE {model.table} SET status = ? WHERE doc_key = ?", (status, doc_key))
+    shared.replace_governance(connection, tables, documents, model, POSTGRES_WRITES)
 
 
 def delete_documents(

@@ -22,16 +22,17 @@ top-``k`` cut (see the class annotations).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
-from ..dense import Embedder, normalized_rows
+from ...model.errors import EmbedderMismatchError, IndexError_
+from ..dense import Embedder
 from ..quantized import QuantizedRows, hamming_candidates, quantize
+from .entry import Among
 from .vectors import fetch_vectors, knn, load_partition
 from .views import IndexState, TenantView
 from .writer import VectorModel
@@ -42,8 +43,6 @@ __all__ = [
     "DenseMode",
     "ResidentDense",
     "check_embedder_fits",
-    "check_k",
-    "model_query",
 ]
 
 SQL_FETCH_COST_RATIO: Final = 40
@@ -65,11 +64,6 @@ class DenseMode(StrEnum):
     SQL = "sql"
 
 
-def check_k(k: int) -> None:
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValidationError(f"k must be an integer >= 1, got {k!r}", field="k")
-
-
 def check_embedder_fits(model: VectorModel | None, embedder: Embedder) -> None:
     """``EmbedderMismatchError`` unless ``embedder`` made (or may make) the vectors of ``model``."""
     if model is not None and (model.model_id != embedder.model_id or model.dim != embedder.dim):
@@ -78,29 +72,6 @@ def check_embedder_fits(model: VectorModel | None, embedder: Embedder) -> None:
             f"{embedder.model_id!r} (dim {embedder.dim}); open it with the index's model, "
             "or build a new index for the new model"
         )
-
-
-def model_query(
-    model: VectorModel | None, model_id: str, query_vector: npt.NDArray[np.float32]
-) -> tuple[VectorModel, npt.NDArray[np.float32]]:
-    """The index's model and the query as a unit row of it (both backends check the same way).
-
-    ``IndexError_`` when the index holds no vectors; ``EmbedderMismatchError`` for a query
-    embedded by another model or of another width.
-    """
-    if model is None:
-        raise IndexError_("the index holds no vectors; sync it with an embedder first")
-    if model_id != model.model_id:
-        raise EmbedderMismatchError(
-            f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "
-            "use the index's model"
-        )
-    query = np.asarray(query_vector, dtype=np.float32)
-    if query.ndim != 1 or query.shape[0] != model.dim:
-        raise EmbedderMismatchError(
-            f"query vector of shape {query.shape} does not fit {model.model_id!r} (dim {model.dim})"
-        )
-    return model, normalized_rows(query[None, :], what="query_vector")[0]
 
 
 class ResidentDense:
@@ -113,59 +84,43 @@ class ResidentDense:
     min_candidates: int
     sql_exact_max: int | None
     last_dense_plan: str
-    _state: Callable[[], IndexState]
-    _model: Callable[[IndexState], VectorModel | None]
-    _tenant: Callable[[IndexState, str], TenantView | None]
-    _allowed: Callable[[IndexState, TenantView, Collection[str]], npt.NDArray[np.bool_]]
+    _eligible_rows: Callable[[IndexState, Among], tuple[TenantView, npt.NDArray[np.bool_]] | None]
     _top: Callable[[TenantView, npt.NDArray[np.intp], npt.NDArray[np.floating], int], list[tuple[str, float]]]
     _dense_ann: Callable[..., npt.NDArray[np.intp] | None]
 
-    def dense_search(
-        self,
-        tenant: str,
-        query_vector: npt.NDArray[np.float32],
-        *,
-        k: int,
-        eligible_document_ids: Collection[str],
-        model_id: str,
+    def _dense(
+        self, state: IndexState, among: Among, model: VectorModel, query: npt.NDArray[np.float32], k: int
     ) -> list[tuple[str, float]]:
-        """Cosine top ``k`` among the eligible documents' chunks of ``tenant``, ties by chunk id."""
-        check_k(k)
-        state = self._state()
-        model, query = model_query(self._model(state), model_id, query_vector)
-        if not eligible_document_ids:
+        """The plans above, for :meth:`.entry.SearchEntry.dense_search` (which checks the arguments)."""
+        eligible = self._eligible_rows(state, among)
+        if eligible is None:
             return []
-        view = self._tenant(state, tenant)
-        if view is None or view.keys.size == 0:
-            return []
-        positions = np.flatnonzero(self._allowed(state, view, eligible_document_ids))
-        if positions.size == 0:
-            return []
+        view, positions = eligible[0], np.flatnonzero(eligible[1])
         if self.dense_mode is DenseMode.RESIDENT:
             matrix = self._matrix(state, view, model)
             if matrix is not None:
                 self.last_dense_plan = "resident-exact"
                 full_scan = positions.size > view.keys.size * FULL_SCAN_SHARE
                 scanned = view.keys.size if full_scan else positions.size  # rows exact search would read
-                found = self._dense_ann(state, view, model, query, positions, int(k))
+                found = self._dense_ann(state, view, model, query, positions, k)
                 if found is not None:
                     scores = np.einsum("ij,j->i", matrix[found], query)
                     self.last_dense_plan = "resident-ann"
-                    return self._top(view, found, scores, int(k))
+                    return self._top(view, found, scores, k)
                 minimum = self.quantized_min_rows
-                count = max(self.oversample * int(k), self.min_candidates)
+                count = max(self.oversample * k, self.min_candidates)
                 if minimum is not None and scanned >= minimum and positions.size > count:
                     self.last_dense_plan = "resident-binary"
                     quantized = self._quantized(state, view.tenant, matrix)
                     positions = hamming_candidates(quantized, query, positions, count, full_scan=full_scan)
                     scores = np.einsum("ij,j->i", matrix[positions], query)  # no BLAS threads for 1k rows
-                    return self._top(view, positions, scores, int(k))
+                    return self._top(view, positions, scores, k)
                 if full_scan:
                     scores = (matrix @ query)[positions]
                 else:
                     scores = matrix[positions] @ query
-                return self._top(view, positions, scores, int(k))
-        return self._dense_sql(view, model, query, positions, int(k))
+                return self._top(view, positions, scores, k)
+        return self._dense_sql(view, model, query, positions, k)
 
     def _matrix(
         self, state: IndexState, view: TenantView, model: VectorModel

@@ -53,9 +53,10 @@ from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .eligibility import EligibilityStep
+from .entry import Among, Frequencies, Hits, SearchEntry, best_first
 from .filter import eligible_keys
-from .fts import Postings, bm25_scores, check_query_tokens, posting_positions, read_postings, with_positions
-from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_embedder_fits, check_k
+from .fts import Postings, bm25_scores, posting_positions, read_postings, with_positions
+from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_embedder_fits
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
 from .versions import read_pointer
@@ -89,7 +90,7 @@ class IndexStats:
     dim: int | None
 
 
-class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWriter):
+class SQLiteSearchIndex(SearchEntry, ResidentDense, ApproximateDense, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one SQLite file."""
 
     def __init__(
@@ -206,11 +207,6 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         state.postings_reads += len(missing)
         return [cache[(view.tenant, t)] for t in sorted(set(tokens)) if (view.tenant, t) in cache]
 
-    def _model(self, state: IndexState) -> VectorModel | None:
-        if not state.model_read:
-            state.model, state.model_read = read_vector_model(self._conn, state.tables), True
-        return state.model
-
     def _tenant(self, state: IndexState, tenant: str) -> TenantView | None:
         if tenant not in state.tenants:
             state.tenants[tenant] = load_tenant_view(self._conn, state.tables, tenant)
@@ -237,6 +233,16 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
         state.eligible = (frozenset(eligible), mask, view.tenant)
         return mask
 
+    def _eligible_rows(
+        self, state: IndexState, among: Among
+    ) -> tuple[TenantView, npt.NDArray[np.bool_]] | None:
+        """The tenant's chunks and which of them are eligible; ``None`` when none is."""
+        view = self._tenant(state, among.tenant)
+        if view is None or view.keys.size == 0:
+            return None
+        allowed = self._allowed(state, view, among.eligible_document_ids)
+        return (view, allowed) if allowed.any() else None
+
     def _top(
         self, view: TenantView, positions: npt.NDArray[np.intp], scores: npt.NDArray[np.floating], k: int
     ) -> list[tuple[str, float]]:
@@ -247,29 +253,18 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
             keep = scores >= kth
             positions, scores = positions[keep], scores[keep]
         ids = view.chunk_ids
-        ranked = sorted(zip((-s for s in scores.tolist()), (ids[p] for p in positions.tolist()), strict=True))
-        return [(chunk_id, -negative) for negative, chunk_id in ranked[:k]]
+        return best_first([ids[p] for p in positions.tolist()], scores.tolist(), k)
 
     # -- SearchBackend -----------------------------------------------------------
 
-    def lexical_search(
-        self, tenant: str, query_tokens: Sequence[str], *, k: int, eligible_document_ids: Collection[str]
-    ) -> list[tuple[str, float]]:
-        """BM25 (lucene, statistics over the eligible chunks) among the eligible chunks; scores > 0."""
-        check_k(k)
-        check_query_tokens(query_tokens)
-        if not eligible_document_ids or not query_tokens:
+    def _lexical(self, state: IndexState, among: Among, query_tokens: Sequence[str], k: int) -> Hits:
+        """BM25 over the tenant's FTS5 postings, for :meth:`.entry.SearchEntry.lexical_search`."""
+        found = self._eligible_rows(state, among)
+        if found is None:
             return []
-        state = self._state()
-        view = self._tenant(state, tenant)
-        if view is None or view.keys.size == 0:
-            return []
-        allowed = self._allowed(state, view, eligible_document_ids)
-        if not allowed.any():
-            return []
-        postings = self._postings(state, view, query_tokens)
+        view, allowed = found
         positions, scores = bm25_scores(
-            postings,
+            self._postings(state, view, query_tokens),
             query_tokens,
             keys=view.keys,
             lengths=view.lengths,
@@ -278,21 +273,15 @@ class SQLiteSearchIndex(ResidentDense, ApproximateDense, VersionedReads, IndexWr
             b=self.b,
         )
         keep = scores > 0
-        return self._top(view, positions[keep], scores[keep], int(k))
+        return self._top(view, positions[keep], scores[keep], k)
 
-    def document_frequencies(
-        self, tenant: str, terms: Sequence[str], *, eligible_document_ids: Collection[str]
-    ) -> tuple[int, dict[str, int]]:
-        """Eligible chunk count and per-term chunk frequencies among them (see ``SearchBackend``)."""
-        empty = dict.fromkeys(terms, 0)
-        if not eligible_document_ids:
-            return 0, empty
-        state = self._state()
-        view = self._tenant(state, tenant)
-        if view is None or view.keys.size == 0:
-            return 0, empty
-        allowed = self._allowed(state, view, eligible_document_ids)
-        found = dict(empty)
+    def _frequencies(self, state: IndexState, among: Among, terms: Sequence[str]) -> Frequencies:
+        """Counts from the tenant's postings, for :meth:`.entry.SearchEntry.document_frequencies`."""
+        found = dict.fromkeys(terms, 0)
+        eligible = self._eligible_rows(state, among)
+        if eligible is None:
+            return 0, found
+        view, allowed = eligible
         for posting in self._postings(state, view, list(terms)):
             found[posting.term] = int(allowed[posting_positions(posting, view.keys)].sum())
         return int(allowed.sum()), found

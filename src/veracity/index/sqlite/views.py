@@ -26,7 +26,7 @@ from .fts import Postings, check_fts_name
 from .records import chunk_from_json, document_from_json
 from .tables import IndexTables
 from .versions import read_pointer
-from .writer import VectorModel
+from .writer import VectorModel, read_vector_model
 
 __all__ = [
     "ChunksView",
@@ -212,6 +212,12 @@ class VersionedReads:
     def _tables(self) -> IndexTables:
         """Tables to read or write now; inside a write transaction this is the version written."""
         return self._pinned or IndexTables(read_pointer(self._conn)[0])
+
+    def _model(self, state: IndexState) -> VectorModel | None:
+        """The version's embedding model and vector table, read once per generation."""
+        if not state.model_read:
+            state.model, state.model_read = read_vector_model(self._conn, state.tables), True
+        return state.model
 
     @property
     def documents(self) -> Mapping[str, Document]:

@@ -5,14 +5,19 @@ Callers run these inside one catalog transaction (``SQLiteStore.transaction``)
 and call :func:`bump_generation` in it, so readers see a batch whole or not at
 all. Tokenizing and embedding happen before the transaction, never under the
 write lock.
+
+:func:`record_model` and :func:`replace_governance` serve PostgreSQL's writer too
+(:mod:`veracity.index.postgres.writer`): what the engines do differently inside them
+(vector tables, role rows, vector statuses) comes in as a :class:`WriteDialect`, so a
+fix to either lands once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import apsw
 import numpy as np
@@ -37,14 +42,18 @@ from .versions import bump_generation
 __all__ = [
     "DISTANCE",
     "NORMALIZATION",
+    "SQLITE_WRITES",
     "PreparedDocument",
     "VectorModel",
+    "WriteDialect",
     "bump_generation",
     "delete_documents",
     "ensure_tenant",
     "ensure_vector_model",
     "insert_documents",
     "read_vector_model",
+    "record_model",
+    "replace_governance",
     "update_documents",
 ]
 
@@ -80,10 +89,53 @@ def read_vector_model(connection: apsw.Connection, tables: IndexTables) -> Vecto
     return VectorModel(str(rows["model_id"]), int(rows["dim"]), check_vector_name(str(rows["vector_table"])))
 
 
+def _create_vector_table(connection: apsw.Connection, tables: IndexTables, table: str, dim: int) -> None:
+    create_vector_table(connection, table, dim)
+
+
+def _insert_roles(connection: apsw.Connection, tables: IndexTables, doc_key: int, document: Document) -> None:
+    connection.executemany(
+        f"INSERT OR IGNORE INTO {tables.document_roles} (doc_key, role) VALUES (?, ?)",
+        [(doc_key, role) for role in document.allowed_roles],
+    )
+
+
+def _restatus_vectors(
+    connection: apsw.Connection, tables: IndexTables, model: VectorModel, doc_key: int, status: str
+) -> None:
+    keys = [int(r[0]) for r in connection.execute(
+        f"SELECT chunk_key FROM {tables.chunks} WHERE doc_key = ?", (doc_key,)
+    )]  # fmt: skip
+    set_status(connection, model.table, keys, status)  # vec0 metadata is set row by row
+
+
+@dataclass(frozen=True, slots=True)
+class WriteDialect:
+    """What an engine does its own way inside the writes both engines share (below)."""
+
+    create_vector_table: Callable[[Any, IndexTables, str, int], None]
+    """Create the version's vector table ``(connection, tables, name, dim)``."""
+    insert_roles: Callable[[Any, IndexTables, int, Document], None]
+    """Index a document's allowed roles under its key ``(connection, tables, doc_key, document)``."""
+    restatus_vectors: Callable[[Any, IndexTables, VectorModel, int, str], None]
+    """Give a document's vectors its new status ``(connection, tables, model, doc_key, status)``."""
+
+
+SQLITE_WRITES: Final = WriteDialect(_create_vector_table, _insert_roles, _restatus_vectors)
+"""SQLite's: vec0 tables, whose metadata columns are set row by row."""
+
+
 def ensure_vector_model(
     connection: apsw.Connection, tables: IndexTables, model_id: str, dim: int
 ) -> VectorModel:
     """Record ``model_id`` as the version's model (first time) or check it is the recorded one."""
+    return record_model(connection, tables, model_id, dim, SQLITE_WRITES)
+
+
+def record_model(
+    connection: Any, tables: IndexTables, model_id: str, dim: int, dialect: WriteDialect
+) -> VectorModel:
+    """:func:`ensure_vector_model` for either engine (``dialect`` creates its vector table)."""
     current = read_vector_model(connection, tables)
     if current is not None:
         if current.model_id != model_id or current.dim != dim:
@@ -94,10 +146,11 @@ def ensure_vector_model(
             )
         return current
     table = vector_table_name(model_id, dim, tables.version)
-    create_vector_table(connection, table, dim)
+    dialect.create_vector_table(connection, tables, table, dim)
     connection.execute(
-        f"INSERT OR IGNORE INTO {tables.vector_tables} "
-        "(model_id, dim, table_name, normalization, distance, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+        f"INSERT INTO {tables.vector_tables} "
+        "(model_id, dim, table_name, normalization, distance, created_at) VALUES (?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
         (model_id, dim, table, NORMALIZATION, DISTANCE, moment_text(datetime.now(UTC))),
     )
     connection.executemany(
@@ -152,10 +205,7 @@ def insert_documents(
                 document_to_json(document),
             ),
         )  # fmt: skip
-        connection.executemany(
-            f"INSERT OR IGNORE INTO {tables.document_roles} (doc_key, role) VALUES (?, ?)",
-            [(doc_key, role) for role in document.allowed_roles],
-        )
+        _insert_roles(connection, tables, doc_key, document)
         rows = fts_rows.setdefault(fts_table, [])
         for position, (chunk, tokens) in enumerate(zip(item.chunks, item.tokens, strict=True)):
             chunk_rows.append(
@@ -188,20 +238,27 @@ def insert_documents(
 
 
 def update_documents(
-    connection: apsw.Connection,
+    connection: apsw.Connection, tables: IndexTables, documents: Sequence[Document], model: VectorModel | None
+) -> None:
+    """Replace the indexed governance snapshot of already indexed documents (status, ...)."""
+    replace_governance(connection, tables, documents, model, SQLITE_WRITES)
+
+
+def replace_governance(
+    connection: Any,
     tables: IndexTables,
     documents: Sequence[Document],
     model: VectorModel | None,
+    dialect: WriteDialect,
 ) -> None:
-    """Replace the indexed governance snapshot of already indexed documents (status, ...)."""
+    """:func:`update_documents` for either engine (``dialect`` writes roles and vector statuses)."""
     for document in documents:
         row = connection.execute(
             f"SELECT doc_key FROM {tables.documents} WHERE document_id = ?", (document.document_id,)
         ).fetchone()
         if row is None:
             continue
-        doc_key = int(row[0])
-        status = Status(document.status).value
+        doc_key, status = int(row[0]), Status(document.status).value
         connection.execute(
             f"UPDATE {tables.documents} SET status = ?, visibility = ?, valid_from = ?, valid_until = ?, "
             "version_min_key = ?, version_max_key = ?, record = ? WHERE doc_key = ?",
@@ -213,15 +270,9 @@ def update_documents(
             ),
         )  # fmt: skip
         connection.execute(f"DELETE FROM {tables.document_roles} WHERE doc_key = ?", (doc_key,))
-        connection.executemany(
-            f"INSERT OR IGNORE INTO {tables.document_roles} (doc_key, role) VALUES (?, ?)",
-            [(doc_key, role) for role in document.allowed_roles],
-        )
+        dialect.insert_roles(connection, tables, doc_key, document)
         if model is not None:
-            keys = [int(r[0]) for r in connection.execute(
-                f"SELECT chunk_key FROM {tables.chunks} WHERE doc_key = ?", (doc_key,)
-            )]  # fmt: skip
-            set_status(connection, model.table, keys, status)
+            dialect.restatus_vectors(connection, tables, model, doc_key, status)
 
 
 def delete_documents(

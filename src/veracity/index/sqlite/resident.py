@@ -16,8 +16,9 @@ each rescored with the float rows (exact cosines, ties by chunk id). In
 point lookups and exact numpy for small eligible sets, else its KNN with the
 tenant and document filters inside the search.
 
-A mixin: the index supplies its state, tenant views, eligibility masks and the
-top-``k`` cut (see the class annotations).
+A mixin: the index supplies the tenant's view with its eligibility mask and the
+top-``k`` cut (see the class annotations); :class:`~veracity.index.sqlite.entry.SearchEntry`
+checks the arguments and reads the model before ``_dense`` runs.
 """
 
 from __future__ import annotations

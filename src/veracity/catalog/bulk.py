@@ -8,27 +8,15 @@ through the ``Store`` protocol; the results are the same.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Final
+from collections.abc import Sequence
 
 from ..model.contracts import Chunk
 from ..model.errors import NotFoundError
 from .rows import CHUNK_COLUMNS, chunk_of
+from .sql import in_values
 from .store import DatabaseStore, Store
 
-__all__ = ["BULK_READ_IDS", "chunks_by_document", "stored_document_ids"]
-
-BULK_READ_IDS: Final = 500
-"""Ids per statement (SQLite allows 32,766 parameters; a short list plans fast on both)."""
-
-
-def _slices(ids: Sequence[str]) -> Iterator[Sequence[str]]:
-    for first in range(0, len(ids), BULK_READ_IDS):
-        yield ids[first : first + BULK_READ_IDS]
-
-
-def _marks(count: int) -> str:
-    return ", ".join("?" * count)
+__all__ = ["chunks_by_document", "stored_document_ids"]
 
 
 def stored_document_ids(store: Store, document_ids: Sequence[str]) -> set[str]:
@@ -43,14 +31,10 @@ def stored_document_ids(store: Store, document_ids: Sequence[str]) -> set[str]:
                 continue
             found.add(document_id)
         return found
-    found = set()
+    where, bound = in_values(store.connection, "document_id", ids)
     with store.read():
-        for part in _slices(ids):
-            rows = store.connection.execute(
-                f"SELECT document_id FROM documents WHERE document_id IN ({_marks(len(part))})", tuple(part)
-            )
-            found.update(str(row[0]) for row in rows)
-    return found
+        rows = store.connection.execute(f"SELECT document_id FROM documents WHERE {where}", (bound,))
+        return {str(row[0]) for row in rows}
 
 
 def chunks_by_document(store: Store, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
@@ -59,17 +43,15 @@ def chunks_by_document(store: Store, document_ids: Sequence[str]) -> dict[str, l
     if not isinstance(store, DatabaseStore):
         return {document_id: store.get_chunks(document_id) for document_id in ids}
     out: dict[str, list[Chunk]] = {document_id: [] for document_id in ids}
+    where, bound = in_values(store.connection, "document_id", ids)
     with store.read():
         missing = set(ids) - stored_document_ids(store, ids)
         if missing:
             raise NotFoundError(f"no document {sorted(missing)[0]!r} in the catalog")
-        for part in _slices(ids):
-            rows = store.connection.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id IN ({_marks(len(part))}) "
-                "ORDER BY document_id, ordinal",
-                tuple(part),
-            )
-            for row in rows:
-                chunk = chunk_of(row)
-                out[chunk.document_id].append(chunk)
+        rows = store.connection.execute(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE {where} ORDER BY document_id, ordinal", (bound,)
+        )
+        for row in rows:
+            chunk = chunk_of(row)
+            out[chunk.document_id].append(chunk)
     return out

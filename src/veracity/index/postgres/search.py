@@ -15,7 +15,7 @@ what differs is where scores are computed:
 - **Dense**: eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
   exactly by pgvector's cosine distance; in larger ones the eligible rows are
   ranked by the Hamming distance of their stored sign bits to the query's, and
-  the best ``max(`` :data:`SIGN_OVERSAMPLE` × ``k``, :data:`SIGN_MIN_CANDIDATES` ``)``
+  the best ``max(`` ``DEFAULT_OVERSAMPLE`` × ``k``, ``MIN_CANDIDATES`` ``)`` (:mod:`..quantized`)
   are ranked again by cosine (SQLite's quantized plan, the same constants).
   Either way the final candidates' stored vectors are scored again in numpy
   (float32, as the SQLite index does), so both backends give the same scores and
@@ -50,8 +50,6 @@ from .vectors import fetch_vectors, vector_literal
 
 __all__ = [
     "EXACT_MAX_CHUNKS",
-    "SIGN_MIN_CANDIDATES",
-    "SIGN_OVERSAMPLE",
     "PostgresIndexSQL",
     "PostgresSearchIndex",
 ]
@@ -59,12 +57,6 @@ __all__ = [
 EXACT_MAX_CHUNKS: Final = 4096
 """Eligible sets up to this many chunks are ranked by float cosine over all their vectors; larger ones
 by sign bits first (approximate; recall measured by ``benchmarks/bench_backends.py``)."""
-
-SIGN_OVERSAMPLE: Final = DEFAULT_OVERSAMPLE
-"""Sign-bit candidates per result wanted (SQLite's quantized plan keeps as many)."""
-
-SIGN_MIN_CANDIDATES: Final = MIN_CANDIDATES
-"""Sign-bit candidates kept whatever ``k`` (as SQLite's quantized plan)."""
 
 EXACT_MARGIN: Final = 2
 """The exact plan takes this many × ``k`` rows by pgvector's cosine (float arithmetic of its own)
@@ -91,18 +83,18 @@ WITH hits AS MATERIALIZED (
     SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
 ), query AS (
     SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
-), scored AS MATERIALIZED (
-    SELECT h.chunk_key, round(sum(
-               q.repeats * ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
-               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s)))::numeric, 9) AS rounded,
+), scored AS (
+    SELECT h.chunk_key,
            sum(q.repeats * ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
                * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s))) AS score
     FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term)
     GROUP BY h.chunk_key
+), ranked AS MATERIALIZED (
+    SELECT chunk_key, score, round(score::numeric, 9) AS rounded FROM scored
 ), cut AS MATERIALIZED (  -- the k-th best score: every chunk tied with it competes on its id below
-    SELECT min(rounded) AS least FROM (SELECT rounded FROM scored ORDER BY rounded DESC LIMIT %(k)s) AS top
+    SELECT min(rounded) AS least FROM (SELECT rounded FROM ranked ORDER BY rounded DESC LIMIT %(k)s) AS top
 )
-SELECT c.chunk_id, s.score FROM scored AS s CROSS JOIN cut JOIN {chunks} AS c USING (chunk_key)
+SELECT c.chunk_id, s.score FROM ranked AS s CROSS JOIN cut JOIN {chunks} AS c USING (chunk_key)
 WHERE s.rounded >= cut.least AND s.score > 0
 ORDER BY s.rounded DESC, c.chunk_id LIMIT %(k)s
 """
@@ -135,7 +127,7 @@ class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
         self._counts: tuple[int, str | None, dict[int, tuple[int, int]]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.exact_max = EXACT_MAX_CHUNKS
-        self.oversample, self.min_candidates = SIGN_OVERSAMPLE, SIGN_MIN_CANDIDATES
+        self.oversample, self.min_candidates = DEFAULT_OVERSAMPLE, MIN_CANDIDATES  # SQLite's quantized plan
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------------------

@@ -299,9 +299,7 @@ class BM25Index:
         before their impacts are read, so those documents are never scored.
         """
         allowed_impacts = (
-            self._allowed_impacts(mask)
-            if statistics is TermStatistics.ALLOWED and mask is not None
-            else None
+            self._allowed_impacts(mask) if statistics is TermStatistics.ALLOWED and mask is not None else None
         )
         doc_parts, weight_parts = [], []
         for start, end, count in self._query_terms(query_tokens):

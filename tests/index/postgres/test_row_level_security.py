@@ -95,7 +95,8 @@ def test_a_forgotten_where_tenant_still_returns_only_the_tenants_rows(scoped) ->
                     assert {r[0] for r in rows} <= {tenant}, table
                     assert len(rows) == expected[table].get(tenant, 0), table
                 joined = reader.execute(  # a join that forgets the tenant on both sides
-                    "SELECT DISTINCT d.tenant FROM ix1_postings AS p JOIN ix1_chunks AS c USING (chunk_key) "
+                    "SELECT DISTINCT d.tenant FROM ix1_postings AS p CROSS JOIN unnest(p.keys) AS u (k) "
+                    "JOIN ix1_chunks AS c ON c.chunk_key = u.k "
                     "JOIN ix1_documents AS d ON d.doc_key = c.doc_key"
                 ).fetchall()
                 assert joined == [(tenant,)]

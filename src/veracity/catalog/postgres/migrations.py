@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..migrations import LEDGER, Migration, apply_missing, missing
+from .index_layouts import index_layout, postings_segments
 
 __all__ = [
     "MIGRATIONS",
@@ -76,65 +77,6 @@ def _policies() -> str:
         )
     parts.append(f"GRANT SELECT ON {', '.join(_READ_TABLES)} TO {READER_ROLE};")
     return "\n".join(parts)
-
-
-def _index_layout() -> str:
-    """Existing index versions to the layout of :mod:`veracity.index.postgres.tables` (pg0007).
-
-    Per version with tables: chunk and token counts on documents; postings that carry
-    their document and chunk length (rebuilt sorted by tenant and term); no foreign
-    keys; vector tables keep each vector's sign bits and no HNSW index.
-    """
-    return f"""
-    DO $$
-    DECLARE
-        v record; t record; p text; postings text; renamed text;
-    BEGIN
-        FOR v IN SELECT version FROM index_versions ORDER BY version LOOP
-            p := 'ix' || v.version || '_';
-            postings := p || 'postings';
-            CONTINUE WHEN to_regclass(p || 'documents') IS NULL;
-            EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS n_chunks INTEGER NOT NULL DEFAULT 0, '
-                           'ADD COLUMN IF NOT EXISTS n_tokens BIGINT NOT NULL DEFAULT 0', p || 'documents');
-            EXECUTE format('UPDATE %I AS d SET n_chunks = c.n, n_tokens = c.t '
-                           'FROM (SELECT doc_key, count(*) AS n, sum(n_tokens) AS t FROM %I '
-                           'GROUP BY doc_key) AS c WHERE c.doc_key = d.doc_key',
-                           p || 'documents', p || 'chunks');
-            EXECUTE format('ALTER TABLE %I DROP CONSTRAINT IF EXISTS %I', p || 'chunks',
-                           p || 'chunks_doc_key_fkey');
-            EXECUTE format('ALTER TABLE %I DROP CONSTRAINT IF EXISTS %I', p || 'document_roles',
-                           p || 'document_roles_doc_key_fkey');
-            renamed := p || 'postings_old';
-            EXECUTE format('ALTER TABLE %I RENAME TO %I', postings, renamed);
-            EXECUTE format('CREATE TABLE %I AS SELECT o.doc_tenant, o.term, c.doc_key, o.chunk_key, o.tf, '
-                           'c.n_tokens FROM %I AS o JOIN %I AS c USING (chunk_key) '
-                           'ORDER BY o.doc_tenant, o.term, o.chunk_key',
-                           postings, renamed, p || 'chunks');
-            EXECUTE format('DROP TABLE %I', renamed);
-            EXECUTE format('ALTER TABLE %I ALTER COLUMN doc_tenant SET NOT NULL, '
-                           'ALTER COLUMN term SET NOT NULL, ALTER COLUMN doc_key SET NOT NULL, '
-                           'ALTER COLUMN chunk_key SET NOT NULL, '
-                           'ALTER COLUMN tf SET NOT NULL, ALTER COLUMN n_tokens SET NOT NULL', postings);
-            EXECUTE format('CREATE INDEX %I ON %I (doc_tenant, term)', postings || '_by_term', postings);
-            EXECUTE format('CREATE INDEX %I ON %I USING brin (doc_key) WITH (autosummarize = on)',
-                           postings || '_by_document', postings);
-            EXECUTE format('ALTER TABLE %I ENABLE ROW LEVEL SECURITY', postings);
-            EXECUTE format('CREATE POLICY tenant_rows ON %I USING '
-                           '(doc_tenant = current_setting(''{TENANT_SETTING}'', true))', postings);
-            EXECUTE format('GRANT SELECT ON %I TO {READER_ROLE}', postings);
-            FOR t IN EXECUTE format('SELECT table_name, dim FROM %I', p || 'vector_tables') LOOP
-                EXECUTE format('ALTER TABLE %I DROP CONSTRAINT IF EXISTS %I', t.table_name,
-                               t.table_name || '_chunk_key_fkey');
-                EXECUTE format('DROP INDEX IF EXISTS %I', t.table_name || '_hnsw');
-                EXECUTE format('ALTER TABLE %I ADD COLUMN bits bit(%s)', t.table_name, t.dim);
-                EXECUTE format('UPDATE %I SET bits = binary_quantize(embedding)::bit(%s)',
-                               t.table_name, t.dim);
-                EXECUTE format('ALTER TABLE %I ALTER COLUMN bits SET NOT NULL, '
-                               'ALTER COLUMN embedding SET STORAGE EXTERNAL', t.table_name);
-            END LOOP;
-        END LOOP;
-    END $$;
-    """
 
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -373,7 +315,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # the index layout of veracity.index.postgres.tables: BM25 reads only the query terms'
     # postings of eligible documents, dense search ranks stored sign bits first (issue #36)
-    Migration("pg0007_index_layout", _index_layout()),
+    Migration("pg0007_index_layout", index_layout(READER_ROLE, TENANT_SETTING)),
+    # postings in segments (veracity.index.postgres.segments): a term's chunks are read from a
+    # few array rows by the primary key instead of one row per chunk (issue #36)
+    Migration("pg0008_postings_segments", postings_segments(READER_ROLE, TENANT_SETTING)),
 )
 
 

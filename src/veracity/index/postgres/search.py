@@ -4,14 +4,12 @@ The same index versions, registry and write path as the SQLite index
 (:class:`~veracity.index.sqlite.sync.IndexWriter` driving :mod:`.writer`);
 what differs is where scores are computed:
 
-- **BM25 in SQL** over ``ix<v>_postings``: only the query terms' postings of
-  the eligible documents are read (each posting carries its document and its
-  chunk's length, so no chunk row is touched until the top ``k`` are named);
-  the statistics come from the eligible chunks only: the chunk count and
-  average length are sums of per-document counts (cached per index
-  generation), the document frequencies are counted in the same query, with the
-  in-memory index's ``lucene`` formula. A chunk the asker may not see changes
-  none of the asker's scores.
+- **BM25**: SQLite's plan (:mod:`..sqlite.bm25_plan`): the tenant's chunk
+  arrays and the postings of the terms asked for are read once per index
+  generation (a term's few segment rows of ``ix<v>_postings``, found by the
+  primary key, :mod:`.segments`) and kept in memory; each query scores in numpy
+  with statistics over its eligible chunks only, so scores and ties equal
+  SQLite's and a chunk the asker may not see changes none of the asker's scores.
 - **Dense**: eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
   exactly by pgvector's cosine distance; in larger ones the eligible rows are
   ranked by the Hamming distance of their stored sign bits to the query's, and
@@ -25,7 +23,6 @@ what differs is where scores are computed:
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
@@ -35,17 +32,20 @@ from ...catalog.scope import current_tenant
 from ...model.contracts import Chunk, Principal
 from ..dense import Embedder
 from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES
-from ..sqlite.entry import Among, Frequencies, Hits, SearchEntry, Vector, best_first
+from ..sqlite.bm25_plan import PostingsBM25
+from ..sqlite.entry import Among, Hits, SearchEntry, Vector, best_first
 from ..sqlite.filter import eligible_sql
+from ..sqlite.fts import Postings
 from ..sqlite.resident import check_embedder_fits
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
 from ..sqlite.versions import read_pointer
-from ..sqlite.views import ChunksView, IndexState, VersionedReads, load_doc_keys
+from ..sqlite.views import ChunksView, IndexState, TenantView, VersionedReads, load_doc_keys
 from ..sqlite.writer import VectorModel
 from . import writer
-from .tables import postings_table, sign_bits_sql
+from .segments import read_segment_postings
+from .tables import sign_bits_sql
 from .vectors import fetch_vectors, vector_literal
 
 __all__ = [
@@ -73,41 +73,7 @@ class PostgresIndexSQL(IndexSQL):
     reusable_vectors = staticmethod(writer.reusable_vectors)
 
 
-_BM25 = """
-WITH hits AS MATERIALIZED (
-    SELECT p.term, p.chunk_key, p.tf::float8 AS tf, p.n_tokens::float8 AS len
-    FROM {postings} AS p
-    WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
-      AND p.doc_key + 0 = ANY(%(doc_keys)s::bigint[])  -- a filter on the term's rows, never an index
-), df AS MATERIALIZED (
-    SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
-), query AS (
-    SELECT * FROM unnest(%(terms)s::text[], %(counts)s::int[]) AS q (term, repeats)
-), scored AS (
-    SELECT h.chunk_key,
-           sum(q.repeats * ln(1 + (%(n)s - df.df + 0.5) / (df.df + 0.5))
-               * h.tf / (h.tf + %(k1)s * (1 - %(b)s + %(b)s * h.len / %(average)s))) AS score
-    FROM hits AS h JOIN df USING (term) JOIN query AS q USING (term)
-    GROUP BY h.chunk_key
-), ranked AS MATERIALIZED (
-    SELECT chunk_key, score, round(score::numeric, 9) AS rounded FROM scored
-), cut AS MATERIALIZED (  -- the k-th best score: every chunk tied with it competes on its id below
-    SELECT min(rounded) AS least FROM (SELECT rounded FROM ranked ORDER BY rounded DESC LIMIT %(k)s) AS top
-)
-SELECT c.chunk_id, s.score FROM ranked AS s CROSS JOIN cut JOIN {chunks} AS c USING (chunk_key)
-WHERE s.rounded >= cut.least AND s.score > 0
-ORDER BY s.rounded DESC, c.chunk_id LIMIT %(k)s
-"""
-
-_FREQUENCIES = """
-SELECT p.term, count(*) FROM {postings} AS p
-WHERE p.doc_tenant = %(tenant)s AND p.term = ANY(%(terms)s::text[])
-  AND p.doc_key + 0 = ANY(%(doc_keys)s::bigint[])
-GROUP BY p.term
-"""
-
-
-class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
+class PostgresSearchIndex(SearchEntry, PostingsBM25, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one PostgreSQL database."""
 
     _sql = PostgresIndexSQL
@@ -170,9 +136,17 @@ class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
             )
 
     def cache_info(self) -> dict[str, int]:
-        """What this reader holds for the current generation (scores are computed in the database)."""
+        """What this reader holds in memory for the current generation (for benchmarks and tuning)."""
         state = self._state()
-        return {"version": state.tables.version, "generation": state.generation}
+        return {
+            "version": state.tables.version,
+            "generation": state.generation,
+            "tenants_loaded": sum(v is not None for v in state.tenants.values()),
+            "postings_terms": len(state.postings),
+            "postings_entries": state.postings_size,
+            "postings_hits": state.postings_hits,
+            "postings_reads": state.postings_reads,
+        }
 
     def _scope(self) -> str | None:
         """The tenant reads are confined to now: row-level security shows the reader role only its rows."""
@@ -198,14 +172,23 @@ class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
                     self._scoped[scope] = cache
             return cache
 
-    def _doc_keys(self, state: IndexState, eligible: Collection[str]) -> list[int]:
+    def _doc_keys(self, state: IndexState) -> dict[str, int]:
         if state.doc_keys is None:
             state.doc_keys = load_doc_keys(self._conn, state.tables)
-        keys = state.doc_keys
+        return state.doc_keys
+
+    def _eligible_doc_keys(self, state: IndexState, eligible: Collection[str]) -> list[int]:
+        keys = self._doc_keys(state)
         return sorted(keys[d] for d in eligible if d in keys)
 
+    def _read_postings(self, state: IndexState, view: TenantView, terms: Sequence[str]) -> list[Postings]:
+        """The terms' postings from the tenant's segments (for :class:`~..sqlite.bm25_plan.PostingsBM25`)."""
+        with self._pg.raw() as raw:
+            return list(read_segment_postings(raw, state.tables, view.tenant, terms, view.keys))
+
     def _eligible_counts(self, state: IndexState, doc_keys: Sequence[int]) -> tuple[int, int]:
-        """Chunks and tokens of the eligible documents (per-document counts cached per generation)."""
+        """Chunks and tokens of the eligible documents (per-document counts cached per generation),
+        which choose the dense plan without reading the tenant's chunks."""
         scope = self._scope()
         cached = self._counts
         if cached is None or cached[:2] != (state.generation, scope):
@@ -221,46 +204,10 @@ class PostgresSearchIndex(SearchEntry, VersionedReads, IndexWriter):
 
     # -- SearchBackend -----------------------------------------------------------------------
 
-    def _lexical(self, state: IndexState, among: Among, query_tokens: Sequence[str], k: int) -> Hits:
-        """BM25 computed in SQL, for :meth:`..sqlite.entry.SearchEntry.lexical_search`."""
-        tenant, eligible_document_ids = among
-        doc_keys = self._doc_keys(state, eligible_document_ids)
-        if not doc_keys:
-            return []
-        chunks, tokens = self._eligible_counts(state, doc_keys)
-        if not chunks:
-            return []
-        repeats = Counter(query_tokens)
-        terms = sorted(repeats)
-        params = {
-            "doc_keys": doc_keys, "tenant": tenant, "terms": terms, "counts": [repeats[t] for t in terms],
-            "k1": self.k1, "b": self.b, "k": int(k), "n": float(chunks),
-            "average": (tokens / chunks) if tokens else 1.0,
-        }  # fmt: skip
-        sql = _BM25.format(chunks=state.tables.chunks, postings=postings_table(state.tables))
-        with self._pg.raw() as raw:
-            rows = raw.execute(sql, params).fetchall()
-        return [(str(chunk_id), float(score)) for chunk_id, score in rows]
-
-    def _frequencies(self, state: IndexState, among: Among, terms: Sequence[str]) -> Frequencies:
-        """Counts in SQL, for :meth:`..sqlite.entry.SearchEntry.document_frequencies`."""
-        tenant, eligible_document_ids = among
-        found = dict.fromkeys(terms, 0)
-        doc_keys = self._doc_keys(state, eligible_document_ids)
-        if not doc_keys:
-            return 0, found
-        total, _ = self._eligible_counts(state, doc_keys)
-        sql = _FREQUENCIES.format(postings=postings_table(state.tables))
-        with self._pg.raw() as raw:
-            rows = raw.execute(sql, {"doc_keys": doc_keys, "tenant": tenant, "terms": sorted(set(terms))})
-            for term, count in rows.fetchall():
-                found[str(term)] = int(count)
-        return total, found
-
     def _dense(self, state: IndexState, among: Among, model: VectorModel, query: Vector, k: int) -> Hits:
         """The plans of the module docstring, for :meth:`..sqlite.entry.SearchEntry.dense_search`."""
         tenant, eligible_document_ids = among
-        doc_keys = self._doc_keys(state, eligible_document_ids)
+        doc_keys = self._eligible_doc_keys(state, eligible_document_ids)
         if not doc_keys:
             return []
         chunks, table = state.tables.chunks, model.table

@@ -2,9 +2,10 @@
 
 Names are those of :class:`~veracity.index.sqlite.tables.IndexTables` (``ix<v>_…``),
 so the registry and the views shared with SQLite read either. Instead of
-FTS5 and vec0, a version has ``ix<v>_postings`` (tenant, term, document, chunk,
-term frequency, chunk length: BM25 is computed from it in SQL, without touching
-the chunks) and one ``vec<v>_<dim>_<hash>`` table of ``vector(dim)`` with each
+FTS5 and vec0, a version has ``ix<v>_postings`` (per tenant and term, a few
+segment rows of chunk keys and term frequencies, see :func:`create_postings`;
+BM25 is the plan SQLite runs, :mod:`~veracity.index.sqlite.bm25_plan`) and one
+``vec<v>_<dim>_<hash>`` table of ``vector(dim)`` with each
 vector's sign bits beside it (``bit(dim)``, pgvector's ``binary_quantize``: 64
 bytes a 512-dim vector). The floats are stored out of line, so a scan of the
 bits reads narrow rows; a dense search ranks the eligible rows by Hamming
@@ -12,11 +13,11 @@ distance and rescores the best with the floats, as SQLite's quantized plan
 does. No approximate-neighbour index: an HNSW graph cost 1–3 ms a vector to
 build or insert on two cores (ingest was bound by it), and a filtered
 brute-force Hamming scan over the eligible rows is exact. Each document row
-keeps its chunk and token counts, so the statistics of an eligible set are a
-sum over documents, not a scan of their chunks.
+keeps its chunk and token counts, so the size of an eligible set is a sum over
+documents, not a scan of their chunks.
 
 No foreign keys between the version's tables: every row of a document is
-written by one ``COPY`` per table and removed by :func:`delete_rows` in the same
+written by one ``COPY`` per table and removed by ``writer.delete_rows`` in the same
 transaction, and a per-row key check would cost more than the rows' own writes.
 Every table carries the tenant of its rows and a policy on
 ``veracity.tenant``; the reader role may ``SELECT`` them.
@@ -38,13 +39,19 @@ __all__ = [
     "ensure_index_tables",
     "postings_table",
     "secure",
+    "segments_table",
     "sign_bits_sql",
 ]
 
 
 def postings_table(tables: IndexTables) -> str:
-    """``ix<v>_postings``: one row per (tenant, term, chunk) with the term's frequency in the chunk."""
+    """``ix<v>_postings``: one row per (tenant, term, segment) with the term's chunks and frequencies."""
     return f"{tables.prefix}postings"
+
+
+def segments_table(tables: IndexTables) -> str:
+    """``ix<v>_segments``: each postings segment's tenant, chunk count and chunk key range."""
+    return f"{tables.prefix}segments"
 
 
 def secure(connection: Any, table: str, column: str) -> None:
@@ -58,7 +65,7 @@ def secure(connection: Any, table: str, column: str) -> None:
 
 def create_index_tables(connection: Any, tables: IndexTables) -> None:
     """Create the (empty) tables of ``tables``; the vector table comes with the model."""
-    t, p, postings = tables, tables.prefix, postings_table(tables)
+    t, p = tables, tables.prefix
     for statement in (
         f"""CREATE TABLE {t.documents} (
             doc_key BIGINT PRIMARY KEY, document_id TEXT NOT NULL UNIQUE, tenant TEXT NOT NULL,
@@ -84,35 +91,37 @@ def create_index_tables(connection: Any, tables: IndexTables) -> None:
         f"CREATE TABLE {t.meta} (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ):
         connection.execute(statement)
-    create_postings(connection, postings)
+    create_postings(connection, tables)
     for table, column in (
         (t.documents, "tenant"), (t.document_roles, "doc_tenant"), (t.chunks, "doc_tenant"),
-        (t.tenants, "tenant"), (postings, "doc_tenant"),
+        (t.tenants, "tenant"), (postings_table(t), "doc_tenant"), (segments_table(t), "doc_tenant"),
     ):  # fmt: skip
         secure(connection, table, column)
     for table in (t.vector_tables, t.meta):
         connection.execute(f"GRANT SELECT ON {table} TO {READER_ROLE}")
 
 
-def create_postings(connection: Any, postings: str) -> None:
-    """The postings table: found by (tenant, term) for a query, by document for a removal.
+def create_postings(connection: Any, tables: IndexTables) -> None:
+    """The postings in segments: one row per (tenant, term, segment) holding arrays.
 
-    The (tenant, term) B-tree has many equal keys, which deduplication stores once
-    per page; a query reads each term's rows from the heap, where a batch's rows
-    lie together (the writer sorts them by term). Documents are found through a
-    BRIN index: a batch's rows fill consecutive pages and its document keys are
-    consecutive, so a page range summarises to one batch's keys; it costs next to
-    nothing to keep up while ingesting (a B-tree on ``doc_key`` cost a third of
-    the postings' write time), and removals are rare.
+    A segment is the postings of one write batch of one tenant, or the merge of
+    several (:mod:`.segments`): ``keys`` the ascending chunk keys that hold the
+    term, ``tfs`` its frequency in each. A query reads a term's few rows by the
+    primary key; a removed chunk's postings stay until its segment is merged
+    (readers keep only keys of chunks the index holds, and keys are never reused).
     """
+    postings, segments = postings_table(tables), segments_table(tables)
     connection.execute(
         f"""CREATE TABLE {postings} (
-            doc_tenant TEXT NOT NULL, term TEXT NOT NULL, doc_key BIGINT NOT NULL,
-            chunk_key BIGINT NOT NULL, tf INTEGER NOT NULL, n_tokens INTEGER NOT NULL)"""
+            doc_tenant TEXT NOT NULL, term TEXT NOT NULL, segment BIGINT NOT NULL,
+            keys BIGINT[] NOT NULL, tfs INTEGER[] NOT NULL,
+            PRIMARY KEY (doc_tenant, term, segment))"""
     )
-    connection.execute(f"CREATE INDEX {postings}_by_term ON {postings} (doc_tenant, term)")
+    connection.execute(f"CREATE INDEX {postings}_by_segment ON {postings} (segment)")
     connection.execute(
-        f"CREATE INDEX {postings}_by_document ON {postings} USING brin (doc_key) WITH (autosummarize = on)"
+        f"""CREATE TABLE {segments} (
+            segment BIGINT PRIMARY KEY, doc_tenant TEXT NOT NULL, n_chunks INTEGER NOT NULL,
+            first_key BIGINT NOT NULL, last_key BIGINT NOT NULL)"""
     )
 
 
@@ -139,8 +148,8 @@ def drop_index_tables(connection: Any, tables: IndexTables) -> None:
     if connection.execute("SELECT to_regclass(?) IS NOT NULL", (tables.vector_tables,)).fetchall()[0][0]:
         for (table,) in connection.execute(f"SELECT table_name FROM {tables.vector_tables}").fetchall():
             connection.execute(f"DROP TABLE IF EXISTS {check_vector_name(str(table))} CASCADE")
-    for name in (postings_table(tables), tables.document_roles, tables.chunks, tables.documents,
-                 tables.tenants, tables.vector_tables, tables.meta):  # fmt: skip
+    for name in (postings_table(tables), segments_table(tables), tables.document_roles, tables.chunks,
+                 tables.documents, tables.tenants, tables.vector_tables, tables.meta):  # fmt: skip
         connection.execute(f"DROP TABLE IF EXISTS {name} CASCADE")
 
 

@@ -27,18 +27,24 @@ ROLES_SQL = (
 
 
 def lexical_counts(connection: Any, tables: IndexTables) -> tuple[int, int, list[str]]:
-    """``(chunks, postings, problems)``: per tenant, the postings' term frequencies add up to the tokens."""
+    """``(chunks, postings, problems)``: per tenant, the postings' term frequencies add up to the tokens.
+
+    Postings of removed chunks, kept in their segment until it is merged, are not counted.
+    """
     postings = postings_table(tables)
     problems: list[str] = []
     total_chunks = total_postings = 0
     rows = connection.execute(
         f"SELECT t.tenant, (SELECT count(*) FROM {tables.chunks} AS c WHERE c.doc_tenant = t.tenant), "
         f"(SELECT coalesce(sum(n_tokens), 0) FROM {tables.chunks} AS c WHERE c.doc_tenant = t.tenant), "
-        f"(SELECT count(*) FROM {postings} AS p WHERE p.doc_tenant = t.tenant), "
-        f"(SELECT coalesce(sum(tf), 0) FROM {postings} AS p WHERE p.doc_tenant = t.tenant), "
-        f"(SELECT count(*) FROM {postings} AS p JOIN {tables.chunks} AS c USING (chunk_key) "
-        f" WHERE p.doc_tenant = t.tenant AND c.doc_tenant <> t.tenant) "
-        f"FROM {tables.tenants} AS t ORDER BY t.tenant"
+        "e.entries, e.frequencies, e.foreign_entries "
+        f"FROM {tables.tenants} AS t CROSS JOIN LATERAL ("
+        "  SELECT count(*) FILTER (WHERE c.doc_tenant = t.tenant) AS entries,"
+        "         coalesce(sum(u.tf) FILTER (WHERE c.doc_tenant = t.tenant), 0) AS frequencies,"
+        "         count(*) FILTER (WHERE c.doc_tenant <> t.tenant) AS foreign_entries"
+        f"  FROM {postings} AS p CROSS JOIN LATERAL unnest(p.keys, p.tfs) AS u (k, tf)"
+        f"  JOIN {tables.chunks} AS c ON c.chunk_key = u.k WHERE p.doc_tenant = t.tenant) AS e "
+        "ORDER BY t.tenant"
     ).fetchall()
     for tenant, chunks, tokens, entries, frequencies, foreign in rows:
         total_chunks, total_postings = total_chunks + int(chunks), total_postings + int(entries)

@@ -1,16 +1,15 @@
 """Write side of the PostgreSQL search index: the functions ``IndexWriter`` calls, for PostgreSQL.
 
 The same signatures as :mod:`veracity.index.sqlite.writer` (one index version
-per call, inside the caller's catalog transaction). Postings and vectors go in
-with ``COPY`` (postings sorted by term, so a term's rows of one batch share
-heap pages; vectors in binary); removing a document deletes its rows from
-every table of the version in the caller's transaction (the tables keep no
-foreign keys, see :mod:`.tables`).
+per call, inside the caller's catalog transaction). Rows go in with ``COPY``
+(vectors in binary); postings as one segment per tenant and batch, merged by
+size (:mod:`.segments`). Removing a document deletes its rows from every table
+of the version in the caller's transaction, except its postings, which its
+segment's next merge drops (the tables keep no foreign keys, see :mod:`.tables`).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any, Final
 
@@ -22,7 +21,8 @@ from ..sqlite import writer as shared
 from ..sqlite.records import chunk_to_json, document_to_json, moment_text, record_text_digest, version_key
 from ..sqlite.tables import IndexTables
 from ..sqlite.writer import PreparedDocument, VectorModel, read_vector_model
-from .tables import create_vector_table, ensure_index_tables, postings_table
+from .segments import merge_segments, next_chunk_key, write_segment
+from .tables import create_vector_table, ensure_index_tables
 from .vectors import copy_vector_rows, fetch_vectors
 
 __all__ = [
@@ -87,11 +87,11 @@ def insert_documents(
         return 0
     tenant_keys = _tenant_keys(connection, tables, (item.document.tenant for item in prepared))
     doc_key = _next_key(connection, "doc_key", tables.documents)
-    chunk_key = _next_key(connection, "chunk_key", tables.chunks)
+    chunk_key = next_chunk_key(connection, tables)
     documents: list[tuple[Any, ...]] = []
     roles: list[tuple[Any, ...]] = []
     chunks: list[tuple[Any, ...]] = []
-    postings: list[tuple[Any, ...]] = []
+    postings: dict[str, list[tuple[int, Sequence[str]]]] = {}
     vectors: list[tuple[int, str, int, str, npt.NDArray[np.float32]]] = []
     for item in prepared:
         document, tenant = item.document, item.document.tenant
@@ -109,10 +109,7 @@ def insert_documents(
                 (chunk_key, chunk.chunk_id, doc_key, tenant_keys[tenant], chunk.ordinal, len(tokens),
                  chunk_to_json(chunk), tenant)
             )  # fmt: skip
-            length = len(tokens)
-            postings.extend(
-                (tenant, term, doc_key, chunk_key, tf, length) for term, tf in Counter(tokens).items()
-            )
+            postings.setdefault(tenant, []).append((chunk_key, tokens))
             if model is not None and item.vectors is not None:
                 vectors.append((chunk_key, tenant, doc_key, status, item.vectors[position]))
             chunk_key += 1
@@ -129,10 +126,9 @@ def insert_documents(
         ("chunk_key", "chunk_id", "doc_key", "tenant_key", "ordinal", "n_tokens", "record", "doc_tenant"),
         chunks,
     )
-    postings.sort(key=lambda row: (row[0], row[1], row[3]))
-    connection.copy_rows(
-        postings_table(tables), ("doc_tenant", "term", "doc_key", "chunk_key", "tf", "n_tokens"), postings
-    )
+    for tenant, written in sorted(postings.items()):
+        write_segment(connection, tables, tenant, written)
+        merge_segments(connection, tables, tenant)
     if model is not None and vectors:
         with connection.raw() as raw:
             copy_vector_rows(raw, model.table, vectors)
@@ -174,7 +170,7 @@ def delete_rows(
     )
     if model is not None:
         connection.execute(f"DELETE FROM {model.table} WHERE doc_key = ANY(?)", (list(doc_keys),))
-    for table in (postings_table(tables), tables.chunks, tables.document_roles, tables.documents):
+    for table in (tables.chunks, tables.document_roles, tables.documents):  # postings: see .segments
         connection.execute(f"DELETE FROM {table} WHERE doc_key = ANY(?)", (list(doc_keys),))
     return removed
 

@@ -139,9 +139,7 @@ class ResidentDense:
             state.matrices[view.tenant] = matrix
         return state.matrices[view.tenant]
 
-    def _quantized(
-        self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]
-    ) -> QuantizedRows:
+    def _quantized(self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]) -> QuantizedRows:
         """The tenant matrix's sign bits (no int8 codes: rescoring reads the floats), once per generation."""
         found = state.quantized.get(tenant)
         if found is None:

@@ -15,11 +15,12 @@ Each version has:
 - one sqlite-vec vec0 table per embedding model, tenant as partition key,
   status and doc key as metadata (:mod:`veracity.index.sqlite.vectors`).
 
-Reading: BM25 scores are computed from FTS5 postings with the in-memory
-index's formula (equal scores). Dense search is the plans of
-:mod:`veracity.index.sqlite.resident` (exact, sign-bit pre-selection, or the
-approximate index of :mod:`veracity.index.sqlite.approximate`, each rescored
-exactly); only eligible rows are ever ranked or returned.
+Reading: BM25 is the plan of :mod:`veracity.index.sqlite.bm25_plan` (shared with
+PostgreSQL) over FTS5 postings, with the in-memory index's formula (equal
+scores). Dense search is the plans of :mod:`veracity.index.sqlite.resident`
+(exact, sign-bit pre-selection, or the approximate index of
+:mod:`veracity.index.sqlite.approximate`, each rescored exactly); only eligible
+rows are ever ranked or returned.
 
 The eligibility step runs in SQL (:mod:`veracity.index.sqlite.eligibility`): one
 query gives every document of the tenant its primary exclusion reason, and the
@@ -37,11 +38,6 @@ import threading
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from operator import itemgetter
-from typing import Final
-
-import numpy as np
-import numpy.typing as npt
 
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
@@ -52,10 +48,11 @@ from ..dense import Embedder
 from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
+from .bm25_plan import PostingsBM25
 from .eligibility import EligibilityStep
-from .entry import Among, Frequencies, Hits, SearchEntry, best_first
+from .entry import SearchEntry
 from .filter import eligible_keys
-from .fts import Postings, bm25_scores, posting_positions, read_postings, with_positions
+from .fts import Postings, read_postings
 from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_embedder_fits
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
@@ -66,15 +63,11 @@ from .views import (
     TenantView,
     VersionedReads,
     load_doc_keys,
-    load_tenant_view,
 )
 from .writer import VectorModel, read_vector_model
 
 __all__ = ["SQL_FETCH_COST_RATIO", "DenseMode", "IndexStats", "SQLiteSearchIndex", "SyncReport"]
 
-POSTINGS_CACHE_ENTRIES: Final = 2_000_000
-"""Postings (chunk key + term frequency) kept in memory per index generation (~32 MB); FTS5 is
-read again for terms not kept. Frequent terms are the costly ones to read and the ones queries repeat."""
 
 @dataclass(frozen=True, slots=True)
 class IndexStats:
@@ -90,7 +83,9 @@ class IndexStats:
     dim: int | None
 
 
-class SQLiteSearchIndex(SearchEntry, ResidentDense, ApproximateDense, VersionedReads, IndexWriter):
+class SQLiteSearchIndex(
+    SearchEntry, PostingsBM25, ResidentDense, ApproximateDense, VersionedReads, IndexWriter
+):
     """The search index stored next to the catalog in one SQLite file."""
 
     def __init__(
@@ -192,99 +187,11 @@ class SQLiteSearchIndex(SearchEntry, ResidentDense, ApproximateDense, VersionedR
             state.doc_keys = load_doc_keys(self._conn, state.tables)
         return state.doc_keys
 
-    def _postings(self, state: IndexState, view: TenantView, tokens: Sequence[str]) -> list[Postings]:
-        """Postings of the distinct ``tokens`` (sorted), cached per generation up to a size bound."""
-        cache = state.postings
-        missing = sorted({t for t in tokens if (view.tenant, t) not in cache})
-        state.postings_hits += len(set(tokens)) - len(missing)
-        for found in read_postings(self._conn, view.fts_table, missing):
-            found = with_positions(found, view.keys)  # once per generation, not per query
-            if state.postings_size + found.keys.size > POSTINGS_CACHE_ENTRIES:
-                cache.clear()
-                state.postings_size = 0
-            cache[(view.tenant, found.term)] = found
-            state.postings_size += found.keys.size
-        state.postings_reads += len(missing)
-        return [cache[(view.tenant, t)] for t in sorted(set(tokens)) if (view.tenant, t) in cache]
-
-    def _tenant(self, state: IndexState, tenant: str) -> TenantView | None:
-        if tenant not in state.tenants:
-            state.tenants[tenant] = load_tenant_view(self._conn, state.tables, tenant)
-        return state.tenants[tenant]
-
-    def _allowed(
-        self, state: IndexState, view: TenantView, eligible: Collection[str]
-    ) -> npt.NDArray[np.bool_]:
-        cached = state.eligible
-        if cached is not None and cached[2] == view.tenant and cached[0] == eligible:
-            return cached[1]
-        doc_keys = self._doc_keys(state)
-        ids = list(eligible)
-        found: Sequence[int]
-        try:  # one C-level lookup for the common case where every id is indexed
-            found = itemgetter(*ids)(doc_keys) if len(ids) > 1 else [doc_keys[d] for d in ids]
-        except KeyError:
-            found = [doc_keys[d] for d in ids if d in doc_keys]
-        keys = np.asarray(found, dtype=np.int64)
-        limit = int(max(view.doc_keys.max(initial=0), keys.max(initial=0))) + 1
-        documents = np.zeros(limit, dtype=bool)
-        documents[keys] = True
-        mask = documents[view.doc_keys]
-        state.eligible = (frozenset(eligible), mask, view.tenant)
-        return mask
-
-    def _eligible_rows(
-        self, state: IndexState, among: Among
-    ) -> tuple[TenantView, npt.NDArray[np.bool_]] | None:
-        """The tenant's chunks and which of them are eligible; ``None`` when none is."""
-        view = self._tenant(state, among.tenant)
-        if view is None or view.keys.size == 0:
-            return None
-        allowed = self._allowed(state, view, among.eligible_document_ids)
-        return (view, allowed) if allowed.any() else None
-
-    def _top(
-        self, view: TenantView, positions: npt.NDArray[np.intp], scores: npt.NDArray[np.floating], k: int
-    ) -> list[tuple[str, float]]:
-        """Best ``k`` by score, ties by chunk id (every boundary tie is kept before the cut)."""
-        if positions.size > k:
-            cut = positions.size - k
-            kth = np.partition(scores, cut)[cut]
-            keep = scores >= kth
-            positions, scores = positions[keep], scores[keep]
-        ids = view.chunk_ids
-        return best_first([ids[p] for p in positions.tolist()], scores.tolist(), k)
+    def _read_postings(self, state: IndexState, view: TenantView, terms: Sequence[str]) -> list[Postings]:
+        """The terms' postings from the tenant's FTS5 table (for :class:`.bm25_plan.PostingsBM25`)."""
+        return read_postings(self._conn, view.fts_table, terms)
 
     # -- SearchBackend -----------------------------------------------------------
-
-    def _lexical(self, state: IndexState, among: Among, query_tokens: Sequence[str], k: int) -> Hits:
-        """BM25 over the tenant's FTS5 postings, for :meth:`.entry.SearchEntry.lexical_search`."""
-        found = self._eligible_rows(state, among)
-        if found is None:
-            return []
-        view, allowed = found
-        positions, scores = bm25_scores(
-            self._postings(state, view, query_tokens),
-            query_tokens,
-            keys=view.keys,
-            lengths=view.lengths,
-            allowed=allowed,
-            k1=self.k1,
-            b=self.b,
-        )
-        keep = scores > 0
-        return self._top(view, positions[keep], scores[keep], k)
-
-    def _frequencies(self, state: IndexState, among: Among, terms: Sequence[str]) -> Frequencies:
-        """Counts from the tenant's postings, for :meth:`.entry.SearchEntry.document_frequencies`."""
-        found = dict.fromkeys(terms, 0)
-        eligible = self._eligible_rows(state, among)
-        if eligible is None:
-            return 0, found
-        view, allowed = eligible
-        for posting in self._postings(state, view, list(terms)):
-            found[posting.term] = int(allowed[posting_positions(posting, view.keys)].sum())
-        return int(allowed.sum()), found
 
     # -- governance filter in SQL ------------------------------------------------------
 

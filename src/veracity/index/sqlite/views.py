@@ -130,7 +130,9 @@ def load_tenant_view(connection: apsw.Connection, tables: IndexTables, tenant: s
     ).fetchone()
     if row is None:
         return None
-    tenant_key, fts_table = int(row[0]), check_fts_name(str(row[1]))
+    tenant_key, fts_table = int(row[0]), str(row[1])
+    if fts_table:  # spliced into SQL later; PostgreSQL's postings have no table per tenant ('')
+        check_fts_name(fts_table)
     rows = connection.execute(
         f"SELECT chunk_key, doc_key, n_tokens, chunk_id FROM {tables.chunks} "
         "WHERE tenant_key = ? ORDER BY chunk_key",

@@ -18,6 +18,7 @@ from veracity.catalog.postgres.migrations import migrate
 from veracity.catalog.postgres.store import PostgresStore
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.postgres.search import PostgresSearchIndex
+from veracity.index.sqlite.resident import DenseMode
 from veracity.text.tokens import tokenize
 
 QUERIES = ("SAML 日志 证书 配置 重试 OIDC", "3.2 版本 升级", "E1042 证书")
@@ -31,8 +32,8 @@ def _results(index: PostgresSearchIndex, items, embedder) -> list[object]:
             found.append(index.lexical_search(tenant, tokenize(text), k=20, eligible_document_ids=eligible))
             found.append(index.document_frequencies(tenant, tokenize(text), eligible_document_ids=eligible))
             vector = embedder.embed_batch([text], kind="query")[0]
-            for threshold in (10**9, 0):  # the exact plan, then the sign-bits plan
-                index.exact_max = threshold
+            for threshold in (10**9, 0):  # the database's exact plan, then its sign-bits plan
+                index.dense_mode, index.exact_max = DenseMode.SQL, threshold
                 found.append(
                     index.dense_search(
                         tenant, vector, k=5, eligible_document_ids=eligible, model_id=embedder.model_id

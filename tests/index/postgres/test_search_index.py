@@ -1,4 +1,4 @@
-"""PostgresSearchIndex: the SearchBackend contract (exact and HNSW dense paths) and parity with SQLite."""
+"""PostgresSearchIndex: the SearchBackend contract (resident, SQL and sign-bit dense), parity with SQLite."""
 
 from __future__ import annotations
 
@@ -29,6 +29,9 @@ def postgres_index(url: str, items: Items, embedder, **options) -> PostgresSearc
 
 
 class TestPostgresContract(BackendContract):
+    """The default: dense search on the tenant's matrix held in memory (SQLite's resident plans)."""
+
+    dense_mode = "resident"
     exact_max: int | None = None
 
     @pytest.fixture(autouse=True)
@@ -36,15 +39,22 @@ class TestPostgresContract(BackendContract):
         self.make_database = pg_databases
 
     def make_backend(self, items, embedder):
-        index = postgres_index(self.make_database(), items, embedder)
+        index = postgres_index(self.make_database(), items, embedder, dense_mode=self.dense_mode)
         if self.exact_max is not None:
             index.exact_max = self.exact_max
         return index
 
 
-class TestPostgresSignBitsContract(TestPostgresContract):
-    """Dense search ranked by sign bits first instead of the exact scan."""
+class TestPostgresSqlContract(TestPostgresContract):
+    """Dense search in the database, every eligible vector's exact cosine."""
 
+    dense_mode = "sql"
+
+
+class TestPostgresSignBitsContract(TestPostgresContract):
+    """Dense search in the database, ranked by sign bits first instead of the exact scan."""
+
+    dense_mode = "sql"
     exact_max = 0
 
     def test_the_sign_bits_plan_was_used(self, setup) -> None:
@@ -64,6 +74,7 @@ def test_scores_equal_the_sqlite_index(pg_url) -> None:
     embedder = FakeEmbedder(dim=64)
     items = corpus(extra_b=5)
     postgres, sqlite = postgres_index(pg_url, items, embedder), sqlite_index(items, embedder)
+    in_database = PostgresSearchIndex(postgres.store, dense_mode="sql")
     for tenant in ("acme", "beta"):
         eligible = ids_of(items, tenant)
         for text in ("SAML 日志 证书 配置 重试 OIDC", "3.2 版本 升级", "E1042 证书"):
@@ -74,6 +85,7 @@ def test_scores_equal_the_sqlite_index(pg_url) -> None:
             assert [round(s, 9) for _, s in a] == [round(s, 9) for _, s in b]
             vector = embedder.embed_batch([text], kind="query")[0]
             options = {"k": 20, "eligible_document_ids": eligible, "model_id": embedder.model_id}
-            assert postgres.dense_search(tenant, vector, **options) == sqlite.dense_search(
-                tenant, vector, **options
-            )
+            expected = sqlite.dense_search(tenant, vector, **options)
+            assert postgres.dense_search(tenant, vector, **options) == expected
+            assert postgres.last_dense_plan == "resident-exact"
+            assert in_database.dense_search(tenant, vector, **options) == expected

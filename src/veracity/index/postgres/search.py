@@ -10,14 +10,20 @@ what differs is where scores are computed:
   primary key, :mod:`.segments`) and kept in memory; each query scores in numpy
   with statistics over its eligible chunks only, so scores and ties equal
   SQLite's and a chunk the asker may not see changes none of the asker's scores.
-- **Dense**: eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
+- **Dense**, ``DenseMode.RESIDENT`` (default): SQLite's resident plans
+  (:mod:`..sqlite.resident`): the tenant's vectors are read once per index
+  generation (4 × dim bytes a chunk held by each process that serves the
+  tenant) and the eligible rows scored in numpy, exactly or sign bits first.
+- **Dense**, ``DenseMode.SQL`` (a process that should hold no matrices): in the
+  database, eligible sets up to :data:`EXACT_MAX_CHUNKS` chunks are ranked
   exactly by pgvector's cosine distance; in larger ones the eligible rows are
   ranked by the Hamming distance of their stored sign bits to the query's, and
   the best ``max(`` ``DEFAULT_OVERSAMPLE`` × ``k``, ``MIN_CANDIDATES`` ``)`` (:mod:`..quantized`)
   are ranked again by cosine (SQLite's quantized plan, the same constants).
-  Either way the final candidates' stored vectors are scored again in numpy
-  (float32, as the SQLite index does), so both backends give the same scores and
-  the same ties.
+  The final candidates' stored vectors are scored again in numpy (float32, as
+  the SQLite index does).
+
+Either way both backends give the same scores and the same ties.
 """
 
 from __future__ import annotations
@@ -27,16 +33,19 @@ from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import numpy as np
+import numpy.typing as npt
+
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
-from ...model.contracts import Chunk, Principal
+from ...model.contracts import Chunk, Principal, parse_enum
 from ..dense import Embedder
-from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES
+from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from ..sqlite.bm25_plan import PostingsBM25
-from ..sqlite.entry import Among, Hits, SearchEntry, Vector, best_first
+from ..sqlite.entry import Hits, SearchEntry, Vector
 from ..sqlite.filter import eligible_sql
 from ..sqlite.fts import Postings
-from ..sqlite.resident import check_embedder_fits
+from ..sqlite.resident import DenseMode, ResidentDense, check_embedder_fits
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
@@ -73,13 +82,20 @@ class PostgresIndexSQL(IndexSQL):
     reusable_vectors = staticmethod(writer.reusable_vectors)
 
 
-class PostgresSearchIndex(SearchEntry, PostingsBM25, VersionedReads, IndexWriter):
+class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one PostgreSQL database."""
 
     _sql = PostgresIndexSQL
 
     def __init__(
-        self, store: PostgresStore, *, version: int | None = None, k1: float = 1.2, b: float = 0.75, **_: Any
+        self,
+        store: PostgresStore,
+        *,
+        version: int | None = None,
+        dense_mode: DenseMode | str = DenseMode.RESIDENT,
+        k1: float = 1.2,
+        b: float = 0.75,
+        **_: Any,
     ) -> None:
         """Use the index of ``store``'s database: the published version, or ``version`` when given."""
         self._store = store  # type: ignore[assignment]
@@ -90,10 +106,12 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, VersionedReads, IndexWriter
         self._lock = threading.RLock()
         self._cache: IndexState | None = None
         self._scoped: dict[str, IndexState] = {}
-        self._counts: tuple[int, str | None, dict[int, tuple[int, int]]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
-        self.exact_max = EXACT_MAX_CHUNKS
+        self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
+        self.exact_max = EXACT_MAX_CHUNKS  # DenseMode.SQL's choice of plan
+        self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
         self.oversample, self.min_candidates = DEFAULT_OVERSAMPLE, MIN_CANDIDATES  # SQLite's quantized plan
+        self.sql_exact_max: int | None = None
         self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------------------
@@ -186,41 +204,39 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, VersionedReads, IndexWriter
         with self._pg.raw() as raw:
             return list(read_segment_postings(raw, state.tables, view.tenant, terms, view.keys))
 
-    def _eligible_counts(self, state: IndexState, doc_keys: Sequence[int]) -> tuple[int, int]:
-        """Chunks and tokens of the eligible documents (per-document counts cached per generation),
-        which choose the dense plan without reading the tenant's chunks."""
-        scope = self._scope()
-        cached = self._counts
-        if cached is None or cached[:2] != (state.generation, scope):
-            rows = self._conn.execute(f"SELECT doc_key, n_chunks, n_tokens FROM {state.tables.documents}")
-            self._counts = cached = (state.generation, scope, {int(k): (int(c), int(t)) for k, c, t in rows})
-        counts = cached[2]
-        chunks = tokens = 0
-        for key in doc_keys:
-            found = counts.get(key)
-            if found is not None:
-                chunks, tokens = chunks + found[0], tokens + found[1]
-        return chunks, tokens
+    # -- dense: ResidentDense's plans, with PostgreSQL's reads -----------------------------
 
-    # -- SearchBackend -----------------------------------------------------------------------
-
-    def _dense(self, state: IndexState, among: Among, model: VectorModel, query: Vector, k: int) -> Hits:
-        """The plans of the module docstring, for :meth:`..sqlite.entry.SearchEntry.dense_search`."""
-        tenant, eligible_document_ids = among
-        doc_keys = self._eligible_doc_keys(state, eligible_document_ids)
-        if not doc_keys:
-            return []
-        chunks, table = state.tables.chunks, model.table
-        eligible = "v.doc_tenant = %s AND v.doc_key = ANY(%s::bigint[])"
-        literal = vector_literal(query)
+    def _load_matrix(
+        self, view: TenantView, model: VectorModel
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        """The tenant's vectors, keys ascending (for :class:`~..sqlite.resident.ResidentDense`)."""
         with self._pg.raw() as raw:
-            if self._eligible_counts(state, doc_keys)[0] <= self.exact_max:
+            rows, matrix = fetch_vectors(
+                raw,
+                f"SELECT chunk_key, embedding FROM {model.table} WHERE doc_tenant = %s ORDER BY chunk_key",
+                (view.tenant,), model.dim,
+            )  # fmt: skip
+        return np.array([int(r[0]) for r in rows], dtype=np.int64), matrix
+
+    def _dense_ann(self, *_: object) -> None:
+        """No approximate index in PostgreSQL: the resident plans are exact or sign bits first."""
+        return None
+
+    def _dense_sql(
+        self, view: TenantView, model: VectorModel, query: Vector, positions: npt.NDArray[np.intp], k: int
+    ) -> Hits:
+        """``DenseMode.SQL``: the plans of the module docstring, computed in the database."""
+        table = model.table
+        eligible = "v.doc_tenant = %s AND v.doc_key = ANY(%s::bigint[])"
+        params = (view.tenant, np.unique(view.doc_keys[positions]).tolist(), vector_literal(query))
+        with self._pg.raw() as raw:
+            if positions.size <= self.exact_max:
                 self.last_dense_plan = "exact"
                 rows, matrix = fetch_vectors(
                     raw,
-                    f"SELECT c.chunk_id, v.embedding FROM {table} AS v JOIN {chunks} AS c USING (chunk_key) "
+                    f"SELECT v.chunk_key, v.embedding FROM {table} AS v "
                     f"WHERE {eligible} ORDER BY v.embedding <=> %s::vector LIMIT %s",
-                    (tenant, doc_keys, literal, EXACT_MARGIN * int(k)), model.dim,
+                    (*params, EXACT_MARGIN * int(k)), model.dim,
                 )  # fmt: skip
             else:
                 self.last_dense_plan = "sign-bits"
@@ -228,16 +244,16 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, VersionedReads, IndexWriter
                 query_bits = sign_bits_sql("%s::vector", model.dim)
                 rows, matrix = fetch_vectors(
                     raw,
-                    "SELECT c.chunk_id, v.embedding FROM (SELECT v.chunk_key, v.embedding "
+                    "SELECT v.chunk_key, v.embedding FROM (SELECT v.chunk_key, v.embedding "
                     f"FROM {table} AS v WHERE {eligible} "
                     f"ORDER BY v.bits <~> {query_bits}, v.chunk_key LIMIT %s) AS v "
-                    f"JOIN {chunks} AS c USING (chunk_key) ORDER BY v.embedding <=> %s::vector LIMIT %s",
-                    (tenant, doc_keys, literal, candidates, literal, EXACT_MARGIN * int(k)),
-                    model.dim,
+                    "ORDER BY v.embedding <=> %s::vector LIMIT %s",
+                    (*params, candidates, params[-1], EXACT_MARGIN * int(k)), model.dim,
                 )  # fmt: skip
         if not rows:
             return []
-        return best_first([str(r[0]) for r in rows], (matrix @ query).tolist(), k)
+        found = np.searchsorted(view.keys, np.array([int(r[0]) for r in rows], dtype=np.int64))
+        return self._top(view, found, matrix @ query, k)
 
     # -- governance filter in SQL ------------------------------------------------------------
 

@@ -127,7 +127,7 @@ class ResidentDense:
         self, state: IndexState, view: TenantView, model: VectorModel
     ) -> npt.NDArray[np.float32] | None:
         if view.tenant not in state.matrices:
-            loaded = load_partition(self._conn, model.table, view.tenant, model.dim)
+            loaded = self._load_matrix(view, model)
             matrix = None
             if loaded is not None:
                 keys, matrix = loaded
@@ -138,6 +138,15 @@ class ResidentDense:
                     )
             state.matrices[view.tenant] = matrix
         return state.matrices[view.tenant]
+
+    def _load_matrix(
+        self, view: TenantView, model: VectorModel
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        """The tenant's vectors as ``(keys ascending, matrix)``; ``None`` when they cannot be read whole.
+
+        SQLite reads the vec0 table's storage; PostgreSQL overrides it (and ``_dense_sql``).
+        """
+        return load_partition(self._conn, model.table, view.tenant, model.dim)
 
     def _quantized(self, state: IndexState, tenant: str, matrix: npt.NDArray[np.float32]) -> QuantizedRows:
         """The tenant matrix's sign bits (no int8 codes: rescoring reads the floats), once per generation."""

@@ -19,6 +19,9 @@ what serving needs, and every HTTP route is one call to it:
 Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
 the key's tenant: on PostgreSQL with a reader role (``VERACITY_READER_URL``)
 the database itself then returns that tenant's rows only (row-level security).
+A read replica that cannot be reached denies the request
+(:class:`~veracity.model.errors.ReplicaUnavailableError`, a catalog that is
+unavailable: an ask abstains, any other route answers 503).
 
 Answers and searches run on a pool of engines (:mod:`veracity.kb.sessions`,
 ``answer_sessions`` of them, each its own connection), so different
@@ -446,7 +449,8 @@ class Gateway:
         return self._verified[version]
 
     def readiness(self, *, detail: bool = True) -> dict[str, Any]:
-        """``ready`` when the catalog answers and the published index version is verified.
+        """``ready`` when the catalog answers, the published index version is verified and the
+        read replica (``--read-url``), when there is one, answers.
 
         ``detail=False`` (what an unauthenticated probe gets) keeps only each check's ``ok``.
         """
@@ -458,8 +462,19 @@ class Gateway:
             checks["index"] = {"ok": verified, "version": state.index_version, "detail": why}
         except UNREACHABLE as exc:
             checks["catalog"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
+        check_reader = getattr(self.side, "check_reader", None)  # PostgreSQL's reader URL
+        if check_reader is not None and getattr(self.side, "scoped_reads", False):
+            try:
+                check_reader()
+                checks["reader"] = {"ok": True}
+            except UNREACHABLE as exc:
+                checks["reader"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
         checks["dense"] = {"ok": self.embedder.available, "detail": "lexical fallback while unavailable"}
-        ready = bool(checks["catalog"]["ok"] and checks.get("index", {}).get("ok"))
+        ready = bool(
+            checks["catalog"]["ok"]
+            and checks.get("index", {}).get("ok")
+            and checks.get("reader", {"ok": True})["ok"]
+        )
         if not detail:
             checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
         return {"ready": ready, "checks": checks}

@@ -24,7 +24,8 @@ Every error says what was wrong, with the offending value, and what to do.
     │   │   ├── StoragePermissionError   permission denied
     │   │   └── CorruptStorageError      the file is damaged (integrity check failed, not a database)
     │   └── CatalogUnavailableError the catalog could not be read: answers are denied
-    │       └── ReplicaLagError  a read replica had not replayed the primary's writes in time
+    │       ├── ReplicaLagError  a read replica had not replayed the primary's writes in time
+    │       └── ReplicaUnavailableError the read replica (--read-url) cannot be reached
     ├── IndexError_              an index is missing, stale or built with another model
     │   ├── EmbedderMismatchError dimension or model id does not match the index
     │   └── DenseUnavailableError the embedder failed: answers fall back to the lexical channel
@@ -138,6 +139,12 @@ class CatalogUnavailableError(CatalogError):
 class ReplicaLagError(CatalogUnavailableError):
     """A read replica had not replayed what the primary had written when a read began, within the
     wait allowed (names both positions): the read is refused rather than served from the past."""
+
+
+class ReplicaUnavailableError(CatalogUnavailableError):
+    """The read replica (``--read-url``, ``VERACITY_READER_URL``) cannot be reached (names it, and the
+    driver's reason): reads for callers are refused (the service answers 503; an ask is denied)
+    rather than served from anywhere else."""
 
 
 class IndexError_(VeracityError):

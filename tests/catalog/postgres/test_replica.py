@@ -4,7 +4,8 @@ and a document withdrawn on the primary is never cited once the withdraw has ret
 One replica of the session's server for the module (``start_replica`` in a temporary
 folder); the knowledge base is one-paragraph documents, each with a question only it
 answers: one per try, and one for each other test, so no test depends on another's
-withdraws. The replica lag is printed (``-s`` shows it).
+withdraws. The replica lag is printed (``-s`` shows it). The test of a replica that is
+down stops it and starts it again on the same port.
 """
 
 from __future__ import annotations
@@ -18,11 +19,13 @@ import pytest
 from click.testing import CliRunner
 
 from veracity.catalog.postgres.server import EmbeddedServer
-from veracity.model.errors import ConfigError, ReplicaLagError
+from veracity.model.errors import ConfigError, ReplicaLagError, ReplicaUnavailableError
 
 TRIES = 100
 PAUSED = TRIES  # the document the lagging-replica test withdraws
 ASKED = TRIES + 1  # the one the command line asks
+DOWN = TRIES + 2  # the one asked while the replica is down
+DOCUMENTS = TRIES + 3
 TENANT = "acme"
 
 
@@ -58,7 +61,7 @@ def lockers(
         admin.execute(f'CREATE DATABASE "{name}"')
     url = pg_server.url(name)
     sources = tmp_path_factory.mktemp("lockers")
-    for i in range(TRIES + 2):
+    for i in range(DOCUMENTS):
         number = 4000 + i
         (sources / f"locker-{i:03d}.md").write_text(  # valid from a past moment: the service asks
             f"---\nvalid_from: 2026-01-01T00:00:00Z\n---\n\n"  # as of now to the minute
@@ -68,7 +71,7 @@ def lockers(
         )
     kb = open_local(url, embedder=FakeEmbedder())
     try:
-        assert len(kb.ingest(sources, tenant=TENANT, roles=("public",)).added) == TRIES + 2
+        assert len(kb.ingest(sources, tenant=TENANT, roles=("public",)).added) == DOCUMENTS
         operator = create_key(kb, tenant=TENANT, roles=("public",), operator=True, name="op").secret
     finally:
         kb.close()
@@ -168,6 +171,88 @@ def test_a_lagging_replica_is_refused_not_read(
             store.close()
     finally:
         _set_replay(replica, paused=False)
+        gateway.close()
+
+
+def test_a_replica_that_is_down_is_named_and_denies(
+    lockers: tuple[str, str, str],
+    replica: EmbeddedServer,
+    pg_server: EmbeddedServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The replica stopped under a running service: an ask abstains (nothing said unchecked),
+    other routes answer 503 naming the replica, /readyz is 503; the command line says so in one
+    line; a store opened now refuses at once. Started again, the same service answers again."""
+    import time
+
+    from fastapi.testclient import TestClient
+
+    from veracity.catalog.postgres.server import start_replica, stop_server
+    from veracity.catalog.postgres.store import PostgresStore
+    from veracity.catalog.scope import acting_for
+    from veracity.cli.main import main
+    from veracity.kb.gateway import Gateway
+    from veracity.service.app import create_app
+
+    url, read_url, operator = lockers
+    where = read_url.split("@", 1)[1]  # host:port/database of the replica
+    monkeypatch.setenv("VERACITY_READER_URL", read_url)
+    gateway = Gateway.open(url, embedder="fake")
+    client = TestClient(create_app(gateway))  # no lifespan: the gateway is closed below
+    bearer = {"Authorization": f"Bearer {operator}"}
+    question = _question(DOWN)
+    try:
+        caller = gateway.admit(operator)
+        stop_server(replica)
+        try:
+            served = gateway.ask(caller, question)
+            assert served.answer.status.value == "abstain" and not served.answer.citations
+            assert [d.value for d in served.degraded] == ["catalog_unavailable"]
+            asked = client.post("/v1/ask", json={"question": question}, headers=bearer)
+            assert asked.status_code == 200 and asked.json()["status"] == "abstain", asked.text
+            assert asked.json()["citations"] == [] and asked.json()["degraded"] == ["catalog_unavailable"]
+            for response in (
+                client.post("/v1/search", json={"query": question}, headers=bearer),
+                client.get("/v1/documents", headers=bearer),
+            ):
+                assert response.status_code == 503, response.text
+                body = response.json()
+                assert body["error"] == "ReplicaUnavailableError" and body["status"] == 503
+                assert "the read replica" in body["detail"] and "is unreachable" in body["detail"]
+                assert where in body["detail"]
+            assert client.get("/readyz").status_code == 503
+            reader = client.get("/v1/status", headers=bearer).json()["readiness"]["checks"]["reader"]
+            assert not reader["ok"] and "ReplicaUnavailableError: the read replica" in reader["detail"]
+            start = time.monotonic()
+            with pytest.raises(ReplicaUnavailableError, match="is unreachable"), acting_for(TENANT):
+                with gateway.side.read():  # type: ignore[attr-defined]
+                    pass
+            assert time.monotonic() - start < 2  # failed a moment ago: denied at once, not after 5 s
+            with pytest.raises(
+                ReplicaUnavailableError,
+                match=r"the read replica postgresql://\S+ \(--read-url, VERACITY_READER_URL\) is unreachable",
+            ):
+                PostgresStore(url, reader_url=read_url, pool_size=1)
+            result = CliRunner().invoke(
+                main,
+                ["ask", question, "--kb", url, "--tenant", TENANT, "--read-url", read_url],
+                env={"VERACITY_READER_URL": None},
+            )
+            assert result.exit_code == 1, result.output
+            assert "the read replica" in result.output and "is unreachable" in result.output
+            assert isinstance(result.exception, SystemExit) and "Traceback" not in result.output
+        finally:
+            start_replica(pg_server.data_dir, replica.data_dir, port=replica.port)
+        deadline = time.monotonic() + 60  # the pools reconnect in the background, backing off
+        while True:
+            served = gateway.ask(caller, question)
+            if not served.degraded or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert not served.degraded
+        assert [c.source_id for c in served.answer.citations] == [f"locker-{DOWN:03d}"]
+        assert client.get("/readyz").status_code == 200
+    finally:
         gateway.close()
 
 

@@ -13,7 +13,10 @@ roles (:class:`~veracity.catalog.queries.CatalogQueries`, through
   it reads as that role, so row-level security holds even where a query forgot
   its ``WHERE tenant = …``. When ``reader_url`` names a streaming replica, such a read
   first waits until the replica has replayed what the primary had flushed when the
-  read began (:mod:`.replay`), so a withdraw that has returned is never read past;
+  read began (:mod:`.replay`), so a withdraw that has returned is never read past.
+  A reader that cannot be reached
+  raises :class:`~veracity.model.errors.ReplicaUnavailableError` (a catalog that is
+  unavailable: the service denies), never a driver error;
 - the *writer lock* is a session advisory lock on a connection of its own:
   shared by every process on every machine that writes this database, and
   released by the server when its holder's connection dies (``kill -9``
@@ -30,7 +33,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Final
 
-from ...model.errors import CatalogUnavailableError, WriterBusyError
+from ...model.errors import CatalogUnavailableError, ReplicaUnavailableError, WriterBusyError
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
 from ..queries import CatalogQueries, now_text
 from ..scope import current_tenant
@@ -43,6 +46,10 @@ __all__ = ["WRITER_LOCK", "PostgresStore"]
 
 WRITER_LOCK: Final = 7_303_011_002
 """Advisory lock key of the writer lock (one knowledge base per database)."""
+
+RECHECK_WAIT_S: Final = 0.1
+"""How long a read waits for a reader connection while the reader failed less than
+``replica_wait_s`` ago: a replica that is down denies at once, not after the whole wait each time."""
 
 
 class _Bound(threading.local):
@@ -80,13 +87,12 @@ class PostgresStore(CatalogQueries):
         self.writer_wait: Wait = writer_wait
         self.on_wait = on_wait
         self._pool = make_pool(url, max_size=pool_size)
-        self._reader_pool = make_pool(reader_url, max_size=pool_size) if reader_url else None
-        self.scoped_reads = self._reader_pool is not None
-        """True when tenant-scoped reads go through the reader role (row-level security applies)."""
         self.replica_wait_s = replica_wait_s
         self._reader_path = display_url(reader_url) if reader_url else ""
         self.reads_replica = False
         """True when tenant-scoped reads go to a streaming replica (each waits for its replay first)."""
+        self._reader_pool: Any = None
+        self._reader_failed = -float("inf")  # time.monotonic() of the reader's last failure
         self._bound = _Bound()
         self._writer_lock = threading.Condition(threading.RLock())
         self._writer_owner: int | None = None
@@ -94,9 +100,8 @@ class PostgresStore(CatalogQueries):
         self._writer_connection: Any = None
         self.connection = PgConnection(lambda: self._bound.connection, self._pool.connection)
         try:
-            if self._reader_pool is not None:
-                with self._reader_pool.connection() as reader:
-                    self.reads_replica = is_replica(reader)
+            if reader_url:
+                self._open_reader(reader_url, pool_size)
             with self._pool.connection() as raw:
                 if pending_migrations(PgConnection(lambda: raw, self._pool.connection)):
                     with self.writer("migrate"):
@@ -104,6 +109,40 @@ class PostgresStore(CatalogQueries):
         except BaseException:
             self.close()
             raise
+
+    @property
+    def scoped_reads(self) -> bool:
+        """True when tenant-scoped reads go through the reader role (row-level security applies)."""
+        return self._reader_pool is not None
+
+    def _open_reader(self, reader_url: str, pool_size: int | None) -> None:
+        """Whether the reader reads a replica, then its pool; ``ReplicaUnavailableError`` at once
+        (with the driver's reason) when it cannot be reached, not after the pool's 30 s of retries."""
+        import psycopg
+
+        try:
+            timeout = max(2, round(self.replica_wait_s))  # libpq's least connect_timeout
+            with psycopg.connect(reader_url, autocommit=True, connect_timeout=timeout) as reader:
+                self.reads_replica = is_replica(reader)
+        except psycopg.OperationalError as exc:
+            raise self._reader_unreachable(exc) from exc
+        try:
+            self._reader_pool = make_pool(reader_url, max_size=pool_size)
+        except CatalogUnavailableError as exc:
+            raise self._reader_unreachable(exc.__cause__ or exc) from exc
+
+    def _reader_unreachable(self, cause: BaseException) -> ReplicaUnavailableError:
+        """The error of a read whose reader (``reader_url``) cannot be reached, naming it and why."""
+        self._reader_failed = time.monotonic()
+        known_primary = self._reader_pool is not None and not self.reads_replica  # a reader role's
+        what = "the reader database" if known_primary else "the read replica"
+        reason = " ".join(str(cause).split()) or type(cause).__name__
+        return ReplicaUnavailableError(
+            f"{what} {self._reader_path} (--read-url, VERACITY_READER_URL) is unreachable: reads for "
+            "callers are refused rather than served without it. Start it again (veracity pg replica "
+            "PRIMARY_DIR REPLICA_DIR for the embedded one), or serve without --read-url to read the "
+            f"primary. The driver said: {reason}"
+        )
 
     def close(self) -> None:
         """Close every pooled connection; the store is unusable afterwards."""
@@ -230,31 +269,120 @@ class PostgresStore(CatalogQueries):
             yield
             return
         tenant = current_tenant()
-        pool = self._reader_pool if (self._reader_pool is not None and tenant is not None) else self._pool
-        with pool.connection() as raw:
-            if self.reads_replica and pool is self._reader_pool:
-                self._catch_up(raw)  # before the snapshot, which then holds every returned write
-            raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            bound.connection = raw
+        if self._reader_pool is None or tenant is None:
+            with self._pool.connection() as raw:
+                self._begin(raw, tenant)
+                bound.connection = raw
+                try:
+                    yield
+                finally:
+                    bound.connection = None
+                    raw.execute("COMMIT")
+            return
+        with self._reader_block(tenant):
+            yield
+
+    @staticmethod
+    def _begin(raw: Any, tenant: str | None) -> None:
+        raw.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        if tenant is not None:
+            raw.execute("SELECT set_config(%s, %s, true)", (TENANT_SETTING, tenant))
+
+    @contextmanager
+    def _reader_block(self, tenant: str) -> Iterator[None]:
+        """A read block on the reader's connection, after the replica caught up; the reader's
+        connection failures (a replica down) as ``ReplicaUnavailableError``."""
+        import psycopg
+
+        pool, bound = self._reader_pool, self._bound
+        raw = self._reader_begin(tenant)
+        bound.connection = raw
+        try:
+            yield
+        except psycopg.OperationalError as exc:
+            if raw.broken:  # the reader's own connection failed (another pool's error stays itself)
+                raise self._reader_unreachable(exc) from exc
+            raise
+        finally:
+            bound.connection = None
             try:
-                if tenant is not None:
-                    raw.execute("SELECT set_config(%s, %s, true)", (TENANT_SETTING, tenant))
-                yield
+                if not raw.broken:
+                    raw.execute("COMMIT")
+            except psycopg.OperationalError as exc:
+                raise self._reader_unreachable(exc) from exc
             finally:
-                bound.connection = None
-                raw.execute("COMMIT")
+                pool.putconn(raw)  # a broken connection is discarded, and replaced in the background
+
+    def _reader_begin(self, tenant: str) -> Any:
+        """A reader connection in its snapshot (on a replica, taken after it caught up).
+
+        A pooled connection that fails before anything is read (the replica was restarted:
+        every idle connection is dead) is tried once more after the pool dropped the dead
+        ones; a replica that is down fails within ``replica_wait_s``, not the pool's 30 s.
+        """
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        pool = self._reader_pool
+        for attempt in (1, 2):
+            try:
+                raw = pool.getconn(timeout=self._reader_timeout())
+            except PoolTimeout as exc:
+                raise self._reader_unreachable(exc) from exc
+            try:
+                if self.reads_replica:
+                    self._catch_up(raw)  # before the snapshot, which then holds every returned write
+                self._begin(raw, tenant)
+                return raw
+            except psycopg.OperationalError as exc:
+                broken = raw.broken
+                pool.putconn(raw)
+                if not broken:
+                    raise
+                if attempt == 2:
+                    raise self._reader_unreachable(exc) from exc
+                pool.check()  # drop the other dead connections before the second try
+            except BaseException:
+                pool.putconn(raw)
+                raise
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _reader_timeout(self) -> float | None:
+        """How long to wait for a reader connection: on a replica ``replica_wait_s``, or only
+        :data:`RECHECK_WAIT_S` while its last failure is that recent; else the pool's own."""
+        if not self.reads_replica:
+            return None
+        recent = time.monotonic() - self._reader_failed < self.replica_wait_s
+        return RECHECK_WAIT_S if recent else self.replica_wait_s
+
+    def check_reader(self) -> None:
+        """``ReplicaUnavailableError`` unless the reader (``reader_url``) answers now; nothing without one."""
+        if self._reader_pool is None:
+            return
+        import psycopg
+        from psycopg_pool import PoolTimeout
+
+        try:
+            with self._reader_pool.connection(timeout=self._reader_timeout()) as raw:
+                raw.execute("SELECT 1")
+        except (psycopg.OperationalError, PoolTimeout) as exc:
+            raise self._reader_unreachable(exc) from exc
 
     def _catch_up(self, replica: Any) -> None:
         """Wait until ``replica`` has replayed what the primary has flushed now (see :mod:`.replay`)."""
+        position = self._primary_position()
+        wait_for_replay(replica, position, timeout_s=self.replica_wait_s, where=self._reader_path)
+
+    def _primary_position(self) -> str:
+        """The primary's flushed WAL position (see :mod:`.replay`)."""
         import psycopg
         from psycopg_pool import PoolTimeout
 
         try:
             with self._pool.connection() as primary:
-                position = primary_position(primary)
+                return primary_position(primary)
         except (psycopg.Error, PoolTimeout) as exc:
             raise CatalogUnavailableError(f"cannot reach the primary {self.path}: {exc}") from exc
-        wait_for_replay(replica, position, timeout_s=self.replica_wait_s, where=self._reader_path)
 
     def check_integrity(self) -> list[str]:
         """Problems found in the catalog (PostgreSQL checks its own pages; this checks the schema)."""

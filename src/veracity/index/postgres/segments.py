@@ -15,8 +15,10 @@ and keys are never reused: :func:`next_chunk_key`).
 from __future__ import annotations
 
 import math
-from collections import Counter
+import struct
+from collections import defaultdict
 from collections.abc import Iterator, Mapping, Sequence
+from itertools import count
 from typing import Any, Final
 
 import numpy as np
@@ -27,6 +29,7 @@ from psycopg.pq import Format
 from ..sqlite.fts import Postings
 from ..sqlite.tables import IndexTables
 from .tables import postings_table, segments_table
+from .vectors import BINARY_COPY_HEADER, BINARY_COPY_TRAILER, binary_text_field
 
 __all__ = [
     "MERGE_FACTOR",
@@ -69,20 +72,50 @@ def write_segment(
     """One new segment of ``tenant``: the postings of ``chunks`` (``(chunk_key, tokens)``, keys ascending)."""
     if not chunks:
         return
-    by_term: dict[str, tuple[list[int], list[int]]] = {}
-    for chunk_key, tokens in chunks:
-        for term, tf in Counter(tokens).items():
-            found = by_term.get(term)
-            if found is None:
-                by_term[term] = found = ([], [])
-            found[0].append(chunk_key)
-            found[1].append(tf)
     segment = _new_segment(connection, tables, tenant, len(chunks), chunks[0][0], chunks[-1][0])
-    connection.copy_rows(
-        postings_table(tables),
-        ("doc_tenant", "term", "segment", "keys", "tfs"),
-        ((tenant, term, segment, keys, tfs) for term, (keys, tfs) in sorted(by_term.items())),
+    statement = (
+        f"COPY {postings_table(tables)} (doc_tenant, term, segment, keys, tfs) FROM STDIN (FORMAT binary)"
     )
+    data = segment_copy_rows(tenant, segment, chunks)
+    with connection.raw() as raw, raw.cursor() as cursor, cursor.copy(statement) as copy:
+        copy.write(data)
+
+
+def segment_copy_rows(tenant: str, segment: int, chunks: Sequence[tuple[int, Sequence[str]]]) -> bytes:
+    """The binary ``COPY`` data of one segment: a row per term, chunk keys ascending with their counts.
+
+    Counted in numpy (a batch's terms mostly hold a few chunks each, so per-term Python work is what
+    costs): each token gets its term's number, (term, chunk) pairs are counted once sorted, and each
+    row's arrays are slices of two buffers encoded at once.
+    """
+    numbers: defaultdict[str, int] = defaultdict(count().__next__)  # term -> number, first seen first
+    flat: list[int] = []
+    for _, tokens in chunks:
+        flat.extend(map(numbers.__getitem__, tokens))
+    size = len(chunks)
+    positions = np.repeat(np.arange(size, dtype=np.int64), [len(tokens) for _, tokens in chunks])
+    pairs, frequencies = np.unique(np.asarray(flat, dtype=np.int64) * size + positions, return_counts=True)
+    term_of, chunk_of = np.divmod(pairs, size)
+    keys = np.empty(pairs.size, dtype=[("length", ">i4"), ("value", ">i8")])
+    keys["length"], keys["value"] = 8, np.asarray([key for key, _ in chunks], dtype=np.int64)[chunk_of]
+    tfs = np.empty(pairs.size, dtype=[("length", ">i4"), ("value", ">i4")])
+    tfs["length"], tfs["value"] = 4, frequencies
+    key_bytes, tf_bytes = keys.tobytes(), tfs.tobytes()
+    first = np.flatnonzero(np.concatenate(([True], term_of[1:] != term_of[:-1])))
+    starts, terms = first.tolist(), [*numbers]
+    names = [terms[t] for t in term_of[first].tolist()]
+    prefix = struct.pack(">h", 5) + binary_text_field(tenant)
+    number = struct.pack(">iq", 8, segment)
+    rows = [BINARY_COPY_HEADER]
+    for name, start, end in zip(names, starts, [*starts[1:], pairs.size], strict=True):
+        n = end - start
+        rows.append(
+            prefix + binary_text_field(name) + number
+            + struct.pack(">6i", 20 + 12 * n, 1, 0, 20, n, 1) + key_bytes[12 * start : 12 * end]
+            + struct.pack(">6i", 20 + 8 * n, 1, 0, 23, n, 1) + tf_bytes[8 * start : 8 * end]
+        )  # fmt: skip
+    rows.append(BINARY_COPY_TRAILER)
+    return b"".join(rows)
 
 
 def _new_segment(

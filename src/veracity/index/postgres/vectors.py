@@ -16,10 +16,17 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["copy_vector_rows", "fetch_vectors", "vector_literal"]
+__all__ = [
+    "BINARY_COPY_HEADER",
+    "BINARY_COPY_TRAILER",
+    "binary_text_field",
+    "copy_vector_rows",
+    "fetch_vectors",
+    "vector_literal",
+]
 
-_COPY_HEADER: Final = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
-_COPY_TRAILER: Final = struct.pack(">h", -1)
+BINARY_COPY_HEADER: Final = b"PGCOPY\n\xff\r\n\x00" + struct.pack(">ii", 0, 0)
+BINARY_COPY_TRAILER: Final = struct.pack(">h", -1)
 
 
 def vector_literal(row: npt.NDArray[np.float32]) -> str:
@@ -49,7 +56,8 @@ def fetch_vectors(
     return [tuple(row[:-1]) for row in rows], matrix
 
 
-def _text_field(value: str) -> bytes:
+def binary_text_field(value: str) -> bytes:
+    """One text field of a binary ``COPY`` row: its UTF-8 length, then its bytes."""
     data = value.encode("utf-8")
     return struct.pack(">i", len(data)) + data
 
@@ -68,16 +76,16 @@ def copy_vector_rows(
         f"COPY {table} (chunk_key, doc_tenant, doc_key, status, bits, embedding) FROM STDIN (FORMAT binary)"
     )
     with raw.cursor() as cursor, cursor.copy(statement) as copy:
-        copy.write(_COPY_HEADER)
+        copy.write(BINARY_COPY_HEADER)
         for chunk_key, tenant, doc_key, status, vector in rows:
             values = np.asarray(vector, dtype=">f4")
             bits = np.packbits(values > 0).tobytes()
             copy.write(
-                struct.pack(">hiq", 6, 8, int(chunk_key)) + _text_field(tenant)
-                + struct.pack(">iq", 8, int(doc_key)) + _text_field(status)
+                struct.pack(">hiq", 6, 8, int(chunk_key)) + binary_text_field(tenant)
+                + struct.pack(">iq", 8, int(doc_key)) + binary_text_field(status)
                 + struct.pack(">ii", 4 + len(bits), values.size) + bits
                 + struct.pack(">ihh", 4 + 4 * values.size, values.size, 0) + values.tobytes()
             )  # fmt: skip
             count += 1
-        copy.write(_COPY_TRAILER)
+        copy.write(BINARY_COPY_TRAILER)
     return count

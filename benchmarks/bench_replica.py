@@ -26,6 +26,7 @@ import threading
 import time
 from typing import Any
 
+from veracity.catalog.postgres import store as store_module
 from veracity.catalog.postgres.replay import replication_lag
 from veracity.catalog.postgres.server import create_database, start_replica, start_server, stop_server
 from veracity.catalog.postgres.store import PostgresStore
@@ -64,10 +65,102 @@ def writing(url: str, stop: threading.Event) -> None:
             n += 1
 
 
+ASKER = "bench_asker"
+
+
+def question(i: int) -> str:
+    return f"What is the door code of locker {4000 + i}?"
+
+
+def knowledge_base(url: str, documents: int) -> str:
+    """``documents`` one-paragraph documents of tenant ``bench`` in ``url`` and a reader role; the
+    operator key."""
+    import psycopg
+
+    from veracity.index.embedders import FakeEmbedder
+    from veracity.kb.keys import create_key
+    from veracity.kb.local import open_local
+
+    sources = tempfile.mkdtemp(prefix="bench-lockers-")
+    for i in range(documents):
+        with open(os.path.join(sources, f"locker-{i:03d}.md"), "w", encoding="utf-8") as handle:
+            handle.write(
+                f"---\nvalid_from: 2026-01-01T00:00:00Z\n---\n\n# Locker {4000 + i}\n\n"
+                f"Locker {4000 + i} belongs to the finance team. "
+                f"The door code of locker {4000 + i} is {7000 + 3 * i}.\n"
+            )
+    kb = open_local(url, embedder=FakeEmbedder())
+    try:
+        kb.ingest(sources, tenant="bench", roles=("public",))
+        key = create_key(kb, tenant="bench", roles=("public",), operator=True, name="bench").secret
+    finally:
+        kb.close()
+    with psycopg.connect(url, autocommit=True) as owner:
+        owner.execute(f"CREATE ROLE {ASKER} LOGIN IN ROLE veracity_reader")
+    return key
+
+
+class Waits:
+    """Counts the primary's position reads and the replica polls (what a read on a replica waits)."""
+
+    def __init__(self) -> None:
+        self.positions = 0
+        self.polls = 0
+        self._position = store_module.primary_position
+        self._wait = store_module.wait_for_replay
+
+    def __enter__(self) -> Waits:
+        def position(connection: Any) -> str:
+            self.positions += 1
+            return self._position(connection)
+
+        def wait(connection: Any, position_: str, **options: Any) -> float:
+            self.polls += 1
+            return self._wait(connection, position_, **options)
+
+        store_module.primary_position = position  # type: ignore[assignment]
+        store_module.wait_for_replay = wait  # type: ignore[assignment]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        store_module.primary_position = self._position  # type: ignore[assignment]
+        store_module.wait_for_replay = self._wait  # type: ignore[assignment]
+
+
+def gateway_requests(url: str, reader_url: str, key: str, asks: int, first: int) -> dict[str, Any]:
+    """``asks`` asks and searches through a gateway reading ``reader_url``: times and waits each."""
+    from veracity.kb.gateway import Gateway
+
+    os.environ["VERACITY_READER_URL"] = reader_url
+    gateway = Gateway.open(url, embedder="fake")
+    try:
+        caller = gateway.admit(key)
+        gateway.ask(caller, question(first))  # warm: the index, the pools
+        gateway.search(caller, question(first))
+        result: dict[str, Any] = {}
+        for kind in ("ask", "search"):
+            times = []
+            with Waits() as waits:
+                for i in range(asks):
+                    start = time.perf_counter()
+                    if kind == "ask":
+                        served = gateway.ask(caller, question(first + 1 + i))  # a miss: its own question
+                        assert served.cache == "miss" and not served.degraded, served.degraded
+                    else:
+                        gateway.search(caller, question(first + 1 + i))
+                    times.append(time.perf_counter() - start)
+            result[kind] = (times, waits.positions / asks, waits.polls / asks)
+        return result
+    finally:
+        gateway.close()
+        del os.environ["VERACITY_READER_URL"]
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--writes", type=int, default=50, help="commits timed on their way to the replica")
     parser.add_argument("--reads", type=int, default=200, help="read blocks timed on each route")
+    parser.add_argument("--asks", type=int, default=100, help="asks (and searches) timed on each route")
     args = parser.parse_args(argv)
 
     primary = start_server(tempfile.mkdtemp(prefix="bench-primary-"))
@@ -77,6 +170,7 @@ def main(argv: list[str] | None = None) -> None:
         create_database(primary, "bench")
         url = primary.url("bench")
         PostgresStore(url, pool_size=1).close()  # the schema, before the copy
+        key = knowledge_base(url, 2 * args.asks + 2) if args.asks > 0 else ""
         start = time.perf_counter()
         replica = start_replica(primary.data_dir, tempfile.mkdtemp(prefix="bench-replica-"))
         seconds = time.perf_counter() - start
@@ -103,6 +197,18 @@ def main(argv: list[str] | None = None) -> None:
                 stop.set()
                 if busy:
                     writer.join()
+        if args.asks > 0:
+            for route, reader, first in (
+                ("replica (waits)", replica.url("bench", user=ASKER), 0),
+                ("primary", primary.url("bench", user=ASKER), args.asks + 1),
+            ):
+                for kind, (times, positions, polls) in gateway_requests(
+                    url, reader, key, args.asks, first
+                ).items():
+                    print(
+                        f"{kind:6s} (gateway), {route:15s}: {percentiles(times)}   primary positions "
+                        f"{positions:.1f} / request, replica polls {polls:.1f} / request   (load {load()})"
+                    )
     finally:
         for store in stores:
             store.close()

@@ -19,7 +19,9 @@ what serving needs, and every HTTP route is one call to it:
 Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
 the key's tenant: on PostgreSQL with a reader role (``VERACITY_READER_URL``)
 the database itself then returns that tenant's rows only (row-level security).
-A read replica that cannot be reached denies the request
+Each request is one :func:`~veracity.catalog.postgres.replay.replay_fence`: on a
+read replica its reads wait once for the primary's position, not once each; a
+replica that cannot be reached denies the request
 (:class:`~veracity.model.errors.ReplicaUnavailableError`, a catalog that is
 unavailable: an ask abstains, any other route answers 503).
 
@@ -45,11 +47,13 @@ import os
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
 from ..catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
+from ..catalog.postgres.replay import replay_fence
 from ..catalog.scope import acting_for
 from ..catalog.sources import source_path
 from ..catalog.store import DatabaseStore
@@ -109,6 +113,14 @@ class Caller:
     def operator(self) -> bool:
         """Whether the key may use operator actions."""
         return self.key.operator
+
+
+@contextmanager
+def _request(tenant: str) -> Iterator[None]:
+    """One request's reads: acting for ``tenant``, and on a read replica waiting for the primary's
+    position once for them all (:func:`~veracity.catalog.postgres.replay.replay_fence`)."""
+    with acting_for(tenant), replay_fence():
+        yield
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,7 +252,7 @@ class Gateway:
             raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
         principal = caller.principal
         hit = False
-        with noting() as notes, acting_for(principal.tenant):
+        with noting() as notes, _request(principal.tenant):
             try:
                 moment = self._moment(principal.tenant, as_of)
                 key = CacheKey.of(
@@ -319,7 +331,7 @@ class Gateway:
             raise ValidationError("the query is empty", field="query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         principal = caller.principal
-        with noting() as notes, self.sessions.session() as session, acting_for(principal.tenant):
+        with noting() as notes, self.sessions.session() as session, _request(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             retrieval = retrieve_or_degrade(
                 session.kb, session.lexical, self.embedder, principal, query, version, moment, top_k
@@ -342,7 +354,7 @@ class Gateway:
     def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
         """The documents ``caller`` may see (an operator: every one of its tenant)."""
         principal = caller.principal
-        with self._lock, acting_for(principal.tenant):
+        with self._lock, _request(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return visible_documents(
                 self.kb.engine.catalog,
@@ -355,7 +367,7 @@ class Gateway:
     def document(self, caller: Caller, id_or_source_id: str, *, as_of: Moment = None) -> dict[str, Any]:
         """One visible document with its chunks; ``NotFoundError`` for any other."""
         principal = caller.principal
-        with self._lock, acting_for(principal.tenant):
+        with self._lock, _request(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return document_view(
                 self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
@@ -368,7 +380,7 @@ class Gateway:
     ) -> dict[str, Any]:  # fmt: skip
         """A cited chunk in its visible document, the quote highlighted; ``NotFoundError`` otherwise."""
         principal = caller.principal
-        with self._lock, acting_for(principal.tenant):
+        with self._lock, _request(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             return chunk_context(
                 self.kb.engine.catalog, id_or_source_id, chunk_id, principal, moment,

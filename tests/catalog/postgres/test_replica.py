@@ -25,7 +25,8 @@ TRIES = 100
 PAUSED = TRIES  # the document the lagging-replica test withdraws
 ASKED = TRIES + 1  # the one the command line asks
 DOWN = TRIES + 2  # the one asked while the replica is down
-DOCUMENTS = TRIES + 3
+ONCE = TRIES + 3  # the one whose ask counts its waits
+DOCUMENTS = TRIES + 4
 TENANT = "acme"
 
 
@@ -172,6 +173,66 @@ def test_a_lagging_replica_is_refused_not_read(
     finally:
         _set_replay(replica, paused=False)
         gateway.close()
+
+
+def test_a_request_waits_for_the_primary_once(
+    lockers: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ask and a search each read the primary's position once, whatever their read blocks;
+    inside one request a replica connection already past it is not asked again, outside
+    one every read asks the primary."""
+    import veracity.catalog.postgres.store as store_module
+    from veracity.catalog.postgres.replay import replay_fence
+    from veracity.catalog.postgres.store import PostgresStore
+    from veracity.catalog.scope import acting_for
+    from veracity.kb.gateway import Gateway
+
+    url, read_url, operator = lockers
+    positions: list[str] = []
+    waits: list[str] = []
+    read_position, wait = store_module.primary_position, store_module.wait_for_replay
+
+    def counted_position(connection: object) -> str:
+        positions.append(read_position(connection))
+        return positions[-1]
+
+    def counted_wait(connection: object, position: str, **options: object) -> float:
+        waits.append(position)
+        return wait(connection, position, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(store_module, "primary_position", counted_position)
+    monkeypatch.setattr(store_module, "wait_for_replay", counted_wait)
+    monkeypatch.setenv("VERACITY_READER_URL", read_url)
+    gateway = Gateway.open(url, embedder="fake")
+    try:
+        caller = gateway.admit(operator)
+        positions.clear()
+        served = gateway.ask(caller, _question(ONCE))
+        assert served.cache == "miss" and not served.degraded
+        assert [c.source_id for c in served.answer.citations] == [f"locker-{ONCE:03d}"]
+        assert len(positions) == 1, f"{len(positions)} reads of the primary's position for one ask"
+        assert set(waits) == set(positions)  # every read waited for that position
+        positions.clear()
+        assert gateway.search(caller, _question(ONCE))["hits"]
+        assert len(positions) == 1, f"{len(positions)} reads of the primary's position for one search"
+    finally:
+        gateway.close()
+    store = PostgresStore(url, reader_url=read_url, pool_size=1)  # one connection: always the same
+    try:
+        positions.clear()
+        waits.clear()
+        with acting_for(TENANT), replay_fence():
+            for _ in range(3):
+                with store.read():
+                    pass
+        assert (len(positions), len(waits)) == (1, 1)  # the connection had reached it
+        with acting_for(TENANT):
+            for _ in range(3):
+                with store.read():
+                    pass
+        assert (len(positions), len(waits)) == (4, 4)  # no request: each read waits on its own
+    finally:
+        store.close()
 
 
 def test_a_replica_that_is_down_is_named_and_denies(

@@ -22,17 +22,41 @@ per read block, not a read of the catalog on the primary per hit. A replica
 that does not catch up within the wait raises :class:`ReplicaLagError`
 (a :class:`CatalogUnavailableError`: the service denies rather than answer
 from an older catalog).
+
+**One wait per request.** A request reads in many blocks (the cache key, the
+ask defaults, the answer, the citations' titles; a search one per candidate).
+Inside :func:`replay_fence` (the service wraps each request in one) the first
+replica read records the primary's position (:class:`ReplayFence`) and every
+later read of the block waits for that same position: the primary is asked
+once per request, and a replica connection that has already reached the
+position in the block is not asked again (a connection stays on one server,
+whose replay only moves forward while the connection lives). The guarantee is
+unchanged: every write that returned before the request began is at or before
+the position, and every read of the request sees it.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, Final
 
 from ...model.errors import ReplicaLagError
 from .location import display_url, require_driver
 
-__all__ = ["REPLICA_WAIT_S", "is_replica", "primary_position", "replication_lag", "wait_for_replay"]
+__all__ = [
+    "REPLICA_WAIT_S",
+    "ReplayFence",
+    "current_fence",
+    "is_replica",
+    "primary_position",
+    "replay_fence",
+    "replication_lag",
+    "wait_for_replay",
+]
 
 REPLICA_WAIT_S: Final = 5.0
 """How long a read waits for a replica to replay the primary's position before it is refused."""
@@ -78,6 +102,63 @@ def wait_for_replay(connection: Any, position: str, *, timeout_s: float, where: 
             )
         time.sleep(min(pause, deadline - now))
         pause = min(pause * 2, _LAST_POLL_S)
+
+
+class ReplayFence:
+    """One request's replay position per primary, and the replica connections that have reached it.
+
+    Thread-safe: a request's helper threads (a reranker's, with the request's context) share it.
+    """
+
+    __slots__ = ("_lock", "_positions", "_reached")
+
+    def __init__(self) -> None:
+        """No position read yet."""
+        self._lock = threading.Lock()
+        self._positions: dict[str, str] = {}
+        self._reached: dict[tuple[str, int], Any] = {}  # holding the connection: its id is not reused
+
+    def position(self, primary: str, read: Callable[[], str]) -> str:
+        """The position of ``primary`` (a URL) for this request: ``read()`` the first time only."""
+        with self._lock:
+            found = self._positions.get(primary)
+            if found is None:
+                found = self._positions[primary] = read()
+            return found
+
+    def reached(self, primary: str, replica: Any) -> bool:
+        """Whether the ``replica`` connection has replayed this request's position of ``primary``."""
+        with self._lock:
+            return (primary, id(replica)) in self._reached
+
+    def mark(self, primary: str, replica: Any) -> None:
+        """Record that the ``replica`` connection has replayed this request's position of ``primary``."""
+        with self._lock:
+            self._reached[(primary, id(replica))] = replica
+
+
+_FENCE: ContextVar[ReplayFence | None] = ContextVar("veracity_replay_fence", default=None)
+
+
+def current_fence() -> ReplayFence | None:
+    """The fence of the innermost :func:`replay_fence` block, or ``None`` (each read waits on its own)."""
+    return _FENCE.get()
+
+
+@contextmanager
+def replay_fence() -> Iterator[ReplayFence]:
+    """The reads of one request: on a replica they wait once for the primary's position (see the
+    module docstring). Nested blocks keep the outer one's fence: never wrap more than one request."""
+    outer = _FENCE.get()
+    if outer is not None:
+        yield outer
+        return
+    fence = ReplayFence()
+    token = _FENCE.set(fence)
+    try:
+        yield fence
+    finally:
+        _FENCE.reset(token)
 
 
 PROBE_TABLE: Final = "veracity_lag_probe"

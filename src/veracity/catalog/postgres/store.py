@@ -13,8 +13,8 @@ roles (:class:`~veracity.catalog.queries.CatalogQueries`, through
   it reads as that role, so row-level security holds even where a query forgot
   its ``WHERE tenant = …``. When ``reader_url`` names a streaming replica, such a read
   first waits until the replica has replayed what the primary had flushed when the
-  read began (:mod:`.replay`), so a withdraw that has returned is never read past.
-  A reader that cannot be reached
+  read (or the request: :func:`.replay.replay_fence`) began (:mod:`.replay`), so a
+  withdraw that has returned is never read past. A reader that cannot be reached
   raises :class:`~veracity.model.errors.ReplicaUnavailableError` (a catalog that is
   unavailable: the service denies), never a driver error;
 - the *writer lock* is a session advisory lock on a connection of its own:
@@ -40,7 +40,7 @@ from ..scope import current_tenant
 from .connection import PgConnection, make_pool
 from .location import display_url
 from .migrations import TENANT_SETTING, migrate, pending_migrations
-from .replay import REPLICA_WAIT_S, is_replica, primary_position, wait_for_replay
+from .replay import REPLICA_WAIT_S, current_fence, is_replica, primary_position, wait_for_replay
 
 __all__ = ["WRITER_LOCK", "PostgresStore"]
 
@@ -369,9 +369,18 @@ class PostgresStore(CatalogQueries):
             raise self._reader_unreachable(exc) from exc
 
     def _catch_up(self, replica: Any) -> None:
-        """Wait until ``replica`` has replayed what the primary has flushed now (see :mod:`.replay`)."""
-        position = self._primary_position()
+        """Wait until ``replica`` has replayed what the primary has flushed now, or inside a
+        :func:`.replay.replay_fence` what it had flushed at the request's first replica read."""
+        fence = current_fence()
+        if fence is None:
+            position = self._primary_position()
+        elif fence.reached(self.url, replica):
+            return
+        else:
+            position = fence.position(self.url, self._primary_position)
         wait_for_replay(replica, position, timeout_s=self.replica_wait_s, where=self._reader_path)
+        if fence is not None:
+            fence.mark(self.url, replica)
 
     def _primary_position(self) -> str:
         """The primary's flushed WAL position (see :mod:`.replay`)."""

@@ -52,6 +52,7 @@ def ingest(location: Any, folder: Path, label: str) -> KnowledgeBase:
         f"ingest {label:10s}: {report.chunks_added} chunks in {seconds:6.1f} s = "
         f"{report.chunks_added / seconds:8,.0f} chunks/s   (load {load()})"
     )
+    print("    stages (wall): " + " · ".join(f"{k} {v:.1f}s" for k, v in report.seconds.items()))
     return kb
 
 

@@ -11,10 +11,9 @@ snapshot and never wait for a writer.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 
 import apsw
@@ -23,11 +22,12 @@ from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
 from .queries import CatalogQueries
+from .verdicts import VerdictQueries
 
 __all__ = ["SQLiteStore", "connect"]
 
 
-class SQLiteStore(CatalogQueries):
+class SQLiteStore(CatalogQueries, VerdictQueries):
     """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics.
 
     Writes hold the file's writer lock (:mod:`veracity.catalog.lock`); ``writer_wait``
@@ -175,36 +175,3 @@ class SQLiteStore(CatalogQueries):
             rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         found = [str(row[0]) for row in rows]
         return [] if found == ["ok"] else found
-
-    # -- injection verdicts (veracity.pipeline.injection) ---------------------
-
-    def stored_signals(self, key: str) -> tuple[str, ...] | None:
-        """The signals stored under ``key``, or ``None``."""
-        with self.read():
-            sql = "SELECT signals FROM injection_verdicts WHERE key = ?"
-            row = self._conn.execute(sql, (key,)).fetchone()
-        return None if row is None else tuple(json.loads(row[0]))
-
-    def store_signals(self, verdicts: Sequence[tuple[str, tuple[str, ...]]]) -> None:
-        """Keep each ``(key, signals)`` (a key already stored keeps its verdict: the key fixes it)."""
-        if not verdicts:
-            return
-        rows = [(key, json.dumps(list(signals))) for key, signals in verdicts]
-        with self.transaction():
-            self._conn.executemany("INSERT OR IGNORE INTO injection_verdicts VALUES (?, ?)", rows)
-
-    def delete_signals(self, keys: Sequence[str]) -> None:
-        """Forget the verdicts under ``keys`` (a deleted document's: digests of its text)."""
-        with self.transaction():
-            self._conn.executemany("DELETE FROM injection_verdicts WHERE key = ?", [(key,) for key in keys])
-
-    def stored_verdict_keys(self, keys: Sequence[str]) -> set[str]:
-        """Which of ``keys`` have a stored verdict."""
-        found: set[str] = set()
-        with self.read():
-            for start in range(0, len(keys), 500):
-                part = keys[start : start + 500]
-                marks = ",".join("?" * len(part))
-                sql = f"SELECT key FROM injection_verdicts WHERE key IN ({marks})"
-                found.update(str(row[0]) for row in self._conn.execute(sql, tuple(part)))
-        return found

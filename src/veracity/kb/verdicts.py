@@ -3,9 +3,11 @@
 The detector (:mod:`veracity.pipeline.injection`) judges every chunk of a
 source that is not official (and the whole body of an untrusted one, which
 decides whether its other chunks are held back) as the document is stored;
-the catalog keeps the signals under :func:`~veracity.pipeline.injection.verdict_key`.
-Official text is never quarantined, so it is never judged. A store without a
-verdict table (PostgreSQL, memory) keeps nothing: its asks judge as before.
+the catalog keeps the signals under :func:`~veracity.pipeline.injection.verdict_key`
+(:mod:`veracity.catalog.verdicts`, on SQLite and PostgreSQL: there each row names
+the tenant whose text it judged). Official text is never quarantined, so it is never
+judged. A store without a verdict table (the in-memory one) keeps nothing: its asks
+judge as before.
 ``veracity reindex`` judges what a newer detector has not judged yet
 (:func:`judge_missing`).
 """
@@ -71,7 +73,8 @@ def store_verdicts(
     ready = [row for row in judged or () if row[0] in wanted]  # of the texts it is stored with
     have = {key for key, _ in ready}
     missing = [text for key, text in keyed if key not in have]
-    store.store_signals([*ready, *judged_signals(missing)])
+    rows = [*ready, *judged_signals(missing)]
+    store.store_signals([(document.tenant, key, signals) for key, signals in rows])
     return len(missing)
 
 
@@ -79,15 +82,20 @@ def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> 
     """Delete ``document``'s verdicts (a delete leaves nothing derived from its text; a live
     document with the very same text is judged again when asked, and by ``veracity reindex``)."""
     if callable(getattr(store, "delete_signals", None)):
-        store.delete_signals([key for key, _ in _keyed(document, chunks)])
+        store.delete_signals(document.tenant, [key for key, _ in _keyed(document, chunks)])
 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:
     """Judge and keep the texts of ``documents`` that have no verdict under this detector yet."""
     if not keeps_verdicts(store):
         return 0
-    keyed = [pair for document, chunks in documents for pair in _keyed(document, chunks)]
-    known = store.stored_verdict_keys([key for key, _ in keyed])
-    missing = [text for key, text in keyed if key not in known]
-    store.store_signals(judged_signals(missing))
-    return len(missing)
+    by_tenant: dict[str, list[tuple[str, tuple[str, tuple[str, ...]]]]] = {}
+    for document, chunks in documents:
+        by_tenant.setdefault(document.tenant, []).extend(_keyed(document, chunks))
+    judged = 0
+    for tenant, keyed in by_tenant.items():
+        known = store.stored_verdict_keys(tenant, [key for key, _ in keyed])
+        missing = [text for key, text in dict(keyed).items() if key not in known]  # each text once
+        store.store_signals([(tenant, key, signals) for key, signals in judged_signals(missing)])
+        judged += len(missing)
+    return judged

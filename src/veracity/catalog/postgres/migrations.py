@@ -2,10 +2,12 @@
 
 The tables and columns are those the SQLite catalog has after its last
 migration (documents, chunks, roles, the ingestion ledger, settings, source
-files, tombstones, API keys, the catalog revision, the index registry), so the
-SQL shared by both backends reads and writes either. Datetimes stay ISO-8601
-UTC text, as in SQLite, so they compare the same way. What PostgreSQL adds:
+files, tombstones, API keys, the catalog revision, the index registry, the
+injection verdicts), so the SQL shared by both backends reads and writes
+either. Datetimes stay ISO-8601 UTC text, as in SQLite, so they compare the
+same way. What PostgreSQL adds:
 
+- a ``tenant`` column on the injection verdicts (SQLite's serve every tenant);
 - a ``doc_tenant`` column on chunks, document roles and facts (filled by a trigger
   from the document), so every tenant-scoped row can be checked on its own;
 - **row-level security**: each tenant-scoped table (and, as they are created,
@@ -319,6 +321,23 @@ MIGRATIONS: tuple[Migration, ...] = (
     # postings in segments (veracity.index.postgres.segments): a term's chunks are read from a
     # few array rows by the primary key instead of one row per chunk (issue #36)
     Migration("pg0008_postings_segments", postings_segments(READER_ROLE, TENANT_SETTING)),
+    # as SQLite's 0016_injection_verdicts (veracity.catalog.verdicts), each row naming the tenant
+    # of the text it judged: an ask reading as the reader role sees its tenant's verdicts only
+    Migration(
+        "pg0009_injection_verdicts",
+        f"""
+        CREATE TABLE injection_verdicts (
+            key     TEXT NOT NULL,          -- veracity.pipeline.injection.verdict_key: never the text
+            tenant  TEXT NOT NULL,
+            signals TEXT NOT NULL,          -- JSON list of signal names; [] for text that gives no orders
+            PRIMARY KEY (key, tenant)
+        );
+        ALTER TABLE injection_verdicts ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY tenant_rows ON injection_verdicts
+            USING (tenant = current_setting('{TENANT_SETTING}', true));
+        GRANT SELECT ON injection_verdicts TO {READER_ROLE};
+        """,
+    ),
 )
 
 

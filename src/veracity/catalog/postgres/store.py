@@ -3,7 +3,8 @@
 The same semantics as :class:`~veracity.catalog.sqlite.SQLiteStore` (see
 :class:`~veracity.catalog.store.Store`) and the same code for documents, statuses and
 roles (:class:`~veracity.catalog.queries.CatalogQueries`, through
-:class:`~.connection.PgConnection`); what is PostgreSQL's own is how it holds them:
+:class:`~.connection.PgConnection`) and the injection verdicts
+(:class:`~veracity.catalog.verdicts.VerdictQueries`); what is PostgreSQL's own is how it holds them:
 
 - a *transaction* binds one pooled connection to the calling thread (``BEGIN``
   … ``COMMIT``; nested blocks are savepoints) and holds the writer lock;
@@ -37,6 +38,7 @@ from ...model.errors import CatalogUnavailableError, ReplicaUnavailableError, Wr
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
 from ..queries import CatalogQueries, now_text
 from ..scope import current_tenant
+from ..verdicts import VerdictQueries
 from .connection import PgConnection, make_pool
 from .location import display_url
 from .migrations import TENANT_SETTING, migrate, pending_migrations
@@ -60,7 +62,7 @@ class _Bound(threading.local):
     release: Any = None
 
 
-class PostgresStore(CatalogQueries):
+class PostgresStore(CatalogQueries, VerdictQueries):
     """A ``Store`` in a PostgreSQL database; see :class:`veracity.catalog.store.Store` for the semantics."""
 
     read_only = False

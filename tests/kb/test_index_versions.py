@@ -91,7 +91,12 @@ def test_verification_catches_tampered_postings_vectors_and_records(demo_kb_at) 
     vec = connection.execute("SELECT value FROM ix1_meta WHERE key = 'vector_table'").fetchone()[0]
     key = connection.execute("SELECT min(chunk_key) FROM ix1_chunks").fetchone()[0]
     if is_postgres(kb):  # one chunk's postings go missing
-        connection.execute("DELETE FROM ix1_postings WHERE chunk_key = ?", (key,))
+        at = "array_position(keys, ?::bigint)"  # the arrays' old values on both sides of SET
+        connection.execute(
+            f"UPDATE ix1_postings SET keys = keys[:{at} - 1] || keys[{at} + 1:], "
+            f"tfs = tfs[:{at} - 1] || tfs[{at} + 1:] WHERE ?::bigint = ANY(keys)",
+            (key,) * 5,
+        )
     else:
         fts = connection.execute("SELECT fts_table FROM ix1_tenants").fetchone()[0]
         connection.execute(f"DELETE FROM {fts} WHERE rowid = ?", (key,))

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.catalog.batch_reads_contract import BatchReadsContract
 from tests.catalog.builders import MakeStore, make_chunks, make_doc, rich_metadata
 from tests.catalog.chunk_pages_contract import ChunkPagesContract
 from veracity.catalog.bulk import chunks_by_document, stored_document_ids
@@ -21,7 +22,7 @@ from veracity.model.contracts import Chunk, Document, Status
 from veracity.model.errors import NotFoundError, StaleWriteError, ValidationError
 
 
-class StoreContract(ChunkPagesContract):
+class StoreContract(ChunkPagesContract, BatchReadsContract):
     """Behaviour every ``Store`` must have. Subclasses provide ``make_store``."""
 
     @pytest.fixture

@@ -132,7 +132,7 @@ def test_return_gate_failure_denies_and_serves_no_candidate(gateway, monkeypatch
     def unreachable(*args, **kwargs):
         raise CatalogUnavailableError("catalog replica timed out")
 
-    monkeypatch.setattr(catalog, "resolve", unreachable)
+    monkeypatch.setattr(catalog, "resolve_many", unreachable)  # what the return gate calls
     served = gate.ask(gate.admit(keys.public), RUNNING, explain=True)
     answer = served.answer
     assert answer.status.value == "abstain" and answer.reasons == ("catalog_unavailable",)

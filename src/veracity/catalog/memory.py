@@ -207,3 +207,20 @@ class InMemoryStore:
         )
         for chunk in ordered:
             self._chunks[chunk.chunk_id] = chunk
+
+    # -- many at once --------------------------------------------------------
+
+    def get_documents(self, document_ids: Sequence[str]) -> dict[str, Document]:
+        """See :meth:`veracity.catalog.store.Store.get_documents`."""
+        with self._lock:
+            return {i: self._rows[i].document for i in document_ids if i in self._rows}
+
+    def catalog_revisions(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """See :meth:`veracity.catalog.store.Store.catalog_revisions`."""
+        with self._lock:
+            return {i: self._rows[i].catalog_revision for i in document_ids if i in self._rows}
+
+    def get_chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """See :meth:`veracity.catalog.store.Store.get_chunks_by_id`."""
+        with self._lock:
+            return {i: self._chunks[i] for i in chunk_ids if i in self._chunks}

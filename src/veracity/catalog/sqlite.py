@@ -18,6 +18,7 @@ from contextlib import contextmanager
 
 import apsw
 
+from .batch_reads import BatchReads
 from .faults import on_read_only_media, read_only_error, storage_faults
 from .lock import OnWait, Wait, WriterInfo, current_writer, hold_writer, lock_path
 from .migrations import connect, migrate, pending_migrations
@@ -27,7 +28,7 @@ from .verdicts import VerdictQueries
 __all__ = ["SQLiteStore", "connect"]
 
 
-class SQLiteStore(CatalogQueries, VerdictQueries):
+class SQLiteStore(CatalogQueries, VerdictQueries, BatchReads):
     """A ``Store`` in one SQLite database; see :class:`veracity.catalog.store.Store` for the semantics.
 
     Writes hold the file's writer lock (:mod:`veracity.catalog.lock`); ``writer_wait``

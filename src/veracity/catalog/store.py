@@ -155,6 +155,24 @@ class Store(Protocol):
         """
         ...
 
+    # -- many at once (the return gate: a constant number of statements per ask) ------------
+
+    def get_documents(self, document_ids: Sequence[str]) -> dict[str, Document]:
+        """:meth:`get_document` of each of ``document_ids`` that is stored, by id; an absent id
+        is left out (never an error), a repeated one read once. One read snapshot; on a SQL
+        store one statement (roles and facts included), however many ids."""
+        ...
+
+    def catalog_revisions(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """:meth:`catalog_revision` of each of ``document_ids`` that is stored, by id; absent
+        ids left out. On a SQL store one statement."""
+        ...
+
+    def get_chunks_by_id(self, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
+        """:meth:`get_chunk` of each of ``chunk_ids`` that is stored, by id; absent ids left
+        out. On a SQL store one statement."""
+        ...
+
 
 @runtime_checkable
 class DatabaseStore(Store, Protocol):

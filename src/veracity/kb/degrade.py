@@ -267,19 +267,24 @@ def retrieve_or_degrade(
     moment: datetime,
     top_k: int,
 ) -> Retrieval | None:
-    """The retrieval up to the evidence packet, degrading as :func:`answer_or_degrade`; ``None``: denied."""
+    """The retrieval up to the evidence packet, degrading as :func:`answer_or_degrade`; ``None``: denied.
+
+    Everything it reads is one read snapshot of the catalog (as an ask): on PostgreSQL one
+    transaction, not one per statement the return gate and the index run.
+    """
     try:
-        checked = kb.principal(principal.tenant, sorted(principal.roles))
-        target = resolve_version(version, kb.ask_defaults(checked.tenant).version)
-        try:
-            if not embedder.available:
-                raise DenseUnavailableError("the embedder failed recently")
-            engine = kb.engine
-            return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
-        except DenseUnavailableError:
-            note(Degradation.DENSE_UNAVAILABLE)
-            engine = lexical.engine
-            return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
+        with kb.engine.catalog.store.read():
+            checked = kb.principal(principal.tenant, sorted(principal.roles))
+            target = resolve_version(version, kb.ask_defaults(checked.tenant).version)
+            try:
+                if not embedder.available:
+                    raise DenseUnavailableError("the embedder failed recently")
+                engine = kb.engine
+                return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
+            except DenseUnavailableError:
+                note(Degradation.DENSE_UNAVAILABLE)
+                engine = lexical.engine
+                return engine.retrieve(engine.query(query, checked, target, moment, top_k=top_k))
     except UNREACHABLE:
         note(Degradation.CATALOG_UNAVAILABLE)
         return None

@@ -25,11 +25,10 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import numpy.typing as npt
 
-from ..catalog.catalog import Catalog
+from ..catalog.catalog import Catalog, Resolution
 from ..index.dense import Embedder
 from ..index.snapshot import FiltersEligibility, SearchBackend
-from ..model.contracts import Document, Hit, Query, Scores, Trust, sha256_hex
-from ..model.errors import NotFoundError
+from ..model.contracts import Chunk, Document, Hit, Query, Scores, Trust, sha256_hex
 from ..model.governance import HIDDEN_REASONS, EligibleDocuments, eligible_documents, require_aware
 from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
@@ -159,7 +158,8 @@ def run(
         eligible_docs, excluded, hidden = eligible_set(query, snapshot, known_roles)
         by_document = snapshot.chunks_by_document  # once: a backend's property may cost a query
         eligible_chunks = sum(len(by_document[d]) for d in eligible_docs)
-    pools = trust_pools(eligible_docs, snapshot.documents)
+    documents, chunks = snapshot.documents, snapshot.chunks  # once each, for the same reason
+    pools = trust_pools(eligible_docs, documents)
     vector: npt.NDArray[np.float32] | None = None
     if pools and "dense" in settings.channels:
         with clock.stage("embed_query"):
@@ -177,7 +177,7 @@ def run(
             lexical, semantic = dict(found.get("bm25", ())), dict(found.get("dense", ()))
             hits = [
                 Hit(
-                    chunk=snapshot.chunks[cid],
+                    chunk=chunks[cid],
                     scores=Scores(
                         lexical=lexical.get(cid),
                         semantic=semantic.get(cid),
@@ -191,9 +191,9 @@ def run(
             prefetch_verdicts(  # the reranker may run on a helper thread: it reads what is read here
                 (h.chunk.text, h.chunk.heading_path)
                 for h in hits
-                if snapshot.documents[h.chunk.document_id].trust is not Trust.OFFICIAL
+                if documents[h.chunk.document_id].trust is not Trust.OFFICIAL
             )
-            reranked.extend(reranker.rerank(query, hits, snapshot.documents))
+            reranked.extend(reranker.rerank(query, hits, documents))
     reranked.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
     reranked = [replace(hit, rank=rank) for rank, hit in enumerate(reranked, start=1)]
     with clock.stage("term_statistics"):
@@ -212,7 +212,7 @@ def run(
         packet = build_packet(
             digest,
             kept,
-            snapshot.documents,
+            documents,
             query.required_fact_ids,
             top_k=query.top_k or settings.top_k,
             min_score=settings.min_score,
@@ -248,7 +248,7 @@ def run(
     return Retrieval(
         query=query,
         packet=packet,
-        documents=dict(snapshot.documents),
+        documents=dict(documents),
         trace=trace,
         term_weights=TermWeights(chunks=chunk_count, frequencies=frequencies),
         query_vector=vector,
@@ -288,25 +288,32 @@ def _fuse(found: Mapping[str, list[tuple[str, float]]], rrf_k: int) -> list[tupl
 def _return_gate(
     hits: list[Hit], query: Query, catalog: Catalog
 ) -> tuple[list[Hit], list[tuple[str, str]], int]:
+    """Re-check every candidate against the live catalog, in one read snapshot and a constant
+    number of statements (not a few per candidate): the candidates' documents, their catalog
+    revisions and the tenant's roles at once (:meth:`Catalog.resolve_many`), then the chunks of
+    the candidates whose document passed, at once (a chunk whose document failed is not even
+    read). Each candidate's outcome is what checking it alone gives: its document's first
+    failed check (status, tenant, role, validity, version), else ``digest`` when the document
+    changed since indexing, else ``chunk`` when the chunk is gone or changed."""
+    if not hits:
+        return [], [], 0
+    with catalog.store.read():
+        resolved = catalog.resolve_many(
+            [hit.chunk.document_id for hit in hits], query.principal, query.target_version, query.as_of
+        )
+        reasons = [_document_reason(resolved[hit.chunk.document_id], hit.chunk) for hit in hits]
+        live = catalog.store.get_chunks_by_id(
+            [hit.chunk.chunk_id for hit, reason in zip(hits, reasons, strict=True) if reason is None]
+        )
     kept: list[Hit] = []
     rejections: list[tuple[str, str]] = []
     hidden = 0
-    verdicts: dict[str, tuple[str | None, str | None]] = {}
-    for hit in hits:
+    for hit, reason in zip(hits, reasons, strict=True):
         chunk = hit.chunk
-        if chunk.document_id not in verdicts:
-            live = catalog.resolve(
-                chunk.document_id, query.principal, query.target_version, query.as_of
-            )
-            verdicts[chunk.document_id] = (
-                None if live.eligible else str(live.primary_reason),
-                live.content_digest,
-            )
-        reason, live_digest = verdicts[chunk.document_id]
-        if reason is None and live_digest != chunk.document_digest:
-            reason = "digest"
-        if reason is None and _live_chunk_digest(catalog, chunk.chunk_id) != chunk.content_digest:
-            reason = "chunk"
+        if reason is None:
+            found = live.get(chunk.chunk_id)
+            if found is None or found.content_digest != chunk.content_digest:
+                reason = "chunk"
         if reason is None:
             kept.append(replace(hit, rank=len(kept) + 1))
         elif reason in HIDDEN_REASONS:
@@ -316,8 +323,11 @@ def _return_gate(
     return kept, rejections, hidden
 
 
-def _live_chunk_digest(catalog: Catalog, chunk_id: str) -> str | None:
-    try:
-        return catalog.store.get_chunk(chunk_id).content_digest
-    except NotFoundError:
-        return None
+def _document_reason(live: Resolution, chunk: Chunk) -> str | None:
+    """Why ``chunk`` fails its document's live check: the first failed eligibility check, or
+    ``digest`` when the document changed since the chunk was indexed; ``None`` when it passes."""
+    if not live.eligible:
+        return str(live.primary_reason)
+    if live.content_digest != chunk.document_digest:
+        return "digest"
+    return None

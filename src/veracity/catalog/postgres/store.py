@@ -4,7 +4,8 @@ The same semantics as :class:`~veracity.catalog.sqlite.SQLiteStore` (see
 :class:`~veracity.catalog.store.Store`) and the same code for documents, statuses and
 roles (:class:`~veracity.catalog.queries.CatalogQueries`, through
 :class:`~.connection.PgConnection`) and the injection verdicts
-(:class:`~veracity.catalog.verdicts.VerdictQueries`); what is PostgreSQL's own is how it holds them:
+(:class:`~veracity.catalog.verdicts.VerdictQueries`) and reads of many by id
+(:class:`~veracity.catalog.batch_reads.BatchReads`); what is PostgreSQL's own is how it holds them:
 
 - a *transaction* binds one pooled connection to the calling thread (``BEGIN``
   … ``COMMIT``; nested blocks are savepoints) and holds the writer lock;
@@ -35,6 +36,7 @@ from contextlib import contextmanager
 from typing import Any, Final
 
 from ...model.errors import CatalogUnavailableError, ReplicaUnavailableError, WriterBusyError
+from ..batch_reads import BatchReads
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
 from ..queries import CatalogQueries, now_text
 from ..scope import current_tenant
@@ -62,7 +64,7 @@ class _Bound(threading.local):
     release: Any = None
 
 
-class PostgresStore(CatalogQueries, VerdictQueries):
+class PostgresStore(CatalogQueries, VerdictQueries, BatchReads):
     """A ``Store`` in a PostgreSQL database; see :class:`veracity.catalog.store.Store` for the semantics."""
 
     read_only = False

@@ -17,7 +17,7 @@ from tests.catalog.chunk_pages_contract import ChunkPagesContract
 from veracity.catalog.bulk import chunks_by_document, stored_document_ids
 from veracity.catalog.memory import InMemoryStore
 from veracity.catalog.sqlite import SQLiteStore
-from veracity.catalog.store import Store
+from veracity.catalog.store import NewDocument, Store
 from veracity.model.contracts import Chunk, Document, Status
 from veracity.model.errors import NotFoundError, StaleWriteError, ValidationError
 
@@ -51,6 +51,81 @@ class StoreContract(ChunkPagesContract, BatchReadsContract):
         assert chunks_by_document(store, ids[::-1]) == {i: store.get_chunks(i) for i in ids}
         with pytest.raises(NotFoundError):
             chunks_by_document(store, [ids[0], absent])
+
+    # -- many puts at once (put_documents) ------------------------------------
+
+    def test_put_documents_stores_what_puts_one_by_one_store(self, store: Store) -> None:
+        documents = [make_doc(f"guide-{i}", **rich_metadata()) for i in range(8)]  # 24 chunks: COPY
+        documents += [make_doc(f"plain-{i}", tenant=f"t{i % 2}") for i in range(3)]
+        assert store.put_documents([NewDocument(d, make_chunks(d)) for d in documents]) == [None] * 11
+        one_by_one = InMemoryStore()
+        for document in documents:
+            one_by_one.put_document(document, make_chunks(document))
+        assert store.find_documents() == one_by_one.find_documents()
+        for document in documents:
+            assert store.get_chunks(document.document_id) == make_chunks(document)
+            assert store.catalog_revision(document.document_id) == 1
+        assert store.put_documents([NewDocument(d, make_chunks(d)) for d in documents]) == [None] * 11
+        assert store.find_documents() == one_by_one.find_documents()  # identical re-puts: no change
+
+    def test_put_documents_reports_each_refused_put_in_its_place(self, store: Store) -> None:
+        a, b, c = make_doc("a"), make_doc("b"), make_doc("c")
+        a_chunks = make_chunks(a)
+        naive = dataclasses.replace(b, valid_from=b.valid_from.replace(tzinfo=None))
+        stolen = [dataclasses.replace(x, chunk_id=a_chunks[1].chunk_id) if x.ordinal == 1 else x
+                  for x in make_chunks(c)]  # fmt: skip
+        changed = dataclasses.replace(a, title="别的标题")
+        errors = store.put_documents([
+            NewDocument(a, a_chunks),
+            NewDocument(naive, make_chunks(naive)),
+            NewDocument(c, stolen),  # a chunk id the first put took, in the same call
+            NewDocument(b, make_chunks(b)),
+            NewDocument(a, a_chunks),  # the same document again: an identical re-put
+            NewDocument(changed, make_chunks(changed)),  # the same id with another title
+            NewDocument(make_doc("d", revision="2"), [], replaces="0" * 64),
+        ])  # fmt: skip
+        assert [type(e).__name__ if e else None for e in errors] == [
+            None, "ValidationError", "ValidationError", None, None, "ValidationError", "NotFoundError",
+        ]  # fmt: skip
+        assert "time zone" in str(errors[1])
+        assert "already belongs" in str(errors[2]) and a.document_id in str(errors[2])
+        assert "title" in str(errors[5])
+        assert [d.source_id for d in store.find_documents()] == ["a", "b"]
+        assert store.get_document(a.document_id) == a
+        assert store.get_chunk(a_chunks[1].chunk_id).document_id == a.document_id
+
+    def test_put_documents_replaces_as_supersede_does(self, store: Store) -> None:
+        old, withdrawn = make_doc("a", revision="1"), make_doc("w", revision="1")
+        self.put(store, old)
+        self.put(store, withdrawn)
+        store.set_status(withdrawn.document_id, Status.WITHDRAWN, 1)
+        new, newer = make_doc("a", revision="2"), make_doc("a", revision="3")
+        next_w = make_doc("w", revision="2")
+        other = make_doc("other", revision="2")
+        errors = store.put_documents([
+            NewDocument(new, make_chunks(new), replaces=old.document_id),
+            NewDocument(newer, make_chunks(newer), replaces=new.document_id),  # put just before
+            NewDocument(next_w, make_chunks(next_w), replaces=withdrawn.document_id),
+            NewDocument(other, make_chunks(other), replaces=newer.document_id),  # another source
+        ])  # fmt: skip
+        assert errors[:3] == [None, None, None]
+        assert isinstance(errors[3], ValidationError) and "source_id" in str(errors[3])
+        stored = store.find_documents()
+        assert {d.document_id: (d.status, store.catalog_revision(d.document_id)) for d in stored} == {
+            old.document_id: (Status.RETIRED, 2),
+            new.document_id: (Status.RETIRED, 2),
+            newer.document_id: (Status.ACTIVE, 1),
+            withdrawn.document_id: (Status.WITHDRAWN, 2),
+            next_w.document_id: (Status.ACTIVE, 1),
+        }
+        assert [d.revision for d in store.find_documents(source_id="a")] == ["1", "2", "3"]
+
+    def test_put_documents_in_a_rolled_back_transaction_leaves_nothing(self, store: Store) -> None:
+        documents = [make_doc(f"guide-{i}") for i in range(6)]
+        with pytest.raises(RuntimeError), store.transaction():
+            assert store.put_documents([NewDocument(d, make_chunks(d)) for d in documents]) == [None] * 6
+            raise RuntimeError("the caller fails")
+        assert store.find_documents() == []
 
     # -- round trips ---------------------------------------------------------
 

@@ -1,4 +1,5 @@
-"""Reads of many documents at once, for the index writer: one statement per batch, not per document.
+"""Reads of many documents at once, for the index writer and the ingest: one statement per batch,
+not per document.
 
 Over a database a statement costs a round trip (PostgreSQL: a network hop and a
 plan), so reading 2,000 documents one by one spent more time waiting than
@@ -10,13 +11,33 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model.contracts import Chunk
+from ..model.contracts import Chunk, Document
 from ..model.errors import NotFoundError
-from .rows import CHUNK_COLUMNS, chunk_of
+from .rows import CHUNK_COLUMNS, chunk_of, select_documents
 from .sql import in_values
 from .store import DatabaseStore, Store
 
-__all__ = ["chunks_by_document", "stored_document_ids"]
+__all__ = ["chunks_by_document", "documents_by_source", "stored_document_ids"]
+
+
+def documents_by_source(store: Store, source_ids: Sequence[str]) -> dict[str, list[Document]]:
+    """``find_documents(source_id=…)`` of each of ``source_ids`` (every tenant, oldest revision
+    first); a source without documents is absent."""
+    ids = sorted(set(source_ids))
+    found: dict[str, list[Document]] = {}
+    if not isinstance(store, DatabaseStore):
+        for source_id in ids:
+            documents = store.find_documents(source_id=source_id)
+            if documents:
+                found[source_id] = documents
+        return found
+    if not ids:
+        return found
+    where, bound = in_values(store.connection, "source_id", ids)
+    with store.read():
+        for document in select_documents(store.connection, where, (bound,)):
+            found.setdefault(document.source_id, []).append(document)
+    return found
 
 
 def stored_document_ids(store: Store, document_ids: Sequence[str]) -> set[str]:

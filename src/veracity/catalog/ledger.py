@@ -28,6 +28,9 @@ from typing import Any, Final
 
 import apsw
 
+from .rows import insert_rows
+from .sql import in_values
+
 STATES: Final = (
     "discovered", "parsed", "chunked", "embedded", "indexed", "active", "unchanged", "failed",
     "skipped", "withdrawn", "retired", "deleted",
@@ -42,10 +45,10 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
-_STEP_SQL: Final = (
-    "INSERT INTO ingestion_steps (run_id, source, source_id, document_id, state, reason, at, diagnostics) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
-)
+_STEP_COLUMNS: Final = (
+    "run_id", "source", "source_id", "document_id", "state", "reason", "at", "diagnostics",
+)  # fmt: skip
+_STEP_SQL: Final = f"INSERT INTO ingestion_steps ({', '.join(_STEP_COLUMNS)}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
 _QUARANTINE_SQL: Final = (
     "INSERT INTO quarantine (source, reason, run_id, at) VALUES (?, ?, ?, ?) "
     "ON CONFLICT (source) DO UPDATE SET reason = excluded.reason, run_id = excluded.run_id, at = excluded.at"
@@ -57,8 +60,9 @@ class Ledger:
     """Writes and reads the ingestion ledger of one catalog.
 
     Inside :meth:`held` the rows are kept in memory and written when the block ends, in one
-    statement per kind of row: an ingest writes three or four steps per file, and on a
-    database server each statement is a round trip.
+    statement per kind of row (the steps by :func:`~veracity.catalog.rows.insert_rows`, a
+    ``COPY`` on PostgreSQL; quarantine releases one ``DELETE`` per run of them): an ingest
+    writes three or four steps per file, and on a database server each statement is a round trip.
     """
 
     def __init__(self, connection: apsw.Connection, run_id: str | None = None) -> None:
@@ -114,11 +118,15 @@ class Ledger:
             # order (it numbers them); the quarantine rows then, in theirs (an upsert and a
             # delete of one file must not swap).
             steps = [params for sql, params in held if sql == _STEP_SQL]
-            if steps:
-                self._conn.executemany(_STEP_SQL, steps)
+            insert_rows(self._conn, "ingestion_steps", _STEP_COLUMNS, steps)
             quarantine = [row for row in held if row[0] != _STEP_SQL]
             for sql, rows in groupby(quarantine, key=lambda row: row[0]):
-                self._conn.executemany(sql, [params for _, params in rows])
+                params = [p for _, p in rows]
+                if sql == _RELEASE_SQL and len(params) > 1:  # one statement for the run of them
+                    where, bound = in_values(self._conn, "source", sorted({p[0] for p in params}))
+                    self._conn.execute(f"DELETE FROM quarantine WHERE {where}", (bound,))
+                else:
+                    self._conn.executemany(sql, params)
         finally:
             self._held = None
 

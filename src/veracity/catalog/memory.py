@@ -15,8 +15,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from ..model.contracts import Chunk, Document, Status
-from ..model.errors import NotFoundError, StaleWriteError
-from .store import check_new, check_successor, iter_unique
+from ..model.errors import NotFoundError, StaleWriteError, ValidationError
+from .store import NewDocument, PutError, check_new, check_successor, iter_unique
 
 __all__ = ["InMemoryStore"]
 
@@ -47,6 +47,23 @@ class InMemoryStore:
         with self._lock:
             if self._check_new(document, chunks):
                 self._insert(document, chunks)
+
+    def put_documents(self, puts: Sequence[NewDocument]) -> list[PutError | None]:
+        """See :meth:`veracity.catalog.store.Store.put_documents` (one put after another here)."""
+        errors: list[PutError | None] = []
+        with self._lock:
+            for put in puts:
+                try:
+                    if put.replaces is None:
+                        self.put_document(put.document, put.chunks)
+                    else:  # each write checks everything before it changes anything
+                        revision = self.catalog_revision(put.replaces)
+                        self.supersede(put.replaces, put.document, put.chunks, revision)
+                except (ValidationError, NotFoundError) as exc:
+                    errors.append(exc)
+                else:
+                    errors.append(None)
+        return errors
 
     def get_document(self, document_id: str) -> Document:
         """See :meth:`veracity.catalog.store.Store.get_document`."""

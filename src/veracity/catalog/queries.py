@@ -17,10 +17,18 @@ from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..model.contracts import Chunk, Document, Status
-from ..model.errors import NotFoundError, StaleWriteError
-from .rows import CHUNK_COLUMNS, chunk_of, insert_document, select_documents
+from ..model.errors import NotFoundError, StaleWriteError, ValidationError
+from .rows import CHUNK_COLUMNS, chunk_of, insert_document, insert_documents, select_documents
 from .sql import dialect_of, in_values
-from .store import check_new, check_successor, iter_unique
+from .store import (
+    NewDocument,
+    PutError,
+    check_new,
+    check_replacement,
+    check_successor,
+    independent_runs,
+    iter_unique,
+)
 
 __all__ = ["CatalogQueries", "now_text"]
 
@@ -49,6 +57,18 @@ class _SqlStore(Protocol):
     def _require(self, document_id: str, *, lock: bool = False) -> tuple[Status, int]: ...
 
     def _check_new(self, document: Document, chunks: Sequence[Chunk]) -> bool: ...
+
+    def put_documents(self, puts: Sequence[NewDocument]) -> list[PutError | None]: ...
+
+    def _stored_states(self, puts: Sequence[NewDocument]) -> dict[str, tuple[str, Status]]: ...
+
+    def _chunk_owners(self, chunk_ids: Sequence[str]) -> dict[str, str]: ...
+
+    def _check_new_in_run(
+        self, put: NewDocument, stored: dict[str, tuple[str, Status]], owners: dict[str, str]
+    ) -> bool: ...
+
+    def _retire(self, document_ids: Sequence[str], now: str) -> None: ...
 
 
 class CatalogQueries:
@@ -107,9 +127,43 @@ class CatalogQueries:
 
     def put_document(self: _SqlStore, document: Document, chunks: Sequence[Chunk]) -> None:
         """See :meth:`veracity.catalog.store.Store.put_document`."""
+        [error] = self.put_documents([NewDocument(document, chunks)])
+        if error is not None:
+            raise error
+
+    def put_documents(self: _SqlStore, puts: Sequence[NewDocument]) -> list[PutError | None]:
+        """See :meth:`veracity.catalog.store.Store.put_documents`.
+
+        Per run of :func:`~veracity.catalog.store.independent_runs`: one statement reads which
+        of the named documents are stored (id, source, status), one which of the chunk ids are
+        taken; each put is checked in order against those and the run's earlier puts; then one
+        statement retires the replaced active documents and one per table inserts the rest.
+        """
+        errors: list[PutError | None] = [None] * len(puts)
         with self.transaction():
-            if self._check_new(document, chunks):
-                insert_document(self.connection, document, chunks, now_text())
+            for run in independent_runs(puts):
+                now = now_text()
+                stored = self._stored_states([put for _, put in run])
+                owners = self._chunk_owners([chunk.chunk_id for _, put in run for chunk in put.chunks])
+                inserts: list[tuple[Document, Sequence[Chunk]]] = []
+                retire: list[str] = []
+                for place, put in run:
+                    try:
+                        if put.replaces is not None:
+                            if put.replaces not in stored:
+                                raise NotFoundError(f"no document {put.replaces!r} in the catalog")
+                            check_replacement(put.replaces, stored[put.replaces][0], put.document)
+                        if self._check_new_in_run(put, stored, owners):
+                            inserts.append((put.document, put.chunks))
+                            owners.update((chunk.chunk_id, put.document.document_id) for chunk in put.chunks)
+                    except (ValidationError, NotFoundError) as exc:
+                        errors[place] = exc
+                        continue
+                    if put.replaces is not None and stored[put.replaces][1] is Status.ACTIVE:
+                        retire.append(put.replaces)
+                self._retire(retire, now)
+                insert_documents(self.connection, inserts, now)
+        return errors
 
     def supersede(
         self: _SqlStore,
@@ -202,6 +256,60 @@ class CatalogQueries:
         if self.connection.changes() != 1:  # cannot happen under the write lock; refuse if it does
             raise StaleWriteError(f"document {document_id!r} changed during the update; retry")
         return revision + 1
+
+    def _stored_states(self: _SqlStore, puts: Sequence[NewDocument]) -> dict[str, tuple[str, Status]]:
+        """``document_id`` → ``(source_id, status)`` of the stored documents ``puts`` name."""
+        ids = sorted(
+            {put.document.document_id for put in puts} | {put.replaces for put in puts if put.replaces}
+        )
+        where, bound = in_values(self.connection, "document_id", ids)
+        rows = self.connection.execute(
+            f"SELECT document_id, source_id, status FROM documents WHERE {where}", (bound,)
+        )
+        return {str(row[0]): (str(row[1]), Status(row[2])) for row in rows}
+
+    def _chunk_owners(self: _SqlStore, chunk_ids: Sequence[str]) -> dict[str, str]:
+        """``chunk_id`` → ``document_id`` of the stored chunks among ``chunk_ids``."""
+        if not chunk_ids:
+            return {}
+        where, bound = in_values(self.connection, "chunk_id", sorted(set(chunk_ids)))
+        rows = self.connection.execute(f"SELECT chunk_id, document_id FROM chunks WHERE {where}", (bound,))
+        return {str(row[0]): str(row[1]) for row in rows}
+
+    def _check_new_in_run(
+        self: _SqlStore,
+        put: NewDocument,
+        stored: dict[str, tuple[str, Status]],
+        owners: dict[str, str],
+    ) -> bool:
+        """:func:`~veracity.catalog.store.check_new` of one put of a run, from what the run read
+        (``stored``) and the chunks stored or put before it (``owners``)."""
+        document = put.document
+
+        def found() -> tuple[Document, list[Chunk]] | None:
+            if document.document_id not in stored:
+                return None
+            stored_document = self._select_documents("document_id = ?", (document.document_id,))[0]
+            return stored_document, self.get_chunks(document.document_id)
+
+        def owner(chunk_ids: Sequence[str]) -> tuple[str, str] | None:
+            taken = sorted(chunk_id for chunk_id in chunk_ids if chunk_id in owners)
+            return (taken[0], owners[taken[0]]) if taken else None  # the first by id, as one SELECT would
+
+        return check_new(document, put.chunks, found, owner)
+
+    def _retire(self: _SqlStore, document_ids: Sequence[str], now: str) -> None:
+        """``active`` → ``retired`` for each of ``document_ids`` (all active), as a supersede does."""
+        if not document_ids:
+            return
+        where, bound = in_values(self.connection, "document_id", document_ids)
+        self.connection.execute(
+            "UPDATE documents SET status = ?, catalog_revision = catalog_revision + 1, updated_at = ? "
+            f"WHERE {where} AND status = ?",
+            (Status.RETIRED.value, now, bound, Status.ACTIVE.value),
+        )
+        if self.connection.changes() != len(document_ids):  # cannot happen under the write lock
+            raise StaleWriteError("a replaced document changed during the update; retry")
 
     def _check_new(self: _SqlStore, document: Document, chunks: Sequence[Chunk]) -> bool:
         """See :func:`~veracity.catalog.store.check_new` (the first chunk already owned, by chunk id)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
 import apsw
 
@@ -36,6 +36,7 @@ __all__ = [
     "extra_metadata_json",
     "extra_metadata_pairs",
     "insert_document",
+    "insert_documents",
     "insert_rows",
     "ocr_numbers_json",
     "ocr_numbers_of",
@@ -89,36 +90,38 @@ def insert_document(
     connection: apsw.Connection, document: Document, chunks: Sequence[Chunk], now: str
 ) -> None:
     """Insert a validated document with its roles, facts and chunks (inside a transaction)."""
-    connection.execute(
-        f"INSERT INTO documents ({DOCUMENT_COLUMNS}, catalog_revision, stored_at, updated_at) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?)",
-        (
+    insert_documents(connection, [(document, chunks)], now)
+
+
+_DOCUMENT_INSERT: Final = (*DOCUMENT_COLUMNS.split(", "), "catalog_revision", "stored_at", "updated_at")
+_CHUNK_INSERT: Final = tuple(CHUNK_COLUMNS.split(", "))
+
+
+def insert_documents(
+    connection: apsw.Connection, items: Sequence[tuple[Document, Sequence[Chunk]]], now: str
+) -> None:
+    """Insert validated documents, each with its roles, facts and chunks (inside a transaction):
+    one statement per table for them all (:func:`insert_rows`), the documents in the given order."""
+    documents: list[tuple[Any, ...]] = []
+    roles: list[tuple[Any, ...]] = []
+    facts: list[tuple[Any, ...]] = []
+    chunk_rows: list[tuple[Any, ...]] = []
+    for document, chunks in items:
+        documents.append((
             document.document_id, document.source_id, document.revision,
             document.content_digest, document.title, document.source_type, document.tenant,
             document.version_min, document.version_max, _moment(document.valid_from),
             _moment(document.valid_until), Status(document.status).value,
             Visibility(document.visibility).value, Trust(document.trust).value,
             document.language, document.body, extra_metadata_json(document.extra_metadata),
-            json.dumps(list(document.defaulted_fields)), now, now,
-        ),
-    )  # fmt: skip
-    insert_rows(
-        connection,
-        "document_roles (document_id, ordinal, role)",
-        [(document.document_id, i, role) for i, role in enumerate(document.allowed_roles)],
-    )
-    insert_rows(
-        connection,
-        "document_facts (document_id, ordinal, fact_id, quote, stance)",
-        [
+            json.dumps(list(document.defaulted_fields)), 1, now, now,
+        ))  # fmt: skip
+        roles.extend((document.document_id, i, role) for i, role in enumerate(document.allowed_roles))
+        facts.extend(
             (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
             for i, fact in enumerate(document.facts)
-        ],
-    )
-    insert_rows(
-        connection,
-        f"chunks ({CHUNK_COLUMNS})",
-        [
+        )
+        chunk_rows.extend(
             (
                 chunk.chunk_id,
                 chunk.document_id,
@@ -138,31 +141,35 @@ def insert_document(
                 ocr_numbers_json(chunk.ocr_numbers),
             )
             for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
-        ],
-    )
+        )
+    insert_rows(connection, "documents", _DOCUMENT_INSERT, documents)
+    insert_rows(connection, "document_roles", ("document_id", "ordinal", "role"), roles)
+    insert_rows(connection, "document_facts", ("document_id", "ordinal", "fact_id", "quote", "stance"), facts)
+    insert_rows(connection, "chunks", _CHUNK_INSERT, chunk_rows)
 
 
-ROWS_PER_INSERT = 200
-"""Rows per multi-row ``INSERT`` on PostgreSQL (16 columns × 200 stays far below its 65,535 parameters)."""
+COPY_MIN_ROWS: Final = 16
+"""From this many rows up, PostgreSQL gets them by ``COPY`` (below, one multi-row ``INSERT``)."""
 
 
-def insert_rows(connection: Any, table_columns: str, rows: Sequence[Sequence[Any]]) -> None:
-    """``INSERT INTO table_columns`` every row: one statement per row on SQLite (in process, cheap),
-    one multi-row statement per :data:`ROWS_PER_INSERT` rows on PostgreSQL, where each statement is a
-    round trip to the server (a document's chunks one by one cost more than all the rest of its write).
+def insert_rows(connection: Any, table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    """``INSERT`` every row into ``table (columns)``: one statement per row on SQLite (in process,
+    cheap); on PostgreSQL, where each statement is a round trip to the server, one ``COPY`` (or, for
+    fewer than :data:`COPY_MIN_ROWS` rows, one multi-row ``INSERT``) for them all: no statement text
+    grows with the rows past that, so none is parsed anew for each batch.
     """
     if not rows:
         return
-    width = len(rows[0])
-    one = "(" + ", ".join("?" * width) + ")"
+    names = ", ".join(columns)
+    one = "(" + ", ".join("?" * len(columns)) + ")"
     if dialect_of(connection) != "postgresql":
-        connection.executemany(f"INSERT INTO {table_columns} VALUES {one}", rows)
-        return
-    for first in range(0, len(rows), ROWS_PER_INSERT):
-        part = rows[first : first + ROWS_PER_INSERT]
+        connection.executemany(f"INSERT INTO {table} ({names}) VALUES {one}", rows)
+    elif len(rows) >= COPY_MIN_ROWS:
+        connection.copy_rows(table, columns, rows)
+    else:
         connection.execute(
-            f"INSERT INTO {table_columns} VALUES {', '.join([one] * len(part))}",
-            [value for row in part for value in row],
+            f"INSERT INTO {table} ({names}) VALUES {', '.join([one] * len(rows))}",
+            [value for row in rows for value in row],
         )
 
 

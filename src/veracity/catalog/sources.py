@@ -8,20 +8,39 @@ file a citation came from. The SQL is portable (SQLite and PostgreSQL alike).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Final
 
-__all__ = ["forget_source", "record_source_path", "source_path", "source_paths", "sources_under"]
+__all__ = [
+    "forget_source",
+    "record_source_path",
+    "record_source_paths",
+    "source_path",
+    "source_paths",
+    "sources_under",
+]
+
+_RECORD_SQL: Final = (
+    "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
+    "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
+    "updated_at = excluded.updated_at"
+)
 
 
 def record_source_path(connection: Any, tenant: str, source_id: str, root: str, path: str) -> None:
     """Remember that ``source_id`` was ingested from ``path`` under ``root`` (call inside a transaction)."""
-    connection.execute(
-        "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
-        "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
-        "updated_at = excluded.updated_at",
-        (tenant, source_id, root, path, datetime.now(UTC).isoformat(timespec="microseconds")),
-    )
+    record_source_paths(connection, [(tenant, source_id, root, path)])
+
+
+def record_source_paths(connection: Any, sources: Sequence[tuple[str, str, str, str]]) -> None:
+    """:func:`record_source_path` of each ``(tenant, source_id, root, path)``, in order (one
+    ``executemany``: pipelined on PostgreSQL)."""
+    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    if len(sources) == 1:
+        connection.execute(_RECORD_SQL, (*sources[0], now))
+    elif sources:
+        connection.executemany(_RECORD_SQL, [(*source, now) for source in sources])
 
 
 def forget_source(connection: Any, tenant: str, source_id: str) -> None:

@@ -12,14 +12,24 @@ revision's content digest, and when.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import apsw
 
 from ..model.contracts import Document, sha256_hex
+from .sql import in_values
 
-__all__ = ["Tombstone", "add_tombstone", "count_tombstones", "find_tombstone", "remove_tombstone"]
+__all__ = [
+    "Tombstone",
+    "add_tombstone",
+    "count_tombstones",
+    "find_tombstone",
+    "find_tombstones",
+    "remove_tombstone",
+    "remove_tombstones",
+]
 
 
 def _key(tenant: str, source_id: str) -> str:
@@ -56,9 +66,30 @@ def find_tombstone(connection: apsw.Connection, tenant: str, source_id: str) -> 
     return None if row is None else Tombstone(str(row[0]), str(row[1]))
 
 
+def find_tombstones(
+    connection: apsw.Connection, sources: Sequence[tuple[str, str]]
+) -> dict[tuple[str, str], Tombstone]:
+    """The tombstones of those ``(tenant, source_id)`` that were deleted (one statement)."""
+    keys = {_key(tenant, source_id): (tenant, source_id) for tenant, source_id in sources}
+    if not keys:
+        return {}
+    where, bound = in_values(connection, "source_key", sorted(keys))
+    rows = connection.execute(
+        f"SELECT source_key, content_digest, deleted_at FROM tombstones WHERE {where}", (bound,)
+    ).fetchall()
+    return {keys[str(row[0])]: Tombstone(str(row[1]), str(row[2])) for row in rows}
+
+
 def remove_tombstone(connection: apsw.Connection, tenant: str, source_id: str) -> None:
     """Forget that ``source_id`` was deleted (``ingest --restore``)."""
     connection.execute("DELETE FROM tombstones WHERE source_key = ?", (_key(tenant, source_id),))
+
+
+def remove_tombstones(connection: apsw.Connection, sources: Sequence[tuple[str, str]]) -> None:
+    """:func:`remove_tombstone` of each ``(tenant, source_id)`` (one statement)."""
+    if sources:
+        where, bound = in_values(connection, "source_key", sorted({_key(t, s) for t, s in sources}))
+        connection.execute(f"DELETE FROM tombstones WHERE {where}", (bound,))
 
 
 def count_tombstones(connection: apsw.Connection) -> int:

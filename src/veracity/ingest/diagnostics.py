@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 from typing import Any
 
 from ..text.normalize import fold_lookalikes
@@ -77,7 +77,7 @@ class ParseDiagnostics:
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data, as the ledger stores it (seconds rounded to microseconds)."""
-        data = asdict(self)
+        data = {item.name: getattr(self, item.name) for item in fields(self)}  # scalars: no deep copy
         data["seconds"] = round(self.seconds, 6)
         if self.ocr_confidence is not None:
             data["ocr_confidence"] = round(self.ocr_confidence, 4)

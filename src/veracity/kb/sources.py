@@ -23,14 +23,14 @@ from __future__ import annotations
 import errno
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import apsw
 
-from ..catalog.sources import record_source_path
+from ..catalog.sources import record_source_paths
 from ..ingest.metadata import SIDECAR_SUFFIX
 from ..ingest.parsers import FORMATS, IMAGE_SUFFIXES
 from ..model.errors import NotFoundError
@@ -40,6 +40,7 @@ __all__ = [
     "SourceFile",
     "SourceScan",
     "record_source",
+    "record_sources",
     "scan_sources",
 ]
 
@@ -200,5 +201,15 @@ def scan_sources(
 
 def record_source(connection: apsw.Connection, tenant: str, source_id: str, file: SourceFile) -> None:
     """Remember where ``source_id`` was ingested from (call inside a transaction)."""
-    path = file.source if file.root else str(file.path.resolve())
-    record_source_path(connection, tenant, source_id, file.root, path)
+    record_sources(connection, [(tenant, source_id, file)])
+
+
+def record_sources(connection: apsw.Connection, sources: Sequence[tuple[str, str, SourceFile]]) -> None:
+    """:func:`record_source` of each ``(tenant, source_id, file)``, in order, in one statement."""
+    record_source_paths(
+        connection,
+        [
+            (tenant, source_id, file.root, file.source if file.root else str(file.path.resolve()))
+            for tenant, source_id, file in sources
+        ],
+    )

@@ -25,6 +25,7 @@ __all__ = [
     "judge_missing",
     "judge_texts",
     "keeps_verdicts",
+    "store_many_verdicts",
     "store_verdicts",
     "texts_to_judge",
 ]
@@ -66,16 +67,28 @@ def store_verdicts(
 
     How many texts were judged here (0 when a worker had judged them all).
     """
+    return store_many_verdicts(store, [(document, chunks, judged)])
+
+
+def store_many_verdicts(
+    store: Any,
+    documents: Sequence[tuple[Document, Sequence[Chunk], Sequence[tuple[str, tuple[str, ...]]] | None]],
+) -> int:
+    """:func:`store_verdicts` of each ``(document, chunks, judged)``, kept in one call to the store."""
     if not keeps_verdicts(store):
         return 0
-    keyed = _keyed(document, chunks)
-    wanted = {key for key, _ in keyed}
-    ready = [row for row in judged or () if row[0] in wanted]  # of the texts it is stored with
-    have = {key for key, _ in ready}
-    missing = [text for key, text in keyed if key not in have]
-    rows = [*ready, *judged_signals(missing)]
-    store.store_signals([(document.tenant, key, signals) for key, signals in rows])
-    return len(missing)
+    rows: list[tuple[str, str, tuple[str, ...]]] = []
+    judged_here = 0
+    for document, chunks, judged in documents:
+        keyed = _keyed(document, chunks)
+        wanted = {key for key, _ in keyed}
+        ready = [row for row in judged or () if row[0] in wanted]  # of the texts it is stored with
+        have = {key for key, _ in ready}
+        missing = [text for key, text in keyed if key not in have]
+        rows.extend((document.tenant, key, signals) for key, signals in [*ready, *judged_signals(missing)])
+        judged_here += len(missing)
+    store.store_signals(rows)
+    return judged_here
 
 
 def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> None:

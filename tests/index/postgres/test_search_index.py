@@ -89,3 +89,24 @@ def test_scores_equal_the_sqlite_index(pg_url) -> None:
             assert postgres.dense_search(tenant, vector, **options) == expected
             assert postgres.last_dense_plan == "resident-exact"
             assert in_database.dense_search(tenant, vector, **options) == expected
+
+
+def test_the_index_pointer_is_read_once_per_read_block(pg_url, monkeypatch) -> None:
+    from veracity.index.postgres import search
+
+    items = corpus()
+    index = postgres_index(pg_url, items, FakeEmbedder(dim=64))
+    reads: list[int] = []
+    real = search.read_pointer
+    monkeypatch.setattr(search, "read_pointer", lambda connection: reads.append(1) or real(connection))
+    chunk_ids = [c.chunk_id for document, chunks in items for c in chunks if document.tenant == "acme"]
+    with index.store.read():
+        assert all(index.chunks[c].chunk_id == c for c in chunk_ids) and len(chunk_ids) > 3
+        index.lexical_search("acme", tokenize("SAML"), k=3, eligible_document_ids=ids_of(items, "acme"))
+    assert len(reads) == 1
+    with index.store.read():  # a new block reads it again: a publish in between would be seen
+        index.chunks[chunk_ids[0]]
+    assert len(reads) == 2
+    index.chunks[chunk_ids[0]]  # outside a block: every read asks
+    index.chunks[chunk_ids[0]]
+    assert len(reads) == 4

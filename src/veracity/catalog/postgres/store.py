@@ -62,6 +62,7 @@ class _Bound(threading.local):
     connection: Any = None
     depth: int = 0
     release: Any = None
+    snapshot: object | None = None
 
 
 class PostgresStore(CatalogQueries, VerdictQueries, BatchReads):
@@ -273,18 +274,29 @@ class PostgresStore(CatalogQueries, VerdictQueries, BatchReads):
             yield
             return
         tenant = current_tenant()
-        if self._reader_pool is None or tenant is None:
-            with self._pool.connection() as raw:
-                self._begin(raw, tenant)
-                bound.connection = raw
-                try:
-                    yield
-                finally:
-                    bound.connection = None
-                    raw.execute("COMMIT")
-            return
-        with self._reader_block(tenant):
-            yield
+        bound.snapshot = object()
+        try:
+            if self._reader_pool is None or tenant is None:
+                with self._pool.connection() as raw:
+                    self._begin(raw, tenant)
+                    bound.connection = raw
+                    try:
+                        yield
+                    finally:
+                        bound.connection = None
+                        raw.execute("COMMIT")
+                return
+            with self._reader_block(tenant):
+                yield
+        finally:
+            bound.snapshot = None
+
+    @property
+    def snapshot_token(self) -> object | None:
+        """An object unique to the calling thread's read block, whose snapshot no read can see
+        change (so what it read once, such as the index pointer, may be kept for the block);
+        ``None`` outside one, and inside a write transaction."""
+        return self._bound.snapshot
 
     @staticmethod
     def _begin(raw: Any, tenant: str | None) -> None:

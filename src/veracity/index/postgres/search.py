@@ -106,6 +106,7 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedRea
         self._lock = threading.RLock()
         self._cache: IndexState | None = None
         self._scoped: dict[str, IndexState] = {}
+        self._pointer_held: tuple[object, tuple[int, int]] | None = None
         self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
         self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
         self.exact_max = EXACT_MAX_CHUNKS  # DenseMode.SQL's choice of plan
@@ -176,7 +177,7 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedRea
         A scoped read (the reader role, :func:`~veracity.catalog.scope.acting_for`) sees one
         tenant's rows only, so what it loads is kept apart from what other scopes load.
         """
-        current, generation = read_pointer(self._conn)
+        current, generation = self._pointer()
         tables = self._pinned or IndexTables(current)
         scope = self._scope()
         with self._lock:
@@ -189,6 +190,22 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedRea
                     self._scoped = {k: v for k, v in self._scoped.items() if v.generation == generation}
                     self._scoped[scope] = cache
             return cache
+
+    def _tables(self) -> IndexTables:
+        """Tables to read or write now (see :meth:`_pointer`); in a write transaction, read each time."""
+        return self._pinned or IndexTables(self._pointer()[0])
+
+    def _pointer(self) -> tuple[int, int]:
+        """The published version and generation, read once per read block (a snapshot cannot see
+        them move): an ask looks up dozens of chunks, each through :meth:`_state`."""
+        token = self.store.snapshot_token
+        held = self._pointer_held
+        if token is not None and held is not None and held[0] is token:
+            return held[1]
+        pointer = read_pointer(self._conn)
+        if token is not None:
+            self._pointer_held = (token, pointer)
+        return pointer
 
     def _doc_keys(self, state: IndexState) -> dict[str, int]:
         if state.doc_keys is None:

@@ -49,7 +49,13 @@ def copy_catalog_rows(source: Any, destination: Any) -> dict[str, int]:
         columns = [c for c in table_columns(destination, table) if c in wanted]
         names = ", ".join(f'"{c}"' for c in columns)
         order = "seq" if "seq" in columns else names
-        rows = source.execute(f"SELECT {names} FROM {table} ORDER BY {order}").fetchall()
+        selected = ", ".join(f't."{c}"' for c in columns)
+        if "doc_tenant" in table_columns(destination, table) and "doc_tenant" not in wanted:
+            # SQLite's rows of a document do not name its tenant; PostgreSQL's must (pg0010)
+            columns.append("doc_tenant")
+            names += ', "doc_tenant"'
+            selected += ", (SELECT d.tenant FROM documents AS d WHERE d.document_id = t.document_id)"
+        rows = source.execute(f"SELECT {selected} FROM {table} AS t ORDER BY {order}").fetchall()
         marks = ", ".join("?" for _ in columns)
         destination.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", rows)
         counts[table] = len(rows)

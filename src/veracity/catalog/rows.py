@@ -101,7 +101,12 @@ def insert_documents(
     connection: apsw.Connection, items: Sequence[tuple[Document, Sequence[Chunk]]], now: str
 ) -> None:
     """Insert validated documents, each with its roles, facts and chunks (inside a transaction):
-    one statement per table for them all (:func:`insert_rows`), the documents in the given order."""
+    one statement per table for them all (:func:`insert_rows`), the documents in the given order.
+
+    On PostgreSQL the rows a document owns carry its tenant (``doc_tenant``, which a foreign key
+    holds equal to the document's: :mod:`veracity.catalog.postgres.migrations`, pg0010).
+    """
+    owned = ("doc_tenant",) if dialect_of(connection) == "postgresql" else ()
     documents: list[tuple[Any, ...]] = []
     roles: list[tuple[Any, ...]] = []
     facts: list[tuple[Any, ...]] = []
@@ -116,9 +121,10 @@ def insert_documents(
             document.language, document.body, extra_metadata_json(document.extra_metadata),
             json.dumps(list(document.defaulted_fields)), 1, now, now,
         ))  # fmt: skip
-        roles.extend((document.document_id, i, role) for i, role in enumerate(document.allowed_roles))
+        tenant = (document.tenant,) if owned else ()
+        roles.extend((document.document_id, i, r, *tenant) for i, r in enumerate(document.allowed_roles))
         facts.extend(
-            (document.document_id, i, fact.fact_id, fact.quote, fact.stance)
+            (document.document_id, i, fact.fact_id, fact.quote, fact.stance, *tenant)
             for i, fact in enumerate(document.facts)
         )
         chunk_rows.extend(
@@ -139,13 +145,16 @@ def insert_documents(
                 boxes_json(chunk.boxes),
                 chunk.ocr_confidence,
                 ocr_numbers_json(chunk.ocr_numbers),
+                *tenant,
             )
             for chunk in sorted(chunks, key=lambda chunk: chunk.ordinal)
         )
     insert_rows(connection, "documents", _DOCUMENT_INSERT, documents)
-    insert_rows(connection, "document_roles", ("document_id", "ordinal", "role"), roles)
-    insert_rows(connection, "document_facts", ("document_id", "ordinal", "fact_id", "quote", "stance"), facts)
-    insert_rows(connection, "chunks", _CHUNK_INSERT, chunk_rows)
+    insert_rows(connection, "document_roles", ("document_id", "ordinal", "role", *owned), roles)
+    insert_rows(
+        connection, "document_facts", ("document_id", "ordinal", "fact_id", "quote", "stance", *owned), facts
+    )
+    insert_rows(connection, "chunks", (*_CHUNK_INSERT, *owned), chunk_rows)
 
 
 COPY_MIN_ROWS: Final = 16

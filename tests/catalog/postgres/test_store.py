@@ -62,6 +62,25 @@ class TestPostgresStore(StoreContract):
             tenants = {row[0] for row in store.connection.execute(f"SELECT doc_tenant FROM {table}")}
             assert tenants == {tenant}, table
 
+    def test_a_row_of_a_document_names_its_tenant_or_is_refused(self, make_store: MakeStore) -> None:
+        import psycopg
+
+        store = make_store()
+        document = make_doc(**rich_metadata())
+        self.put(store, document)
+        insert = "INSERT INTO document_roles (document_id, ordinal, role{}) VALUES (?, 9, 'x'{})"
+        with pytest.raises(psycopg.errors.ForeignKeyViolation):  # another tenant than its document's
+            store.connection.execute(insert.format(", doc_tenant", ", 'acme'"), (document.document_id,))
+        with pytest.raises(psycopg.errors.NotNullViolation):  # none: a writer must name it
+            store.connection.execute(insert.format("", ""), (document.document_id,))
+        named = (document.document_id, document.tenant)
+        store.connection.execute(insert.format(", doc_tenant", ", ?"), named)
+        triggers = store.connection.execute(
+            "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal "
+            "AND tgrelid::regclass::text IN ('chunks', 'document_roles', 'document_facts')"
+        ).fetchone()
+        assert triggers == (0,)  # no per-row lookup: the writer names the tenant
+
     def test_a_second_writer_is_told_who_holds_the_lock(self, make_store: MakeStore) -> None:
         first, second = make_store(), make_store()
         second.writer_wait = False

@@ -8,8 +8,10 @@ either. Datetimes stay ISO-8601 UTC text, as in SQLite, so they compare the
 same way. What PostgreSQL adds:
 
 - a ``tenant`` column on the injection verdicts (SQLite's serve every tenant);
-- a ``doc_tenant`` column on chunks, document roles and facts (filled by a trigger
-  from the document), so every tenant-scoped row can be checked on its own;
+- a ``doc_tenant`` column on chunks, document roles and facts, so every
+  tenant-scoped row can be checked on its own: the writer fills it with the row,
+  and a foreign key on ``(document_id, doc_tenant)`` holds it equal to the
+  document's tenant (pg0010; a row-level trigger looked it up before);
 - **row-level security**: each tenant-scoped table (and, as they are created,
   each index version's tables, :mod:`veracity.index.postgres.tables`) has a
   policy that shows only the rows of ``current_setting('veracity.tenant')``.
@@ -35,6 +37,7 @@ from .index_layouts import index_layout, postings_segments
 
 __all__ = [
     "MIGRATIONS",
+    "OWNED_TABLES",
     "READER_ROLE",
     "TENANT_SETTING",
     "applied_migrations",
@@ -78,6 +81,38 @@ def _policies() -> str:
             f"USING ({_TENANT_COLUMNS[table]} = current_setting('{TENANT_SETTING}', true));"
         )
     parts.append(f"GRANT SELECT ON {', '.join(_READ_TABLES)} TO {READER_ROLE};")
+    return "\n".join(parts)
+
+
+OWNED_TABLES: Final = ("chunks", "document_roles", "document_facts")
+"""The rows a document owns, each carrying the document's tenant as ``doc_tenant``."""
+
+
+def _document_tenant_keys() -> str:
+    """pg0010: ``doc_tenant`` written with each row a document owns, held by a foreign key.
+
+    pg0001's trigger ran a query for every chunk, role and fact inserted to copy the
+    document's tenant into it. Now the writer supplies it (:func:`veracity.catalog.rows.insert_documents`)
+    and the foreign key ``(document_id, doc_tenant) → documents (document_id, tenant)``,
+    cascading deletes and updates as the one on ``document_id`` it replaces did, refuses a
+    row whose tenant is not its document's; the column has no default, so a writer that
+    leaves it out is refused too. Rows the trigger filled already agree; any that do not
+    are set to their document's tenant first.
+    """
+    parts = ["ALTER TABLE documents ADD CONSTRAINT documents_document_tenant UNIQUE (document_id, tenant);"]
+    for table in OWNED_TABLES:
+        parts.append(
+            f"""
+            DROP TRIGGER {table}_tenant ON {table};
+            UPDATE {table} AS r SET doc_tenant = d.tenant FROM documents AS d
+                WHERE d.document_id = r.document_id AND r.doc_tenant <> d.tenant;
+            ALTER TABLE {table} DROP CONSTRAINT {table}_document_id_fkey,
+                ALTER COLUMN doc_tenant DROP DEFAULT,
+                ADD CONSTRAINT {table}_document_tenant_fkey FOREIGN KEY (document_id, doc_tenant)
+                    REFERENCES documents (document_id, tenant) ON DELETE CASCADE ON UPDATE CASCADE;
+            """
+        )
+    parts.append("DROP FUNCTION veracity_document_tenant();")
     return "\n".join(parts)
 
 
@@ -338,6 +373,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         GRANT SELECT ON injection_verdicts TO {READER_ROLE};
         """,
     ),
+    # a document's rows carry its tenant as they are written (no trigger looking it up per row)
+    Migration("pg0010_document_tenant_keys", _document_tenant_keys()),
 )
 
 

@@ -157,23 +157,7 @@ class Catalog:
         the write lock, so a writer never makes it wait). A document that no
         longer exists resolves as not eligible with reason ``STATUS``.
         """
-        _check_query(target_version, as_of)
-        with self._store.read():
-            try:
-                document = self._store.get_document(document_id)
-                revision = self._store.catalog_revision(document_id)
-            except NotFoundError:
-                return Resolution(document_id, False, (ExclusionReason.STATUS,), None, None, None)
-            known = self._known_roles(principal)
-        verdict = eligibility(document, principal, target_version, as_of, known)
-        return Resolution(
-            document_id=document_id,
-            eligible=verdict.eligible,
-            reasons=verdict.reasons,
-            content_digest=document.content_digest,
-            catalog_revision=revision,
-            status=document.status,
-        )
+        return self.resolve_many([document_id], principal, target_version, as_of)[document_id]
 
     def resolve_many(
         self,

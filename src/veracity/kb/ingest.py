@@ -37,34 +37,28 @@ from __future__ import annotations
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..catalog.bulk import documents_by_source
 from ..catalog.ledger import Ledger
-from ..catalog.store import DatabaseStore, NewDocument
-from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
+from ..catalog.store import DatabaseStore
 from ..index.sqlite.search import SyncReport
 from ..index.versioned import VersionedIndex
-from ..ingest.chunking import oversize_chunks
-from ..ingest.diagnostics import ParseDiagnostics
-from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.errors import EmptySourceError, TemplateSourceError
-from ..ingest.limits import DEFAULT_LIMITS, InputLimits, over_limit
+from ..ingest.limits import DEFAULT_LIMITS, InputLimits
 from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..ingest.ocr import OcrSettings
-from ..model.contracts import Document, Status
-from ..model.errors import StorageError, ValidationError, VeracityError
+from ..model.errors import StorageError, ValidationError
 from ..pipeline.engine import KnowledgeBase
-from .loading import Loaded, SourceLoader, chunks_of
+from .ingest_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
+from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
-from .sources import SourceFile, SourceScan, record_sources, scan_sources
+from .sources import SourceFile, SourceScan, scan_sources
 from .tenants import TenantSetup, resolve_tenants
-from .verdicts import keeps_verdicts, store_many_verdicts
+from .verdicts import keeps_verdicts
 from .writing import writing
 
 __all__ = ["IngestReport", "ingest_paths"]
@@ -114,33 +108,6 @@ class IngestReport:
         embedding and the injection verdicts, excluded)."""
         spent = sum(v for k, v in self.seconds.items() if k not in ("embed", "verdicts"))
         return self.chunks_added / spent if spent > 0 else 0.0
-
-
-@dataclass(frozen=True, slots=True)
-class _Outcome:
-    """What happened to one file."""
-
-    kind: str  # added | revised | unchanged | skipped | restored
-    source_id: str
-    document_id: str = ""
-    document: Document | None = None
-    chunks: int = 0
-    oversize: int = 0
-    reason: str = ""
-
-
-@dataclass
-class _Run:
-    """The settings of one ingest, shared by every file."""
-
-    kb: KnowledgeBase
-    options: dict[str, Any]
-    ledger: Ledger | _NoLedger
-    restore: bool
-    seconds: dict[str, float]
-    loader: SourceLoader
-    connection: Any = None
-    """The catalog's connection (``None``: a store without one keeps no sources or tombstones)."""
 
 
 def ingest_paths(
@@ -219,7 +186,7 @@ def _ingest(
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
     files = scan.files
     with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(kb.catalog.store)) as loader:
-        run = _Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
+        run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
         outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
     pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
@@ -233,18 +200,18 @@ def _ingest(
 
 
 def _write_files(
-    run: _Run, files: Sequence[SourceFile], *, strict: bool, progress: Progress | None
-) -> tuple[list[_Outcome], list[tuple[str, str]], list[tuple[str, str, str]]]:
+    run: Run, files: Sequence[SourceFile], *, strict: bool, progress: Progress | None
+) -> tuple[list[Outcome], list[tuple[str, str]], list[tuple[str, str, str]]]:
     """Store every file in the catalog, in order: outcomes, rejected files, and what to index.
 
     One transaction per :data:`FILES_PER_TRANSACTION` files; its catalog reads and writes are
-    a few statements per table for every :data:`FILES_PER_PART` files (:func:`_write_part`),
+    a few statements per table for every :data:`FILES_PER_PART` files (:func:`write_part`),
     not per file. Every file is checked before anything of it is written, so a rejected file
     writes nothing but its ledger rows; a fault of the storage rolls the whole transaction
     back and stops the ingest.
     """
     kb = run.kb
-    outcomes: list[_Outcome] = []
+    outcomes: list[Outcome] = []
     rejected: list[tuple[str, str]] = []
     pending: list[tuple[str, str, str]] = []
     done = 0
@@ -256,7 +223,7 @@ def _write_files(
             for at in range(first, last, FILES_PER_PART):
                 part_files = files[at : min(at + FILES_PER_PART, last)]
                 loaded = [(file, _load_file(run, file, skip_empty=not strict)) for file in part_files]
-                for plan in (plan for part in _parts(loaded) for plan in _write_part(run, part)):
+                for plan in (plan for part in parts(loaded) for plan in write_part(run, part)):
                     if plan.failure is not None:
                         rejected.append((plan.file.source, str(plan.failure)))
                     elif (outcome := plan.outcome) is not None:
@@ -272,7 +239,7 @@ def _write_files(
 
 
 def _report(
-    outcomes: list[_Outcome],
+    outcomes: list[Outcome],
     rejected: list[tuple[str, str]],
     scan: SourceScan,
     setup: TenantSetup,
@@ -309,7 +276,7 @@ def _report(
     )
 
 
-def _load(run: _Run, file: SourceFile) -> Loaded:
+def _load(run: Run, file: SourceFile) -> Loaded:
     start = time.perf_counter()
     try:
         return run.loader.load(file)
@@ -317,225 +284,18 @@ def _load(run: _Run, file: SourceFile) -> Loaded:
         run.seconds["parse"] += time.perf_counter() - start
 
 
-@dataclass(frozen=True, slots=True)
-class _Skipped:
-    """A file left out on purpose when it was loaded (a page template; no text)."""
-
-    reason: str
-
-
-_Rejected = (VeracityError, OSError, UnicodeDecodeError)
-"""What rejects one file (a ``StorageError`` is the disk, not the file: it stops the ingest)."""
-
-
-def _load_file(run: _Run, file: SourceFile, *, skip_empty: bool) -> Loaded | _Skipped | Exception:
+def _load_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Skipped | Exception:
     """The file loaded, skipped, or the error that rejects it."""
     try:
         return _load(run, file)
     except TemplateSourceError as exc:
-        return _Skipped(exc.reason)
+        return Skipped(exc.reason)
     except EmptySourceError as exc:
-        return _Skipped(exc.reason) if skip_empty else exc
+        return Skipped(exc.reason) if skip_empty else exc
     except StorageError:
         raise
-    except _Rejected as exc:
+    except Rejected as exc:
         return exc
-
-
-def _parts(
-    loaded: Sequence[tuple[SourceFile, Loaded | _Skipped | Exception]],
-) -> Iterator[list[tuple[SourceFile, Loaded | _Skipped | Exception]]]:
-    """``loaded`` in consecutive parts in which no source id comes twice: a part's files are
-    decided from what the catalog held before it, so each part is read and written at once."""
-    part: list[tuple[SourceFile, Loaded | _Skipped | Exception]] = []
-    seen: set[str] = set()
-    for file, result in loaded:
-        source_id = result[0].source_id if isinstance(result, tuple) else None
-        if source_id is not None and source_id in seen:
-            yield part
-            part, seen = [], set()
-        part.append((file, result))
-        if source_id is not None:
-            seen.add(source_id)
-    if part:
-        yield part
-
-
-@dataclass
-class _Plan:
-    """What one file comes to: its ledger steps, its outcome (or why it is rejected), its writes."""
-
-    file: SourceFile
-    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
-    outcome: _Outcome | None = None
-    failure: Exception | None = None
-    put: NewDocument | None = None
-    judged: Any = None
-    source: tuple[str, str] | None = None
-    """``(tenant, source_id)`` to record in ``source_files``."""
-    untomb: bool = False
-    restore: str | None = None
-
-    def step(self, state: str, **details: Any) -> None:
-        self.steps.append((state, details))
-
-    def skip(self, name: str, reason: str) -> None:
-        self.step("skipped", reason=reason)
-        self.outcome = _Outcome("skipped", name, reason=reason)
-
-    def fail(self, exc: Exception) -> None:
-        """Rejected: nothing of the file is written, and the ledger says why (the steps it had
-        reached are dropped, as the file's rollback dropped them)."""
-        self.failure, self.outcome, self.put = exc, None, None
-        self.source, self.untomb, self.restore = None, False, None
-        found = getattr(exc, "diagnostics", None)  # a file that parsed to no text says what it found
-        diagnostics = found.as_dict() if isinstance(found, ParseDiagnostics) else None
-        self.steps = [self.steps[0], ("failed", {"reason": str(exc), "diagnostics": diagnostics})]
-
-
-def _write_part(run: _Run, part: Sequence[tuple[SourceFile, Loaded | _Skipped | Exception]]) -> list[_Plan]:
-    """Decide and write the files of one part (see :func:`_parts`), in order.
-
-    One read of the documents of the part's sources and one of their tombstones; each file
-    decided from those (:func:`_plan`); then the new documents in one
-    :meth:`~veracity.catalog.store.Store.put_documents` (a file whose put is refused is
-    rejected), the source paths, tombstones, verdicts and ledger rows each in one statement.
-    """
-    store = run.kb.catalog.store
-    connection = run.connection
-    documents = [result[0] for _, result in part if isinstance(result, tuple)]
-    by_source = documents_by_source(store, [document.source_id for document in documents])
-    tombstones: dict[tuple[str, str], Tombstone] = {}
-    if connection is not None:
-        tombstones = find_tombstones(connection, [(d.tenant, d.source_id) for d in documents])
-    plans = [_plan(run, file, result, by_source, tombstones) for file, result in part]
-    puts = [(plan, plan.put) for plan in plans if plan.put is not None]
-    for (plan, _), error in zip(puts, store.put_documents([put for _, put in puts]), strict=True):
-        if error is not None:
-            plan.fail(error)
-    if connection is not None:
-        sources = [(plan.source, plan) for plan in plans if plan.source is not None]
-        record_sources(connection, [(*source, plan.file) for source, plan in sources])
-        remove_tombstones(connection, [source for source, plan in sources if plan.untomb])
-    for plan in plans:
-        if plan.restore is not None:
-            store.set_status(plan.restore, Status.ACTIVE, store.catalog_revision(plan.restore))
-    start = time.perf_counter()
-    try:
-        stored = [(plan.put, plan.judged) for plan in plans if plan.put is not None]
-        store_many_verdicts(store, [(put.document, put.chunks, judged) for put, judged in stored])
-    finally:
-        run.seconds["verdicts"] += time.perf_counter() - start
-    for plan in plans:
-        for state, details in plan.steps:
-            run.ledger.step(plan.file.source, state, **details)
-    return plans
-
-
-def _plan(
-    run: _Run,
-    file: SourceFile,
-    loaded: Loaded | _Skipped | Exception,
-    by_source: dict[str, list[Document]],
-    tombstones: dict[tuple[str, str], Tombstone],
-) -> _Plan:
-    """What ``file`` comes to, decided from the catalog as it was before its part."""
-    plan = _Plan(file)
-    plan.step("discovered")
-    if isinstance(loaded, _Skipped):
-        plan.skip(file.source, loaded.reason)
-        return plan
-    try:
-        if isinstance(loaded, Exception):
-            raise loaded
-        _decide(run, plan, loaded, by_source, tombstones)
-    except StorageError:
-        raise
-    except _Rejected as exc:
-        plan.fail(exc)
-    return plan
-
-
-def _decide(
-    run: _Run,
-    plan: _Plan,
-    loaded: Loaded,
-    by_source: dict[str, list[Document]],
-    tombstones: dict[tuple[str, str], Tombstone],
-) -> None:
-    """Fill in ``plan`` for a loaded file; raises if it is rejected."""
-    document, parsed, cut, judged = loaded
-    ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
-    plan.step("parsed", diagnostics=parsed.diagnostics.as_dict(), **ids)
-    revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
-    if run.connection is not None:
-        tombstone = tombstones.get((document.tenant, document.source_id))
-        if tombstone is not None and not run.restore:
-            same = tombstone.content_digest == document.content_digest
-            changed = "" if same else "; its content changed since"
-            reason = f"deleted earlier ({tombstone.deleted_at}), skipped{changed}; --restore ingests it again"
-            plan.skip(document.source_id, reason)
-            return
-        plan.untomb = tombstone is not None
-        plan.source = (document.tenant, document.source_id)
-    if "revision" in document.defaulted_fields:
-        document = _numbered(document, revisions)
-        ids["document_id"] = document.document_id
-    stored = next((d for d in revisions if d.document_id == document.document_id), None)
-    if stored is not None:
-        plan.step("unchanged", **ids)
-        if run.restore and stored.status is Status.WITHDRAWN and not any(
-            d.status is Status.ACTIVE for d in revisions
-        ):
-            plan.restore = stored.document_id
-            plan.outcome = _Outcome("restored", document.source_id, document.document_id)
-        else:
-            plan.outcome = _Outcome("unchanged", document.source_id, document.document_id)
-        return
-    start = time.perf_counter()
-    try:
-        chunks = chunks_of(document, parsed, cut)
-    finally:
-        run.seconds["chunk"] += time.perf_counter() - start
-    limits: InputLimits = run.options["limits"]
-    if len(chunks) > limits.max_chunks:
-        raise over_limit(plan.file.source, "the document makes {value} chunks", len(chunks), "max_chunks",
-                         limits.max_chunks)  # fmt: skip
-    plan.step("chunked", **ids)
-    previous = [d for d in revisions if d.status is Status.ACTIVE]
-    plan.put = NewDocument(document, chunks, replaces=previous[-1].document_id if previous else None)
-    plan.judged = judged
-    kind = "revised" if previous else "added"
-    oversize = oversize_chunks(chunks)
-    plan.outcome = _Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
-
-
-def _numbered(document: Document, revisions: Sequence[Document]) -> Document:
-    """The latest stored revision when nothing changed, else the next number (see the module docstring)."""
-    if revisions and same_but_revision(revisions[-1], document):
-        return revisions[-1]
-    return with_revision(document, next_revision(revisions))
-
-
-class _NoLedger:
-    """Stands in for the ledger on a catalog that has none (not SQLite)."""
-
-    def step(self, source: str, state: str, **_: Any) -> None:
-        """Record nothing."""
-
-    def steps(self, states: Any, sources: Any) -> None:
-        """Record nothing."""
-
-    def held(self) -> AbstractContextManager[None]:
-        """Hold nothing."""
-        return nullcontext()
-
-    def mark(self) -> int:
-        """Nothing held."""
-        return 0
-
-    def discard(self, mark: int) -> None:
-        """Nothing to forget."""
 
 
 def _connection(kb: KnowledgeBase) -> Any:
@@ -543,9 +303,9 @@ def _connection(kb: KnowledgeBase) -> Any:
     return store.connection if isinstance(store, DatabaseStore) else None
 
 
-def _ledger(kb: KnowledgeBase) -> Ledger | _NoLedger:
+def _ledger(kb: KnowledgeBase) -> Ledger | NoLedger:
     connection = _connection(kb)
-    return Ledger(connection) if connection is not None else _NoLedger()
+    return Ledger(connection) if connection is not None else NoLedger()
 
 
 def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
@@ -555,4 +315,3 @@ def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
         return backend.sync(kb.catalog, kb.embedder, progress=callback)
     kb.reindex()
     return SyncReport()
-

@@ -53,7 +53,7 @@ from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..ingest.ocr import OcrSettings
 from ..model.errors import StorageError, ValidationError
 from ..pipeline.engine import KnowledgeBase
-from .ingest_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
+from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
 from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources

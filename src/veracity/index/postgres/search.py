@@ -212,10 +212,6 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedRea
             state.doc_keys = load_doc_keys(self._conn, state.tables)
         return state.doc_keys
 
-    def _eligible_doc_keys(self, state: IndexState, eligible: Collection[str]) -> list[int]:
-        keys = self._doc_keys(state)
-        return sorted(keys[d] for d in eligible if d in keys)
-
     def _read_postings(self, state: IndexState, view: TenantView, terms: Sequence[str]) -> list[Postings]:
         """The terms' postings from the tenant's segments (for :class:`~..sqlite.bm25_plan.PostingsBM25`)."""
         with self._pg.raw() as raw:

@@ -12,6 +12,7 @@ from veracity.bench.docs_questions import holds_gold, load_docs_questions, sourc
 from veracity.bench.fitting import fit_logistic, threshold_for_budget
 from veracity.bench.train_answers import _threshold_within_budget, fit
 from veracity.index.embedders import FakeEmbedder
+from veracity.testing.fakes import FakeChooser
 
 QUESTIONS = """\
 source: {repo: example/docs, commit: abc, root: docs}
@@ -148,3 +149,26 @@ def test_at_weight_zero_docs_questions_only_calibrate_the_thresholds(tmp_path: P
     assert weighted.decision.to_dict() != without.decision.to_dict()
     assert calibrated.threshold >= without.threshold
     assert calibrated.meta["docs_weight"] == 0.0 and "docs/example-en" in calibrated.meta["trained_on"]
+
+
+def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp_path: Path) -> None:
+    docs = _docs_rows(tmp_path)
+    reading = [
+        {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}
+        for n in range(3)
+        for row in docs
+    ]
+    rows = tmp_path / "reading.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in reading), encoding="utf-8")
+    chooser = FakeChooser({"Which port does the gateway listen on by default?": "8080"})
+    model = fit(rows, budget=0.1, chooser=chooser)
+    assert model.choice is not None and model.choice.names == ("sentence", "reader")
+    assert "reader" in model.decision.names
+    assert model.meta["chooser"] == {"name": "fake-chooser", "version": "fake-chooser"}
+    assert model.meta["choice_model_selection"]["questions"] >= 1
+    read = len(chooser.calls)
+    assert read >= 1 and (tmp_path / "reading.chooser-fake-chooser.json").is_file()
+    again = fit(rows, budget=0.1, chooser=chooser)
+    assert len(chooser.calls) == read  # the heads' logits came from the file beside the rows
+    assert again.to_dict() == model.to_dict()
+    assert fit(rows, budget=0.1).choice is None

@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
-from ..pipeline.decision import DECISION_FEATURES, MODEL_FILES, AnswerModel, Ranked, decision_features
+from ..pipeline.choice import second_stage
+from ..pipeline.decision import (
+    DECISION_FEATURES,
+    MODEL_FILES,
+    AnswerModel,
+    LogisticModel,
+    Ranked,
+    decision_features,
+)
 from ..pipeline.sentences import (
     FEATURES,
     SentenceContext,
@@ -55,9 +64,11 @@ from ..pipeline.sentences import (
     local_weights,
     sentence_features,
 )
+from ..reader.choice import ChoiceModel, named_chooser
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import coverage_tokens
 from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
+from .choice_fit import cache_path, choice_gain, fit_choice, reader_heads
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
 
 MIN_LANGUAGE_QUESTIONS = 500
@@ -100,7 +111,12 @@ def candidate_features(rows: Sequence[dict[str, Any]]) -> list[list[dict[str, fl
 
 
 def fit(
-    rows_path: Path, *, budget: float, docs_weight: float = DOCS_WEIGHT, embedder: str = DEFAULT_EMBEDDER
+    rows_path: Path,
+    *,
+    budget: float,
+    docs_weight: float = DOCS_WEIGHT,
+    embedder: str = DEFAULT_EMBEDDER,
+    chooser: ChoiceModel | None = None,
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
@@ -140,12 +156,51 @@ def fit(
         for lang in own
         if selection[lang]["own"] > selection[lang]["pooled"]
     }
-    features, labels, answerable = [], [], []
-    for (row, sub, weights), found in zip(_question_rows(rows), per_question, strict=True):
-        stored = row["candidates"]
+    first_scores, orders = [], []
+    for (_row, sub, _), found in zip(_question_rows(rows), per_question, strict=True):
         model = by_language.get(sub.language, sentence)
         scores = [model.logit(f) for f in found]
-        order = sorted(range(len(stored)), key=lambda i: (-scores[i], i))
+        first_scores.append(scores)
+        orders.append(sorted(range(len(scores)), key=lambda i: (-scores[i], i)))
+    choice: LogisticModel | None = None
+    choice_selection: dict[str, Any] = {}
+    heads: list[list[float]] = [[] for _ in rows]
+    if chooser is not None:
+        questions = [sub.text for _, sub, _ in _question_rows(rows)]
+        heads = reader_heads(rows, questions, orders, chooser, cache_path(rows_path, chooser))
+        labels_first = [
+            [row["candidates"][i]["label"] for i in order] for row, order in zip(rows, orders, strict=True)
+        ]
+        firsts = [[s[i] for i in order] for s, order in zip(first_scores, orders, strict=True)]
+        folds = [fold_of(row["question_id"]) for row in rows]
+        keep = [i for i, fitted in enumerate(in_fit) if fitted]
+        choice_selection = choice_gain(
+            [firsts[i] for i in keep],
+            [heads[i] for i in keep],
+            [labels_first[i] for i in keep],
+            [folds[i] for i in keep],
+        )
+        print(f"choice stage, two-fold: {choice_selection}", file=sys.stderr)
+        choice = fit_choice(
+            [f for f, keep in zip(firsts, in_fit, strict=True) if keep],
+            [h for h, keep in zip(heads, in_fit, strict=True) if keep],
+            [y for y, keep in zip(labels_first, in_fit, strict=True) if keep],
+        )
+    features, labels, answerable = [], [], []
+    names = (*DECISION_FEATURES, "reader") if chooser is not None else DECISION_FEATURES
+    for (row, sub, weights), found, scores, order, head in zip(
+        _question_rows(rows), per_question, first_scores, orders, heads, strict=True
+    ):
+        stored = row["candidates"]
+        if choice is not None:
+            second = second_stage(choice, [scores[i] for i in order], head)
+            found = [dict(f) for f in found]
+            for position, logit in enumerate(head):
+                found[order[position]]["reader"] = logit
+            scores = [0.0] * len(order)
+            for position, index in enumerate(order):
+                scores[index] = second[position]
+            order = sorted(range(len(stored)), key=lambda i: (-scores[i], i))
         ranked = [
             Ranked(
                 score=scores[i],
@@ -160,15 +215,13 @@ def fit(
         evidence_tokens = coverage_tokens(evidence_text)
         values = decision_features(sub, ranked, evidence_tokens, evidence_text, weights)
         # a question without candidates has no dense cosine: it trains as 0 (nothing similar)
-        features.append([values.get(name, 0.0) for name in DECISION_FEATURES])
+        features.append([values.get(name, 0.0) for name in names])
         labels.append(1.0 if order and stored[order[0]]["label"] else 0.0)
         answerable.append(row["answerable"])
     fx = np.array(features, dtype=np.float64)
     fy = np.array(labels, dtype=np.float64)
-    decision = fit_logistic(fx[in_fit], fy[in_fit], DECISION_FEATURES, weights=row_weights[in_fit])
-    probabilities = np.array(
-        [decision.probability(dict(zip(DECISION_FEATURES, f, strict=True))) for f in features]
-    )
+    decision = fit_logistic(fx[in_fit], fy[in_fit], names, weights=row_weights[in_fit])
+    probabilities = np.array([decision.probability(dict(zip(names, f, strict=True))) for f in features])
     removed = np.array([row["removed"] for row in rows])
     lacking = removed | (from_docs & ~np.array(answerable))
     impossible = ~np.array(answerable) & ~removed & ~from_docs
@@ -202,6 +255,9 @@ def fit(
             lang: _language_summary(lang, language_of, fy, answerable, removed, answered) for lang in own
         },
     }
+    if chooser is not None:
+        meta["chooser"] = {"name": chooser.name, "version": chooser.version}
+        meta["choice_model_selection"] = choice_selection
     if docs_names:
         meta["docs_weight"] = docs_weight
         meta["false_answer_budget_applies_to"] += (
@@ -221,6 +277,7 @@ def fit(
         meta=meta,
         sentence_by_language=by_language,
         threshold_by_language=thresholds,
+        choice=choice,
     )
 
 
@@ -331,6 +388,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         action="store_true",
         help="collect the docs tuning sets alone (rows to append to a reading-comprehension rows file)",
     )
+    parser.add_argument(
+        "--chooser",
+        default="none",
+        help="sentence reader of the second choice stage: none (default), shipped, or a chooser's .npz",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if (args.docs_questions is None) != (args.docs_root is None):
@@ -358,7 +420,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         if args.only_docs:
             return
-    model = fit(args.rows, budget=args.budget, docs_weight=args.docs_weight, embedder=args.embedder)
+    model = fit(
+        args.rows,
+        budget=args.budget,
+        docs_weight=args.docs_weight,
+        embedder=args.embedder,
+        chooser=named_chooser(args.chooser),
+    )
     out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))
 

@@ -43,9 +43,11 @@ from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
 from .address import MODEL_TURN
+from .choice import rechoose
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 if TYPE_CHECKING:
+    from ..reader.choice import ChoiceModel
     from ..reader.model import ReadingModel
 
 DECISION_FEATURES: Final = (
@@ -125,6 +127,9 @@ class AnswerModel:
     meta: Mapping[str, Any]
     sentence_by_language: Mapping[str, LogisticModel] = field(default_factory=dict)
     threshold_by_language: Mapping[str, float] = field(default_factory=dict)
+    choice: LogisticModel | None = None
+    """The second stage of sentence choice (:mod:`veracity.pipeline.choice`), fitted with the
+    sentence reader its ``meta["chooser"]`` names; ``None``: the first stage alone."""
 
     def sentence_for(self, language: str) -> LogisticModel:
         """The sentence model for a question in ``language``."""
@@ -142,6 +147,7 @@ class AnswerModel:
                 language: model.to_dict() for language, model in sorted(self.sentence_by_language.items())
             },
             "decision_model": self.decision.to_dict(),
+            **({"choice_model": self.choice.to_dict()} if self.choice is not None else {}),
             "threshold": round(self.threshold, 6),
             "thresholds_by_language": {
                 language: round(value, 6) for language, value in sorted(self.threshold_by_language.items())
@@ -161,6 +167,7 @@ class AnswerModel:
                 for language, model in data.get("sentence_models_by_language", {}).items()
             }
             thresholds = {str(k): float(v) for k, v in data.get("thresholds_by_language", {}).items()}
+            choice = LogisticModel.from_dict(data["choice_model"]) if "choice_model" in data else None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"answer model is malformed: {exc!r}") from None
         meta = {k: v for k, v in data.items() if k not in _MODEL_KEYS}
@@ -171,6 +178,7 @@ class AnswerModel:
             meta=meta,
             sentence_by_language=by_language,
             threshold_by_language=thresholds,
+            choice=choice,
         )
 
 
@@ -178,6 +186,7 @@ _MODEL_KEYS: Final = (
     "sentence_model",
     "sentence_models_by_language",
     "decision_model",
+    "choice_model",
     "threshold",
     "thresholds_by_language",
 )
@@ -291,6 +300,8 @@ def decision_features(
         found["dense"] = features["dense"]
     if best is not None and best.semantic is not None:
         found["chunk_semantic"] = best.semantic
+    if "reader" in features:  # the sentence reader read it (a model with a choice stage)
+        found["reader"] = features["reader"]
     return found
 
 
@@ -314,6 +325,8 @@ class AnswerInputs:
     non_official: str = NON_OFFICIAL_MARKED
     reader: ReadingModel | None = None
     """The reader (:mod:`veracity.pipeline.reading`) decides when given; else the logistic models."""
+    chooser: ChoiceModel | None = None
+    """The sentence reader for a model with a choice stage; ``None``: the model's own, loaded once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,6 +378,9 @@ def decide(
     if tier != "official":
         found = [c for c in found if not reported_model_turn(c.claim)]
     ranked = rank_candidates(model.sentence_for(sub.language), found)
+    if model.choice is not None:
+        chooser = inputs.chooser or chooser_of(model)
+        ranked = rechoose(model.choice, chooser, sub.text, ranked)
     evidence_tokens, evidence_text = evidence_terms(hits, documents)
     features = decision_features(sub, [r for r, _ in ranked], evidence_tokens, evidence_text, inputs.weights)
     score = model.decision.probability(features)
@@ -383,6 +399,15 @@ def decide(
         tier=tier,
     )
     return decision, (ranked[0][1] if answered else None)
+
+
+def chooser_of(model: AnswerModel) -> ChoiceModel:
+    """The sentence reader ``model``'s choice stage was fitted with (``meta["chooser"]``: the
+    shipped one's name); ``ConfigError`` when it is not this package's."""
+    from ..reader.choice import MODEL_NAME, load_chooser
+
+    named = model.meta.get("chooser", {}).get("name", MODEL_NAME)
+    return load_chooser(str(named))
 
 
 def reported_model_turn(claim: str) -> bool:

@@ -159,6 +159,8 @@ class Candidate:
     """Where the claim ends when it takes the next sentence too (an echo of the question)."""
     table_header: str = ""
     """For a table row: the table's header row and separator (lines of the same chunk)."""
+    subject: str = ""
+    """The document's title and the chunk's heading path (and a box's label above the sentence)."""
 
     @property
     def claim(self) -> str:
@@ -317,6 +319,7 @@ def candidates(
                 context=context.around,
                 claim_end=next_end if echo else None,
                 table_header=context.table_header,
+                subject=context.subject,
             )
         )
     return found

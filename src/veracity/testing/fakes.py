@@ -3,6 +3,9 @@
 - :class:`FakeReader` keeps the :class:`veracity.reader.model.Reader` surface the pipeline uses
   (``read``, ``threshold_for``, ``version``): a question it knows gets a span where its answer
   text occurs (score ``+5``), anything else none (score ``-5``).
+- :class:`FakeChooser` keeps the :class:`veracity.reader.choice.ChoiceModel` surface (``scores``,
+  ``name``, ``version``): a sentence holding the answer text it knows for the question gets
+  ``+4``, any other ``-4``.
 - :class:`FakeGuard` keeps the :class:`veracity.guard.model.GuardModel` surface (``scores``,
   ``threshold``, ``version``): a text holding one of its markers scores ``0.9``, anything else
   ``0.1``.
@@ -42,6 +45,22 @@ class FakeReader:
             else:
                 out.append(Reading(0, min(len(body), 1), -5.0, 0.0))
         return out
+
+
+class FakeChooser:
+    """Scores ``+4`` for a sentence holding ``answers[question]``, else ``-4``."""
+
+    name = "fake-chooser"
+    version = "fake-chooser"
+
+    def __init__(self, answers: Mapping[str, str]) -> None:
+        self.answers = dict(answers)
+        self.calls: list[tuple[str, int]] = []
+
+    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+        self.calls.append((question, len(candidates)))
+        wanted = self.answers.get(question)
+        return [4.0 if wanted and wanted in sentence else -4.0 for _, sentence in candidates]
 
 
 class FakeGuard:

@@ -1,0 +1,95 @@
+"""The second stage of sentence choice, fitted on the answer models' tuning rows
+(``python -m veracity.bench.train_answers --chooser NAME``, :mod:`veracity.pipeline.choice`).
+
+The sentence reader reads the first :data:`~veracity.pipeline.choice.CHOICE_DEPTH` candidates of
+each tuning question (first-stage order); its logits are kept in a file beside the rows (one per
+reader version), since reading them takes minutes and the fit seconds. The choice model is then
+fitted listwise over those heads on the two features (first-stage logit, reader logit).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..pipeline.choice import CHOICE_DEPTH, CHOICE_FEATURES, reader_input, second_stage
+from ..pipeline.decision import LogisticModel
+from ..reader.choice import ChoiceModel
+from .fitting import fit_listwise
+
+
+def cache_path(rows_path: Path, chooser: ChoiceModel) -> Path:
+    """Where the reader's logits of ``rows_path``'s heads are kept for ``chooser``."""
+    return rows_path.with_name(f"{rows_path.stem}.chooser-{chooser.version}.json")
+
+
+def reader_heads(
+    rows: Sequence[dict[str, Any]],
+    questions: Sequence[str],
+    orders: Sequence[Sequence[int]],
+    chooser: ChoiceModel,
+    cache: Path | None,
+) -> list[list[float]]:
+    """Per question, the reader's logits of its first :data:`CHOICE_DEPTH` candidates in
+    ``orders`` (first-stage order), read from ``cache`` where it holds the same question and
+    candidate texts (keyed by their digest)."""
+    known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache and cache.is_file() else {}
+    out: list[list[float]] = []
+    for number, (row, question, order) in enumerate(zip(rows, questions, orders, strict=True), start=1):
+        contexts = [row["candidates"][i]["context"] for i in order[:CHOICE_DEPTH]]
+        inputs = [reader_input(c["subject"], c["sentence"], c.get("table_header", "")) for c in contexts]
+        key = hashlib.sha256(json.dumps([question, inputs], ensure_ascii=False).encode("utf-8")).hexdigest()
+        stored = known.get(key)
+        if stored is None:
+            stored = known[key] = {"logits": chooser.scores(question, inputs) if inputs else []}
+        out.append([float(v) for v in stored["logits"]])
+        if number % 250 == 0:
+            print(f"sentence reader: {number}/{len(rows)} questions read", file=sys.stderr, flush=True)
+    if cache is not None:
+        cache.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+    return out
+
+
+def fit_choice(
+    first: Sequence[Sequence[float]],
+    heads: Sequence[Sequence[float]],
+    labels: Sequence[Sequence[bool]],
+) -> LogisticModel:
+    """The choice model: listwise over each question's head (first-stage logits best first, the
+    reader's logits, and whether each candidate's claim is right)."""
+    groups = [
+        (
+            np.array([[f, r] for f, r in zip(scores, logits, strict=False)], dtype=np.float64),
+            np.array(list(right[: len(logits)]), dtype=bool),
+        )
+        for scores, logits, right in zip(first, heads, labels, strict=True)
+        if logits
+    ]
+    return fit_listwise(groups, CHOICE_FEATURES)
+
+
+def choice_gain(
+    first: Sequence[Sequence[float]],
+    heads: Sequence[Sequence[float]],
+    labels: Sequence[Sequence[bool]],
+    folds: Sequence[int],
+) -> dict[str, Any]:
+    """Two-fold (by question id) share of the questions with a right candidate whose best candidate
+    is right: by the first stage alone, and with the choice model fitted on the other fold."""
+    right = {"first_stage": 0, "with_reader": 0}
+    asked = 0
+    for fold in (0, 1):
+        train = [i for i, f in enumerate(folds) if f != fold]
+        model = fit_choice([first[i] for i in train], [heads[i] for i in train], [labels[i] for i in train])
+        for i in (i for i, f in enumerate(folds) if f == fold and any(labels[i])):
+            asked += 1
+            right["first_stage"] += int(labels[i][0])
+            scores = second_stage(model, first[i], heads[i])
+            right["with_reader"] += int(labels[i][max(range(len(scores)), key=lambda k: (scores[k], -k))])
+    return {"questions": asked, **{k: round(v / asked, 4) if asked else None for k, v in right.items()}}

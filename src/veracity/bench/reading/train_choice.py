@@ -27,7 +27,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -41,6 +41,9 @@ from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, save_tuned, torch_missing
 from .data import SOURCES, available_sources, manifest, training_examples
 from .train import held_out
+
+if TYPE_CHECKING:
+    from ...reader.choice_train import Group
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
@@ -67,14 +70,14 @@ def ranked_others(
 
 def example_groups(
     example: Example, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
-) -> list[Any]:
+) -> list[Group]:
     from ...reader.choice_train import Group
 
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
     starts = [start for _, start in example.answers]
     positives = {i for i, (b, e) in enumerate(spans) if any(b <= s < e for s in starts)}
-    groups = []
+    groups: list[Group] = []
     if sentences and (positives or example.impossible):
         kept = sorted(positives) + ranked_others(example.question, sentences, positives, negatives, rng)
         rows = tuple(
@@ -92,7 +95,7 @@ def example_groups(
     return groups
 
 
-def validate(chooser: Chooser, groups: Sequence[Any]) -> dict[str, Any]:
+def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
     """Held-out scores: how often the best sentence is a positive (groups with one), and how well
     the best logit tells groups with an answer from groups without (AUC)."""
     correct, with_answer, without = 0, [], []
@@ -151,7 +154,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     others = hard_negatives(examples, args.seed)
     model_file = read_e5_file()
     tokenizer = Tokenizer(model_file.tokenizer)
-    training, validation = [], []
+    training: list[Group] = []
+    validation: list[Group] = []
     for example in examples:
         other = others.get(example.example_id) if rng.random() < args.negative_share else None
         groups = example_groups(example, tokenizer, args.negatives, rng, other)

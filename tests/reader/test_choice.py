@@ -101,7 +101,13 @@ def test_an_answer_model_keeps_its_choice_stage_through_json() -> None:
     assert AnswerModel.from_dict(json.loads(json.dumps(base.to_dict()))).choice == base.choice
 
 
-@pytest.mark.skipif(not SHIPPED, reason="no chooser is shipped yet")
+def test_the_shipped_answer_model_names_the_shipped_chooser() -> None:
+    model = shipped_model()
+    assert model.choice is not None and SHIPPED  # the default answer step rereads with it
+    card = json.loads(CARD.read_text(encoding="utf-8"))
+    assert model.meta["chooser"] == {"name": card["name"], "version": card["version"]}
+
+
 def test_the_shipped_choosers_weights_match_its_card_and_the_card_is_complete() -> None:
     card = json.loads(CARD.read_text(encoding="utf-8"))
     assert weights_digest(WEIGHTS) == card["weights_sha256"]
@@ -112,3 +118,5 @@ def test_the_shipped_choosers_weights_match_its_card_and_the_card_is_complete() 
         assert row["licence"] and len(row["sha256"]) == 64 and row["repository"]
         assert row["source"] not in ("squad2_dev_tune", "cmrc2018_trial")  # the answer models' tuning data
     assert {"en", "zh"} <= set(card["validation"])
+    assert card["command"] == "python -m veracity.bench.reading.train_choice --ship"
+    assert {"squad2_dev_half report", "cmrc2018 dev", "drcd dev"} <= set(card["reporting"]["sets"])

@@ -404,10 +404,17 @@ def decide(
 def chooser_of(model: AnswerModel) -> ChoiceModel:
     """The sentence reader ``model``'s choice stage was fitted with (``meta["chooser"]``: the
     shipped one's name); ``ConfigError`` when it is not this package's."""
-    from ..reader.choice import MODEL_NAME, load_chooser
+    from ..reader.choice import MODEL_NAME
 
-    named = model.meta.get("chooser", {}).get("name", MODEL_NAME)
-    return load_chooser(str(named))
+    return _package_chooser(str(model.meta.get("chooser", {}).get("name", MODEL_NAME)))
+
+
+@lru_cache(maxsize=2)
+def _package_chooser(name: str) -> ChoiceModel:
+    # loaded (and its weights' digest checked against the card) once a process, not once an answer
+    from ..reader.choice import load_chooser
+
+    return load_chooser(name)
 
 
 def reported_model_turn(claim: str) -> bool:

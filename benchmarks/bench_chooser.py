@@ -76,7 +76,7 @@ def main() -> int:
     parser.add_argument("--part", default="all")
     parser.add_argument("--sample", type=int, default=100)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--embedder", default="use", choices=["use", "e5"])
+    parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
     parser.add_argument("--workdir", type=Path, default=Path.home() / ".cache/veracity/bench-answers")
     parser.add_argument(
         "--answer-model", type=Path, default=None, help="an answer_model.json with a choice stage"

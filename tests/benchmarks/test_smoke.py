@@ -60,6 +60,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_injection_probes.py",
         "bench_docs_questions.py",
         "bench_reader_runtime.py",
+        "bench_chooser.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -307,3 +308,12 @@ def test_docs_questions(tmp_path: Path) -> None:
 def test_reader_runtime() -> None:
     out = _run("bench_reader_runtime.py", "--smoke")
     assert "tokens/s" in out
+
+
+def test_chooser(tmp_path: Path) -> None:
+    from tests.bench.test_bench_answers import _folder
+
+    folder, workdir = _folder(tmp_path), tmp_path / "kb"
+    text = _run("bench_chooser.py", folder, "--sample", 4, "--embedder", "fake", "--workdir", workdir)
+    assert "4 questions, warm" in text and "pairs per answer" in text
+    assert "| added by the choice stage (paired) |" in text

@@ -133,8 +133,9 @@ def test_the_demo_as_a_knowledge_base_keeps_the_demo_defaults(tmp_path) -> None:
 
 
 def test_explain_agrees_with_the_decision_when_the_retry_answered() -> None:
-    # "SMAL" is a typo no chunk holds: the first try does not cover it, the retry's rewrite does
-    question = "3.2 的 Team 还能用 SMAL 吗？"
+    # "SMAL" is a typo no chunk holds: the first try does not cover this wording, the retry's
+    # rewrite does (the shorter "3.2 的 Team 还能用 SMAL 吗？" the sentence reader answers at once)
+    question = "Team 计划升级 3.2 后 SMAL 还行吗？"
     result = invoke("ask", question, "--version", "3.2", "--as-of", "2026-08-27", "--explain")
     assert result.exit_code == 0, result.output
     assert "decision: answer" in result.output and "retry: rewritten_words 1" in result.output

@@ -125,7 +125,8 @@ def test_logistic_model_round_trips_and_rejects_mismatched_parts() -> None:
 
 def test_the_shipped_model_matches_the_features_and_records_its_training() -> None:
     model = shipped_model()
-    assert model.sentence.names == FEATURES and model.decision.names == DECISION_FEATURES
+    assert model.sentence.names == FEATURES and model.decision.names == (*DECISION_FEATURES, "reader")
+    assert model.choice is not None and model.meta["chooser"]["name"] == "chooser-e5-4l"
     assert 0 < model.threshold < 1
     assert model.meta["trained_on"] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
     assert len(model.meta["training_rows_sha256"]) == 64
@@ -215,7 +216,8 @@ def test_a_code_block_cut_into_chunks_pairs_its_fences_over_the_document() -> No
 def test_each_embedder_ships_a_model_fitted_on_its_own_cosines(embedder: str) -> None:
     model = shipped_model(embedder)
     assert model.meta["embedder"] == embedder
-    assert model.sentence.names == FEATURES and model.decision.names == DECISION_FEATURES
+    read_again = ("reader",) if model.choice is not None else ()  # the second choice stage's feature
+    assert model.sentence.names == FEATURES and model.decision.names == (*DECISION_FEATURES, *read_again)
     assert model.meta["trained_on"][:2] == ["squad2_dev_half/dev/tune", "cmrc2018/trial/all"]
     # docs tuning sets, where a model lists them, only calibrate its thresholds
     assert all(name.startswith("docs/") for name in model.meta["trained_on"][2:])

@@ -112,11 +112,11 @@ def test_the_shipped_choosers_weights_match_its_card_and_the_card_is_complete() 
     card = json.loads(CARD.read_text(encoding="utf-8"))
     assert weights_digest(WEIGHTS) == card["weights_sha256"]
     assert WEIGHTS.stat().st_size <= 25 * 1024 * 1024
-    assert card["command"].startswith("python -m veracity.bench.reading.train_choice")
+    assert card["command"].startswith("python -m veracity.bench.reading.chooser")
     assert card["training"]["settings"]["seed"] == 0
     for row in card["data"]:
         assert row["licence"] and len(row["sha256"]) == 64 and row["repository"]
         assert row["source"] not in ("squad2_dev_tune", "cmrc2018_trial")  # the answer models' tuning data
     assert {"en", "zh"} <= set(card["validation"])
-    assert card["command"] == "python -m veracity.bench.reading.train_choice --ship"
+    assert card["command"] == "python -m veracity.bench.reading.chooser --ship"
     assert {"squad2_dev_half report", "cmrc2018 dev", "drcd dev"} <= set(card["reporting"]["sets"])

@@ -12,6 +12,9 @@ Channels (each returns the top ``depth`` = 100 documents per query):
   cut to 100.
 - ``hybrid+rerank``: the explainable reranker's pure parts over the hybrid top-100
   (:mod:`.tuning`).
+- ``hybrid+rerank+reader`` (not by default: it reads about 80 sentence pairs a query): the
+  shipped sentence reader rereads the first 8 of ``hybrid+rerank`` sentence by sentence and
+  orders them by its belief (:mod:`veracity.pipeline.reread`, the engine's ``ChooserReranker``).
 
 BM25 ``k1``/``b`` (Anserini's 0.9/0.4 or Lucene's 1.2/0.75) and the rerank
 weights are chosen on a *tuning* split (the folder's ``train`` split when there
@@ -45,7 +48,8 @@ from .beir import BeirDataset
 from .embedcache import embed_texts
 from .tuning import PartWeights, candidate_parts, query_subquestions, rerank_order
 
-CHANNELS = ("bm25", "dense", "hybrid", "hybrid+rerank")
+CHANNELS = ("bm25", "dense", "hybrid", "hybrid+rerank", "hybrid+rerank+reader")
+DEFAULT_CHANNELS = CHANNELS[:4]
 ANALYZERS = ("auto", "default", "english")
 BM25_CANDIDATES: tuple[tuple[float, float], ...] = ((0.9, 0.4), (1.2, 0.75))
 """(k1, b): Anserini's defaults, then Lucene's / Elasticsearch's."""
@@ -58,7 +62,7 @@ LATENCY_SAMPLE = 100
 class BenchSettings:
     """What to run. ``bm25`` / ``rerank`` of ``None`` mean "tune, else default"."""
 
-    channels: tuple[str, ...] = CHANNELS
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
     embedder: str = "use"
     analyzer: str = "auto"
     bm25: tuple[float, float] | None = None
@@ -233,7 +237,7 @@ def run_queries(
         )[:depth]
         fuse_ms = (time.perf_counter() - start) * 1000
         out.add("hybrid", query_id, fused, bm25_ms + dense_ms + fuse_ms)
-        if "hybrid+rerank" in want or keep_parts:
+        if want & {"hybrid+rerank", "hybrid+rerank+reader"} or keep_parts:
             start = time.perf_counter()
             subqs = query_subquestions(text, indexes.analyzer, english=english)
             ids = [d for d, _ in fused]
@@ -246,9 +250,31 @@ def run_queries(
             reranked = rerank_order(ids, parts, weights)
             rerank_ms = (time.perf_counter() - start) * 1000
             out.add("hybrid+rerank", query_id, reranked, bm25_ms + dense_ms + fuse_ms + rerank_ms)
+            if "hybrid+rerank+reader" in want:
+                start = time.perf_counter()
+                reread = reread_order(indexes.dataset, text, reranked)
+                reread_ms = (time.perf_counter() - start) * 1000
+                total_ms = bm25_ms + dense_ms + fuse_ms + rerank_ms + reread_ms
+                out.add("hybrid+rerank+reader", query_id, reread, total_ms)
             if keep_parts:
                 parts_of[query_id] = (ids, parts)
     return out, parts_of
+
+
+def reread_order(
+    dataset: BeirDataset, question: str, ranked: Sequence[tuple[str, float]]
+) -> list[tuple[str, float]]:
+    """``ranked`` after the shipped sentence reader rereads its head (:mod:`veracity.pipeline.reread`),
+    ties by id."""
+    from ..pipeline.reread import REREAD_DEPTH, passage_beliefs, reread_scores
+    from ..reader.choice import package_chooser
+
+    head = [doc_id for doc_id, _ in ranked[:REREAD_DEPTH]]
+    passages = [(dataset.titles.get(d, ""), dataset.texts.get(d, dataset.corpus[d])) for d in head]
+    beliefs = passage_beliefs(package_chooser(), question, passages)
+    scores = reread_scores([score for _, score in ranked], beliefs)
+    order = sorted(range(len(ranked)), key=lambda i: (-scores[i], ranked[i][0]))
+    return [(ranked[i][0], scores[i]) for i in order]
 
 
 def embed_queries(

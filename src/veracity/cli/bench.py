@@ -27,7 +27,8 @@ def bench() -> None:
     "--channels",
     default="bm25,dense,hybrid,hybrid+rerank",
     show_default=True,
-    help="Comma-separated: bm25, dense, hybrid, hybrid+rerank.",
+    help="Comma-separated: bm25, dense, hybrid, hybrid+rerank, hybrid+rerank+reader (the "
+    "sentence reader rereads the first 8; not by default: about 80 pairs a query).",
 )
 @click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default="use", show_default=True)
 @click.option(

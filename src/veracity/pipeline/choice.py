@@ -12,15 +12,31 @@ answerability model and the trace see it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from .sentences import Candidate
 
 if TYPE_CHECKING:
     from ..reader.choice import ChoiceModel
-    from .decision import LogisticModel, Ranked
+
+
+class LogisticModel(Protocol):
+    """What the choice stage needs of :class:`veracity.pipeline.decision.LogisticModel` (named
+    here so that this module, which the decision imports, does not import it back)."""
+
+    def logit(self, features: Mapping[str, float]) -> float: ...
+
+
+class Ranked(Protocol):
+    """What the choice stage reads of :class:`veracity.pipeline.decision.Ranked`."""
+
+    @property
+    def score(self) -> float: ...
+
+
+RankedT = TypeVar("RankedT", bound=Ranked)
 
 CHOICE_DEPTH: Final = 8
 """First-stage candidates the sentence reader reads (about 60 tokens each)."""
@@ -56,10 +72,10 @@ def rechoose(
     choice: LogisticModel,
     chooser: ChoiceModel,
     question: str,
-    ranked: Sequence[tuple[Ranked, Candidate]],
+    ranked: Sequence[tuple[RankedT, Candidate]],
     *,
     depth: int = CHOICE_DEPTH,
-) -> list[tuple[Ranked, Candidate]]:
+) -> list[tuple[RankedT, Candidate]]:
     """``ranked`` (first stage, best first) with its first ``depth`` reordered by the choice model;
     each of them carries its reader logit as the feature ``reader``; every candidate's score is
     :func:`second_stage`'s."""
@@ -72,8 +88,13 @@ def rechoose(
         if index < len(logits):
             features = {**candidate.features, "reader": logits[index]}
             ranked_one, candidate = (
-                replace(ranked_one, features=features),
+                _replaced(ranked_one, features=features),
                 replace(candidate, features=features),
             )
-        out.append((replace(ranked_one, score=scores[index]), candidate))
+        out.append((_replaced(ranked_one, score=scores[index]), candidate))
     return out
+
+
+def _replaced(ranked: RankedT, **changes: Any) -> RankedT:
+    # a dataclass instance (``Ranked`` in decision.py); typed by the protocol it is read through
+    return replace(ranked, **changes)  # type: ignore[type-var]

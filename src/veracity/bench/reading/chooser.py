@@ -1,5 +1,5 @@
 """Train the sentence reader (the *chooser*) and write its model card:
-``python -m veracity.bench.reading.train_choice``.
+``python -m veracity.bench.reading.chooser``.
 
 Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 
@@ -7,7 +7,7 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
    models' tuning data (SQuAD 2.0 half-dev ``tune``, CMRC 2018 ``trial``, and any other example
    on one of their paragraphs): those fit the answer models with the chooser's score as a
    feature, so the chooser must not have seen them;
-2. groups (:class:`veracity.reader.choice_train.Group`): each question with the sentences of its
+2. groups (:class:`veracity.reader.listwise.Group`): each question with the sentences of its
    own paragraph (:func:`veracity.text.sentences.split_sentences`; the positives hold an answer's
    first character; up to ``--negatives`` others, half those sharing the most question words,
    half at random), and for ``--negative-share`` of the answerable questions the sentences of
@@ -43,7 +43,7 @@ from .data import SOURCES, available_sources, manifest, training_examples
 from .train import held_out
 
 if TYPE_CHECKING:
-    from ...reader.choice_train import Group
+    from ...reader.listwise import Group
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
@@ -71,7 +71,7 @@ def ranked_others(
 def example_groups(
     example: Example, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
 ) -> list[Group]:
-    from ...reader.choice_train import Group
+    from ...reader.listwise import Group
 
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
@@ -118,7 +118,7 @@ def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m veracity.bench.reading.train_choice",
+        prog="python -m veracity.bench.reading.chooser",
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if torch_missing():
         return 2
-    from ...reader.choice_train import fit_groups
+    from ...reader.listwise import fit_groups
     from ...reader.train import TrainSettings
 
     started = time.perf_counter()
@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": round(time.perf_counter() - started),
         },
         "data": [entry for entry in manifest() if entry["source"] not in ANSWER_MODEL_TUNING],
-        "command": "python -m veracity.bench.reading.train_choice "
+        "command": "python -m veracity.bench.reading.chooser "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "validation": scores,
         "reporting": {},

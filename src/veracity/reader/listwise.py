@@ -6,7 +6,7 @@ of the group's positives (or of "none" when it has none: an unanswerable questio
 that does not hold the answer). So sentences compete for being the answer, and every score is on
 one scale against "no answer" (0).
 
-Pure training mechanics; the groups come from :mod:`veracity.bench.reading.train_choice`.
+Pure training mechanics; the groups come from :mod:`veracity.bench.reading.chooser`.
 """
 
 from __future__ import annotations

@@ -120,3 +120,18 @@ def test_the_shipped_choosers_weights_match_its_card_and_the_card_is_complete() 
     assert {"en", "zh"} <= set(card["validation"])
     assert card["command"] == "python -m veracity.bench.reading.chooser --ship"
     assert {"squad2_dev_half report", "cmrc2018 dev", "drcd dev"} <= set(card["reporting"]["sets"])
+
+
+def test_an_ask_times_the_sentence_reader_as_its_own_stage() -> None:
+    from datetime import UTC, datetime
+
+    from veracity.index.embedders import FakeEmbedder
+    from veracity.model.contracts import Principal
+    from veracity.pipeline.engine import KnowledgeBase
+
+    kb = KnowledgeBase.demo(FakeEmbedder())
+    principal = Principal.of("starship", "public")
+    answer = kb.ask("3.2 的 Team 还能用 SAML 吗？", principal, "3.2", datetime(2026, 8, 27, tzinfo=UTC))
+    stages = dict(answer.trace.timings_ms)
+    assert stages["sentence_reader"] > 0 and "evidence" in stages
+    assert "timings_ms" not in answer.trace.to_dict(timings=False)  # as the byte-identical reports

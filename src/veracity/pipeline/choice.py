@@ -12,6 +12,7 @@ answerability model and the trace see it.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
@@ -93,6 +94,23 @@ def rechoose(
             )
         out.append((_replaced(ranked_one, score=scores[index]), candidate))
     return out
+
+
+class TimedChoice:
+    """A sentence reader that adds up the milliseconds spent in ``inner`` (the trace's stage
+    ``sentence_reader``)."""
+
+    def __init__(self, inner: ChoiceModel) -> None:
+        self.inner, self.name, self.version = inner, inner.name, inner.version
+        self.ms = 0.0
+
+    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+        """``inner``'s scores, timed."""
+        started = time.perf_counter()
+        try:
+            return self.inner.scores(question, candidates)
+        finally:
+            self.ms += (time.perf_counter() - started) * 1000
 
 
 def _replaced(ranked: RankedT, **changes: Any) -> RankedT:

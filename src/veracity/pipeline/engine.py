@@ -26,8 +26,9 @@ from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
 from ..reader.model import ReadingModel
 from .answer import compose, verify_claims
+from .choice import TimedChoice
 from .composer import Composer, evidence_of
-from .decision import NON_OFFICIAL_MARKED, AnswerInputs, model_for_embedder
+from .decision import NON_OFFICIAL_MARKED, AnswerInputs, chooser_of, model_for_embedder
 from .injection import stored_verdicts
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
@@ -229,22 +230,27 @@ def answer_from(
     sentence with the question; without it that feature is 0.
     """
     query = retrieval.query
+    model = model_for_embedder(embedder.model_id if embedder is not None else None)
+    timed = TimedChoice(chooser_of(model)) if model.choice is not None else None
     inputs = AnswerInputs(
         weights=retrieval.term_weights,
         question_vector=retrieval.query_vector,
         embed=sentence_embedding(embedder) if embedder is not None else None,
-        model=model_for_embedder(embedder.model_id if embedder is not None else None),
+        model=model,
         target_version=query.target_version,
         non_official=non_official,
         reader=reader,
+        chooser=timed,
     )
     composition = compose(
         query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
     )
     verify_claims(composition.claims, composition.citations)
     claims = flag_ocr_numbers(composition.claims, composition.citations)
+    read_ms = (("sentence_reader", timed.ms),) if timed is not None and timed.ms else ()
     trace = replace(
         retrieval.trace,
+        timings_ms=(*retrieval.trace.timings_ms, *read_ms),
         status=composition.status.value,
         reasons=composition.reasons,
         decisions=tuple(

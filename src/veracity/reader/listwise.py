@@ -11,10 +11,8 @@ Pure training mechanics; the groups come from :mod:`veracity.bench.reading.choos
 
 from __future__ import annotations
 
-import math
 import random
 import sys
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +20,7 @@ import numpy as np
 import torch
 
 from .torch_model import TorchReader
-from .train import TrainSettings
+from .train import TrainSettings, train_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,35 +78,8 @@ def fit_groups(
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
     """Train a one-logit head over the first ``settings.layers`` layers of ``weights`` on
     ``groups``; the exported tuned tensors and the loss log (one entry per 50 steps)."""
-    torch.manual_seed(settings.seed)
-    torch.set_num_threads(settings.threads)
-    rng = random.Random(settings.seed)
-    model = TorchReader(weights, layers=settings.layers, outputs=1)
-    model.train()
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimizer = torch.optim.AdamW(
-        [
-            {"params": [p for p in trainable if p.ndim >= 2], "weight_decay": settings.weight_decay},
-            {"params": [p for p in trainable if p.ndim < 2], "weight_decay": 0.0},
-        ],
-        lr=settings.learning_rate,
-    )
-    plan: list[list[Group]] = []
-    whole = math.floor(settings.epochs)
-    for _ in range(whole):
-        plan += group_batches(groups, settings.batch_tokens, rng)
-    if settings.epochs > whole:
-        part = group_batches(groups, settings.batch_tokens, rng)
-        plan += part[: round(len(part) * (settings.epochs - whole))]
-    total = len(plan)
-    warmup = max(1, round(total * settings.warmup))
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
-    )
-    log: list[dict[str, float]] = []
-    started = time.perf_counter()
-    running, tokens = 0.0, 0
-    for step, batch in enumerate(plan, start=1):
+
+    def step_loss(model: TorchReader, batch: list[Group]) -> tuple[torch.Tensor, int]:
         rows = [r for g in batch for r in g.rows]
         length = max(len(r) for r in rows)
         ids = torch.full((len(rows), length), pad, dtype=torch.long)
@@ -117,22 +88,13 @@ def fit_groups(
             ids[index, : len(row)] = torch.tensor(row)
             mask[index, : len(row)] = 1
         logits, _ = model(ids, mask)
-        loss = listwise_loss(logits, batch)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-        optimizer.step()
-        schedule.step()
-        optimizer.zero_grad(set_to_none=True)
-        running += float(loss.detach())
-        tokens += int(mask.sum())
-        if step % 50 == 0 or step == total:
-            elapsed = time.perf_counter() - started
-            entry = {"step": step, "loss": round(running / (50 if step % 50 == 0 else step % 50), 4),
-                     "tokens_per_s": round(tokens / elapsed, 1), "elapsed_s": round(elapsed, 1)}  # fmt: skip
-            log.append(entry)
-            eta = elapsed / step * (total - step)
-            report(f"step {step}/{total} loss {entry['loss']:.4f} · {entry['tokens_per_s']:.0f} tokens/s · "
-                   f"{elapsed / 60:.1f} min, about {eta / 60:.0f} min left")  # fmt: skip
-            running = 0.0
-    model.eval()
-    return model.export(), log
+        return listwise_loss(logits, batch), int(mask.sum())
+
+    return train_steps(
+        weights,
+        settings,
+        outputs=1,
+        plan_of=lambda rng: group_batches(groups, settings.batch_tokens, rng),
+        step_loss=step_loss,
+        report=report,
+    )

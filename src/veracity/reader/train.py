@@ -13,12 +13,15 @@ import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 import torch
 
 from .features import Window
 from .torch_model import TorchReader, span_loss
+
+Batch = TypeVar("Batch")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +85,38 @@ def fit(
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
     """Train from ``weights`` (the bundled encoder, or a reader to continue) on ``windows``; the
     exported tuned tensors and the loss log (one entry per 50 steps)."""
+
+    def step_loss(model: TorchReader, batch: list[Window]) -> tuple[torch.Tensor, int]:
+        ids, mask, starts, ends = tensors(batch, pad)
+        start_logits, end_logits = model(ids, mask)
+        if outputs == 1:  # a label per window, carried in ``start``
+            return label_loss(start_logits, starts), int(mask.sum())
+        return span_loss(start_logits, end_logits, mask, starts, ends), int(mask.sum())
+
+    return train_steps(
+        weights,
+        settings,
+        outputs=outputs,
+        plan_of=lambda rng: batches(windows, settings.batch_tokens, rng),
+        step_loss=step_loss,
+        report=report,
+    )
+
+
+def train_steps(
+    weights: Mapping[str, np.ndarray],
+    settings: TrainSettings,
+    *,
+    outputs: int,
+    plan_of: Callable[[random.Random], list[Batch]],
+    step_loss: Callable[[TorchReader, Batch], tuple[torch.Tensor, int]],
+    report: Callable[[str], None],
+) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
+    """The fit every model here shares: one seed for everything; the encoder's first
+    ``settings.layers`` layers with an ``outputs`` head; AdamW (no weight decay on biases and
+    norms); ``settings.epochs`` passes over ``plan_of(rng)`` (a fraction: the first part of one
+    more); linear warm-up and decay; clipped gradients; ``step_loss`` gives a batch's loss and its
+    real tokens. Returns the exported tuned tensors and the loss log (one entry per 50 steps)."""
     torch.manual_seed(settings.seed)
     torch.set_num_threads(settings.threads)
     rng = random.Random(settings.seed)
@@ -94,12 +129,12 @@ def fit(
         [{"params": decay, "weight_decay": settings.weight_decay}, {"params": flat, "weight_decay": 0.0}],
         lr=settings.learning_rate,
     )
-    plan: list[list[Window]] = []
+    plan: list[Batch] = []
     whole = math.floor(settings.epochs)
     for _ in range(whole):
-        plan += batches(windows, settings.batch_tokens, rng)
+        plan += plan_of(rng)
     if settings.epochs > whole:
-        part = batches(windows, settings.batch_tokens, rng)
+        part = plan_of(rng)
         plan += part[: round(len(part) * (settings.epochs - whole))]
     total = len(plan)
     warmup = max(1, round(total * settings.warmup))
@@ -111,19 +146,14 @@ def fit(
     running = 0.0
     tokens = 0
     for step, batch in enumerate(plan, start=1):
-        ids, mask, starts, ends = tensors(batch, pad)
-        start_logits, end_logits = model(ids, mask)
-        if outputs == 1:  # a label per window, carried in ``start``
-            loss = label_loss(start_logits, starts)
-        else:
-            loss = span_loss(start_logits, end_logits, mask, starts, ends)
+        loss, batch_tokens = step_loss(model, batch)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(trainable, 1.0)
         optimizer.step()
         schedule.step()
         optimizer.zero_grad(set_to_none=True)
         running += float(loss.detach())
-        tokens += int(mask.sum())
+        tokens += batch_tokens
         if step % 50 == 0 or step == total:
             elapsed = time.perf_counter() - started
             entry = {"step": step, "loss": round(running / (50 if step % 50 == 0 else step % 50), 4),

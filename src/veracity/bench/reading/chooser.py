@@ -40,7 +40,7 @@ from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, save_tuned, torch_missing
 from .data import SOURCES, available_sources, manifest, training_examples
-from .train import held_out
+from .train import held_out, pairwise_auc
 
 if TYPE_CHECKING:
     from ...reader.listwise import Group
@@ -107,12 +107,11 @@ def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
             with_answer.append(best)
         else:
             without.append(best)
-    pairs = [(p > n) + 0.5 * (p == n) for p in with_answer for n in without]
     return {
         "groups_with_answer": len(with_answer),
         "groups_without": len(without),
         "best_sentence_correct": round(correct / len(with_answer), 4) if with_answer else None,
-        "answer_auc": round(float(np.mean(pairs)), 4) if pairs else None,
+        "answer_auc": pairwise_auc(with_answer, without),
     }
 
 

@@ -62,13 +62,19 @@ def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:
         said = normalize_answer(example.context[reading.start : reading.end])
         exact += any(said == normalize_answer(text) for text, _ in example.answers)
         positives.append(reading.score)
-    pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
     return {
         "answerable": len(positives),
         "unanswerable": len(negatives),
         "exact_match": round(exact / len(positives), 4) if positives else None,
-        "answer_score_auc": round(float(np.mean(pairs)), 4) if pairs else None,
+        "answer_score_auc": pairwise_auc(positives, negatives),
     }
+
+
+def pairwise_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
+    """The share of (positive, negative) pairs the score orders right (ties: half), 4 decimals;
+    ``None`` when either side is empty."""
+    pairs = [(p > n) + 0.5 * (p == n) for p in positives for n in negatives]
+    return round(float(np.mean(pairs)), 4) if pairs else None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..reader.encoder import Encoder
+from ..reader.head import OneLogitModel
 from ..reader.model import load_tuned
 from ..reader.tokenizer import Tokenizer
 
@@ -27,7 +27,6 @@ MAX_LENGTH: Final = 192
 STRIDE: Final = 48
 """Tokens two consecutive windows of one text share."""
 MODEL_NAME: Final = "guard-e5-4l"
-HEAD = "qa_outputs"
 
 
 @runtime_checkable
@@ -54,41 +53,27 @@ def text_windows(tokenizer: Tokenizer, text: str, max_length: int, stride: int) 
         first += room - stride
 
 
-class Guard:
+class Guard(OneLogitModel):
     """The run-time guard (see the module docstring)."""
 
     def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
-        self.meta = meta
-        self.tokenizer = tokenizer
-        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
-        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
-        self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
+        super().__init__(weights, tokenizer, meta=meta)
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
         self.stride = int(meta.get("stride", STRIDE))
         self.threshold = float(meta.get("threshold", 0.5))
-        self.version = str(meta.get("version", "unversioned"))
 
     def scores(self, texts: Sequence[str], *, batch_size: int = 16) -> list[float]:
         """Per text, the probability that it gives orders (its highest window's)."""
-        rows = [
+        windows = [
             (index, window)
             for index, text in enumerate(texts)
             for window in text_windows(self.tokenizer, text, self.max_length, self.stride)
         ]
-        rows.sort(key=lambda row: len(row[1]))  # similar lengths together: little padding
+        logits = self.logits([window for _, window in windows], batch_size=batch_size)
         best = [0.0] * len(texts)
-        for begin in range(0, len(rows), batch_size):
-            chunk = rows[begin : begin + batch_size]
-            length = max(len(w) for _, w in chunk)
-            ids = np.full((len(chunk), length), self.tokenizer.pad, dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=np.float32)
-            for row, (_, window) in enumerate(chunk):
-                ids[row, : len(window)] = window
-                mask[row, : len(window)] = 1
-            logits = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
-            for (index, _), logit in zip(chunk, logits.tolist(), strict=True):
-                probability = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
-                best[index] = max(best[index], probability)
+        for (index, _), logit in zip(windows, logits.tolist(), strict=True):
+            probability = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
+            best[index] = max(best[index], probability)
         return best
 
 

@@ -20,9 +20,8 @@ from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
-from .encoder import Encoder
+from .head import OneLogitModel
 from .model import load_tuned
 from .tokenizer import Tokenizer
 
@@ -31,7 +30,6 @@ MAX_LENGTH: Final = 96
 MAX_QUESTION: Final = 40
 """Question tokens kept (the rest is cut)."""
 MODEL_NAME: Final = "chooser-e5-4l"
-HEAD = "qa_outputs"
 
 
 def pair_ids(
@@ -59,33 +57,13 @@ class ChoiceModel(Protocol):
         ...
 
 
-class Chooser:
+class Chooser(OneLogitModel):
     """The run-time sentence reader (see the module docstring)."""
 
     def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
-        self.meta = meta
-        self.tokenizer = tokenizer
-        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
-        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
-        self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
+        super().__init__(weights, tokenizer, meta=meta)
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
-        self.version = str(meta.get("version", "unversioned"))
         self.name = str(meta.get("name", MODEL_NAME))
-
-    def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
-        """The head's logit of each id row (rows sorted by length inside, so little padding)."""
-        order = sorted(range(len(rows)), key=lambda r: len(rows[r]))
-        out = np.zeros(len(rows), dtype=np.float32)
-        for begin in range(0, len(order), batch_size):
-            chosen = order[begin : begin + batch_size]
-            length = max(len(rows[r]) for r in chosen)
-            ids = np.full((len(chosen), length), self.tokenizer.pad, dtype=np.int64)
-            mask = np.zeros((len(chosen), length), dtype=np.float32)
-            for row, index in enumerate(chosen):
-                ids[row, : len(rows[index])] = rows[index]
-                mask[row, : len(rows[index])] = 1
-            out[chosen] = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
-        return out
 
     def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
         rows = [pair_ids(self.tokenizer, question, s, t, self.max_length) for s, t in candidates]

@@ -1,0 +1,43 @@
+"""A one-logit head on the encoder's ``<s>`` vector: the run-time part that the sentence reader
+(:mod:`.choice`) and the guard (:mod:`veracity.guard.model`) share."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from .encoder import Encoder
+from .tokenizer import Tokenizer
+
+HEAD: Final = "qa_outputs"
+"""The head's tensor names in the tuned weights (``qa_outputs.weight``, ``qa_outputs.bias``)."""
+
+
+class OneLogitModel:
+    """The tuned layers with a one-logit head, and the card (``meta``) they were loaded with."""
+
+    def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
+        self.meta = meta
+        self.tokenizer = tokenizer
+        self.encoder = Encoder(weights, eps=float(meta.get("eps", 1e-12)))
+        self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
+        self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
+        self.version = str(meta.get("version", "unversioned"))
+
+    def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
+        """The head's logit of each id row (rows sorted by length inside, so little padding)."""
+        order = sorted(range(len(rows)), key=lambda r: len(rows[r]))
+        out = np.zeros(len(rows), dtype=np.float32)
+        for begin in range(0, len(order), batch_size):
+            chosen = order[begin : begin + batch_size]
+            length = max(len(rows[r]) for r in chosen)
+            ids = np.full((len(chosen), length), self.tokenizer.pad, dtype=np.int64)
+            mask = np.zeros((len(chosen), length), dtype=np.float32)
+            for row, index in enumerate(chosen):
+                ids[row, : len(rows[index])] = rows[index]
+                mask[row, : len(rows[index])] = 1
+            out[chosen] = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
+        return out

@@ -3,15 +3,21 @@ int8 rows written beside nothing else, and the head of the model card."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..reader.e5_file import E5File, file_sha256, load_state_dict
 from ..reader.model import weights_digest
 from ..reader.weights import WORD_EMBEDDINGS, quantize_state_dict
+
+if TYPE_CHECKING:
+    from ..reader.train import TrainSettings
 
 
 def save_tuned(
@@ -59,3 +65,35 @@ def torch_missing() -> bool:
         print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
         return True
     return False
+
+
+def train_settings(args: argparse.Namespace) -> TrainSettings:
+    """The fit's settings from a training command's arguments (:func:`add_run_arguments` and the
+    layers, epochs, batch tokens and learning rate every training command takes)."""
+    from ..reader.train import TrainSettings  # torch: only where training runs
+
+    return TrainSettings(
+        layers=args.layers,
+        epochs=args.epochs,
+        batch_tokens=args.batch_tokens,
+        learning_rate=args.learning_rate,
+        seed=args.seed,
+        threads=args.threads,
+    )
+
+
+def card_tail(module: str, argv: Sequence[str] | None, weights_path: Path) -> dict[str, Any]:
+    """The last fields of a model card: the command that wrote it, an empty ``reporting`` (filled
+    once the reporting splits are run) and the weights' digest."""
+    return {
+        "command": f"python -m {module} " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "reporting": {},
+        "weights_sha256": weights_digest(weights_path),
+    }
+
+
+def write_card(folder: Path, name: str, card: dict[str, Any]) -> None:
+    """``card`` as ``<folder>/<name>.json`` beside its weights."""
+    (folder / f"{name}.json").write_text(
+        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
+    )

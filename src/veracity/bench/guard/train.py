@@ -29,12 +29,11 @@ from typing import Any
 from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard
 from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Window
-from ...reader.model import weights_digest
 from ...reader.tokenizer import Tokenizer
 from ..reading.data import DATA as READER_DATA
 from ..reading.data import docs_trees_manifest
 from ..shared import PROJECT_ROOT, add_run_arguments
-from ..tuned import card_head, save_tuned, torch_missing
+from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from . import data
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
@@ -112,7 +111,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if torch_missing():
         return 2
-    from ...reader.train import TrainSettings, fit
+    from ...reader.train import fit
+
     pages = documentation_pages()
     if not pages:
         print(
@@ -137,14 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{sum(len(w.input_ids) for w in rows)} tokens",
         file=sys.stderr,
     )
-    settings = TrainSettings(
-        layers=args.layers,
-        epochs=args.epochs,
-        batch_tokens=args.batch_tokens,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        threads=args.threads,
-    )
+    settings = train_settings(args)
     tuned, log = fit(load_state_dict(model_file), rows, settings, outputs=1, pad=tokenizer.pad)
     folder = SHIPPED if args.ship else args.out
     # written before the threshold is chosen: minutes of fitting are not lost to a later error
@@ -181,14 +174,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": round(time.perf_counter() - started),
         },
         "data": [*data.manifest(), *docs_trees_manifest()],
-        "command": "python -m veracity.bench.guard.train "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
-        "reporting": {},
-        "weights_sha256": weights_digest(weights_path),
+        **card_tail("veracity.bench.guard.train", argv, weights_path),
     }
-    (folder / f"{args.name}.json").write_text(
-        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_card(folder, args.name, card)
     print(
         json.dumps(
             {

@@ -34,11 +34,10 @@ import numpy as np
 from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, pair_ids
 from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Example, _words, hard_negatives
-from ...reader.model import weights_digest
 from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
-from ..tuned import card_head, save_tuned, torch_missing
+from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import SOURCES, available_sources, manifest, training_examples
 from .train import held_out, pairwise_auc
 
@@ -133,7 +132,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if torch_missing():
         return 2
     from ...reader.listwise import fit_groups
-    from ...reader.train import TrainSettings
 
     started = time.perf_counter()
     tally: Counter[str] = Counter()
@@ -165,14 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{sum(len(g.rows) for g in training)} pairs, {sum(g.tokens for g in training)} tokens",
         file=sys.stderr,
     )
-    settings = TrainSettings(
-        layers=args.layers,
-        epochs=args.epochs,
-        batch_tokens=args.batch_tokens,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        threads=args.threads,
-    )
+    settings = train_settings(args)
     tuned, log = fit_groups(load_state_dict(model_file), training, settings, pad=tokenizer.pad)
     folder = SHIPPED if args.ship else args.out
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
@@ -200,15 +191,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": round(time.perf_counter() - started),
         },
         "data": [entry for entry in manifest() if entry["source"] not in ANSWER_MODEL_TUNING],
-        "command": "python -m veracity.bench.reading.chooser "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
         "validation": scores,
-        "reporting": {},
-        "weights_sha256": weights_digest(weights_path),
+        **card_tail("veracity.bench.reading.chooser", argv, weights_path),
     }
-    (folder / f"{args.name}.json").write_text(
-        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_card(folder, args.name, card)
     print(json.dumps(scores), file=sys.stderr)
     print(f"wrote {weights_path} and its model card", file=sys.stderr)
     return 0

@@ -33,11 +33,11 @@ import numpy as np
 
 from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import MAX_LENGTH, STRIDE, Example, WindowMaker, hard_negatives, windows
-from ...reader.model import MODEL_NAME, Reader, weights_digest
+from ...reader.model import MODEL_NAME, Reader
 from ...reader.tokenizer import Tokenizer
 from ..answers import normalize_answer
 from ..shared import PROJECT_ROOT, add_run_arguments
-from ..tuned import card_head, save_tuned, torch_missing
+from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import SOURCES, available_sources, manifest, training_examples
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
@@ -104,7 +104,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if torch_missing():
         return 2
-    from ...reader.train import TrainSettings, fit
+    from ...reader.train import fit
+
     started = time.perf_counter()
     tally: Counter[str] = Counter()
     sources = available_sources()
@@ -135,14 +136,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         file=sys.stderr,
     )
     base = load_state_dict(model_file)
-    settings = TrainSettings(
-        layers=args.layers,
-        epochs=args.epochs,
-        batch_tokens=args.batch_tokens,
-        learning_rate=args.learning_rate,
-        seed=args.seed,
-        threads=args.threads,
-    )
+    settings = train_settings(args)
     tuned, log = fit(base, rows, settings, pad=tokenizer.pad)
     folder = SHIPPED if args.ship else args.out
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
@@ -172,15 +166,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "seconds": round(time.perf_counter() - started),
         },
         "data": manifest(),
-        "command": "python -m veracity.bench.reading.train "
-        + " ".join(argv if argv is not None else sys.argv[1:]),
         "validation": scores,
-        "reporting": {},
-        "weights_sha256": weights_digest(weights_path),
+        **card_tail("veracity.bench.reading.train", argv, weights_path),
     }
-    (folder / f"{args.name}.json").write_text(
-        json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
+    write_card(folder, args.name, card)
     print(json.dumps(scores), file=sys.stderr)
     print(f"wrote {weights_path} and its model card", file=sys.stderr)
     return 0

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .torch_model import TorchReader
-from .train import TrainSettings, train_steps
+from .train import TrainSettings, by_length, train_steps
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,20 +40,7 @@ class Group:
 def group_batches(groups: Sequence[Group], batch_tokens: int, rng: random.Random) -> list[list[Group]]:
     """Groups of similar row length together, at most ``batch_tokens`` padded tokens a batch,
     in a seeded random order."""
-    ordered = sorted(groups, key=lambda g: (max(len(r) for r in g.rows), rng.random()))
-    out: list[list[Group]] = []
-    current: list[Group] = []
-    for group in ordered:
-        rows = sum(len(g.rows) for g in current) + len(group.rows)
-        longest = max([len(r) for g in [*current, group] for r in g.rows])
-        if current and longest * rows > batch_tokens:
-            out.append(current)
-            current = []
-        current.append(group)
-    if current:
-        out.append(current)
-    rng.shuffle(out)
-    return out
+    return by_length(groups, batch_tokens, rng, lambda group: [len(row) for row in group.rows])
 
 
 def listwise_loss(logits: torch.Tensor, batch: Sequence[Group]) -> torch.Tensor:

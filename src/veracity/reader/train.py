@@ -22,6 +22,7 @@ from .features import Window
 from .torch_model import TorchReader, span_loss
 
 Batch = TypeVar("Batch")
+Item = TypeVar("Item")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +42,24 @@ class TrainSettings:
 def batches(windows: Sequence[Window], batch_tokens: int, rng: random.Random) -> list[list[Window]]:
     """Windows grouped by similar length (little padding), at most ``batch_tokens`` padded tokens
     a batch, in a seeded random order."""
-    ordered = sorted(windows, key=lambda w: (len(w.input_ids), rng.random()))
-    out: list[list[Window]] = []
-    current: list[Window] = []
-    for window in ordered:
-        longest = max(len(window.input_ids), *(len(w.input_ids) for w in current)) if current else 0
-        if current and longest * (len(current) + 1) > batch_tokens:
+    return by_length(windows, batch_tokens, rng, lambda window: (len(window.input_ids),))
+
+
+def by_length(
+    items: Sequence[Item], batch_tokens: int, rng: random.Random, row_lengths: Callable[[Item], Sequence[int]]
+) -> list[list[Item]]:
+    """``items`` (each of one or more rows of ``row_lengths``) in batches of similar row length, at
+    most ``batch_tokens`` padded tokens (longest row × rows) a batch, in a seeded random order."""
+    ordered = sorted(items, key=lambda item: (max(row_lengths(item)), rng.random()))
+    out: list[list[Item]] = []
+    current: list[Item] = []
+    for item in ordered:
+        rows = sum(len(row_lengths(i)) for i in current) + len(row_lengths(item))
+        longest = max(length for i in [*current, item] for length in row_lengths(i))
+        if current and longest * rows > batch_tokens:
             out.append(current)
             current = []
-        current.append(window)
+        current.append(item)
     if current:
         out.append(current)
     rng.shuffle(out)

@@ -38,8 +38,8 @@ from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
-from .data import SOURCES, available_sources, manifest, training_examples
-from .train import held_out, pairwise_auc
+from .data import manifest
+from .train import held_out, pairwise_auc, reading_examples
 
 if TYPE_CHECKING:
     from ...reader.listwise import Group
@@ -135,13 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     tally: Counter[str] = Counter()
-    sources = available_sources()
-    if missing := [s for s in SOURCES if s not in sources]:
-        print(
-            f"not here, trained without: {', '.join(missing)} (benchmarks/reader_data/SOURCES.md)",
-            file=sys.stderr,
-        )
-    everything = [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
+    everything = reading_examples(tally)
     tuning_contexts = {e.context for e in everything if e.source in ANSWER_MODEL_TUNING}
     examples = [e for e in everything if e.context not in tuning_contexts]
     tally["answer_model_tuning_removed"] = len(everything) - len(examples)

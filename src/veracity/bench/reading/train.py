@@ -70,6 +70,16 @@ def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:
     }
 
 
+def reading_examples(tally: Counter[str]) -> list[Example]:
+    """Every licence-checked training example on this machine (:mod:`.data`) as the reader's
+    records, counted in ``tally``; says which sources are missing."""
+    sources = available_sources()
+    if missing := [s for s in SOURCES if s not in sources]:
+        where = "benchmarks/reader_data/SOURCES.md"
+        print(f"not here, trained without: {', '.join(missing)} ({where})", file=sys.stderr)
+    return [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
+
+
 def pairwise_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
     """The share of (positive, negative) pairs the score orders right (ties: half), 4 decimals;
     ``None`` when either side is empty."""
@@ -108,11 +118,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     tally: Counter[str] = Counter()
-    sources = available_sources()
-    if missing := [s for s in SOURCES if s not in sources]:
-        where = "benchmarks/reader_data/SOURCES.md"
-        print(f"not here, trained without: {', '.join(missing)} ({where})", file=sys.stderr)
-    examples = [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
+    examples = reading_examples(tally)
     if args.limit is not None:
         examples = random.Random(args.seed).sample(examples, min(args.limit, len(examples)))
     validation = [e for e in examples if held_out(e.context, args.validation_share)]

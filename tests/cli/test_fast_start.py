@@ -65,3 +65,11 @@ def test_importing_veracity_loads_the_engine_only_on_use() -> None:
     probe += "print(a, 'veracity.pipeline.engine' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "True"]
+
+
+def test_the_embedder_choice_names_every_embedder() -> None:
+    # written out in cli/common.py so that --help does not import the embedders
+    from veracity.cli.common import EMBEDDER_CHOICE
+    from veracity.index.embedders import EMBEDDERS
+
+    assert list(EMBEDDER_CHOICE.choices) == list(EMBEDDERS)

@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from .common import (
+    EMBEDDER_CHOICE,
     KB_ENV,
     READ_URL_OPTION,
     KnowledgeBaseLocation,
@@ -66,7 +67,7 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
     help="Moment of the question: 'now' [default], a date (the end of that day, UTC) or an ISO datetime.",
 )
 @click.option("--fact", "facts", multiple=True, help="A fact id the answer must cover (repeatable).")
-@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 @click.option(
     "--kb",
     "kb_dir",

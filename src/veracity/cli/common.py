@@ -38,6 +38,7 @@ EXIT_BUSY: Final = 3
 EXIT_STORAGE: Final = 4
 EXIT_DAMAGED: Final = 5
 
+
 class KnowledgeBaseLocation(click.ParamType):
     """``--kb``: a knowledge-base directory (a ``Path``) or a ``postgresql://`` URL (kept as text)."""
 
@@ -63,6 +64,10 @@ class KnowledgeBaseLocation(click.ParamType):
         return path
 
 
+EMBEDDER_CHOICE: Final = click.Choice(["use", "e5", "fake"])
+"""The names of ``veracity.index.embedders.EMBEDDERS``, written out so that a command's ``--help``
+does not import the embedders (a test keeps the two equal)."""
+
 KB_ENV: Final = "VERACITY_KB"
 """Where ``--kb`` is read from when the option is not given."""
 
@@ -83,9 +88,7 @@ def print_json(data: Any) -> None:
     click.echo(canonical_json(data), nl=False)
 
 
-def print_table(
-    rows: list[dict[str, Any]], title: str | None = None, *, whole: tuple[str, ...] = ()
-) -> None:
+def print_table(rows: list[dict[str, Any]], title: str | None = None, *, whole: tuple[str, ...] = ()) -> None:
     """A table of ``rows`` (their keys are the columns) on stdout, at least 120 columns wide.
 
     The first column and the ``whole`` ones are never wrapped (ids, paths).

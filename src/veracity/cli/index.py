@@ -16,7 +16,14 @@ from typing import Any, NoReturn
 import click
 
 from ..model.errors import IndexVerificationError
-from .common import KB_OPTION, NO_WAIT_OPTION, library_errors, open_knowledge_base, progress_bar
+from .common import (
+    EMBEDDER_CHOICE,
+    KB_OPTION,
+    NO_WAIT_OPTION,
+    library_errors,
+    open_knowledge_base,
+    progress_bar,
+)
 
 JSON_OPTION = click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 PROGRESS_OPTION = click.option(
@@ -100,7 +107,7 @@ def _verification_failed(exc: IndexVerificationError) -> NoReturn:
 @KB_OPTION
 @click.option(
     "--embedder",
-    type=click.Choice(["use", "e5", "fake"]),
+    type=EMBEDDER_CHOICE,
     default=None,
     help="Dense model of the new version (default: the published version's).",
 )

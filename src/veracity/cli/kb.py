@@ -16,6 +16,7 @@ import click
 from ..text.display import printable
 from .common import (
     CHECK_OPTION,
+    EMBEDDER_CHOICE,
     KB_ENV,
     KB_OPTION,
     NO_WAIT_OPTION,
@@ -58,7 +59,7 @@ __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_comm
 @click.option("--delete", "delete_pruned", is_flag=True, help="With --prune: delete them instead.")
 @click.option(
     "--embedder",
-    type=click.Choice(["use", "e5", "fake"]),
+    type=EMBEDDER_CHOICE,
     default=None,
     help="Dense model of a new knowledge base (default use); an existing one keeps its own.",
 )
@@ -96,9 +97,7 @@ __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_comm
     show_default=True,
     help="OCR engine for scanned PDF pages and images ('ocr' extra); none: never OCR.",
 )
-@click.option(
-    "--images", is_flag=True, help="Also read image files (.png, .jpg, .tiff) in folders, by OCR."
-)
+@click.option("--images", is_flag=True, help="Also read image files (.png, .jpg, .tiff) in folders, by OCR.")
 @click.option(
     "--follow-symlinks",
     is_flag=True,
@@ -231,7 +230,7 @@ def ingest_command(
     type=KnowledgeBaseLocation(),
     help="A new directory or an empty postgresql:// database (or $VERACITY_KB).",
 )
-@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
     """Write the bundled Starship Workbench demo into a new knowledge base directory."""
     from ..index.embedders import make_embedder
@@ -252,7 +251,7 @@ def kb_group() -> None:
 @click.argument("source", type=KnowledgeBaseLocation(exists=True))
 @click.argument("destination", type=KnowledgeBaseLocation())
 @click.option(
-    "--embedder", type=click.Choice(["use", "e5", "fake"]), default=None,
+    "--embedder", type=EMBEDDER_CHOICE, default=None,
     help="Model of the copy's index [default: the source's; another one re-embeds every chunk].",
 )  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")

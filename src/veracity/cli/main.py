@@ -7,15 +7,12 @@ errors to a clean message and exit status 1 (usage errors exit 2).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from .common import KnowledgeBaseLocation, composer_of, library_errors, llm_options
-
-F = TypeVar("F", bound=Callable[..., Any])
+from .common import EMBEDDER_CHOICE, KnowledgeBaseLocation, composer_of, library_errors, llm_options
 
 
 @click.group()
@@ -32,7 +29,7 @@ def main() -> None:
 @main.command("eval")
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 @click.option(
     "--kb",
     "kb_location",

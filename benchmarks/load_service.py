@@ -22,7 +22,7 @@ Bounded: every request has a timeout, servers are stopped at the end. Only
 
     python benchmarks/load_service.py --clients 1,4,20 --workers 1,2,4 --per-cell 200
     python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 2
-    python benchmarks/load_service.py --traffic mixed --clients 4 --seconds 3 --embedder fake  # smoke
+    python benchmarks/load_service.py --traffic mixed --clients 4 --seconds 5 --embedder fake  # smoke
     python benchmarks/load_service.py --traffic mixed --kb postgresql://…/empty  # PostgreSQL, reader role
     python benchmarks/load_service.py --clients 1,4,16 --workers 1,2 --kb postgresql://…/empty
 

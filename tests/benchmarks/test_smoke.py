@@ -171,7 +171,9 @@ def test_cold_start(tmp_path: Path) -> None:
 def test_load_service(tmp_path: Path) -> None:
     out = tmp_path / "load.json"
     text = _run(
-        "load_service.py", "--traffic", "mixed", "--clients", 4, "--seconds", 3, "--workers", 2,
+        # 5 s, not 3: each worker's first misses (the reader's first reads) take the first second or
+        # so; in 3 s the hit rate could sit at 0.5 on a slow machine, in 5 s it is about 0.97
+        "load_service.py", "--traffic", "mixed", "--clients", 4, "--seconds", 5, "--workers", 2,
         "--embedder", "fake", "--out", out,
     )  # fmt: skip
     assert "| errors | 0 |" in text and "| … of them citing the withdrawn document | 0 |" in text

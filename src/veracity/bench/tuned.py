@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..reader.e5_file import E5File, file_sha256, load_state_dict
+from ..reader.e5_file import WORD_TABLE, E5File, file_sha256
 from ..reader.model import weights_digest
 from ..reader.weights import WORD_EMBEDDINGS, quantize_state_dict
 
@@ -33,8 +33,7 @@ def save_tuned(
     weights_path = folder / f"{name}.npz"
     arrays: dict[str, Any] = dict(sorted(shipped.items()))
     np.savez_compressed(weights_path, **arrays)
-    compact = load_state_dict(model_file, compact_word_embeddings=True)
-    return weights_path, {**shipped, WORD_EMBEDDINGS + ".q4_0": compact[WORD_EMBEDDINGS + ".q4_0"]}
+    return weights_path, {**shipped, WORD_EMBEDDINGS + ".q4_0": model_file.q4_blocks(WORD_TABLE)}
 
 
 def card_head(

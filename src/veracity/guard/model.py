@@ -10,7 +10,6 @@ windows; its score is its highest window's (an order hidden in the middle of a p
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..reader.head import OneLogitModel
+from ..reader.head import OneLogitModel, logistic
 from ..reader.model import load_tuned
 from ..reader.tokenizer import Tokenizer
 
@@ -72,8 +71,7 @@ class Guard(OneLogitModel):
         logits = self.logits([window for _, window in windows], batch_size=batch_size)
         best = [0.0] * len(texts)
         for (index, _), logit in zip(windows, logits.tolist(), strict=True):
-            probability = 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
-            best[index] = max(best[index], probability)
+            best[index] = max(best[index], logistic(logit))
         return best
 
 

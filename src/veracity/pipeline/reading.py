@@ -18,12 +18,12 @@ reader's, not a probability.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Final
 
 from ..model.contracts import Document, Hit, Query
+from ..reader.head import logistic
 from ..reader.model import Reading, ReadingModel
 from ..text.questions import SubQuestion
 from ..text.sentences import as_units, split_sentences
@@ -143,8 +143,7 @@ class ReaderReranker:
         readings = self.reader.read(query.text, [(subject_of(h, documents), h.chunk.text) for h in head])
         scored = []
         for position, hit in enumerate(ordered):
-            score = min(50.0, max(-50.0, readings[position].score)) if position < len(head) else -50.0
-            belief = 1.0 / (1.0 + math.exp(-score))
+            belief = logistic(readings[position].score if position < len(head) else -50.0)
             parts = (*hit.scores.rerank_parts, ("reader", round(belief, 6)))
             total = (hit.scores.rerank or 0.0) + READER_WEIGHT * belief
             scored.append(replace(hit, scores=replace(hit.scores, rerank=total, rerank_parts=parts)))

@@ -17,6 +17,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from ..model.contracts import Document, Hit, Query
+from ..reader.head import logistic
 from ..text.sentences import split_sentences
 from .reading import subject_of
 
@@ -41,7 +42,7 @@ def passage_beliefs(chooser: ChoiceModel, question: str, passages: Sequence[tupl
     best = [-math.inf] * len(passages)
     for owner, logit in zip(owners, chooser.scores(question, pairs) if pairs else [], strict=True):
         best[owner] = max(best[owner], logit)
-    return [1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, b)))) if b > -math.inf else 0.0 for b in best]
+    return [logistic(b) if b > -math.inf else 0.0 for b in best]
 
 
 def reread_scores(base: Sequence[float], beliefs: Sequence[float]) -> list[float]:

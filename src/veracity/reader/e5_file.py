@@ -148,7 +148,7 @@ class E5File:
     def shape(self, name: str) -> tuple[int, ...]:
         """The logical shape of raw tensor ``name`` (the file stores element counts only)."""
         h = self.header
-        if name == "emb.word":
+        if name == WORD_TABLE:
             return (h.vocab_size, h.hidden)
         if name == "emb.pos":
             return (h.max_positions, h.hidden)
@@ -343,7 +343,7 @@ def load_state_dict(
     weights: dict[str, np.ndarray] = {}
     for raw in model.directory:
         name = hf_name(raw)
-        if raw == "emb.word" and compact_word_embeddings:
+        if raw == WORD_TABLE and compact_word_embeddings:
             weights[name + ".q4_0"] = model.q4_blocks(raw)  # a read-only view of the mapped file
         else:
             weights[name] = model.tensor(raw)

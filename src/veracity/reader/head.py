@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, Final
 
@@ -14,6 +15,11 @@ from .tokenizer import Tokenizer
 
 HEAD: Final = "qa_outputs"
 """The head's tensor names in the tuned weights (``qa_outputs.weight``, ``qa_outputs.bias``)."""
+
+
+def logistic(logit: float) -> float:
+    """The probability a logit stands for, the logit clamped to ±50 (no overflow)."""
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, logit))))
 
 
 class OneLogitModel:

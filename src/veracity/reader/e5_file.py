@@ -26,6 +26,7 @@ linear weights ``[out, in]``). Pure numpy, no I/O beyond reading the file.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import itertools
@@ -137,13 +138,19 @@ class RawTensor:
 
 @dataclass(frozen=True)
 class E5File:
-    """A parsed model file; tensors stay as raw bytes until :meth:`tensor` is asked."""
+    """A parsed model file; tensors stay as raw bytes until :meth:`tensor` is asked, and the
+    tokenizer section until :attr:`tokenizer` is (a cached tokenizer needs none of it)."""
 
     path: Path
     header: E5Header
-    tokenizer: TokenizerTables
+    tokenizer_at: int
     directory: Mapping[str, RawTensor]
     data: bytes | mmap.mmap
+
+    @functools.cached_property
+    def tokenizer(self) -> TokenizerTables:
+        """The tokenizer section, parsed on first use (about 0.1 s)."""
+        return _read_tokenizer(self.data, self.tokenizer_at, self.path)[0]
 
     def shape(self, name: str) -> tuple[int, ...]:
         """The logical shape of raw tensor ``name`` (the file stores element counts only)."""
@@ -276,6 +283,15 @@ def _read_tokenizer(data: bytes | mmap.mmap, at: int, path: Path) -> tuple[Token
     return tables, end
 
 
+def _tokenizer_end(data: bytes | mmap.mmap, at: int) -> int:
+    """Where the tokenizer section that starts at ``at`` ends, without parsing it."""
+    (n,) = struct.unpack_from("<i", data, at)
+    (blob_len,) = struct.unpack_from("<Q", data, at + 20)
+    at += 28 + 4 * (n + 1) + 4 * n + blob_len
+    (size,) = struct.unpack_from("<I", data, at + 4)
+    return at + 8 + size
+
+
 def _read_directory(data: bytes | mmap.mmap, at: int, path: Path) -> dict[str, RawTensor]:
     (count,) = struct.unpack_from("<i", data, at)
     at += 4
@@ -299,9 +315,8 @@ def read_e5_file(path: str | Path | None = None) -> E5File:
     with where.open("rb") as handle:  # mapped, not read: a model uses a few of its tensors
         data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
     header, at = _read_header(data, where)
-    tokenizer, at = _read_tokenizer(data, at, where)
-    directory = _read_directory(data, at, where)
-    return E5File(where, header, tokenizer, directory, data)
+    directory = _read_directory(data, _tokenizer_end(data, at), where)
+    return E5File(where, header, at, directory, data)
 
 
 def read_tokenizer_tables(path: str | Path | None = None) -> TokenizerTables:

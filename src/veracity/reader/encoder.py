@@ -31,6 +31,7 @@ import numpy.typing as npt
 from veracity.model.errors import ConfigError
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.tokenizer import Tokenizer
+from veracity.reader.tokenizer_cache import e5_tokenizer
 from veracity.reader.weights import WORD_EMBEDDINGS, RowTable, layer_count, matrix
 
 __all__ = ["PREFIXES", "E5Model", "Encoder", "gelu", "layer_norm", "load_e5"]
@@ -302,4 +303,4 @@ def load_e5(
     weights = load_state_dict(model_file, compact_word_embeddings=compact_word_embeddings)
     header = model_file.header
     encoder = Encoder(weights, heads=header.heads, eps=header.eps, layers=layers)
-    return E5Model(Tokenizer(model_file.tokenizer), encoder, batch_size=batch_size)
+    return E5Model(e5_tokenizer(model_file), encoder, batch_size=batch_size)

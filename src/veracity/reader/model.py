@@ -34,6 +34,7 @@ from .encoder import Encoder
 from .features import MAX_LENGTH, STRIDE, PassageWindow, WindowMaker, passage_text
 from .paths import shipped_files
 from .tokenizer import Tokenizer
+from .tokenizer_cache import e5_tokenizer
 from .weights import WORD_EMBEDDINGS
 
 READINGS_KEPT: Final = 4096
@@ -228,7 +229,7 @@ def _load_tuned(build: type[TunedModel], weights_path: str, card_text: str) -> T
     # per process, and none of the other (untuned) tensors dequantized for nothing
     weights[WORD_EMBEDDINGS + ".q4_0"] = model_file.q4_blocks(WORD_TABLE)
     meta = {**json.loads(card_text), "eps": model_file.header.eps}
-    return build(weights, Tokenizer(model_file.tokenizer), meta=meta)
+    return build(weights, e5_tokenizer(model_file), meta=meta)
 
 
 def load_reader(name: str = MODEL_NAME, folder: str | Path | None = None) -> Reader:

@@ -29,13 +29,14 @@ from __future__ import annotations
 import functools
 import re
 from array import array
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
+from veracity.index.model_cache import joined_texts, split_texts
 from veracity.model.errors import ValidationError
 from veracity.reader.e5_file import TokenizerTables, read_tokenizer_tables
 
@@ -104,6 +105,44 @@ class Tokenizer:
         self._table[0] = " "
         self.vocab_size = len(tables.pieces)
         self._pieces = tables.pieces
+
+    def state(self) -> tuple[dict[str, np.ndarray], dict[str, int | float]]:
+        """Everything :meth:`from_state` needs, as arrays and scalars (for a cache file);
+        ``ValueError`` when a piece or a mapping holds a NUL character (texts are joined on it)."""
+        arrays = {
+            "pieces": joined_texts(list(self._pieces)),
+            "scores": np.asarray(self._scores, dtype=np.float64),
+            "id_pieces": joined_texts(list(self._ids)),
+            "id_values": np.fromiter(self._ids.values(), dtype=np.int32, count=len(self._ids)),
+            "longest_keys": joined_texts(list(self._longest2)),
+            "longest_values": np.fromiter(self._longest2.values(), dtype=np.int32, count=len(self._longest2)),
+            "table_keys": np.fromiter(self._table, dtype=np.int64, count=len(self._table)),
+            "table_values": joined_texts(list(self._table.values())),
+        }
+        scalars: dict[str, int | float] = {"bos": self.bos, "eos": self.eos, "pad": self.pad, "unk": self.unk}
+        scalars["unk_score"] = self._unk_score
+        return arrays, scalars
+
+    @classmethod
+    def from_state(cls, arrays: Mapping[str, np.ndarray], scalars: Mapping[str, int | float]) -> Tokenizer:
+        """The tokenizer whose :meth:`state` this is (the same ids for every text)."""
+        tokenizer = cls.__new__(cls)
+        tokenizer.bos, tokenizer.eos = int(scalars["bos"]), int(scalars["eos"])
+        tokenizer.pad, tokenizer.unk = int(scalars["pad"]), int(scalars["unk"])
+        tokenizer._unk_score = float(scalars["unk_score"])
+        tokenizer._pieces = tuple(split_texts(arrays["pieces"]))
+        tokenizer.vocab_size = len(tokenizer._pieces)
+        tokenizer._scores = arrays["scores"].tolist()
+        tokenizer._ids = dict(
+            zip(split_texts(arrays["id_pieces"]), arrays["id_values"].tolist(), strict=True)
+        )
+        tokenizer._longest2 = dict(
+            zip(split_texts(arrays["longest_keys"]), arrays["longest_values"].tolist(), strict=True)
+        )
+        tokenizer._table = dict(
+            zip(arrays["table_keys"].tolist(), split_texts(arrays["table_values"]), strict=True)
+        )
+        return tokenizer
 
     def piece(self, token_id: int) -> str:
         """The piece of ``token_id`` (``"▁"`` marks a word start)."""

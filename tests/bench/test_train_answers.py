@@ -172,3 +172,22 @@ def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp
     assert len(chooser.calls) == read  # the heads' logits came from the file beside the rows
     assert again.to_dict() == model.to_dict()
     assert fit(rows, budget=0.1).choice is None
+
+
+def test_the_fit_says_how_well_it_tells_right_claims_from_unanswerable_questions(tmp_path: Path) -> None:
+    docs = _docs_rows(tmp_path)
+    reading = [
+        {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}
+        for n in range(3)
+        for row in docs
+    ]
+    rows = tmp_path / "reading.jsonl"
+    rows.write_text("".join(json.dumps(r) + "\n" for r in reading), encoding="utf-8")
+    unanswerable = sum(not r["answerable"] and not r["removed"] for r in reading)
+    assert unanswerable > 0
+    plain = fit(rows, budget=0.1).meta["tuning_unanswerable_squad"]
+    assert plain["unanswerable"] == unanswerable and "auc_reader_alone" not in plain
+    assert plain["right"] == 0 or 0.0 <= plain["auc_decision"] <= 1.0
+    chooser = FakeChooser({"Which port does the gateway listen on by default?": "8080"})
+    read = fit(rows, budget=0.1, chooser=chooser).meta["tuning_unanswerable_squad"]
+    assert "auc_reader_alone" in read and read["unanswerable"] == unanswerable

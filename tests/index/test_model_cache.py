@@ -34,7 +34,7 @@ def test_the_cached_model_tokenizes_and_embeds_exactly_as_the_package(cache, mon
     reference = _package_model()
     built = model_cache.load_use_model()  # builds the cache
     (folder,) = cache.iterdir()
-    assert sorted(p.name for p in folder.iterdir()) == ["arrays.npz", "manifest.json"]
+    assert sorted(p.name for p in folder.iterdir()) == ["arrays.bin", "manifest.json"]
 
     def must_not_build(*args, **kwargs):
         raise AssertionError("the second load rebuilt the cache")
@@ -50,7 +50,7 @@ def test_the_cached_model_tokenizes_and_embeds_exactly_as_the_package(cache, mon
 def test_a_damaged_cache_is_rebuilt_never_used(cache) -> None:
     model_cache.load_use_model()
     (folder,) = cache.iterdir()
-    arrays = folder / "arrays.npz"
+    arrays = folder / "arrays.bin"
     data = bytearray(arrays.read_bytes())
     data[len(data) // 2] ^= 0xFF  # one weight byte changed: the digest no longer matches
     arrays.write_bytes(bytes(data))

@@ -70,6 +70,7 @@ from ..text.tokens import coverage_tokens
 from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
 from .choice_fit import cache_path, choice_gain, fit_choice, reader_heads
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
+from .reading.train import pairwise_auc
 
 MIN_LANGUAGE_QUESTIONS = 500
 """Tuning questions a language needs for its own sentence model and threshold."""
@@ -235,6 +236,7 @@ def fit(
         for lang in own
     }
     answered = probabilities >= np.array([thresholds.get(lang, threshold) for lang in languages])
+    right_english = (fy == 1) & ~removed & ~from_docs & (language_of == "en")  # SQuAD's answerable
     digest = hashlib.sha256(rows_path.read_bytes()).hexdigest()
     docs_names = sorted({row["source"] for row in rows if row["source"].startswith(DOCS_SOURCE)})
     meta: dict[str, Any] = {
@@ -250,6 +252,9 @@ def fit(
         "tuning_false_answer_rate_unanswerable_squad": _share(answered, impossible),
         "tuning_best_sentence_correct": round(float(fy[np.array(answerable)].mean()), 4),
         "tuning_answer_rate_when_correct": _share(answered, fy == 1),
+        "tuning_unanswerable_squad": _unanswerable_separation(
+            fx, names, probabilities, answered, right_english, impossible
+        ),
         "sentence_model_selection": selection,
         "tuning_by_language": {
             lang: _language_summary(lang, language_of, fy, answerable, removed, answered) for lang in own
@@ -286,6 +291,30 @@ def _threshold_within_budget(
 ) -> float:
     """The lowest threshold at which each non-empty group of ``negatives`` stays within ``budget``."""
     return max(threshold_for_budget(probabilities[mask], budget) for mask in negatives if mask.any())
+
+
+def _unanswerable_separation(
+    fx: npt.NDArray[np.float64],
+    names: Sequence[str],
+    probabilities: npt.NDArray[np.float64],
+    answered: npt.NDArray[np.bool_],
+    right: npt.NDArray[np.bool_],
+    impossible: npt.NDArray[np.bool_],
+) -> dict[str, Any]:
+    """How well the decision (and the sentence reader's logit alone) tell a ``right`` best claim
+    from a question written to have no answer in its own paragraph (SQuAD 2.0's ``impossible``
+    ones), and the share of each answered or abstained on at the fitted thresholds."""
+    separation: dict[str, Any] = {
+        "right": int(right.sum()),
+        "unanswerable": int(impossible.sum()),
+        "auc_decision": pairwise_auc(probabilities[right].tolist(), probabilities[impossible].tolist()),
+    }
+    if "reader" in names:
+        logits = fx[:, list(names).index("reader")]
+        separation["auc_reader_alone"] = pairwise_auc(logits[right].tolist(), logits[impossible].tolist())
+    separation["right_answered"] = _share(answered, right)
+    separation["unanswerable_abstained"] = _share(~answered, impossible)
+    return separation
 
 
 def _share(values: npt.NDArray[Any], chosen: npt.NDArray[np.bool_]) -> float | None:

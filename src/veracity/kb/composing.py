@@ -18,15 +18,16 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import apsw
 
 from ..catalog.settings import delete_setting, get_setting, put_setting
 from ..model.errors import ConfigError
 from ..pipeline.composer import Composer
-from ..pipeline.llm.client import LLMSettings, OpenAIChat
-from ..pipeline.llm.composer import LLMComposer
+
+if TYPE_CHECKING:  # the LLM client loads when a composer is made, not for every extractive ask
+    from ..pipeline.llm.client import LLMSettings
 
 __all__ = ["API_KEY_ENV", "COMPOSERS", "LLMOptions", "make_composer", "store_llm", "stored_llm"]
 
@@ -80,6 +81,8 @@ def store_llm(connection: apsw.Connection, values: Mapping[str, Any] | None) -> 
 
 
 def _settings(values: Mapping[str, Any], environ: Mapping[str, str] | None) -> LLMSettings:
+    from ..pipeline.llm.client import LLMSettings
+
     if not values.get("base_url") or not values.get("model"):
         raise ConfigError(
             "the llm composer needs an endpoint and a model: --llm-base-url URL --llm-model NAME "
@@ -122,6 +125,9 @@ def make_composer(
         "tokenizer": options.tokenizer,
     }
     values = {**stored, **{k: v for k, v in given.items() if v is not None}}
+    from ..pipeline.llm.client import OpenAIChat
+    from ..pipeline.llm.composer import LLMComposer
+
     settings = _settings(values, os.environ if environ is None else environ)
     return LLMComposer(OpenAIChat(settings), context_tokens=settings.context_tokens)
 

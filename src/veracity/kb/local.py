@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, date, datetime, time, timedelta
 from types import TracebackType
-from typing import Any, Literal, overload
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from ..catalog.lock import OnWait, Wait
 from ..catalog.scope import acting_for
@@ -45,10 +45,12 @@ from .browse import document_rows, show_document
 from .composing import store_llm, stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
-from .ingest import IngestReport, Progress, ingest_paths
 from .search import SearchHit, search_hits
 from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
 from .writing import writing
+
+if TYPE_CHECKING:  # the ingest machinery (parsers, markdown, yaml) loads when ingesting, not to ask
+    from .ingest import IngestReport, Progress
 
 __all__ = ["LocalKnowledgeBase", "open_local", "parse_as_of"]
 
@@ -308,6 +310,8 @@ class LocalKnowledgeBase:
         """Ingest files and folders (see :func:`veracity.kb.ingest.ingest_paths`); rewrites the manifest."""
         if self.path is None:
             raise ValidationError("this knowledge base lives in memory; open a directory to ingest into")
+        from .ingest import ingest_paths
+
         listed = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         with writing(self.engine, "ingest"):
             report = ingest_paths(

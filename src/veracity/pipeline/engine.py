@@ -18,7 +18,6 @@ import numpy.typing as npt
 
 from ..catalog.catalog import Catalog
 from ..catalog.sqlite import SQLiteStore
-from ..fixtures import STARSHIP, fixture_documents, tenant_config
 from ..index.dense import Embedder
 from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
@@ -51,6 +50,8 @@ def load_catalog(
 
 def demo_catalog() -> Catalog:
     """A fresh in-memory catalog of the bundled Starship Workbench fixture."""
+    from ..fixtures import STARSHIP, fixture_documents, tenant_config  # the demo's YAML, when asked
+
     config = tenant_config(STARSHIP)
     return load_catalog(fixture_documents(STARSHIP), roles={config.tenant: config.roles})
 

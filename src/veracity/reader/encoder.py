@@ -29,9 +29,9 @@ import numpy as np
 import numpy.typing as npt
 
 from veracity.model.errors import ConfigError
+from veracity.reader.cached import e5_tokenizer
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.tokenizer import Tokenizer
-from veracity.reader.tokenizer_cache import e5_tokenizer
 from veracity.reader.weights import WORD_EMBEDDINGS, RowTable, layer_count, matrix
 
 __all__ = ["PREFIXES", "E5Model", "Encoder", "gelu", "layer_norm", "load_e5"]

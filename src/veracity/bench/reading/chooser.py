@@ -11,7 +11,9 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
    own paragraph (:func:`veracity.text.sentences.split_sentences`; the positives hold an answer's
    first character; up to ``--negatives`` others, half those sharing the most question words,
    half at random), and for ``--negative-share`` of the answerable questions the sentences of
-   another paragraph that shares their words and lacks the answer (no positive: "none");
+   another paragraph that shares their words and lacks the answer (no positive: "none"); and for
+   ``--swap-share`` of them, the question with a name, title or number its paragraph never
+   mentions (:mod:`.swaps`) over its own paragraph (no positive: "none");
 3. a validation share of paragraphs held out (by a hash of the paragraph);
 4. listwise fit from the bundled multilingual-e5-small (first ``--layers`` layers), int8 rows,
    the card (data, licences, digests, settings, validation scores, the weights' digest).
@@ -39,6 +41,7 @@ from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import manifest
+from .swaps import SWAP_SUFFIX, swapped_questions
 from .train import held_out, pairwise_auc, reading_examples
 
 if TYPE_CHECKING:
@@ -75,10 +78,13 @@ def example_groups(
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
     starts = [start for _, start in example.answers]
-    positives = {i for i, (b, e) in enumerate(spans) if any(b <= s < e for s in starts)}
+    holding = {i for i, (b, e) in enumerate(spans) if any(b <= s < e for s in starts)}
+    # an unanswerable question with answers was made from an answerable one (:mod:`.swaps`): the
+    # sentences that answered the original come first, as negatives
+    positives = set() if example.impossible else holding
     groups: list[Group] = []
     if sentences and (positives or example.impossible):
-        kept = sorted(positives) + ranked_others(example.question, sentences, positives, negatives, rng)
+        kept = sorted(holding) + ranked_others(example.question, sentences, holding, negatives, rng)
         rows = tuple(
             tuple(pair_ids(tokenizer, example.question, subject_of(example), sentences[i])) for i in kept
         )
@@ -97,7 +103,10 @@ def example_groups(
 def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
     """Held-out scores: how often the best sentence is a positive (groups with one), and how well
     the best logit tells groups with an answer from groups without (AUC)."""
-    correct, with_answer, without = 0, [], []
+    correct = 0
+    with_answer: list[float] = []
+    without: list[float] = []
+    swapped: list[float] = []
     for group in groups:
         logits = chooser.logits(group.rows)
         best = float(logits.max())
@@ -105,12 +114,14 @@ def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
             correct += int(int(np.argmax(logits)) in group.positives)
             with_answer.append(best)
         else:
-            without.append(best)
+            (swapped if group.group_id.endswith(SWAP_SUFFIX) else without).append(best)
     return {
         "groups_with_answer": len(with_answer),
         "groups_without": len(without),
+        "groups_swapped": len(swapped),
         "best_sentence_correct": round(correct / len(with_answer), 4) if with_answer else None,
         "answer_auc": pairwise_auc(with_answer, without),
+        "answer_auc_swapped": pairwise_auc(with_answer, swapped),
     }
 
 
@@ -126,6 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch-tokens", type=int, default=3072, help="padded tokens per batch")
     parser.add_argument("--negatives", type=int, default=4, help="other sentences per group")
     parser.add_argument("--negative-share", type=float, default=0.3)
+    parser.add_argument(
+        "--swap-share",
+        type=float,
+        default=0.0,
+        help="share of answerable questions also asked with a name, title or number swapped "
+        "(.swaps; default 0, as shipped: 0.4 measured no better on the tuning splits, docs/reader.md)",
+    )
     parser.add_argument("--validation-share", type=float, default=0.04)
     add_run_arguments(parser, MODEL_NAME, "chooser")
     args = parser.parse_args(argv)
@@ -141,8 +159,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     tally["answer_model_tuning_removed"] = len(everything) - len(examples)
     if args.limit is not None:
         examples = random.Random(args.seed).sample(examples, min(args.limit, len(examples)))
+    swapped = swapped_questions(examples, args.swap_share, args.seed)
+    tally["swapped_questions"] = len(swapped)
     rng = random.Random(args.seed)
     others = hard_negatives(examples, args.seed)
+    examples = [*examples, *swapped]
     model_file = read_e5_file()
     tokenizer = Tokenizer(model_file.tokenizer)
     training: list[Group] = []
@@ -176,6 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "settings": asdict(settings),
             "negatives": args.negatives,
             "negative_share": args.negative_share,
+            "swap_share": args.swap_share,
             "validation_share": args.validation_share,
             "limit": args.limit,
             "groups": dict(kinds),

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from veracity.reader.cached import cache_folder, e5_tokenizer, tuned_arrays
 from veracity.reader.e5_file import read_e5_file, read_tokenizer_tables
 from veracity.reader.tokenizer import Tokenizer, default_tokenizer
-from veracity.reader.tokenizer_cache import cache_folder, e5_tokenizer
 
 TEXTS = (
     "What is the default port of vite preview?",
@@ -61,7 +61,7 @@ def test_the_first_load_writes_the_cache_and_the_second_reads_it(
 def test_a_damaged_cache_is_rebuilt(cache: Path) -> None:
     model_file = read_e5_file()
     e5_tokenizer(model_file)
-    arrays = cache_folder(model_file) / "arrays.npz"
+    arrays = cache_folder(model_file) / "arrays.bin"
     data = bytearray(arrays.read_bytes())
     data[len(data) // 2] ^= 0xFF
     arrays.write_bytes(bytes(data))
@@ -82,3 +82,32 @@ def test_the_model_file_parses_its_tokenizer_only_when_asked() -> None:
     tables, reference = model_file.tokenizer, read_tokenizer_tables()
     assert tables.pieces == reference.pieces and tables.normalization == reference.normalization
     assert np.array_equal(tables.scores, reference.scores)
+
+
+def test_tuned_arrays_are_the_shipped_ones_and_read_back_mapped(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from veracity.reader.choice import chooser_files
+    from veracity.reader.model import weights_digest
+
+    weights_path, _ = chooser_files()
+    digest = weights_digest(weights_path)
+    with np.load(weights_path) as stored:
+        shipped = {key: stored[key] for key in stored.files}
+    first = tuned_arrays(weights_path, digest)
+    assert first.keys() == shipped.keys()
+    assert all(np.array_equal(first[k], shipped[k]) and first[k].dtype == shipped[k].dtype for k in shipped)
+
+    def no_inflate(*args: object, **kwargs: object) -> None:
+        raise AssertionError("read from the .npz, not from the cache")
+
+    monkeypatch.setattr(np, "load", no_inflate)
+    again = tuned_arrays(weights_path, digest)
+    assert all(np.array_equal(again[k], shipped[k]) for k in shipped)
+    assert not next(iter(again.values())).flags.writeable  # a view of the mapped file
+    monkeypatch.undo()
+    monkeypatch.setenv("VERACITY_CACHE", str(cache))
+    data = next(cache.glob("tuned-*/arrays.bin"))
+    data.write_bytes(data.read_bytes()[:-7])  # truncated
+    rebuilt = tuned_arrays(weights_path, digest)
+    assert all(np.array_equal(rebuilt[k], shipped[k]) for k in shipped)

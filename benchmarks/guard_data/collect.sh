@@ -89,6 +89,13 @@ pages $ANTD $AC '(components/[^/]+/index|docs/.+)\.(zh-CN|en-US)\.md' | gz docs_
 show $FASTAPI $FC LICENSE > docs_wide/fastapi-LICENSE
 show $ANTD $AC LICENSE > docs_wide/antd-LICENSE
 
+# --- pages *about* prompts, assistants and prompt attacks (benign: they describe and quote, they
+#     do not address the model reading them): DAIR.AI's Prompt Engineering Guide in 13 languages
+PEG=${PEG:-/work/.mirror/dair-ai+Prompt-Engineering-Guide/repo}
+PC=3d96678f28793e6f23ac6c0127799489f2c9022b
+pages $PEG $PC 'pages/.+\.[a-z]{2}\.mdx' | gz docs_wide/promptguide_docs.jsonl.gz
+show $PEG $PC LICENSE.md > docs_wide/promptguide-LICENSE
+
 # --- check every digest of the Files table (sha256 of the uncompressed bytes for .gz)
 python3 - "$DEST" <<'PY'
 import gzip, hashlib, re, sys, pathlib

@@ -24,6 +24,7 @@ from veracity.bench.guard.data import (
     examples,
     manifest,
     norm,
+    prompting_sections,
 )
 from veracity.bench.injection import corpus
 from veracity.bench.shared import datasets_folder
@@ -95,6 +96,20 @@ def test_counts_per_source(training: tuple[list[GuardExample], Counter[str]]) ->
     languages = {"en", "zh", "zht", "de", "es", "fr", "it", "ja", "ko", "nl", "pt", "ru", "hi", "tr", "uk"}
     assert {e.language for e in found} <= languages
     assert tally["bipia/task_only_embedded"] == 20  # BIPIA task categories are never standalone
+
+
+def test_the_optional_pages_about_prompts_are_benign_documentation_and_not_trained_on_by_default(
+    training: tuple[list[GuardExample], Counter[str]],
+) -> None:
+    found = examples(["docs_prompting"])
+    assert len(found) >= 1200  # 1,500 sampled, less the same text in several languages
+    pages = {half: {key.split("#")[0].rsplit(".", 2)[0] for key, _, _ in prompting_sections(half)}
+             for half in ("train", "calibrate")}  # fmt: skip
+    assert pages["train"] and pages["calibrate"] and not pages["train"] & pages["calibrate"]
+    assert {e.example_id.split(":", 1)[1].split("#")[0].rsplit(".", 2)[0] for e in found} <= pages["train"]
+    assert {(e.label, e.kind) for e in found} == {("benign", "documentation")}
+    assert {"en", "zh", "de", "ja", "ko", "fi", "ca"} <= {e.language for e in found}
+    assert not any(e.source == "docs_prompting" for e in training[0])
 
 
 def test_labels_are_balanced(training: tuple[list[GuardExample], Counter[str]]) -> None:

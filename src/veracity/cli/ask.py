@@ -35,7 +35,6 @@ DEMO_NOTICE = "answering from the built-in Starship demo (use --kb DIR to ask yo
 
 def _open(kb_dir: Path | None, embedder: str | None) -> Any:
     """The knowledge base in ``kb_dir``, else the demo with the demo's ask defaults."""
-    from ..fixtures import tenant_config
     from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
     from ..kb.local import LocalKnowledgeBase, open_local
     from ..kb.settings import AskDefaults
@@ -43,6 +42,8 @@ def _open(kb_dir: Path | None, embedder: str | None) -> Any:
 
     if kb_dir is not None:
         return open_local(kb_dir, embedder=make_embedder(embedder) if embedder else None, create=False)
+    from ..fixtures import tenant_config  # the demo's YAML: only without --kb
+
     config = tenant_config()
     defaults = AskDefaults((config.role,), config.target_version, config.as_of, config.running_question)
     engine = KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))

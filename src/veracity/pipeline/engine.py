@@ -23,11 +23,12 @@ from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
+from ..reader.choice import ChoiceModel
 from ..reader.model import ReadingModel
 from .answer import compose, verify_claims
 from .choice import TimedChoice
 from .composer import Composer, evidence_of
-from .decision import NON_OFFICIAL_MARKED, AnswerInputs, chooser_of, model_for_embedder
+from .decision import NON_OFFICIAL_MARKED, AnswerInputs, AnswerModel, chooser_of, model_for_embedder
 from .injection import stored_verdicts
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer
@@ -218,6 +219,13 @@ class KnowledgeBase:
         )
 
 
+def answer_step(embedder: Embedder | None) -> tuple[AnswerModel, ChoiceModel | None]:
+    """The answer model for the embedder that built the index, and the sentence reader of its
+    choice stage (``None`` without one); each is loaded once a process."""
+    model = model_for_embedder(embedder.model_id if embedder is not None else None)
+    return model, (chooser_of(model) if model.choice is not None else None)
+
+
 def answer_from(
     retrieval: Retrieval,
     embedder: Embedder | None = None,
@@ -231,8 +239,8 @@ def answer_from(
     sentence with the question; without it that feature is 0.
     """
     query = retrieval.query
-    model = model_for_embedder(embedder.model_id if embedder is not None else None)
-    timed = TimedChoice(chooser_of(model)) if model.choice is not None else None
+    model, chooser = answer_step(embedder)
+    timed = TimedChoice(chooser) if chooser is not None else None
     inputs = AnswerInputs(
         weights=retrieval.term_weights,
         question_vector=retrieval.query_vector,

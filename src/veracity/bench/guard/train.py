@@ -172,13 +172,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     guard = Guard(weights, tokenizer, meta={"eps": model_file.header.eps})
     page_scores = guard.scores(pages)
     threshold = lowest_within(page_scores, args.budget)
-    hard: list[str] = []
+    hard_scores: list[float] = []
     if "docs_prompting" in added:  # pages about prompts the guard never saw hold their own budget
         found = data.prompting_sections("calibrate")
         kept = random.Random(f"{args.seed}:calibrate").sample(found, min(PROMPTING_CALIBRATION, len(found)))
-        hard = [data.clip(section) for _, _, section in sorted(kept)]
-    hard_scores = guard.scores(hard) if hard else []
-    if hard_scores:
+        hard_scores = guard.scores([data.clip(section) for _, _, section in sorted(kept)])
         threshold = max(threshold, lowest_within(hard_scores, args.prompting_budget))
     held_scores = guard.scores([e.text for e in heldout])
     held_labels = [int(e.label == "attack") for e in heldout]

@@ -117,3 +117,22 @@ def test_fuzz_markdown_never_crashes_and_offsets_slice_back(text: str) -> None:
     for node in parsed.nodes:
         assert parsed.body[node.start : node.end] == node.text
         assert node.text.strip() == node.text != ""
+
+
+def _block_tokens(parser, text: str) -> list[tuple]:
+    tokens = parser.parse(text)
+    return [(t.type, t.tag, t.map, t.level, t.nesting, t.content, t.info, t.markup) for t in tokens]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.one_of(_MARKDOWN_PIECES, st.text(max_size=6)), max_size=40).map("".join))
+def test_block_parse_without_inline_runs_gives_the_full_parse_blocks(text: str) -> None:
+    # the parser skips parsing inline runs into children; every block token, and each inline
+    # token's content (headings, table cells), must be what the full CommonMark parse gives
+    from markdown_it import MarkdownIt
+
+    from veracity.ingest.markdown import _MARKDOWN
+
+    full = MarkdownIt("commonmark").enable("table")
+    for sample in (text, SAMPLE, "# **粗体** 标题 [链接](x)\n\n| `a|b` | *c* |\n|---|---|\n| 1 | 2 |\n"):
+        assert _block_tokens(_MARKDOWN, sample) == _block_tokens(full, sample)

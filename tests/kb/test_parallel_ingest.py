@@ -46,7 +46,26 @@ def contents(kb) -> dict[str, object]:
         "indexed": sorted(kb.snapshot.chunks_by_document.items()),
         "ledger": [tuple(row) for row in ledger],
         "verdicts": connection.execute("SELECT key, signals FROM injection_verdicts ORDER BY key").fetchall(),
+        "lexical": lexical_rows(kb),
     }
+
+
+def lexical_rows(kb) -> list[tuple[str, int, tuple[str, ...]]]:
+    """Each indexed chunk's id, token count and the full-text index's tokens of it in order (the
+    parse workers tokenize them; the table keeps no text, so they are read from its vocabulary)."""
+    connection, tables = kb.catalog.store.connection, kb.snapshot._tables()
+    keys = dict(connection.execute(f"SELECT chunk_key, chunk_id FROM {tables.chunks}").fetchall())
+    counts = dict(connection.execute(f"SELECT chunk_id, n_tokens FROM {tables.chunks}").fetchall())
+    terms: dict[str, list[tuple[int, str]]] = {}
+    for (fts_table,) in connection.execute(f"SELECT fts_table FROM {tables.tenants}").fetchall():
+        connection.execute(f"CREATE VIRTUAL TABLE temp.vocab USING fts5vocab(main, {fts_table}, 'instance')")
+        for term, rowid, offset in connection.execute("SELECT term, doc, offset FROM temp.vocab"):
+            terms.setdefault(keys[rowid], []).append((offset, term))
+        connection.execute("DROP TABLE temp.vocab")
+    return sorted(
+        (chunk_id, counts[chunk_id], tuple(term for _, term in sorted(found)))
+        for chunk_id, found in terms.items()
+    )
 
 
 def report_of(report) -> tuple:
@@ -71,6 +90,8 @@ def test_two_jobs_ingest_exactly_what_one_does(tmp_path: Path, jobs: int) -> Non
     assert outcomes[1][0][3] and outcomes[1][1][1]  # not vacuous: a rejected file, then a revision
     verdicts = outcomes[1][2]["verdicts"]
     assert len(verdicts) > 10 and any(signals != "[]" for _, signals in verdicts)  # judged, some flagged
+    lexical = outcomes[1][2]["lexical"]
+    assert len(lexical) >= PARALLEL_MIN_FILES and all(n == len(terms) > 0 for _, n, terms in lexical)
     assert outcomes[jobs] == outcomes[1]
 
 

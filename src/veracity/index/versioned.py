@@ -63,8 +63,9 @@ class VersionedIndex(SearchBackend, Protocol):
         batch_chunks: int = ...,
         batch_size: int = ...,
         progress: Any = ...,
+        tokens: Any = ...,
     ) -> Any:
-        """Make the index match ``catalog`` (``SyncReport``)."""
+        """Make the index match ``catalog`` (``SyncReport``; ``tokens``: an ``AheadTokens``)."""
         ...
 
     def ensure_model(self, tables: Any, model_id: str, dim: int) -> Any:

@@ -25,7 +25,9 @@ from .site_markup import clean_inline_markup, clean_site_markup
 
 __all__ = ["parse_markdown"]
 
-_MARKDOWN = MarkdownIt("commonmark").enable("table")
+_MARKDOWN = MarkdownIt("commonmark").enable("table").disable(["inline", "text_join"])
+"""Block structure only: the nodes take their text from the source lines and an inline token's
+``content``, so parsing each inline run into children (half of markdown-it's time) is skipped."""
 
 _OPENERS = {
     "paragraph_open": NodeKind.PARAGRAPH,

@@ -129,6 +129,8 @@ _GAP: Final = re.compile(r"(?<=\S)[ \t]{2,}")
 
 
 def _clean_text(text: str) -> str:
+    if "<" not in text and "{" not in text and ":" not in text:
+        return text  # every pattern below needs one of these (most lines of prose have none)
     cleaned = _COMMENT.sub("", text)
     cleaned = _ATTRIBUTE_LIST.sub("", cleaned)
     cleaned = _TAG.sub("", cleaned)

@@ -19,6 +19,7 @@ from ..catalog.bulk import documents_by_source
 from ..catalog.ledger import Ledger
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
+from ..index.ahead import AheadTokens
 from ..ingest.chunking import oversize_chunks
 from ..ingest.diagnostics import ParseDiagnostics
 from ..ingest.documents import next_revision, same_but_revision, with_revision
@@ -58,6 +59,8 @@ class Run:
     loader: SourceLoader
     connection: Any = None
     """The catalog's connection (``None``: a store without one keeps no sources or tombstones)."""
+    tokens: AheadTokens = field(default_factory=AheadTokens)
+    """Index tokens the parse workers computed for the chunks written (the index sync takes them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +103,8 @@ class Plan:
     failure: Exception | None = None
     put: NewDocument | None = None
     judged: Any = None
+    tokens: tuple[str | None, ...] | None = None
+    """The put's chunks' index tokens, computed by a parse worker (``None``: none)."""
     source: tuple[str, str] | None = None
     """``(tenant, source_id)`` to record in ``source_files``."""
     untomb: bool = False
@@ -139,9 +144,11 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
         tombstones = find_tombstones(connection, [(d.tenant, d.source_id) for d in documents])
     plans = [_plan(run, file, result, by_source, tombstones) for file, result in part]
     puts = [(plan, plan.put) for plan in plans if plan.put is not None]
-    for (plan, _), error in zip(puts, store.put_documents([put for _, put in puts]), strict=True):
+    for (plan, put), error in zip(puts, store.put_documents([put for _, put in puts]), strict=True):
         if error is not None:
             plan.fail(error)
+        elif plan.tokens is not None:
+            run.tokens.keep(put.chunks, plan.tokens)
     if connection is not None:
         sources = [(plan.source, plan) for plan in plans if plan.source is not None]
         record_sources(connection, [(*source, plan.file) for source, plan in sources])
@@ -193,7 +200,7 @@ def _decide(
     tombstones: dict[tuple[str, str], Tombstone],
 ) -> None:
     """Fill in ``plan`` for a loaded file; raises if it is rejected."""
-    document, parsed, cut, judged = loaded
+    document, parsed, cut, judged, tokens = loaded
     ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
     plan.step("parsed", diagnostics=parsed.diagnostics.as_dict(), **ids)
     revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
@@ -236,6 +243,7 @@ def _decide(
     previous = [d for d in revisions if d.status is Status.ACTIVE]
     plan.put = NewDocument(document, chunks, replaces=previous[-1].document_id if previous else None)
     plan.judged = judged
+    plan.tokens = tokens if chunks is cut else None  # computed on the worker's own chunks only
     kind = "revised" if previous else "added"
     oversize = oversize_chunks(chunks)
     plan.outcome = Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)

@@ -44,6 +44,7 @@ from typing import Any
 
 from ..catalog.ledger import Ledger
 from ..catalog.store import DatabaseStore
+from ..index.ahead import AheadTokens
 from ..index.sqlite.search import SyncReport
 from ..index.versioned import VersionedIndex
 from ..ingest.errors import EmptySourceError, TemplateSourceError
@@ -101,6 +102,9 @@ class IngestReport:
     pruned: PruneReport = field(default_factory=PruneReport)
     index: SyncReport = field(default_factory=SyncReport)
     seconds: dict[str, float] = field(default_factory=dict)
+    worker_seconds: dict[str, float] = field(default_factory=dict)
+    """CPU seconds the parse workers spent on each step (:data:`veracity.kb.loading.WORKER_STEPS`:
+    parse and chunk, index tokens, injection verdicts); empty when the files were loaded here."""
 
     @property
     def chunks_per_second_without_embedding(self) -> float:
@@ -188,15 +192,17 @@ def _ingest(
     with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(kb.catalog.store)) as loader:
         run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
         outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
+        worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
     pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
-    index_report = _index(kb, progress)
+    index_report = _index(kb, progress, run.tokens)
     with kb.catalog.store.transaction():
         run.ledger.steps(("embedded", "indexed", "active"), pending)
     seconds["tokenize"] = index_report.tokenize_seconds
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
-    return _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+    report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+    return replace(report, worker_seconds=worker_seconds)
 
 
 def _write_files(
@@ -308,10 +314,10 @@ def _ledger(kb: KnowledgeBase) -> Ledger | NoLedger:
     return Ledger(connection) if connection is not None else NoLedger()
 
 
-def _index(kb: KnowledgeBase, progress: Progress | None) -> SyncReport:
+def _index(kb: KnowledgeBase, progress: Progress | None, tokens: AheadTokens) -> SyncReport:
     backend = kb.snapshot
     if isinstance(backend, VersionedIndex):
         callback = (lambda done, total: progress("index", done, total)) if progress else None
-        return backend.sync(kb.catalog, kb.embedder, progress=callback)
+        return backend.sync(kb.catalog, kb.embedder, progress=callback, tokens=tokens)
     kb.reindex()
     return SyncReport()

@@ -16,7 +16,8 @@ see, and in what order, is the same as a serial ingest's: only the waiting moves
   one the worker chunked (numbering a revision changes the id, and chunk ids
   derive from it); otherwise they are cut again here. The worker also judges
   them for injection (:mod:`veracity.kb.verdicts`): a verdict is filed under its
-  text and headings, which numbering does not change.
+  text and headings, which numbering does not change. And it tokenizes them for the
+  lexical index (:mod:`veracity.index.ahead`), which the single writer did before.
 """
 
 from __future__ import annotations
@@ -28,12 +29,14 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections import deque
 from collections.abc import Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Final
 
+from ..index.ahead import joined_index_tokens
 from ..ingest.batch import load_source
 from ..ingest.chunking import chunk_for_index
 from ..ingest.nodes import ParsedSource
@@ -59,10 +62,16 @@ FILES_PER_TASK: Final = 8
 BATCHES_AHEAD: Final = 4
 """Tasks in flight per worker."""
 
+WORKER_STEPS: Final = ("load", "tokenize", "judge")
+"""What the workers' CPU time is spent on: parse and chunk, index tokens, injection verdicts."""
+
 Verdicts = list[tuple[str, tuple[str, ...]]]
-Loaded = tuple[Document, ParsedSource, tuple[Chunk, ...] | None, Verdicts | None]
-"""A loaded file: its document, its parse, the chunks a worker cut (``None``: not cut) and the
-injection verdicts it judged on them (:mod:`veracity.kb.verdicts`; ``None``: not judged)."""
+Loaded = tuple[
+    Document, ParsedSource, tuple[Chunk, ...] | None, Verdicts | None, tuple[str | None, ...] | None
+]
+"""A loaded file: its document, its parse, the chunks a worker cut (``None``: not cut), the
+injection verdicts it judged on them (:mod:`veracity.kb.verdicts`; ``None``: not judged) and
+their index tokens (:func:`veracity.index.ahead.joined_index_tokens`; ``None``: not tokenized)."""
 
 
 def default_jobs() -> int:
@@ -112,19 +121,34 @@ def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] |
     return with_pages(chunk_for_index(document), parsed)
 
 
-def _load_in_worker(path: Path, relative: str, options: dict[str, Any], judge: bool) -> Loaded | None:
+def _load_in_worker(
+    path: Path, relative: str, options: dict[str, Any], judge: bool, spent: dict[str, float]
+) -> Loaded | None:
     """Load and chunk one file (and, with ``judge``, judge it for injection); ``None`` when it
-    fails (the writer loads it again to raise)."""
+    fails (the writer loads it again to raise). Adds the CPU seconds of each step to ``spent``."""
     try:
+        start = time.process_time()
         document, parsed = load_source(path, relative=relative, **options)
         chunks = chunks_of(document, parsed, None)
-        return document, parsed, chunks, judge_texts(document, chunks) if judge else None
+        loaded = time.process_time()
+        tokens = tuple(joined_index_tokens(chunk) for chunk in chunks)
+        tokenized = time.process_time()
+        verdicts = judge_texts(document, chunks) if judge else None
+        spent["load"] += loaded - start
+        spent["tokenize"] += tokenized - loaded
+        spent["judge"] += time.process_time() - tokenized
+        return document, parsed, chunks, verdicts, tokens
     except Exception:
         return None
 
 
-def _load_batch(batch: list[tuple[Path, str]], options: dict[str, Any], judge: bool) -> list[Loaded | None]:
-    return [_load_in_worker(path, relative, options, judge) for path, relative in batch]
+LoadedBatch = tuple[list[Loaded | None], dict[str, float]]
+"""A task's files loaded (``None``: failed in the worker) and the CPU seconds spent on each step."""
+
+
+def _load_batch(batch: list[tuple[Path, str]], options: dict[str, Any], judge: bool) -> LoadedBatch:
+    spent = dict.fromkeys(WORKER_STEPS, 0.0)
+    return [_load_in_worker(path, relative, options, judge, spent) for path, relative in batch], spent
 
 
 class SourceLoader:
@@ -148,7 +172,9 @@ class SourceLoader:
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
         self._executor: ProcessPoolExecutor | None = None
         self._batches: Iterator[list[SourceFile]] = iter(())
-        self._pending: deque[tuple[list[SourceFile], Future[list[Loaded | None]]]] = deque()
+        self._pending: deque[tuple[list[SourceFile], Future[LoadedBatch]]] = deque()
+        self.worker_seconds = dict.fromkeys(WORKER_STEPS, 0.0)
+        """CPU seconds the workers spent on each of :data:`WORKER_STEPS` for the files handed out."""
         self._ready: deque[tuple[SourceFile, Loaded | None]] = deque()
         if self.jobs > 1 and len(files) >= PARALLEL_MIN_FILES and _can_fork():
             self._executor = ProcessPoolExecutor(
@@ -183,13 +209,16 @@ class SourceLoader:
         if self._executor is not None:
             if not self._ready:
                 batch, future = self._pending.popleft()
-                self._ready.extend(zip(batch, future.result(), strict=True))
+                results, spent = future.result()
+                self._ready.extend(zip(batch, results, strict=True))
+                for step, seconds in spent.items():
+                    self.worker_seconds[step] += seconds
                 self._fill()
             expected, found = self._ready.popleft()
             if expected.source != file.source:
                 raise RuntimeError(f"files asked out of order: {file.source!r}, expected {expected.source!r}")
         if found is None:
-            return (*load_source(file.path, relative=file.source, **self._options), None, None)
+            return (*load_source(file.path, relative=file.source, **self._options), None, None, None)
         return found
 
     def close(self) -> None:

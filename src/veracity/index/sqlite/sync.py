@@ -32,7 +32,7 @@ from ...catalog.sql import all_rows
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document
 from ...model.errors import ConfigError, EmbedderMismatchError
-from ...text.tokens import tokenize
+from ..ahead import AheadTokens
 from ..dense import Embedder, normalized_rows
 from ..snapshot import index_text
 from . import writer
@@ -117,13 +117,16 @@ class IndexWriter:
         batch_size: int = 64,
         progress: Progress | None = None,
         total_chunks: int = 0,
+        tokens: AheadTokens | None = None,
     ) -> SyncReport:
         """Index documents not indexed yet (by document id); already indexed ones are skipped.
 
-        Chunks are tokenized and embedded (``batch_size`` texts per call) before
-        each write transaction of about ``batch_chunks`` chunks. ``embedder=None``
-        builds a lexical-only index, allowed only while the index holds no vectors.
+        Chunks are tokenized (or their ``tokens`` computed ahead taken) and embedded
+        (``batch_size`` texts per call) before each write transaction of about
+        ``batch_chunks`` chunks. ``embedder=None`` builds a lexical-only index, allowed
+        only while the index holds no vectors.
         """
+        ahead = tokens if tokens is not None else AheadTokens(limit=0)
         tables = self._tables()
         model = self._sql.read_vector_model(self._conn, tables)
         if embedder is not None:
@@ -143,7 +146,7 @@ class IndexWriter:
         def flush() -> None:
             nonlocal pending, size
             if pending:
-                self._write_batch(pending, embedder, batch_size, totals, progress, total_chunks)
+                self._write_batch(pending, embedder, batch_size, totals, ahead, progress, total_chunks)
                 if progress is not None:
                     progress(int(totals["chunks"]), total_chunks)
             pending, size = [], 0
@@ -173,12 +176,13 @@ class IndexWriter:
         embedder: Embedder | None,
         batch_size: int,
         totals: dict[str, float],
+        ahead: AheadTokens,
         progress: Progress | None = None,
         total_chunks: int = 0,
     ) -> None:
         start = time.perf_counter()
         texts = [[index_text(chunk) for chunk in chunks] for _, chunks in batch]
-        tokens = [tuple(tuple(tokenize(text)) for text in doc_texts) for doc_texts in texts]
+        tokens = [tuple(ahead.tokens(chunk) for chunk in chunks) for _, chunks in batch]
         totals["tok"] += time.perf_counter() - start
         vectors: list[npt.NDArray[np.float32] | None] = [None] * len(batch)
         if embedder is not None:
@@ -268,12 +272,14 @@ class IndexWriter:
         batch_chunks: int = 2048,
         batch_size: int = 64,
         progress: Progress | None = None,
+        tokens: AheadTokens | None = None,
     ) -> SyncReport:
         """Make the index match ``catalog`` (every document, any status); never re-embeds.
 
         Removes documents the catalog no longer has and updates the governance
         snapshot of documents whose metadata changed (a status) in every kept
-        version, in one transaction; then indexes new ones into this version.
+        version, in one transaction; then indexes new ones into this version
+        (``tokens``: computed ahead, see :class:`~veracity.index.ahead.AheadTokens`).
         """
         if embedder is not None:
             self.check_embedder(embedder)
@@ -317,6 +323,7 @@ class IndexWriter:
             batch_size=batch_size,
             progress=progress,
             total_chunks=total,
+            tokens=tokens,
         )
         return SyncReport(
             added_documents=report.added_documents,

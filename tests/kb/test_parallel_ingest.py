@@ -143,3 +143,21 @@ def test_cli_ingest_with_jobs(tmp_path: Path) -> None:
     )
     assert result.exit_code == 1  # broken.md is rejected, by name
     assert '"broken.md"' in result.output and f'"doc-{PARALLEL_MIN_FILES + 1:03d}"' in result.output
+
+
+def test_files_stored_already_are_only_parsed_by_the_workers(tmp_path: Path) -> None:
+    # an unchanged file loads as a document the catalog holds: its worker neither chunks,
+    # tokenizes nor judges it (the writer needs none of that to call it unchanged)
+    folder = tmp_path / "docs"
+    write_folder(folder, PARALLEL_MIN_FILES + 6)
+    kb = create_kb(tmp_path / "kb", FakeEmbedder())
+    first = ingest_paths(kb, [folder], tenant="acme", jobs=2)
+    before = contents(kb)
+    again = ingest_paths(kb, [folder], tenant="acme", jobs=2)
+    assert first.added and first.worker_seconds["tokenize"] > 0 and first.worker_seconds["judge"] > 0
+    assert sorted(again.unchanged) == sorted(first.added) and not again.added and not again.revised
+    assert again.worker_seconds["load"] > 0
+    assert again.worker_seconds["tokenize"] == 0 and again.worker_seconds["judge"] == 0
+    after = contents(kb)
+    assert {k: v for k, v in after.items() if k != "ledger"} == {k: v for k, v in before.items() if k != "ledger"}
+    kb.catalog.store.close()

@@ -17,7 +17,7 @@ from .rows import CHUNK_COLUMNS, chunk_of, select_documents
 from .sql import in_values
 from .store import DatabaseStore, Store
 
-__all__ = ["chunks_by_document", "documents_by_source", "stored_document_ids"]
+__all__ = ["all_document_ids", "chunks_by_document", "documents_by_source", "stored_document_ids"]
 
 
 def documents_by_source(store: Store, source_ids: Sequence[str]) -> dict[str, list[Document]]:
@@ -38,6 +38,14 @@ def documents_by_source(store: Store, source_ids: Sequence[str]) -> dict[str, li
         for document in select_documents(store.connection, where, (bound,)):
             found.setdefault(document.source_id, []).append(document)
     return found
+
+
+def all_document_ids(store: Store) -> frozenset[str]:
+    """The id of every document the catalog holds (any status, every tenant the store may read)."""
+    if not isinstance(store, DatabaseStore):
+        return frozenset(document.document_id for document in store.find_documents())
+    with store.read():
+        return frozenset(str(row[0]) for row in store.connection.execute("SELECT document_id FROM documents"))
 
 
 def stored_document_ids(store: Store, document_ids: Sequence[str]) -> set[str]:

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..catalog.bulk import all_document_ids
 from ..catalog.ledger import Ledger
 from ..catalog.store import DatabaseStore
 from ..index.ahead import AheadTokens
@@ -55,7 +56,7 @@ from ..ingest.ocr import OcrSettings
 from ..model.errors import StorageError, ValidationError
 from ..pipeline.engine import KnowledgeBase
 from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
-from .loading import Loaded, SourceLoader
+from .loading import PARALLEL_MIN_FILES, Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources
 from .tenants import TenantSetup, resolve_tenants
@@ -189,7 +190,10 @@ def _ingest(
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
     files = scan.files
-    with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(kb.catalog.store)) as loader:
+    store = kb.catalog.store
+    judge = keeps_verdicts(store)
+    known = all_document_ids(store) if len(files) >= PARALLEL_MIN_FILES else frozenset()
+    with SourceLoader(files, options, jobs=jobs, judge=judge, known=known) as loader:
         run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
         outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}

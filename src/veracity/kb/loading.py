@@ -113,6 +113,18 @@ def _die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
+_KNOWN: set[str] = set()
+"""In a worker: the ids of the documents the catalog held when the ingest began."""
+
+
+def _start_worker(parent: int, known: frozenset[str]) -> None:
+    """Worker start: die with the writer; remember which documents the catalog holds (handed over
+    by the fork, not pickled with every task)."""
+    _die_with_parent(parent)
+    _KNOWN.clear()
+    _KNOWN.update(known)
+
+
 def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] | None) -> tuple[Chunk, ...]:
     """The chunks ``document`` is stored with: ``cut`` when a worker cut them from this very
     document (numbering a revision changes the id the chunk ids derive from), else cut now."""
@@ -129,6 +141,9 @@ def _load_in_worker(
     try:
         start = time.process_time()
         document, parsed = load_source(path, relative=relative, **options)
+        if document.document_id in _KNOWN:  # stored already: the writer needs neither chunks nor tokens
+            spent["load"] += time.process_time() - start
+            return document, parsed, None, None, None
         chunks = chunks_of(document, parsed, None)
         loaded = time.process_time()
         tokens = tuple(joined_index_tokens(chunk) for chunk in chunks)
@@ -165,8 +180,11 @@ class SourceLoader:
         *,
         jobs: int | None = None,
         judge: bool = True,
+        known: frozenset[str] = frozenset(),
     ) -> None:
-        """``judge``: workers judge the chunks for injection too (when the store keeps verdicts)."""
+        """``judge``: workers judge the chunks for injection too (when the store keeps verdicts).
+        ``known``: ids of documents the catalog holds; a file that loads as one of them is stored
+        already (unchanged), so its worker neither chunks, tokenizes nor judges it."""
         self._options = options
         self._judge = judge
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
@@ -180,8 +198,8 @@ class SourceLoader:
             self._executor = ProcessPoolExecutor(
                 max_workers=self.jobs,
                 mp_context=multiprocessing.get_context("fork"),
-                initializer=_die_with_parent,
-                initargs=(os.getpid(),),
+                initializer=_start_worker,
+                initargs=(os.getpid(), known),
             )
             starts = range(0, len(files), FILES_PER_TASK)
             self._batches = (list(files[i : i + FILES_PER_TASK]) for i in starts)

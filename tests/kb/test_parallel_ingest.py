@@ -159,5 +159,6 @@ def test_files_stored_already_are_only_parsed_by_the_workers(tmp_path: Path) -> 
     assert again.worker_seconds["load"] > 0
     assert again.worker_seconds["tokenize"] == 0 and again.worker_seconds["judge"] == 0
     after = contents(kb)
-    assert {k: v for k, v in after.items() if k != "ledger"} == {k: v for k, v in before.items() if k != "ledger"}
+    del before["ledger"], after["ledger"]  # the ledger has the second run's steps too
+    assert after == before
     kb.catalog.store.close()

@@ -1,0 +1,112 @@
+"""Ingest rate of one source tree against another on the same corpus, in the same run.
+
+Writes a seeded synthetic corpus (``synthetic_kb.py``), then for each tree (this one and,
+with ``--src DIR``, another: ``PYTHONPATH=DIR``) ingests it into a new lexical-only SQLite
+knowledge base in a fresh process, twice: as shipped (the cue-word detector judges the
+non-official chunks in the parse workers) and with the trained guard in use (nothing judged
+at ingest: the rate without model steps); then ingests the same folder again (every file
+unchanged). Prints wall time, chunks/s, CPU of the writer and of the parse workers, and each
+figure of another tree as a ratio to this tree's.
+
+    python benchmarks/bench_ingest.py --chunks 100000 --src ../before/src
+
+Prints measured numbers only; the machine may be shared (load averages are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from synthetic_kb import write_corpus
+
+PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
+
+PROGRAM = r"""
+import json, resource, sys, time
+from pathlib import Path
+from veracity.catalog.catalog import Catalog
+from veracity.catalog.sqlite import SQLiteStore
+from veracity.guard.model import named_guard
+from veracity.index.sqlite.search import SQLiteSearchIndex
+from veracity.kb.ingest import ingest_paths
+from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.injection import use_guard
+
+folder, path, guard = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
+if guard != "none":
+    use_guard(named_guard(guard))
+store = SQLiteStore(path)
+kb = KnowledgeBase(Catalog(store), None, backend=SQLiteSearchIndex(store))
+runs = []
+for _ in range(2):  # the first ingest, then the same folder again
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start, cpu = time.perf_counter(), time.process_time()
+    report = ingest_paths(kb, [folder], progress=None)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    runs.append({
+        "wall_s": time.perf_counter() - start, "writer_cpu_s": time.process_time() - cpu,
+        "workers_cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
+        "chunks": report.chunks_added, "unchanged": len(report.unchanged),
+        "worker_seconds": getattr(report, "worker_seconds", {}),
+    })
+print(json.dumps(runs))
+"""
+
+
+def run_tree(pythonpath: str | None, folder: Path, work: Path, guard: str) -> list[dict]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    with tempfile.TemporaryDirectory(dir=work) as tmp:
+        command = [sys.executable, "-c", PROGRAM, str(folder), str(Path(tmp) / "kb.sqlite"), guard]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"ingest failed ({pythonpath or 'this tree'}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
+    parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        work = Path(tmp)
+        files = write_corpus(work / "corpus", int(args.chunks / PER_DOC) + 1, args.tenants, args.seed)
+        print(f"corpus: {len(files)} Markdown files, {args.tenants} tenants; {os.cpu_count()} cpus")
+        trees = [("this tree", None)] + ([(args.src, args.src)] if args.src else [])
+        modes = [("as shipped: cue-word verdicts at ingest", "none"), ("without model steps", "shipped")]
+        for label, guard in modes:
+            print(f"\n{label}:")
+            print("| tree | chunks | wall s | chunks/s | ratio | writer CPU s | workers CPU s |"
+                  " again, unchanged: wall s |")
+            print("|---|---|---|---|---|---|---|---|")
+            reference = None
+            for name, pythonpath in trees:
+                first, again = run_tree(pythonpath, work / "corpus", work, guard)
+                rate = first["chunks"] / first["wall_s"]
+                reference = reference or rate
+                cpu = f"{first['writer_cpu_s']:.1f} | {first['workers_cpu_s']:.1f}"
+                print(f"| {name} | {first['chunks']} | {first['wall_s']:.1f} | {rate:,.0f} |"
+                      f" {rate / reference:.2f} | {cpu} | {again['wall_s']:.1f} |")
+                if steps := first["worker_seconds"]:
+                    shares = " · ".join(f"{k} {v:.1f} s" for k, v in steps.items())
+                    print(f"|   workers' CPU by step: {shares} |")
+            print(f"load average {load()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -61,3 +61,16 @@ def test_status_of_counts() -> None:
     assert status_of(2, 2) is AnswerStatus.ANSWER
     assert status_of(1, 2) is AnswerStatus.PARTIAL
     assert status_of(0, 2) is AnswerStatus.ABSTAIN and status_of(0, 0) is AnswerStatus.ABSTAIN
+
+
+def test_a_retried_ask_times_its_retries_stages_too(fake_kb, ask_public) -> None:
+    # the retry's retrieval and reading are stages of this ask: timed where they ran, not lost
+    # in the answer step's remainder; the trace's JSON sums a stage's entries
+    once = ask_public(fake_kb, "3.2 的 Team 能用 SAML 吗")
+    retried = ask_public(fake_kb, "3.2 的 Taem 能用 SAML 吗")  # a typo the retry fixes
+    assert once.trace.retry == () and ("rewritten_words", "1") in retried.trace.retry
+    stages = [stage for stage, _ in retried.trace.timings_ms]
+    assert stages.count("bm25") == 2 * [stage for stage, _ in once.trace.timings_ms].count("bm25")
+    summed = retried.trace.to_dict(timings=True)["timings_ms"]
+    bm25 = sum(ms for stage, ms in retried.trace.timings_ms if stage == "bm25")
+    assert summed["bm25"] == round(bm25, 3) and set(summed) == set(stages)

@@ -173,13 +173,19 @@ class KnowledgeBase:
         if query.required_fact_ids or settled(answer):
             return self.write(answer, retrievals)
 
+        retried: list[Answer] = []
+
         def ask_again(text: str) -> Answer:
             again = self.retrieve(replace(query, text=text), remove_chunk_ids=remove_chunk_ids)
             retrievals.append(again)
-            return self.answer(again)
+            retried.append(self.answer(again))
+            return retried[-1]
 
         answer = retry(query, retrieval, answer, ask_again, sentence_embedding(self.embedder))
-        return self.write(answer, retrievals)
+        # the retries' stages count where they ran (a stage's entries are summed, as per trust pool)
+        timings = [*answer.trace.timings_ms]
+        timings += [timed for again in retried for timed in again.trace.timings_ms]
+        return self.write(replace(answer, trace=replace(answer.trace, timings_ms=tuple(timings))), retrievals)
 
     def write(self, decided: Answer, retrievals: Sequence[Retrieval]) -> Answer:
         """The answer to show for ``decided`` (decided over ``retrievals``): this knowledge base's

@@ -76,6 +76,8 @@ class Trace:
     """Written claims that failed verification: their index in the model's text (1-based) and
     the reason (never the claim's text)."""
     timings_ms: tuple[tuple[str, float], ...] = field(default=())
+    """``(stage, ms)`` in the order they ran; a stage comes once per trust pool and once more per
+    retry (:func:`~veracity.pipeline.retry.retry`), and :meth:`to_dict` sums its entries."""
 
     @property
     def filtered_before_score(self) -> int:
@@ -147,7 +149,10 @@ class Trace:
             for index, score, answered, features, missing, threshold, tier in self.decisions
         ]
         if timings:
-            data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.timings_ms}
+            summed: dict[str, float] = {}
+            for stage, ms in self.timings_ms:  # a stage runs once per trust pool and per retry
+                summed[stage] = summed.get(stage, 0.0) + ms
+            data["timings_ms"] = {stage: round(ms, 3) for stage, ms in summed.items()}
         else:
             del data["timings_ms"]
         return data

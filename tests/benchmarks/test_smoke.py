@@ -61,6 +61,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_docs_questions.py",
         "bench_reader_runtime.py",
         "bench_chooser.py",
+        "bench_ingest.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -79,6 +80,15 @@ def test_hybrid_100k(tmp_path: Path) -> None:
     assert figures["ingest"]["chunks_per_s"] > 0 and figures["ingest"]["label"].startswith("ingest without")
     assert figures["hybrid"]["p50_ms"] > 0 and figures["ask"]["p50_ms"] >= figures["hybrid"]["p50_ms"]
     assert figures["ask"]["asks"] == 3 and "rerank" in figures["ask"]["stages"]
+    assert figures["ingest_without_model_steps"]["chunks_per_s"] > 0
+    assert 0 < figures["ask"]["without_reader"]["p50_ms"] <= figures["ask"]["p50_ms"]
+
+
+def test_ingest_against_another_tree(tmp_path: Path) -> None:
+    # the other tree is this one: both rows print, the unchanged re-ingest too
+    out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", tmp_path)
+    assert out.count("| this tree |") == 2 and out.count(f"| {ROOT / 'src'} |") == 2
+    assert "without model steps" in out and "workers' CPU by step: load" in out
 
 
 def test_hybrid_without_peer_as_the_1m_profile_runs(tmp_path: Path) -> None:

@@ -39,6 +39,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,7 @@ from ..ingest.ocr import OcrSettings
 from ..model.errors import StorageError, ValidationError
 from ..pipeline.engine import KnowledgeBase
 from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
-from .loading import PARALLEL_MIN_FILES, Loaded, SourceLoader
+from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources
 from .tenants import TenantSetup, resolve_tenants
@@ -191,9 +192,8 @@ def _ingest(
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
     files = scan.files
     store = kb.catalog.store
-    judge = keeps_verdicts(store)
-    known = all_document_ids(store) if len(files) >= PARALLEL_MIN_FILES else frozenset()
-    with SourceLoader(files, options, jobs=jobs, judge=judge, known=known) as loader:
+    known = partial(all_document_ids, store)  # read only if workers start
+    with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(store), known=known) as loader:
         run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
         outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}

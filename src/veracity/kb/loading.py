@@ -31,7 +31,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, Final
@@ -180,11 +180,12 @@ class SourceLoader:
         *,
         jobs: int | None = None,
         judge: bool = True,
-        known: frozenset[str] = frozenset(),
+        known: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         """``judge``: workers judge the chunks for injection too (when the store keeps verdicts).
-        ``known``: ids of documents the catalog holds; a file that loads as one of them is stored
-        already (unchanged), so its worker neither chunks, tokenizes nor judges it."""
+        ``known``: the ids of the documents the catalog holds, asked for when workers start; a
+        file that loads as one of them is stored already (unchanged), so its worker neither
+        chunks, tokenizes nor judges it."""
         self._options = options
         self._judge = judge
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
@@ -199,7 +200,7 @@ class SourceLoader:
                 max_workers=self.jobs,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_start_worker,
-                initargs=(os.getpid(), known),
+                initargs=(os.getpid(), known() if known is not None else frozenset()),
             )
             starts = range(0, len(files), FILES_PER_TASK)
             self._batches = (list(files[i : i + FILES_PER_TASK]) for i in starts)

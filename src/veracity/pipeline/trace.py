@@ -80,6 +80,14 @@ class Trace:
     retry (:func:`~veracity.pipeline.retry.retry`), and :meth:`to_dict` sums its entries."""
 
     @property
+    def stage_ms(self) -> dict[str, float]:
+        """Milliseconds per stage, its entries summed, in the order the stages first ran."""
+        summed: dict[str, float] = {}
+        for stage, ms in self.timings_ms:
+            summed[stage] = summed.get(stage, 0.0) + ms
+        return summed
+
+    @property
     def filtered_before_score(self) -> int:
         """Documents of the tenant excluded before any scoring (named or hidden)."""
         return len(self.excluded) + self.excluded_hidden
@@ -149,10 +157,7 @@ class Trace:
             for index, score, answered, features, missing, threshold, tier in self.decisions
         ]
         if timings:
-            summed: dict[str, float] = {}
-            for stage, ms in self.timings_ms:  # a stage runs once per trust pool and per retry
-                summed[stage] = summed.get(stage, 0.0) + ms
-            data["timings_ms"] = {stage: round(ms, 3) for stage, ms in summed.items()}
+            data["timings_ms"] = {stage: round(ms, 3) for stage, ms in self.stage_ms.items()}
         else:
             del data["timings_ms"]
         return data

@@ -181,18 +181,17 @@ class IndexWriter:
         total_chunks: int = 0,
     ) -> None:
         start = time.perf_counter()
-        texts = [[index_text(chunk) for chunk in chunks] for _, chunks in batch]
         tokens = [tuple(ahead.tokens(chunk) for chunk in chunks) for _, chunks in batch]
         totals["tok"] += time.perf_counter() - start
         vectors: list[npt.NDArray[np.float32] | None] = [None] * len(batch)
         if embedder is not None:
             start = time.perf_counter()
-            flat = [text for doc_texts in texts for text in doc_texts]
+            flat = [index_text(chunk) for _, chunks in batch for chunk in chunks]
             matrix = self._vectors(batch, flat, embedder, batch_size, totals, progress, total_chunks)
             offset = 0
-            for i, doc_texts in enumerate(texts):
-                vectors[i] = matrix[offset : offset + len(doc_texts)]
-                offset += len(doc_texts)
+            for i, (_, chunks) in enumerate(batch):
+                vectors[i] = matrix[offset : offset + len(chunks)]
+                offset += len(chunks)
             totals["emb"] += time.perf_counter() - start
         prepared = [
             PreparedDocument(document, chunks, doc_tokens, doc_vectors)

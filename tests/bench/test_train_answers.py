@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from veracity.bench.answer_rows import collect
+from veracity.bench.choice_fit import cross_fitted_heads
 from veracity.bench.docs_questions import holds_gold, load_docs_questions, source_file, split_of
 from veracity.bench.fitting import fit_logistic, threshold_for_budget
 from veracity.bench.train_answers import _threshold_within_budget, fit
@@ -190,3 +191,23 @@ def test_the_fit_says_how_well_it_tells_right_claims_from_unanswerable_questions
     chooser = FakeChooser({"Which port does the gateway listen on by default?": "8080"})
     read = fit(rows, budget=0.1, chooser=chooser).meta["tuning_unanswerable_squad"]
     assert "auc_reader_alone" in read and read["unanswerable"] == unanswerable
+
+
+def test_cross_fitted_heads_read_each_row_with_the_reader_that_never_saw_its_fold(tmp_path: Path) -> None:
+    rows, reading = _reading_rows(tmp_path)
+    questions = [f"{r['question']} ({n})" for n, r in enumerate(reading)]  # read once per text
+    orders = [list(range(len(r["candidates"]))) for r in reading]
+    readers = []
+    for name in ("fold-0", "fold-1", "all"):
+        reader = FakeChooser({})
+        reader.version = name  # each keeps its own logits file beside the rows
+        readers.append(reader)
+    folds = [(0, 1, None)[i % 3] for i in range(len(reading))]
+    heads = cross_fitted_heads(reading, questions, orders, folds, readers, rows)
+    assert len(heads) == len(reading)
+    for reader, fold in zip(readers, (0, 1, None), strict=True):
+        asked = [q for q, _ in reader.calls]
+        with_candidates = zip(questions, folds, reading, strict=True)
+        expected = [q for q, f, r in with_candidates if f == fold and r["candidates"]]
+        assert asked == expected and expected
+        assert (tmp_path / f"reading.chooser-{reader.version}.json").is_file()

@@ -61,6 +61,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_docs_questions.py",
         "bench_reader_runtime.py",
         "bench_chooser.py",
+        "reader_fold_auc.py",
         "bench_ingest.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
@@ -320,6 +321,14 @@ def test_docs_questions(tmp_path: Path) -> None:
 def test_reader_runtime() -> None:
     out = _run("bench_reader_runtime.py", "--smoke")
     assert "tokens/s" in out
+
+
+@pytest.mark.skipif(DATASETS is None, reason="the shared datasets are not on this machine")
+def test_reader_fold_auc() -> None:
+    scores = json.loads(_run("reader_fold_auc.py", 0, "shipped", "--limit", 6))
+    squad = scores["squad2_dev_tune"]
+    assert scores["fold"] == 0 and squad["groups_with_answer"] + squad["groups_without"] == 6
+    assert scores["cmrc2018_trial"]["groups_with_answer"] == 6
 
 
 def test_chooser(tmp_path: Path) -> None:

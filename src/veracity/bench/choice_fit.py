@@ -56,6 +56,50 @@ def reader_heads(
     return out
 
 
+def paragraph_folds(datasets: Path, rows: Sequence[dict[str, Any]]) -> list[int | None]:
+    """Per row, the cross-fitting fold of its question's paragraph (``chooser --tuning-fold``), or
+    ``None`` for a row outside the reading tuning sets (a docs question)."""
+    from .answer_rows import TUNING_SETS
+    from .qa import load_qa
+    from .reading.chooser import tuning_fold
+
+    fold_of_question: dict[tuple[str, str], int] = {}
+    for name, split, part in TUNING_SETS:
+        qa = load_qa(datasets / name, split=split, part=part)
+        texts = {pid: text for pid, _, text in qa.paragraphs}
+        source = f"{name}/{qa.split}/{part}"
+        for item in qa.items:
+            fold_of_question[(source, item.question_id)] = tuning_fold(texts[item.paragraph_id])
+    return [fold_of_question.get((row["source"], row["question_id"])) for row in rows]
+
+
+def cross_fitted_heads(
+    rows: Sequence[dict[str, Any]],
+    questions: Sequence[str],
+    orders: Sequence[Sequence[int]],
+    folds: Sequence[int | None],
+    readers: Sequence[ChoiceModel],
+    rows_path: Path,
+) -> list[list[float]]:
+    """:func:`reader_heads` with each row read by ``readers[fold]``, the reader trained without its
+    paragraph's fold; a row without a fold is read by ``readers[-1]`` (trained on every fold)."""
+    heads: list[list[float]] = [[] for _ in rows]
+    for index, reader in enumerate(readers):
+        chosen = [
+            i for i, fold in enumerate(folds) if fold == index or (fold is None and index == len(readers) - 1)
+        ]
+        read = reader_heads(
+            [rows[i] for i in chosen],
+            [questions[i] for i in chosen],
+            [orders[i] for i in chosen],
+            reader,
+            cache_path(rows_path, reader),
+        )
+        for i, logits in zip(chosen, read, strict=True):
+            heads[i] = logits
+    return heads
+
+
 def fit_choice(
     first: Sequence[Sequence[float]],
     heads: Sequence[Sequence[float]],

@@ -68,7 +68,14 @@ from ..reader.choice import ChoiceModel, named_chooser
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import coverage_tokens
 from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
-from .choice_fit import cache_path, choice_gain, fit_choice, reader_heads
+from .choice_fit import (
+    cache_path,
+    choice_gain,
+    cross_fitted_heads,
+    fit_choice,
+    paragraph_folds,
+    reader_heads,
+)
 from .fitting import Group, fit_listwise, fit_logistic, fold_of, own_model_gain, threshold_for_budget
 from .reading.train import pairwise_auc
 
@@ -118,6 +125,7 @@ def fit(
     docs_weight: float = DOCS_WEIGHT,
     embedder: str = DEFAULT_EMBEDDER,
     chooser: ChoiceModel | None = None,
+    fold_readers: tuple[Sequence[int | None], Sequence[ChoiceModel]] | None = None,
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
@@ -168,7 +176,11 @@ def fit(
     heads: list[list[float]] = [[] for _ in rows]
     if chooser is not None:
         questions = [sub.text for _, sub, _ in _question_rows(rows)]
-        heads = reader_heads(rows, questions, orders, chooser, cache_path(rows_path, chooser))
+        if fold_readers is None:
+            heads = reader_heads(rows, questions, orders, chooser, cache_path(rows_path, chooser))
+        else:
+            row_folds, readers = fold_readers
+            heads = cross_fitted_heads(rows, questions, orders, row_folds, [*readers, chooser], rows_path)
         labels_first = [
             [row["candidates"][i]["label"] for i in order] for row, order in zip(rows, orders, strict=True)
         ]
@@ -262,6 +274,8 @@ def fit(
     }
     if chooser is not None:
         meta["chooser"] = {"name": chooser.name, "version": chooser.version}
+        if fold_readers is not None:
+            meta["chooser"]["cross_fitted_by"] = [reader.version for reader in fold_readers[1]]
         meta["choice_model_selection"] = choice_selection
     if docs_names:
         meta["docs_weight"] = docs_weight
@@ -422,8 +436,17 @@ def main(argv: Sequence[str] | None = None) -> None:
         default="none",
         help="sentence reader of the second choice stage: none (default), shipped, or a chooser's .npz",
     )
+    parser.add_argument(
+        "--chooser-folds",
+        nargs=2,
+        metavar=("FOLD0_NPZ", "FOLD1_NPZ"),
+        help="readers trained with `chooser --tuning-fold 0` and `1`: each tuning question's reader "
+        "logit comes from the one that never saw its paragraph (--chooser: the one trained on both)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.chooser_folds and args.chooser == "none":
+        parser.error("--chooser-folds needs --chooser: the reader trained on every fold, shipped with it")
     if (args.docs_questions is None) != (args.docs_root is None):
         parser.error("--docs-questions and --docs-root go together")
     docs_sets = []
@@ -449,12 +472,18 @@ def main(argv: Sequence[str] | None = None) -> None:
         )
         if args.only_docs:
             return
+    fold_readers = None
+    if args.chooser_folds:
+        rows = list(_rows(args.rows))
+        readers = [named_chooser(path) for path in args.chooser_folds]
+        fold_readers = (paragraph_folds(args.datasets, rows), [r for r in readers if r is not None])
     model = fit(
         args.rows,
         budget=args.budget,
         docs_weight=args.docs_weight,
         embedder=args.embedder,
         chooser=named_chooser(args.chooser),
+        fold_readers=fold_readers,
     )
     out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))

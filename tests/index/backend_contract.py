@@ -16,7 +16,7 @@ from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import SearchBackend
 from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
-from veracity.model.contracts import Chunk, Document
+from veracity.model.contracts import Chunk, Document, Trust
 from veracity.model.errors import EmbedderMismatchError
 from veracity.text.tokens import tokenize
 
@@ -105,6 +105,9 @@ class BackendContract:
             for chunk in chunks:
                 assert backend.chunks[chunk.chunk_id] == chunk
         assert len(backend.chunks) == sum(len(c) for _, c in items)
+        by_trust = backend.document_ids_by_trust
+        for trust in Trust:  # a partition of the documents by trust, each tier present
+            assert by_trust[trust] == {d.document_id for d, _ in items if d.trust is trust}
 
     def test_results_come_only_from_eligible_documents(self, setup, embedder) -> None:
         backend, items = setup

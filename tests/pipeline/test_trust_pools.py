@@ -70,7 +70,15 @@ def test_other_tiers_never_move_the_official_pool(question) -> None:
 
 def test_pools_split_by_trust_official_first() -> None:
     kb = _knowledge_base(extra=True)
-    pools = trust_pools(set(kb.snapshot.documents), kb.snapshot.documents)
+    by_trust = kb.snapshot.document_ids_by_trust
+    pools = trust_pools(set(kb.snapshot.documents), by_trust)
     trusts = [{kb.snapshot.documents[d].trust for d in pool} for pool in pools]
     assert trusts == [{Trust.OFFICIAL}, {Trust.COMMUNITY}, {Trust.UNTRUSTED}]
-    assert trust_pools(set(), kb.snapshot.documents) == []
+    assert set().union(*pools) == set(kb.snapshot.documents)
+    assert trust_pools(set(), by_trust) == []
+    some = sorted(kb.snapshot.documents)[::2]  # a subset, given as a list: the same split of it
+    assert [sorted(p) for p in trust_pools(some, by_trust)] == [
+        sorted(d for d in some if kb.snapshot.documents[d].trust is trust)
+        for trust in Trust
+        if any(kb.snapshot.documents[d].trust is trust for d in some)
+    ]

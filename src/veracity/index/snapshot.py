@@ -13,12 +13,13 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import Chunk, Document, Principal
+from ..model.contracts import Chunk, Document, Principal, Trust
 from ..model.governance import EligibleDocuments
 from ..text.tokens import tokenize
 from .dense import DenseIndex, Embedder
@@ -28,6 +29,14 @@ from .lexical import BM25Index, TermStatistics
 def index_text(chunk: Chunk) -> str:
     """What the channels see of a chunk: its context prefix, then its text."""
     return f"{chunk.context_prefix}\n{chunk.text}" if chunk.context_prefix else chunk.text
+
+
+def ids_by_trust(documents: Mapping[str, Document]) -> dict[Trust, frozenset[str]]:
+    """The ids of ``documents`` by their source's trust, every tier present (perhaps empty)."""
+    tiers: dict[Trust, set[str]] = {trust: set() for trust in Trust}
+    for document_id, document in documents.items():
+        tiers[document.trust].add(document_id)
+    return {trust: frozenset(ids) for trust, ids in tiers.items()}
 
 
 class SearchBackend(Protocol):
@@ -57,6 +66,12 @@ class SearchBackend(Protocol):
     @property
     def chunks(self) -> Mapping[str, Chunk]:
         """Indexed chunks by id."""
+        ...
+
+    @property
+    def document_ids_by_trust(self) -> Mapping[Trust, frozenset[str]]:
+        """:func:`ids_by_trust` of ``documents`` (kept with them: an ask splits its eligible
+        documents by trust with set intersections, not a lookup per document)."""
         ...
 
     @property
@@ -167,6 +182,11 @@ class IndexSnapshot:
             dense=dense,
             embedder_id=embedder.model_id,
         )
+
+    @cached_property
+    def document_ids_by_trust(self) -> Mapping[Trust, frozenset[str]]:
+        """:func:`ids_by_trust` of ``documents``, computed once."""
+        return ids_by_trust(self.documents)
 
     def _allowed(self, tenant: str, eligible_document_ids: Collection[str]) -> list[str]:
         return sorted(

@@ -16,9 +16,10 @@ what the policy found missing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import ChainMap
+from collections.abc import Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol, cast, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -55,7 +56,6 @@ def evidence_of(
     more come from the retry). ``embed`` is kept only when the first ran its dense channel."""
     first = retrievals[0]
     hits: list[Hit] = []
-    documents: dict[str, Document] = {}
     citations: dict[str, Citation] = {}
     for retrieval in retrievals:
         packet = retrieval.packet
@@ -65,12 +65,11 @@ def evidence_of(
                 continue
             hits.append(hit)
             citations[hit.chunk.chunk_id] = packet.citation_for(hit.chunk.chunk_id)
-        documents.update(retrieval.documents)
     dense: npt.NDArray[np.float32] | None = first.query_vector
     return Evidence(
         question=question if question is not None else first.query.text,
         hits=tuple(hits),
-        documents=documents,
+        documents=_layered([r.documents for r in retrievals]),
         citations=citations,
         weights=first.term_weights,
         embed=embed if dense is not None else None,
@@ -102,3 +101,13 @@ class ExtractiveComposer:
     def compose(self, decided: Answer, evidence: Evidence) -> Answer:
         """``decided``, unchanged."""
         return decided
+
+
+def _layered(layers: Sequence[Mapping[str, Document]]) -> Mapping[str, Document]:
+    """The retrievals' documents, a later one's winning as an update would, without copying them
+    (an index's mapping holds every document: a copy per ask cost milliseconds at 1M chunks)."""
+    if len(layers) == 1:
+        return layers[0]
+    # read only: ChainMap is typed over mutable maps but only looked up here
+    return ChainMap(*(cast(MutableMapping[str, Document], layer) for layer in reversed(layers)))
+

@@ -20,8 +20,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.sql import scalar
-from ...model.contracts import Chunk, Document
+from ...model.contracts import Chunk, Document, Trust
 from ..quantized import QuantizedRows
+from ..snapshot import ids_by_trust
 from .fts import Postings, check_fts_name
 from .records import chunk_from_json, document_from_json
 from .tables import IndexTables
@@ -61,6 +62,7 @@ class IndexState:
     tables: IndexTables
     generation: int
     documents: dict[str, Document] | None = None
+    by_trust: dict[Trust, frozenset[str]] | None = None
     doc_keys: dict[str, int] | None = None
     chunks_by_document: dict[str, tuple[str, ...]] | None = None
     chunks: dict[str, Chunk] = field(default_factory=dict)
@@ -228,6 +230,15 @@ class VersionedReads:
         if state.documents is None:
             state.documents = load_documents(self._conn, state.tables)
         return MappingProxyType(state.documents)
+
+    @property
+    def document_ids_by_trust(self) -> Mapping[Trust, frozenset[str]]:
+        """The documents' ids by trust (:func:`~veracity.index.snapshot.ids_by_trust`), once per
+        generation."""
+        state = self._state()
+        if state.by_trust is None:
+            state.by_trust = ids_by_trust(self.documents)
+        return MappingProxyType(state.by_trust)
 
     @property
     def chunks_by_document(self) -> Mapping[str, tuple[str, ...]]:

@@ -41,6 +41,7 @@ from veracity.reader.e5_file import (
     read_e5_file,
 )
 from veracity.reader.encoder import E5Model, Encoder, gelu, load_e5
+from veracity.reader.packed import first_token_states
 from veracity.reader.tokenizer import META, Tokenizer, default_tokenizer
 from veracity.reader.weights import quantize_state_dict
 
@@ -425,3 +426,23 @@ def test_gelu_is_the_erf_form() -> None:
     x = np.linspace(-8, 8, 4001, dtype=np.float32).reshape(-1, 1)
     expected = np.array([0.5 * v * (1 + erf(v / sqrt(2))) for v in x.ravel().tolist()])
     assert np.abs(gelu(x.copy()).ravel() - expected).max() < 1e-6
+
+
+@pytest.mark.parametrize("layers", [0, 1, 3])
+def test_packed_first_token_states_equal_the_padded_forward(layers: int) -> None:
+    weights = _small_weights(layers=3)
+    encoder = Encoder(weights, heads=4, layers=layers)
+    rows = [[0, 5, 9, 17, 2], [0, 7, 2], [0], [0, 3, 4, 5, 6, 7, 8, 9, 10, 2], [0, 11, 2]]
+    ids = np.ones((len(rows), 10), np.int64)
+    mask = np.zeros((len(rows), 10), np.float32)
+    for r, row in enumerate(rows):
+        ids[r, : len(row)], mask[r, : len(row)] = row, 1
+    padded = encoder.forward(ids, mask)[:, 0]
+    packed = first_token_states(encoder, rows)
+    assert packed.shape == (len(rows), 64) and np.abs(packed - padded).max() < 1e-5
+    for r, row in enumerate(rows[:2]):  # and a float64 reference, one sequence at a time
+        if layers == 3:
+            assert np.abs(packed[r] - _reference_forward(weights, np.array(row), heads=4)[0]).max() < 1e-4
+    assert first_token_states(encoder, []).shape == (0, 64)
+    with pytest.raises(ConfigError, match="positions"):
+        first_token_states(encoder, [[0] * 33])

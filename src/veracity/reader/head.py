@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .encoder import Encoder
+from .packed import first_token_states
 from .tokenizer import Tokenizer
 
 HEAD: Final = "qa_outputs"
@@ -34,16 +35,9 @@ class OneLogitModel:
         self.version = str(meta.get("version", "unversioned"))
 
     def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
-        """The head's logit of each id row (rows sorted by length inside, so little padding)."""
-        order = sorted(range(len(rows)), key=lambda r: len(rows[r]))
+        """The head's logit of each id row (``batch_size`` rows packed without padding at a time)."""
         out = np.zeros(len(rows), dtype=np.float32)
-        for begin in range(0, len(order), batch_size):
-            chosen = order[begin : begin + batch_size]
-            length = max(len(rows[r]) for r in chosen)
-            ids = np.full((len(chosen), length), self.tokenizer.pad, dtype=np.int64)
-            mask = np.zeros((len(chosen), length), dtype=np.float32)
-            for row, index in enumerate(chosen):
-                ids[row, : len(rows[index])] = rows[index]
-                mask[row, : len(rows[index])] = 1
-            out[chosen] = self.encoder.forward(ids, mask)[:, 0] @ self.head + self.head_bias
+        for begin in range(0, len(rows), batch_size):
+            states = first_token_states(self.encoder, rows[begin : begin + batch_size])
+            out[begin : begin + len(states)] = states @ self.head + self.head_bias
         return out

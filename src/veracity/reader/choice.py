@@ -37,7 +37,18 @@ def pair_ids(
 ) -> list[int]:
     """``<s> question </s></s> subject \\n sentence </s>`` as ids, cut to ``max_length`` (the
     question to :data:`MAX_QUESTION` tokens first, then the subject and sentence's tail)."""
-    question_ids = tokenizer.encode(question, add_special_tokens=False)[:MAX_QUESTION]
+    return pair_after(tokenizer, question_part(tokenizer, question), subject, sentence, max_length)
+
+
+def question_part(tokenizer: Tokenizer, question: str) -> list[int]:
+    """The question's ids in a pair (:func:`pair_ids`): tokenized once for all its candidates."""
+    return tokenizer.encode(question, add_special_tokens=False)[:MAX_QUESTION]
+
+
+def pair_after(
+    tokenizer: Tokenizer, question_ids: list[int], subject: str, sentence: str, max_length: int = MAX_LENGTH
+) -> list[int]:
+    """:func:`pair_ids` with the question already tokenized (:func:`question_part`)."""
     head = " ".join(subject.split())
     passage = f"{head}\n{sentence}" if head else sentence
     room = max(1, max_length - len(question_ids) - 4)
@@ -66,7 +77,8 @@ class Chooser(OneLogitModel):
         self.name = str(meta.get("name", MODEL_NAME))
 
     def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
-        rows = [pair_ids(self.tokenizer, question, s, t, self.max_length) for s, t in candidates]
+        asked = question_part(self.tokenizer, question)
+        rows = [pair_after(self.tokenizer, asked, s, t, self.max_length) for s, t in candidates]
         return [round(float(v), 6) for v in self.logits(rows)] if rows else []
 
 

@@ -214,16 +214,22 @@ class Encoder:
             np.exp(scores, out=scores)
             scores /= scores.sum(axis=-1, keepdims=True)
             context[row, :size] = (scores @ v).transpose(1, 0, 2).reshape(size, hidden)
-        attended = context.reshape(batch * length, hidden) @ layer.out
-        attended += layer.out_bias
-        attended += x
-        x = layer_norm(attended, *layer.ln1, self.eps)
-        inner = x @ layer.up
-        inner += layer.up_bias
-        out = gelu(inner) @ layer.down
-        out += layer.down_bias
-        out += x
-        return layer_norm(out, *layer.ln2, self.eps)
+        return finish_layer(layer, context.reshape(batch * length, hidden), x, self.eps)
+
+
+def finish_layer(layer: _Layer, context: FloatArray, residual: FloatArray, eps: float) -> FloatArray:
+    """A post-LN layer after attention: output projection, LayerNorm(residual + ·), the
+    feed-forward block, LayerNorm(x + ·); one row per row of ``context``."""
+    attended = context @ layer.out
+    attended += layer.out_bias
+    attended += residual
+    x = layer_norm(attended, *layer.ln1, eps)
+    inner = x @ layer.up
+    inner += layer.up_bias
+    out = gelu(inner) @ layer.down
+    out += layer.down_bias
+    out += x
+    return layer_norm(out, *layer.ln2, eps)
 
 
 def _attention_plan(

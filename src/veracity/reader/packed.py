@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from veracity.model.errors import ConfigError
 
-from .encoder import gelu, layer_norm
+from .encoder import finish_layer, layer_norm
 
 if TYPE_CHECKING:
     from .encoder import Encoder, _Layer
@@ -83,13 +83,4 @@ def _layer(
         else:
             context[start : start + size] = attended
     residual = x[starts] if first_only else x
-    out = context @ layer.out
-    out += layer.out_bias
-    out += residual
-    x = layer_norm(out, *layer.ln1, encoder.eps)
-    inner = x @ layer.up
-    inner += layer.up_bias
-    down = gelu(inner) @ layer.down
-    down += layer.down_bias
-    down += x
-    return layer_norm(down, *layer.ln2, encoder.eps)
+    return finish_layer(layer, context, residual, encoder.eps)

@@ -175,3 +175,17 @@ def windows(
             yield Window(
                 example.example_id, example.language, first.input_ids, first.passage_start, 0, 0, "negative"
             )
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    """One question's candidate rows (token ids) and which of them answer (none: no answer here)."""
+
+    group_id: str
+    language: str
+    rows: tuple[tuple[int, ...], ...]
+    positives: tuple[int, ...]
+
+    @property
+    def tokens(self) -> int:
+        return sum(len(r) for r in self.rows)

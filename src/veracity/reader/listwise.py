@@ -14,27 +14,13 @@ from __future__ import annotations
 import random
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import torch
 
+from .features import Group
 from .torch_model import TorchReader
 from .train import TrainSettings, by_length, train_steps
-
-
-@dataclass(frozen=True, slots=True)
-class Group:
-    """One question's candidate rows (token ids) and which of them answer (none: no answer here)."""
-
-    group_id: str
-    language: str
-    rows: tuple[tuple[int, ...], ...]
-    positives: tuple[int, ...]
-
-    @property
-    def tokens(self) -> int:
-        return sum(len(r) for r in self.rows)
 
 
 def group_batches(groups: Sequence[Group], batch_tokens: int, rng: random.Random) -> list[list[Group]]:

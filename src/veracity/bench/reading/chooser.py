@@ -7,7 +7,7 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
    models' tuning data (SQuAD 2.0 half-dev ``tune``, CMRC 2018 ``trial``, and any other example
    on one of their paragraphs): those fit the answer models with the chooser's score as a
    feature, so the chooser must not have seen them;
-2. groups (:class:`veracity.reader.listwise.Group`): each question with the sentences of its
+2. groups (:class:`veracity.reader.features.Group`): each question with the sentences of its
    own paragraph (:func:`veracity.text.sentences.split_sentences`; the positives hold an answer's
    first character; up to ``--negatives`` others, half those sharing the most question words,
    half at random), and for ``--negative-share`` of the answerable questions the sentences of
@@ -30,13 +30,13 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, pair_ids
 from ...reader.e5_file import load_state_dict, read_e5_file
-from ...reader.features import Example, _words, hard_negatives
+from ...reader.features import Example, Group, _words, hard_negatives
 from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
@@ -44,9 +44,6 @@ from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_setti
 from .data import manifest
 from .swaps import SWAP_SUFFIX, swapped_questions
 from .train import held_out, pairwise_auc, reading_examples
-
-if TYPE_CHECKING:
-    from ...reader.listwise import Group
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
@@ -80,8 +77,6 @@ def ranked_others(
 def example_groups(
     example: Example, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
 ) -> list[Group]:
-    from ...reader.listwise import Group
-
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
     starts = [start for _, start in example.answers]

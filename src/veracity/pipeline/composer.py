@@ -110,4 +110,3 @@ def _layered(layers: Sequence[Mapping[str, Document]]) -> Mapping[str, Document]
         return layers[0]
     # read only: ChainMap is typed over mutable maps but only looked up here
     return ChainMap(*(cast(MutableMapping[str, Document], layer) for layer in reversed(layers)))
-

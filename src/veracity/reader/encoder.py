@@ -34,7 +34,7 @@ from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.tokenizer import Tokenizer
 from veracity.reader.weights import WORD_EMBEDDINGS, RowTable, layer_count, matrix
 
-__all__ = ["PREFIXES", "E5Model", "Encoder", "gelu", "layer_norm", "load_e5"]
+__all__ = ["PREFIXES", "E5Model", "Encoder", "finish_layer", "gelu", "layer_norm", "load_e5", "softmax"]
 
 FloatArray = npt.NDArray[np.float32]
 Kind = Literal["query", "passage"]
@@ -71,6 +71,14 @@ def gelu(x: FloatArray, chunk_rows: int = 64) -> FloatArray:
         np.subtract(part, poly, out=part)
         np.copyto(part, poly, where=negative)
     return x
+
+
+def softmax(scores: FloatArray) -> FloatArray:
+    """Softmax over the last axis, in place; returns ``scores``."""
+    scores -= scores.max(axis=-1, keepdims=True)
+    np.exp(scores, out=scores)
+    scores /= scores.sum(axis=-1, keepdims=True)
+    return scores
 
 
 def layer_norm(x: FloatArray, weight: FloatArray, bias: FloatArray, eps: float) -> FloatArray:
@@ -210,10 +218,7 @@ class Encoder:
             scores = q @ k.transpose(0, 2, 1)  # [heads, size, size]
             if bias is not None:
                 scores += bias[row]
-            scores -= scores.max(axis=-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context[row, :size] = (scores @ v).transpose(1, 0, 2).reshape(size, hidden)
+            context[row, :size] = (softmax(scores) @ v).transpose(1, 0, 2).reshape(size, hidden)
         return finish_layer(layer, context.reshape(batch * length, hidden), x, self.eps)
 
 

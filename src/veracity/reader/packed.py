@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from veracity.model.errors import ConfigError
 
-from .encoder import finish_layer, layer_norm
+from .encoder import finish_layer, softmax
 
 if TYPE_CHECKING:
     from .encoder import Encoder, _Layer
@@ -43,13 +43,10 @@ def first_token_states(encoder: Encoder, sequences: Sequence[Sequence[int]]) -> 
         raise ConfigError(f"sequences of {max(sizes)} tokens exceed the {limit} positions")
     ids = np.fromiter(chain.from_iterable(sequences), dtype=np.int64, count=sum(sizes))
     positions = np.concatenate([np.arange(size) for size in sizes])
-    x = encoder.words.rows(ids)
-    x += encoder.positions[positions]
-    x += encoder.token_types[0]
-    x = layer_norm(x, *encoder.embedding_ln, encoder.eps)
+    x = encoder.embed_tokens(ids[None], position_ids=positions[None])[0]  # one row of all tokens
     starts = np.cumsum([0, *sizes[:-1]])
     if not encoder.layers:
-        return np.ascontiguousarray(x[starts])
+        return x[starts]
     for layer in encoder.layers[:-1]:
         x = _layer(encoder, layer, x, starts, sizes, first_only=False)
     return _layer(encoder, encoder.layers[-1], x, starts, sizes, first_only=True)
@@ -73,10 +70,7 @@ def _layer(
     for index, (start, size) in enumerate(zip(starts.tolist(), sizes, strict=True)):
         part = split[start : start + size]
         q = part[:1, 0] if first_only else part[:, 0]  # [queries, heads, head_dim]
-        scores = q.transpose(1, 0, 2) @ part[:, 1].transpose(1, 2, 0)  # [heads, queries, size]
-        scores -= scores.max(axis=-1, keepdims=True)
-        np.exp(scores, out=scores)
-        scores /= scores.sum(axis=-1, keepdims=True)
+        scores = softmax(q.transpose(1, 0, 2) @ part[:, 1].transpose(1, 2, 0))  # [heads, queries, size]
         attended = (scores @ part[:, 2].transpose(1, 0, 2)).transpose(1, 0, 2).reshape(-1, hidden)
         if first_only:
             context[index] = attended[0]

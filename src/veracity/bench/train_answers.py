@@ -125,7 +125,7 @@ def fit(
     docs_weight: float = DOCS_WEIGHT,
     embedder: str = DEFAULT_EMBEDDER,
     chooser: ChoiceModel | None = None,
-    fold_readers: tuple[Sequence[int | None], Sequence[ChoiceModel]] | None = None,
+    fold_readers: tuple[Path, Sequence[ChoiceModel]] | None = None,
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
@@ -137,6 +137,11 @@ def fit(
     The sentence models take docs questions at weight 1: ten times cost two-fold sentence
     choice on the reading sets (en 0.834 → 0.819) and gained none on the docs (right best
     sentence en 30 → 28 of 62, zh 34 → 36 of 72).
+
+    ``fold_readers`` (the data-set folder, and one reader per fold trained without it): the
+    reader's logit of a tuning question comes from the reader that never saw its paragraph
+    (:func:`~veracity.bench.choice_fit.paragraph_folds`), while ``chooser`` (trained on every
+    fold) is the one the model is shipped with.
     """
     rows = list(_rows(rows_path))
     per_question = candidate_features(rows)
@@ -179,7 +184,8 @@ def fit(
         if fold_readers is None:
             heads = reader_heads(rows, questions, orders, chooser, cache_path(rows_path, chooser))
         else:
-            row_folds, readers = fold_readers
+            datasets, readers = fold_readers
+            row_folds = paragraph_folds(datasets, rows)
             heads = cross_fitted_heads(rows, questions, orders, row_folds, [*readers, chooser], rows_path)
         labels_first = [
             [row["candidates"][i]["label"] for i in order] for row, order in zip(rows, orders, strict=True)
@@ -474,9 +480,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             return
     fold_readers = None
     if args.chooser_folds:
-        rows = list(_rows(args.rows))
         readers = [named_chooser(path) for path in args.chooser_folds]
-        fold_readers = (paragraph_folds(args.datasets, rows), [r for r in readers if r is not None])
+        if None in readers:
+            parser.error("--chooser-folds names two readers (.npz files), not none")
+        fold_readers = (args.datasets, [r for r in readers if r is not None])
     model = fit(
         args.rows,
         budget=args.budget,

@@ -22,7 +22,6 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import sys
@@ -43,7 +42,7 @@ from ..shared import PROJECT_ROOT, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import manifest
 from .swaps import SWAP_SUFFIX, swapped_questions
-from .train import held_out, pairwise_auc, reading_examples
+from .train import context_hash, held_out, pairwise_auc, reading_examples
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
@@ -52,8 +51,8 @@ ANSWER_MODEL_TUNING = ("squad2_dev_tune", "cmrc2018_trial")
 
 
 def tuning_fold(context: str) -> int:
-    """The cross-fitting fold (0 or 1) of an answer-model tuning paragraph: a stable hash."""
-    return int(hashlib.sha256(context.encode("utf-8")).hexdigest()[:8], 16) % 2
+    """The cross-fitting fold (0 or 1) of an answer-model tuning paragraph."""
+    return context_hash(context) % 2
 
 
 def subject_of(example: Example) -> str:
@@ -165,8 +164,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     tally: Counter[str] = Counter()
     everything = reading_examples(tally)
     tuning_contexts = {e.context for e in everything if e.source in ANSWER_MODEL_TUNING}
-    if args.tuning_fold is not None:
-        tuning_contexts = {c for c in tuning_contexts if str(tuning_fold(c)) == args.tuning_fold}
+    if args.tuning_fold == "both":
+        tuning_contexts = set()
+    elif args.tuning_fold is not None:
+        tuning_contexts = {c for c in tuning_contexts if tuning_fold(c) == int(args.tuning_fold)}
     examples = [e for e in everything if e.context not in tuning_contexts]
     tally["answer_model_tuning_removed"] = len(everything) - len(examples)
     if args.limit is not None:

@@ -43,10 +43,14 @@ from .data import SOURCES, available_sources, manifest, training_examples
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 
 
+def context_hash(context: str) -> int:
+    """A stable 32-bit hash of a context (not the seed): what validation and folds split by."""
+    return int(hashlib.sha256(context.encode("utf-8")).hexdigest()[:8], 16)
+
+
 def held_out(context: str, share: float) -> bool:
-    """Whether a context belongs to the validation share (a stable hash, not the seed)."""
-    digest = int(hashlib.sha256(context.encode("utf-8")).hexdigest()[:8], 16)
-    return digest / 0xFFFFFFFF < share
+    """Whether a context belongs to the validation share."""
+    return context_hash(context) / 0xFFFFFFFF < share
 
 
 def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:

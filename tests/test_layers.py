@@ -24,6 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("index", "reader", "guard"),
     ("pipeline",),
     ("kb",),
+    ("sync",),
     ("evaluate",),
     ("bench",),
     ("testing",),

@@ -32,6 +32,7 @@ NAMES = [
     "0014_catalog_revision",
     "0015_chunk_layout",
     "0016_injection_verdicts",
+    "0017_sync_sources",
 ]
 
 

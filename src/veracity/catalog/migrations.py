@@ -24,6 +24,7 @@ import apsw
 
 from ..model.errors import MigrationError, NewerFormatError
 from .connection import connect
+from .syncs import SYNC_TABLES
 
 __all__ = [
     "LEDGER",
@@ -407,6 +408,8 @@ MIGRATIONS: tuple[Migration, ...] = (
         ) WITHOUT ROWID;
         """,
     ),
+    # The sources a knowledge base is kept in step with (veracity.sync, veracity.catalog.syncs).
+    Migration("0017_sync_sources", SYNC_TABLES),
 )
 
 LEDGER: Final = """

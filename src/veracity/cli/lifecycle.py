@@ -106,10 +106,29 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
         click.echo(f"ingestion (latest state per file): {states}")
     for item in report["quarantine"]:
         click.echo(f"quarantined {printable(item['source'])}: {printable(item['reason'])}")
+    for line in _source_lines(report.get("sources", [])):
+        click.echo(line)
     for line in _parsing_lines(report["parsing"]):
         click.echo(line)
     embedding = report["manifest"]["embedding"] or {}
     click.echo(f"model: {embedding.get('model_id')} ({embedding.get('dim')} dims)")
+
+
+def _source_lines(sources: list[dict[str, Any]]) -> list[str]:
+    """One line per synced source: last sync, its documents per state, its error if the last run failed."""
+    lines = []
+    for source in sources:
+        documents = ", ".join(f"{n} {state}" for state, n in source["documents"].items()) or "no documents"
+        reached = f" @ {source['state']['commit'][:12]}" if source["state"].get("commit") else ""
+        when = source["last_success"] or "never"
+        line = f"source {printable(source['name'])} ({source['kind']}{reached}): last synced {when}"
+        line += f"; {documents}"
+        if source["schedule"]:
+            line += f"; schedule {printable(source['schedule'])}"
+        lines.append(line)
+        if source["last_error"]:
+            lines.append(f"  last sync at {source['last_attempt']} FAILED: {printable(source['last_error'])}")
+    return lines
 
 
 def _parsing_lines(parsing: dict[str, Any]) -> list[str]:

@@ -111,6 +111,7 @@ def _register_kb_commands() -> None:
     from .mcp import mcp_command
     from .pg import pg
     from .serve import keys, serve_command
+    from .sync import sync_command
 
     main.add_command(ask_command)
     main.add_command(docs)
@@ -125,6 +126,7 @@ def _register_kb_commands() -> None:
     main.add_command(keys)
     main.add_command(pg)
     main.add_command(guard_group)
+    main.add_command(sync_command)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

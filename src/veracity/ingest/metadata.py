@@ -35,7 +35,7 @@ import fnmatch
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Final
@@ -105,6 +105,14 @@ class MetadataMap:
 
     entries: tuple[tuple[str, Mapping[str, Any]], ...] = ()
     source: str = "<none>"
+    _globs: tuple[tuple[str, Mapping[str, Any]], ...] = field(init=False, repr=False, compare=False)
+    _exact: dict[str, Mapping[str, Any]] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # a map with one exact entry per file (veracity sync writes such maps) is looked up in
+        # constant time per file, the globs alone walked in order
+        object.__setattr__(self, "_globs", tuple((k, v) for k, v in self.entries if _GLOB_CHARS & set(k)))
+        object.__setattr__(self, "_exact", dict(self.entries))
 
     @classmethod
     def load(cls, path: Path | str) -> MetadataMap:
@@ -124,13 +132,10 @@ class MetadataMap:
     def lookup(self, relative: str) -> dict[str, Any]:
         """Metadata for a relative path: matching globs in order, then the exact key."""
         merged: dict[str, Any] = {}
-        exact: Mapping[str, Any] = {}
-        for key, value in self.entries:
-            if key == relative:
-                exact = value
-            elif _GLOB_CHARS & set(key) and fnmatch.fnmatchcase(relative, key):
+        for key, value in self._globs:
+            if key != relative and fnmatch.fnmatchcase(relative, key):
                 merged.update(value)
-        merged.update(exact)
+        merged.update(self._exact.get(relative, {}))
         return merged
 
 

@@ -64,7 +64,7 @@ from .tenants import TenantSetup, resolve_tenants
 from .verdicts import keeps_verdicts
 from .writing import writing
 
-__all__ = ["IngestReport", "ingest_paths"]
+__all__ = ["IngestReport", "Selection", "ingest_paths"]
 
 FILES_PER_TRANSACTION = 256
 FILES_PER_PART = 64
@@ -72,6 +72,19 @@ FILES_PER_PART = 64
 enough that the parsing workers, a part ahead, keep busy while the writer writes."""
 Progress = Callable[[str, int, int], None]
 """``progress(stage, done, total)`` with stage ``parse`` (files) or ``index`` (chunks)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """Which files of an ingested folder belong to the source (``present``) and which to read.
+
+    A file outside ``present`` is treated as gone from the folder (``prune`` withdraws what came
+    from it); a file in ``present`` but not in ``read`` is known unchanged: not read, not
+    pruned. Paths are relative to the folder (POSIX), as :class:`SourceFile.source`.
+    """
+
+    present: frozenset[str]
+    read: frozenset[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +136,8 @@ def ingest_paths(
     tenant: str | None = None,
     roles: Sequence[str] = (),
     metadata_file: str | os.PathLike[str] | None = None,
+    metadata: MetadataMap | None = None,
+    selection: Selection | None = None,
     max_bytes: int | None = None,
     progress: Progress | None = None,
     strict: bool = False,
@@ -153,14 +168,25 @@ def ingest_paths(
     ``jobs`` worker processes parse and chunk ahead of the writer (default: the usable
     CPUs, at most 8; 1 parses here); the outcome is the same for any number
     (:mod:`veracity.kb.loading`).
+
+    ``metadata`` is a mapping given in memory instead of ``metadata_file`` (not both).
+    ``selection`` (one folder only) says which of its files belong to the source and which
+    of those to read: the others are known unchanged, cost nothing, and are not pruned
+    (:class:`Selection`; ``veracity sync`` passes it).
     """
+    if metadata is not None and metadata_file is not None:
+        raise ValidationError("give a metadata file or a metadata mapping, not both", field="metadata")
+    if selection is not None and (len(paths) != 1 or not Path(paths[0]).is_dir()):
+        raise ValidationError("a selection of files needs exactly one folder", field="selection")
+    if metadata_file is not None:
+        metadata = MetadataMap.load(Path(metadata_file))
     if max_bytes is not None:
         limits = replace(limits, max_bytes=max_bytes)
     if delete_pruned and not prune:
         raise ValidationError("deleting pruned documents needs prune (--prune --delete)", field="delete")
     with writing(kb, "ingest"):  # one ingest at a time: batches of two never interleave
         return _ingest(
-            kb, paths, tenant=tenant, roles=roles, metadata_file=metadata_file, limits=limits,
+            kb, paths, tenant=tenant, roles=roles, mapping=metadata, selection=selection, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
             follow_symlinks=follow_symlinks, ocr=ocr, images=images, jobs=jobs,
         )  # fmt: skip
@@ -172,7 +198,8 @@ def _ingest(
     *,
     tenant: str | None,
     roles: Sequence[str],
-    metadata_file: str | os.PathLike[str] | None,
+    mapping: MetadataMap | None,
+    selection: Selection | None,
     limits: InputLimits,
     progress: Progress | None,
     strict: bool,
@@ -186,11 +213,12 @@ def _ingest(
 ) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0, "verdicts": 0.0}
     scan = scan_sources(paths, follow_symlinks=follow_symlinks, images=images)
+    if selection is not None:
+        scan = replace(scan, files=tuple(f for f in scan.files if f.source in selection.present))
     setup = resolve_tenants(kb, scan.tenant_files, tenant=tenant, roles=roles)
-    mapping = MetadataMap.load(Path(metadata_file)) if metadata_file is not None else None
     defaults = None if strict else GovernanceDefaults(tenant=setup.default_tenant)
     options = {"tenant": tenant, "mapping": mapping, "limits": limits, "defaults": defaults, "ocr": ocr}
-    files = scan.files
+    files = scan.files if selection is None else tuple(f for f in scan.files if f.source in selection.read)
     store = kb.catalog.store
     known = partial(all_document_ids, store)  # read only if workers start
     with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(store), known=known) as loader:

@@ -4,7 +4,8 @@ The writer at work, if any (pid, command, since when); documents per tenant
 and status, deleted sources remembered, the latest
 ingestion state per file, quarantined files, the published index version
 (counts, generation, last publish and verification), every kept version and
-the manifest's summary. Everything comes from one read snapshot of
+the manifest's summary; each source ``veracity sync`` keeps in step (its last sync, its last
+error, its documents per state). Everything comes from one read snapshot of
 ``catalog.sqlite`` (it never waits for a writer) and from ``manifest.json``,
 so the command starts in a fraction of a second. ``check`` runs SQLite's
 integrity check first (:func:`check_file`).
@@ -19,6 +20,7 @@ from typing import Any
 from ..catalog.ledger import latest_states, parse_diagnostics, quarantined
 from ..catalog.state import status_counts
 from ..catalog.store import DatabaseStore
+from ..catalog.syncs import documents_per_state, read_sync_sources
 from ..catalog.tombstones import count_tombstones
 from ..index.sqlite.tables import IndexTables, indexed_counts
 from ..index.sqlite.versions import list_versions, read_pointer
@@ -90,6 +92,16 @@ def status_of_store(store: DatabaseStore, manifest: dict[str, Any]) -> dict[str,
         ingestion = latest_states(connection)
         quarantine = [{"source": s, "reason": r} for s, r in quarantined(connection)]
         parsing = parse_diagnostics(connection)
+        sources = [
+            {
+                "name": row.name, "kind": row.kind, "location": row.location, "schedule": row.schedule,
+                "last_attempt": row.last_attempt, "last_success": row.last_success,
+                "last_error": row.last_error,
+                "state": dict(row.state), "last_run": dict(row.summary),
+                "documents": documents_per_state(connection, row.root) if row.root else {},
+            }
+            for row in read_sync_sources(connection)
+        ]  # fmt: skip
     published = next(v for v in versions if v.version == current)
     verification = (published.manifest or {}).get("verification") or {}
     return {
@@ -98,6 +110,7 @@ def status_of_store(store: DatabaseStore, manifest: dict[str, Any]) -> dict[str,
         "tombstones": tombstones,
         "ingestion": ingestion,
         "quarantine": quarantine,
+        "sources": sources,
         "parsing": {"files": parsing, "totals": parse_totals(parsing.values())},
         "index": {
             "version": current,

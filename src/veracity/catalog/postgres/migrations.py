@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from ..migrations import LEDGER, Migration, apply_missing, missing
+from ..syncs import SYNC_TABLES
 from .index_layouts import index_layout, postings_segments
 
 __all__ = [
@@ -375,6 +376,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # a document's rows carry its tenant as they are written (no trigger looking it up per row)
     Migration("pg0010_document_tenant_keys", _document_tenant_keys()),
+    # as SQLite's 0017_sync_sources: the same portable tables (veracity.catalog.syncs)
+    Migration("pg0011_sync_sources", SYNC_TABLES),
 )
 
 

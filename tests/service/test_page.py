@@ -15,6 +15,7 @@ import socket
 import subprocess
 import sys
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
@@ -28,6 +29,18 @@ RUNNING = (
     "如果成员数超过新计划上限，多出来的成员会被自动删除吗？"
 )
 RESTRICTED = "2026 年 8 月的 SSO 故障是怎么回事？"
+WEB_URL = "https://docs.example.com/tides/export.html"
+WEB_PAGE = f"""---
+id: {WEB_URL}
+source_url: {WEB_URL}
+source_anchors: [["Tide table exports", "tide-table-exports"], ["Retention", "retention"]]
+---
+# Tide table exports
+
+## Retention
+
+Tide table exports are kept for 14 days.
+"""
 
 
 def _chromium() -> str:
@@ -168,5 +181,18 @@ def test_page_in_chromium(server, tmp_path) -> None:
             # After the withdraw, the running question no longer cites the withdrawn document.
             _ask(desktop, RUNNING)
             assert "3.2 单点登录（SSO）常见问题" not in desktop.locator("#citations").inner_text()
+
+            # A page of a website source (veracity sync): its citation links to the cited heading.
+            uploaded = httpx.post(
+                f"{base}/v1/documents", headers={"Authorization": f"Bearer {keys.operator}"},
+                files=[("files", ("tide-export.md", WEB_PAGE.encode(), "text/markdown"))], timeout=60,
+            )  # fmt: skip
+            assert uploaded.status_code == 200, uploaded.text
+            later = (datetime.now(UTC) + timedelta(minutes=2)).isoformat()  # valid from its upload on
+            desktop.evaluate(f"document.getElementById('as-of').value = {later!r}")
+            _ask(desktop, "How long are tide table exports kept?")
+            link = desktop.locator("#citations a.source-link")
+            assert link.count() == 1 and link.get_attribute("href") == f"{WEB_URL}#retention"
+            assert link.get_attribute("rel") == "noopener noreferrer"
         finally:
             browser.close()

@@ -35,7 +35,11 @@ sources:
 
 def test_every_kind_is_read(tmp_path: Path) -> None:
     handbook, docs, site = parse_sources(FULL, base=tmp_path)
-    assert (handbook.kind, handbook.location, handbook.tenant) == ("folder", str(tmp_path / "handbook"), "acme")
+    assert (handbook.kind, handbook.location, handbook.tenant) == (
+        "folder",
+        str(tmp_path / "handbook"),
+        "acme",
+    )
     assert handbook.include == ("**/*.md",) and handbook.exclude == ("drafts/**",)
     assert dict(handbook.governance)["allowed_roles"] == ["staff"]
     assert (handbook.on_remove, handbook.schedule) == ("delete", "hourly")
@@ -48,7 +52,9 @@ def test_every_kind_is_read(tmp_path: Path) -> None:
 
 
 def test_governance_enters_the_fingerprint_digest(tmp_path: Path) -> None:
-    one = parse_sources("sources:\n  - {name: a, folder: x, governance: {trust: community}}", base=tmp_path)[0]
+    one = parse_sources("sources:\n  - {name: a, folder: x, governance: {trust: community}}", base=tmp_path)[
+        0
+    ]
     two = parse_sources("sources:\n  - {name: a, folder: x, governance: {trust: official}}", base=tmp_path)[0]
     other_tenant = parse_sources("sources:\n  - {name: a, folder: x, tenant: t}", base=tmp_path)[0]
     digests = {one.governance_digest, two.governance_digest, other_tenant.governance_digest}

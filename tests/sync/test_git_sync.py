@@ -113,11 +113,15 @@ def test_sync_follows_adds_changes_renames_and_deletes(repo: Repository, tmp_pat
     assert changed.revised == ("backups",) and changed.added == ("faq",)
     assert changed.chunks_embedded == 2
     assert "45 days" in active(kb)["backups"]
-    revision = next(d for d in kb.catalog.documents() if d.source_id == "backups" and d.status is Status.ACTIVE)
+    revision = next(
+        d for d in kb.catalog.documents() if d.source_id == "backups" and d.status is Status.ACTIVE
+    )
     assert dict(revision.extra_metadata)["source_commit"] == json.dumps(second)
     assert dict(revision.extra_metadata)["source_path"] == json.dumps("backups.md")
     unchanged = next(d for d in kb.catalog.documents() if d.source_id == "login")
-    assert dict(unchanged.extra_metadata)["source_commit"] == json.dumps(first)  # its revision came from there
+    assert dict(unchanged.extra_metadata)["source_commit"] == json.dumps(
+        first
+    )  # its revision came from there
 
     repo.rename("docs/login.md", "docs/sign-in.md")
     repo.commit({"docs/guide/intro.md": None}, "delete intro")
@@ -155,30 +159,44 @@ def test_governance_sidecars_globs_and_delete(repo: Repository, tmp_path: Path) 
         "first",
     )
     work = tmp_path / "sync"
-    internal = "    exclude: ['drafts/**']\n    on_remove: delete\n    governance:\n      visibility: internal\n"
+    internal = (
+        "    exclude: ['drafts/**']\n    on_remove: delete\n    governance:\n      visibility: internal\n"
+    )
     sync_sources(kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff]\n"), work=work)
     documents = {d.source_id: d for d in kb.catalog.documents()}
     assert set(documents) == {"public", "own"}
-    assert documents["public"].visibility.value == "internal" and documents["public"].allowed_roles == ("staff",)
+    assert documents["public"].visibility.value == "internal" and documents["public"].allowed_roles == (
+        "staff",
+    )
     assert documents["own"].visibility.value == "public"  # the document's own front matter first
 
     # a new governance re-reads every file; a sidecar that changes re-reads its file only
-    relaxed = sync_sources(kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work)
+    relaxed = sync_sources(
+        kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work
+    )
     assert relaxed[0].read == 2
     repo.commit({"docs/public.meta.yaml": "trust: community\n"}, "sidecar")
-    sidecar = sync_sources(kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work)
+    sidecar = sync_sources(
+        kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work
+    )
     assert sidecar[0].read == 1 and sidecar[0].revised == ("public",)
 
     repo.commit({"docs/own.md": None}, "delete own")
-    deleted = sync_sources(kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work)
+    deleted = sync_sources(
+        kb, specs(repo, tmp_path, internal + "      allowed_roles: [staff, support]\n"), work=work
+    )
     assert deleted[0].deleted == ("own",)
     assert "own" not in {d.source_id for d in kb.catalog.documents()}
 
 
 def test_cli_sync_status_and_docs_show(repo: Repository, tmp_path: Path) -> None:
-    commit = repo.commit({"docs/backups.md": page("Backups", "Daily snapshots are kept for 30 days.")}, "first")
+    commit = repo.commit(
+        {"docs/backups.md": page("Backups", "Daily snapshots are kept for 30 days.")}, "first"
+    )
     sources = tmp_path / "veracity.yaml"
-    sources.write_text(f"sources:\n  - name: docs\n    git: {repo.bare}\n    path: docs\n    schedule: hourly\n")
+    sources.write_text(
+        f"sources:\n  - name: docs\n    git: {repo.bare}\n    path: docs\n    schedule: hourly\n"
+    )
     kb_dir = tmp_path / "kb"
     runner = CliRunner()
     args = ["sync", "--kb", str(kb_dir), "--sources", str(sources), "--embedder", "fake", "--no-progress"]

@@ -90,7 +90,7 @@ from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from .operate import change_document, tenant_status, upload_files
 from .reindex import rebuild
-from .served import CitedSource, ServedAnswer, hit_dict
+from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool
 from .settings import ask_defaults
 from .shared import SharedAnswers, open_shared
@@ -323,7 +323,8 @@ class Gateway:
             for citation in answer.citations:
                 document = self.side.get_document(citation.document_id)
                 path = source_path(self.side.connection, tenant, citation.source_id)
-                found.append(CitedSource(citation.citation_id, document.title, shown_path(path or "")))
+                url = cited_url(document, citation.heading_path)
+                found.append(CitedSource(citation.citation_id, document.title, shown_path(path or ""), url))
         return tuple(found)
 
     def search(

@@ -14,9 +14,11 @@ the page reads: ``status``, one ``claim`` each, one ``citation`` each,
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from ..model.contracts import Document, Hit
 from ..pipeline.outcome import Answer
@@ -25,7 +27,7 @@ from ..pipeline.trace import Audience
 from .degrade import Degradation
 from .explain import Explanation
 
-__all__ = ["CitedSource", "ServedAnswer", "hit_dict", "reason_words"]
+__all__ = ["CitedSource", "ServedAnswer", "cited_url", "hit_dict", "reason_words"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +37,34 @@ class CitedSource:
     citation_id: int
     title: str
     path: str
+    url: str | None = None
+
+
+def _heading_key(text: str) -> str:
+    # a page's heading and the parsed heading may differ in spacing, case and permalink glyphs
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
+
+
+def cited_url(document: Document, heading_path: Sequence[str]) -> str | None:
+    """The web address a citation links to: a website page's URL (its ``source_url``, which is
+    also its source id) with the anchor of the deepest cited heading the page gave an id;
+    ``None`` for other documents (a link no one can follow from the source id is never shown)."""
+    metadata = dict(document.extra_metadata)
+    if "source_url" not in metadata:
+        return None
+    url = json.loads(metadata["source_url"])
+    if not isinstance(url, str) or url != document.source_id or not url.startswith(("http://", "https://")):
+        return None
+    anchors = json.loads(metadata.get("source_anchors", "[]"))
+    by_heading = {
+        _heading_key(str(pair[0])): str(pair[1])
+        for pair in anchors
+        if isinstance(pair, list) and len(pair) == 2
+    }
+    for heading in reversed(heading_path):
+        if anchor := by_heading.get(_heading_key(heading)):
+            return f"{url}#{quote(anchor, safe='-._~')}"
+    return url
 
 
 _DEGRADED_WORDS = {
@@ -106,6 +136,7 @@ class ServedAnswer:
             source = by_id.get(citation["id"])
             citation["title"] = source.title if source else ""
             citation["path"] = source.path if source else ""
+            citation["url"] = source.url if source else None
             citation["pages"] = page_label(citation["page_start"], citation["page_end"])
         # the answer's own (the LLM could not write it) first, then what the service stood in for
         degraded = list(dict.fromkeys([*data["degraded"], *(d.value for d in self.degraded)]))

@@ -11,7 +11,6 @@ that cannot be reached raises :class:`SourceError`: the caller then changes noth
 from __future__ import annotations
 
 import hashlib
-import json
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,7 +57,8 @@ class Materialized:
 
 Previous = Mapping[str, tuple[str, Mapping[str, Any]]]
 """``path → (fingerprint, state)`` as the last sync left them
-(:func:`veracity.catalog.syncs.read_sync_files`)."""
+(:func:`veracity.catalog.syncs.read_sync_files`); ``state["content"]`` is the file's own
+fingerprint as materialized (the stored fingerprint also covers its sidecar and governance)."""
 
 
 def _file_digest(path: Path) -> str:
@@ -90,7 +90,7 @@ def _git(spec: SourceSpec, work: Path, previous: Previous) -> Materialized:
         root.mkdir(parents=True, exist_ok=True)
         wanted = {
             path: blob for path, blob in tree.files.items()
-            if previous.get(path, ("",))[0] != blob or not (root / path).is_file()
+            if previous.get(path, ("", {}))[1].get("content") != blob or not (root / path).is_file()
         }  # fmt: skip
         write_blobs(cache, wanted, root)
     except GitError as exc:
@@ -133,10 +133,11 @@ def _site(
     root = work / spec.name
     root.mkdir(parents=True, exist_ok=True)
     by_url = {
-        str(state["url"]): (path, fingerprint, state) for path, (fingerprint, state) in previous.items()
+        str(state["url"]): (path, str(state.get("content", "")), state)
+        for path, (_, state) in previous.items()
     }
     known = {  # a page whose copy is gone from the sync folder is fetched whole again
-        url: Validators(state.get("etag"), state.get("last_modified"))
+        url: Validators(state.get("etag"), state.get("last_modified"), tuple(state.get("links", ())))
         for url, (path, _, state) in by_url.items() if (root / path).is_file()
     }  # fmt: skip
     settings = SiteSettings(
@@ -150,7 +151,7 @@ def _site(
     fingerprints = {path: fingerprint for path, fingerprint, _ in by_url.values()}
     states: dict[str, Mapping[str, Any]] = {path: state for path, _, state in by_url.values()}
     metadata: dict[str, Mapping[str, Any]] = {}
-    notes: list[tuple[str, str]] = []
+    notes: list[tuple[str, str]] = [(spec.option("start")[0], note) for note in result.notes]
     counts = {"fetched": 0, "not_modified": 0, "gone": 0, "failed": 0, "too_large": 0, "excluded": 0}
     for page in result.pages:
         counts[page.state] = counts.get(page.state, 0) + 1
@@ -166,10 +167,15 @@ def _site(
             (root / path).parent.mkdir(parents=True, exist_ok=True)
             (root / path).write_bytes(page.body)
             fingerprints[path] = hashlib.sha256(page.body).hexdigest()
-            validators = {"etag": page.validators.etag, "last_modified": page.validators.last_modified}
-            states[path] = {"url": page.url, **{k: v for k, v in validators.items() if v}}
+            validators = page.validators
+            kept = {
+                "etag": validators.etag,
+                "last_modified": validators.last_modified,
+                "links": list(validators.links),
+            }
+            states[path] = {"url": page.url, **{k: v for k, v in kept.items() if v}}
             anchors = [list(pair) for pair in page.anchors]
-            metadata[path] = {"id": page.url, "source_url": page.url, "source_anchors": json.dumps(anchors)}
+            metadata[path] = {"id": page.url, "source_url": page.url, "source_anchors": anchors}
         elif page.state in ("failed", "too_large"):
             notes.append((page.url, page.reason))
     return Materialized(

@@ -143,9 +143,9 @@ def _sync_one(
     done = SyncSourceRow(spec.name, spec.kind, spec.location, str(found.root.resolve()), spec.schedule,
                          dict(found.state), summary=summary)  # fmt: skip
     with kb.catalog.store.transaction():
-        write_sync_files(
-            connection, spec.name, [(p, prints[p], found.states.get(p, {})) for p in kept], removed
-        )
+        remembered = [(p, prints[p], {**found.states.get(p, {}), "content": found.fingerprints[p]})
+                      for p in kept]  # fmt: skip
+        write_sync_files(connection, spec.name, remembered, removed)
         record_sync_run(connection, done, succeeded=True)
     return outcome
 

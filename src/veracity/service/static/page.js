@@ -69,7 +69,12 @@ function onCitation(citation) {
       el("button", { type: "button", class: "source", "data-citation": citation.id,
         onclick: () => openCitation(citation.id) },
         el("strong", {}, citation.title || citation.source_id), el("br"),
-        el("span", { class: "muted" }, where(citation)))));
+        el("span", { class: "muted" }, where(citation))),
+      // a page of a website source: a link to the cited heading on the page itself
+      ...(citation.url && /^https?:\/\//.test(citation.url)
+        ? [el("br"), el("a", { class: "source-link", href: citation.url, target: "_blank",
+            rel: "noopener noreferrer" }, citation.url)]
+        : [])));
 }
 
 function cell(value) {

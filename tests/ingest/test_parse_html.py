@@ -61,6 +61,17 @@ def test_page_chrome_scripts_and_forms_are_dropped() -> None:
         assert dropped not in body
 
 
+def test_cookie_and_consent_banners_are_dropped() -> None:
+    page = """<body><div id="cookie-banner"><p>We use cookies to improve this site.</p><a>Accept</a></div>
+    <main><h1>Cookies in requests</h1><p>Pass cookies with the cookies argument.</p></main>
+    <section class="cc_consent notice"><p>Manage your consent preferences.</p></section>
+    <div class="gdpr-notice"><p>Your privacy matters.</p></div></body>"""
+    body = parse_html(page).body
+    assert "Pass cookies with the cookies argument." in body and "Cookies in requests" in body
+    for dropped in ("improve this site", "consent preferences", "privacy matters"):
+        assert dropped not in body
+
+
 def test_headings_lists_code_and_title(consistent: Callable[..., None]) -> None:
     parsed = parse_html(PAGE)
     assert parsed.title == "Starship 安装指南"

@@ -6,7 +6,7 @@ from a ``language-xx`` class), tables (header from ``th`` cells or ``thead``;
 without either the first row is the header; a ``caption`` becomes a paragraph).
 Dropped with everything inside: ``script``, ``style``, ``noscript``,
 ``template``, ``form``, ``nav``, ``aside``, ``svg``, ``iframe``, elements with
-a ``hidden`` attribute or a navigation-like ARIA role, and page-level
+a ``hidden`` attribute, a navigation-like ARIA role or a cookie-banner id or class, and page-level
 ``header``/``footer`` (those inside ``article`` or ``main`` are kept, since
 they often hold the article's title). The title is ``<title>``, else the first
 ``h1``. ``<meta name="veracity:FIELD" content="...">`` supplies metadata;
@@ -36,6 +36,9 @@ _DROPPED = frozenset(
 _PAGE_CHROME = frozenset({"header", "footer"})
 _CHROME_ROLES = frozenset({"navigation", "banner", "contentinfo", "complementary", "search"})
 _CONTENT = frozenset({"article", "main"})
+_CONSENT = re.compile(r"(?i)(?:^|[\s_-])(?:cookies?|consent|gdpr)(?:$|[\s_-])")
+"""A cookie or consent banner, by the id or class names banner kits and sites give it
+(``cookie-banner``, ``cc_consent``, ``gdpr-notice``): site chrome, never the page's content."""
 _HEADINGS = {f"h{level}": level for level in range(1, 7)}
 _BLOCKS = frozenset(
     """p div section article main body html blockquote address figure figcaption
@@ -224,6 +227,8 @@ class _Collector(HTMLParser):
         if tag in _DROPPED or "hidden" in attributes:
             return True
         if (attributes.get("role") or "").strip().lower() in _CHROME_ROLES:
+            return True
+        if _CONSENT.search(f"{attributes.get('id') or ''} {attributes.get('class') or ''}"):
             return True
         return tag in _PAGE_CHROME and not any(t in self.open_tags for t in _CONTENT)
 

@@ -24,11 +24,12 @@ from veracity.kb.gateway import Gateway
 from veracity.kb.keys import create_key
 from veracity.kb.local import LocalKnowledgeBase
 from veracity.kb.served import cited_url
-from veracity.model.contracts import Status
+from veracity.model.contracts import Principal, Status
 from veracity.sync.config import parse_sources
 from veracity.sync.run import sync_sources
 
 SITES = Path(__file__).parents[1] / "ingest" / "sites"
+QUESTIONS = ("How long does Tidewater keep daily snapshots?", "Tidewater 默认保留每日快照多少天？")
 GUIDE = """<html><head><title>Backups</title></head><body>
 <nav><a href="/">Home</a> <a href="/guide/restore.html">Restore</a></nav>
 <main>
@@ -194,3 +195,16 @@ def test_one_docs_folder_as_git_and_as_website_gives_the_same_chunks(
         for name, kb in kbs.items()
     }
     assert chunks["repo"] == chunks["web"] and chunks["repo"]
+    asker, later = Principal.of("default", "public"), datetime.now(UTC) + timedelta(minutes=2)
+    answered = 0
+    for question in QUESTIONS:
+        cited = {}
+        for name, kb in kbs.items():
+            answer = kb.ask(question, asker, None, later)
+            texts = {
+                c.chunk_id: c.text for d in kb.catalog.documents() for c in kb.catalog.chunks(d.document_id)
+            }
+            cited[name] = (answer.status, [texts[c.chunk_id] for c in answer.citations])
+        assert cited["repo"] == cited["web"], question
+        answered += bool(cited["repo"][1])
+    assert answered  # the same answers, and not only the same abstentions

@@ -107,6 +107,10 @@ CALLS: dict[str, Call] = {
         ("--kb", "{kb}"), "published index version", before=(("reindex", "--kb", "{kb}", "--no-progress"),)
     ),
     "status": Call(("--kb", "{kb}", "--json"), '"index"'),
+    "sync": Call(  # the sources file names the folder ingest reads ({tmp})
+        ("--kb", "{kb}", "--sources", "{tmp}/veracity.yaml", "--work", "{tmp}/sync", "--no-progress"),
+        "notes (folder): 1 files · read 1",
+    ),
     "withdraw": Call(("community-qa-injection", "--kb", "{kb}"), "withdrawn"),
 }
 OWN_TESTS = {"serve": "test_serve_answers_from_a_database", "mcp": "test_mcp_answers_from_a_database"}
@@ -154,6 +158,9 @@ def test_a_call_on_a_database_url(name: str, demo_url: str, request, tmp_path) -
         "---\nid: gw\ntitle: Gateway\nvalid_from: 2026-01-01\n---\n\n# Gateway\n\n"
         "The gateway timeout defaults to 30 seconds.\n",
         "utf-8",
+    )
+    (tmp_path / "veracity.yaml").write_text(
+        "sources:\n  - {name: notes, folder: ., tenant: acme, include: ['*.md']}\n", "utf-8"
     )
 
     def filled(args: tuple[str, ...]) -> list[str]:

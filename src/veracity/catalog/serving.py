@@ -48,7 +48,9 @@ __all__ = [
     "SERVING_FILE",
     "SQLITE",
     "Dialect",
+    "InDatabase",
     "ServingTables",
+    "SideFile",
     "in_database",
     "open_side_file",
 ]
@@ -206,8 +208,9 @@ class ServingTables:
 # -- a directory: the side file -------------------------------------------------------------
 
 
-class _SideFile:
-    """One apsw connection to ``serving.sqlite``, one thread at a time."""
+class SideFile:
+    """One apsw connection to a side file of the knowledge base (``serving.sqlite``,
+    ``conversations.sqlite``), one thread at a time."""
 
     def __init__(self, connection: apsw.Connection) -> None:
         self.connection = connection
@@ -252,13 +255,13 @@ def open_side_file(directory: Path) -> ServingTables | None:
     except (apsw.Error, OSError):
         connection.close()
         return None
-    return ServingTables(_SideFile(connection), SQLITE)
+    return ServingTables(SideFile(connection), SQLITE)
 
 
 # -- a database: its own tables ---------------------------------------------------------------
 
 
-class _InDatabase:
+class InDatabase:
     """A PostgreSQL store's pools: scoped reads as the store reads, writes on a connection of their own."""
 
     def __init__(self, store: PostgresStore) -> None:
@@ -282,4 +285,4 @@ class _InDatabase:
 
 def in_database(store: PostgresStore) -> ServingTables:
     """The tables in ``store``'s database (its migrations made them); the store stays the caller's."""
-    return ServingTables(_InDatabase(store), POSTGRESQL)
+    return ServingTables(InDatabase(store), POSTGRESQL)

@@ -52,6 +52,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from ..catalog.catalog import Resolution
 from ..catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
 from ..catalog.postgres.replay import replay_fence
 from ..catalog.scope import acting_for
@@ -378,6 +379,15 @@ class Gateway:
                 self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
                 operator=caller.operator,
             )  # fmt: skip
+
+    def uncitable(self, caller: Caller, document_ids: Sequence[str], version: str | None) -> list[Resolution]:
+        """Of ``document_ids`` cited earlier, those an answer for ``caller`` could not cite now
+        (withdrawn, retired, deleted, no longer permitted), as the live catalog resolves them."""
+        principal = caller.principal
+        with self._lock, _request(principal.tenant):
+            moment = self._moment(principal.tenant, None)
+            found = self.kb.engine.catalog.resolve_many(list(document_ids), principal, version, moment)
+        return [resolution for resolution in found.values() if not resolution.eligible]
 
     def chunk_context(
         self, caller: Caller, id_or_source_id: str, chunk_id: str, *, quote: str | None = None,

@@ -20,10 +20,10 @@ from ..kb.gateway import Caller, Gateway
 from ..model.errors import ValidationError, VeracityError
 from .errors import error_body
 
-__all__ = ["router"]
+__all__ = ["JSON", "Gate", "Who", "make_router", "router"]
 
 
-def _router() -> APIRouter:
+def make_router() -> APIRouter:
     """A router reading a body without ``Content-Type`` as JSON (see :func:`json_body`).
 
     FastAPI 0.132 made that strict by default and added the switch; earlier
@@ -35,7 +35,7 @@ def _router() -> APIRouter:
         return APIRouter()
 
 
-router = _router()
+router = make_router()
 _bearer = HTTPBearer(auto_error=False, description="An API key from 'veracity keys create'.")
 
 

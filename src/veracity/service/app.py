@@ -19,9 +19,10 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
+from ..kb.conversations import Conversations
 from ..kb.gateway import Gateway, GatewaySettings
 from ..kb.limits import RateLimit
-from . import api, page
+from . import api, conversations, page
 from .errors import install_error_handlers
 from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, BodySizeLimit
 
@@ -70,6 +71,7 @@ def create_app(
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        talks.close()
         gateway.close()
 
     app = FastAPI(
@@ -79,9 +81,12 @@ def create_app(
         "current, permitted chunk; partial or abstain when the evidence is missing.",
         lifespan=lifespan,
     )
+    talks = Conversations(gateway)
     app.state.gateway = gateway
+    app.state.conversations = talks
     install_error_handlers(app)
     app.include_router(api.router)
+    app.include_router(conversations.router)
     app.include_router(page.router)
     app.mount("/static", StaticFiles(directory=page.STATIC), name="static")
     app.add_middleware(BodySizeLimit, max_body=max_body, max_upload=max_upload)

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from ..conversations import CONVERSATION_TABLES
 from ..migrations import LEDGER, Migration, apply_missing, missing
 from ..syncs import SYNC_TABLES
 from .index_layouts import index_layout, postings_segments
@@ -378,6 +379,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("pg0010_document_tenant_keys", _document_tenant_keys()),
     # as SQLite's 0017_sync_sources: the same portable tables (veracity.catalog.syncs)
     Migration("pg0011_sync_sources", SYNC_TABLES),
+    # the HTTP service's conversations (veracity.catalog.conversations; a directory keeps them in
+    # a side file): owned by one API key each, read and written by the owner's pool only
+    Migration("pg0012_conversations", CONVERSATION_TABLES),
 )
 
 

@@ -1,0 +1,163 @@
+"""Conversations of the HTTP service: who owns each one, and its turns as they were answered.
+
+A conversation belongs to one API key (and so to one tenant and one set of roles); its turns
+keep the question as written, the question as resolved against the turn before
+(:mod:`veracity.text.followup`), the version and moment asked about, and the answer as it was
+served (JSON). A stored answer is history, never evidence: a later turn is asked afresh
+through every gate, and reading a conversation checks its citations against the live catalog.
+
+Where the rows live follows :mod:`veracity.catalog.serving`: a directory keeps them in a side
+file, ``DIR/conversations.sqlite`` (durable, unlike the serving cache: deleting it loses the
+history), a PostgreSQL knowledge base in its own database (migration ``pg0012_conversations``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import apsw
+
+from .connection import BUSY_TIMEOUT_MS
+from .serving import InDatabase, SideFile
+
+__all__ = [
+    "CONVERSATIONS_FILE",
+    "CONVERSATION_TABLES",
+    "ConversationRow",
+    "ConversationTables",
+    "TurnRow",
+    "conversations_in_database",
+    "open_conversations_file",
+]
+
+CONVERSATIONS_FILE: Final = "conversations.sqlite"
+CONVERSATION_TABLES: Final = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id         TEXT PRIMARY KEY,
+    tenant     TEXT NOT NULL,
+    key_id     TEXT NOT NULL,           -- the API key that owns it: no other key reads it
+    title      TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conversation_turns (
+    conversation_id TEXT NOT NULL,
+    turn            INTEGER NOT NULL,
+    question        TEXT NOT NULL,      -- as written
+    resolved        TEXT NOT NULL,      -- as asked (resolved against the turn before)
+    version         TEXT,
+    as_of           TEXT NOT NULL,
+    carried         TEXT NOT NULL,      -- JSON: what came from the turn before
+    body            TEXT NOT NULL,      -- JSON: the answer as served
+    asked_at        TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationRow:
+    """A conversation's owner and title."""
+
+    conversation_id: str
+    tenant: str
+    key_id: str
+    title: str
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class TurnRow:
+    """One turn as stored (``carried`` and ``body`` decoded)."""
+
+    turn: int
+    question: str
+    resolved: str
+    version: str | None
+    as_of: str
+    carried: dict[str, Any]
+    body: dict[str, Any]
+    asked_at: str
+
+
+class ConversationTables:
+    """The two tables at a place (a side file or a database); thread-safe."""
+
+    def __init__(self, place: Any) -> None:
+        self.place = place
+
+    def create(self, row: ConversationRow) -> None:
+        """Store a new conversation."""
+        with self.place.write() as connection:
+            connection.execute(
+                "INSERT INTO conversations (id, tenant, key_id, title, created_at) VALUES (?, ?, ?, ?, ?)",
+                (row.conversation_id, row.tenant, row.key_id, row.title, row.created_at),
+            )
+
+    def conversation(self, conversation_id: str) -> ConversationRow | None:
+        """The conversation, or ``None``."""
+        with self.place.write() as connection:  # the owner's connection: no row-level scoping here
+            found = connection.execute(
+                "SELECT id, tenant, key_id, title, created_at FROM conversations WHERE id = ?",
+                (conversation_id,),
+            ).fetchone()
+        return None if found is None else ConversationRow(*(str(value) for value in found))
+
+    def turns(self, conversation_id: str) -> list[TurnRow]:
+        """Every turn, in order."""
+        with self.place.write() as connection:
+            rows = connection.execute(
+                "SELECT turn, question, resolved, version, as_of, carried, body, asked_at "
+                "FROM conversation_turns WHERE conversation_id = ? ORDER BY turn",
+                (conversation_id,),
+            ).fetchall()
+        return [TurnRow(int(t), str(q), str(r), v, str(a), json.loads(c), json.loads(b), str(at))
+                for t, q, r, v, a, c, b, at in rows]  # fmt: skip
+
+    def add_turn(self, conversation_id: str, values: Sequence[Any]) -> int:
+        """Append a turn ``(question, resolved, version, as_of, carried, body, asked_at)``; its number.
+
+        The number is taken in the writing transaction, so two turns sent at once get two numbers.
+        """
+        question, resolved, version, as_of, carried, body, asked_at = values
+        with self.place.write() as connection:
+            last = connection.execute(
+                "SELECT COALESCE(MAX(turn), 0) FROM conversation_turns WHERE conversation_id = ?",
+                (conversation_id,),
+            ).fetchone()[0]
+            turn = int(last) + 1
+            connection.execute(
+                "INSERT INTO conversation_turns "
+                "(conversation_id, turn, question, resolved, version, as_of, carried, body, asked_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (conversation_id, turn, question, resolved, version, as_of,
+                 json.dumps(carried, ensure_ascii=False, sort_keys=True),
+                 json.dumps(body, ensure_ascii=False, sort_keys=True), asked_at),
+            )  # fmt: skip
+        return turn
+
+    def close(self) -> None:
+        """Close the side file (a database's store is its owner's to close)."""
+        self.place.close()
+
+
+def open_conversations_file(directory: Path) -> ConversationTables:
+    """The side file of the knowledge base in ``directory`` (created when missing; durable)."""
+    connection = apsw.Connection(str(directory / CONVERSATIONS_FILE))
+    try:
+        connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+        connection.execute("PRAGMA journal_mode = WAL")
+        connection.execute("PRAGMA synchronous = NORMAL")
+        connection.execute(CONVERSATION_TABLES)
+    except BaseException:
+        connection.close()
+        raise
+    return ConversationTables(SideFile(connection))
+
+
+def conversations_in_database(store: Any) -> ConversationTables:
+    """The tables in a PostgreSQL store's database (its migrations made them)."""
+    return ConversationTables(InDatabase(store))

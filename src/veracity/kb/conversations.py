@@ -1,0 +1,145 @@
+"""Conversations over a :class:`~veracity.kb.gateway.Gateway`: follow-ups under the same governance.
+
+A conversation belongs to the API key that started it: any other key, of the same tenant or
+not, is told it does not exist (404). A follow-up is resolved against the turn before it
+(:func:`veracity.text.followup.resolve_followup`: the subject and version carried over), then
+asked like any question through every gate; earlier answers are never evidence, only chunks
+are. The turn keeps the question as written, as asked, what was carried, and the answer as it
+was served to the key (an asker's view: no trace, no explanation).
+
+Reading a conversation checks every citation of every turn against the live catalog for the
+key as it is now: a cited document that was withdrawn, retired or deleted, or that the key may
+no longer see, marks the citation and each claim resting on it ``withdrawn``, and the text of
+those claims is left out (a key that lost a role must not read through history what it can no
+longer ask for).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ..catalog.catalog import Resolution
+from ..catalog.conversations import (
+    ConversationRow,
+    ConversationTables,
+    conversations_in_database,
+    open_conversations_file,
+)
+from ..model.contracts import ExclusionReason, Status
+from ..model.errors import NotFoundError, ValidationError
+from ..text.followup import resolve_followup
+from .gateway import Caller, Gateway
+from .local import Moment
+
+__all__ = ["Conversations"]
+
+_TITLE_CHARS = 120
+_PRIVATE = ("trace", "explain")
+
+
+def _reason(resolution: Resolution) -> str:
+    """Why an earlier citation could not be cited now, in words."""
+    if resolution.status is None:
+        return "deleted"
+    if resolution.status is not Status.ACTIVE:
+        return str(resolution.status.value)
+    if resolution.primary_reason in (ExclusionReason.TENANT, ExclusionReason.ROLE):
+        return "no longer permitted"
+    return "no longer valid"
+
+
+class Conversations:
+    """Start, continue and read conversations of one gateway's knowledge base; thread-safe."""
+
+    def __init__(self, gate: Gateway, tables: ConversationTables | None = None) -> None:
+        """Conversations kept beside ``gate``'s knowledge base (or in ``tables``)."""
+        self.gate = gate
+        if tables is None:
+            path = gate.kb.path
+            tables = (
+                conversations_in_database(gate.side)
+                if isinstance(path, str)
+                else open_conversations_file(Path(str(path)))
+            )
+        self.tables = tables
+
+    def close(self) -> None:
+        """Close the conversations' side file."""
+        self.tables.close()
+
+    def start(self, caller: Caller, title: str | None = None) -> dict[str, Any]:
+        """A new, empty conversation owned by ``caller``'s key."""
+        text = " ".join((title or "").split())[:_TITLE_CHARS]
+        row = ConversationRow(
+            conversation_id="c_" + secrets.token_hex(12), tenant=caller.principal.tenant,
+            key_id=caller.key.key_id, title=text, created_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )  # fmt: skip
+        self.tables.create(row)
+        return {"id": row.conversation_id, "title": row.title, "created_at": row.created_at, "turns": []}
+
+    def _owned(self, caller: Caller, conversation_id: str) -> ConversationRow:
+        row = self.tables.conversation(conversation_id) if conversation_id.startswith("c_") else None
+        if row is None or row.key_id != caller.key.key_id or row.tenant != caller.principal.tenant:
+            raise NotFoundError(f"no conversation {conversation_id!r} for this key")
+        return row
+
+    def ask(
+        self, caller: Caller, conversation_id: str, question: str, *, version: str | None = None,
+        as_of: Moment = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Ask ``question`` as the next turn: resolved against the turn before, then asked afresh."""
+        if not question or not question.strip():
+            raise ValidationError("the question is empty; ask something", field="question")
+        row = self._owned(caller, conversation_id)
+        turns = self.tables.turns(row.conversation_id)
+        last = turns[-1] if turns else None
+        resolved = resolve_followup(question, last.resolved if last else None, last.version if last else None,
+                                    version)  # fmt: skip
+        served = self.gate.ask(caller, resolved.question, version=resolved.version, as_of=as_of)
+        body = {k: v for k, v in served.as_dict().items() if k not in _PRIVATE}
+        as_of_text = str(as_of) if as_of is not None else "now"
+        turn = self.tables.add_turn(
+            row.conversation_id,
+            (question.strip(), resolved.question, resolved.version, as_of_text, resolved.carried, body,
+             datetime.now(UTC).isoformat(timespec="seconds")),
+        )  # fmt: skip
+        return {
+            **body, "conversation_id": row.conversation_id, "turn": turn, "asked": question.strip(),
+            "resolved_question": resolved.question, "version": resolved.version, "carried": resolved.carried,
+        }  # fmt: skip
+
+    def read(self, caller: Caller, conversation_id: str) -> dict[str, Any]:
+        """The conversation with each turn's citations checked against the live catalog now."""
+        row = self._owned(caller, conversation_id)
+        shown = []
+        for turn in self.tables.turns(row.conversation_id):
+            body = dict(turn.body)
+            citations = [dict(c) for c in body.get("citations", [])]
+            gone = {
+                r.document_id: _reason(r)
+                for r in self.gate.uncitable(caller, [c["document_id"] for c in citations], turn.version)
+            }
+            withdrawn_ids = set()
+            for citation in citations:
+                if citation["document_id"] in gone:
+                    withdrawn_ids.add(citation["id"])
+                    citation.update(withdrawn=True, withdrawn_reason=gone[citation["document_id"]], title="",
+                                    path="", url=None)  # fmt: skip
+            claims = []
+            for claim in body.get("claims", []):
+                claim = dict(claim)
+                if set(claim.get("citations", [])) & withdrawn_ids:
+                    claim.update(withdrawn=True, text=None)
+                claims.append(claim)
+            shown.append({
+                "turn": turn.turn, "asked": turn.question, "resolved_question": turn.resolved,
+                "version": turn.version, "as_of": turn.as_of, "carried": turn.carried,
+                "asked_at": turn.asked_at,
+                "status": body.get("status"), "claims": claims, "citations": citations,
+                "uncovered": body.get("uncovered_subquestions", []), "reasons": body.get("reasons", []),
+                "withdrawn_citations": sorted(withdrawn_ids),
+            })  # fmt: skip
+        return {"id": row.conversation_id, "title": row.title, "created_at": row.created_at, "turns": shown}

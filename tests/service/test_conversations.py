@@ -1,0 +1,118 @@
+"""Conversations over HTTP: follow-ups resolved against the turn before, owned by one key, and
+history re-checked against the live catalog."""
+
+from __future__ import annotations
+
+from tests.service.conftest import auth
+
+FIRST = "3.2 的 Team 计划能用 SAML 吗？"
+
+
+def start(client, key: str, title: str | None = None) -> str:
+    response = client.post("/v1/conversations", json={"title": title} if title else {}, headers=auth(key))
+    assert response.status_code == 200, response.text
+    return response.json()["id"]
+
+
+def turn(client, key: str, conversation: str, question: str, **extra) -> dict:
+    response = client.post(
+        f"/v1/conversations/{conversation}/ask", json={"question": question, **extra}, headers=auth(key)
+    )
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
+def test_a_follow_up_takes_the_subject_of_the_turn_before(client) -> None:
+    client, keys = client
+    conversation = start(client, keys.public, "SSO")
+    first = turn(client, keys.public, conversation, FIRST)
+    assert first["turn"] == 1 and first["status"] == "answer" and first["carried"] == {}
+    assert [c["source_id"] for c in first["citations"]] == ["faq-3.2-sso"]
+    second = turn(client, keys.public, conversation, "那 Enterprise 计划呢？")
+    assert second["turn"] == 2 and second["asked"] == "那 Enterprise 计划呢？"
+    assert second["resolved_question"] == "3.2 的 Enterprise 计划能用 SAML 吗？"
+    assert second["question"] == second["resolved_question"]  # asked as resolved, through every gate
+    assert second["carried"] == {"subject": "Team 计划 → Enterprise 计划"}
+    history = client.get(f"/v1/conversations/{conversation}", headers=auth(keys.public)).json()
+    assert history["title"] == "SSO" and [t["turn"] for t in history["turns"]] == [1, 2]
+    assert history["turns"][1]["resolved_question"] == second["resolved_question"]
+    assert (
+        history["turns"][0]["claims"] == first["claims"] and history["turns"][0]["withdrawn_citations"] == []
+    )
+
+
+def test_a_follow_up_that_switches_version(client) -> None:
+    client, keys = client
+    conversation = start(client, keys.public)
+    first = turn(client, keys.public, conversation, FIRST, version="3.2")
+    assert "faq-3.2-sso" in [c["source_id"] for c in first["citations"]]
+    switched = turn(client, keys.public, conversation, "那 2.8 呢？")
+    assert switched["resolved_question"] == "2.8 的 Team 计划能用 SAML 吗？" and switched["version"] == "2.8"
+    assert "faq-3.2-sso" not in [c["source_id"] for c in switched["citations"]]  # 3.2's page is not 2.8's
+    kept = turn(client, keys.public, conversation, "成员上限是多少？")
+    assert kept["version"] == "2.8" and kept["carried"] == {"version": "2.8"}
+
+
+def test_another_key_gets_404(client) -> None:
+    client, keys = client
+    conversation = start(client, keys.public)
+    turn(client, keys.public, conversation, FIRST)
+    for other in (keys.maintainer, keys.operator, keys.acme_public):  # same tenant or not
+        assert client.get(f"/v1/conversations/{conversation}", headers=auth(other)).status_code == 404
+        asked = client.post(
+            f"/v1/conversations/{conversation}/ask", json={"question": "x"}, headers=auth(other)
+        )
+        assert asked.status_code == 404
+    assert client.get("/v1/conversations/c_nope", headers=auth(keys.public)).status_code == 404
+    assert client.get(f"/v1/conversations/{conversation}").status_code == 401
+    empty = client.post(
+        f"/v1/conversations/{conversation}/ask", json={"question": " "}, headers=auth(keys.public)
+    )
+    assert empty.status_code == 422
+
+
+def test_a_withdrawn_citation_in_history_is_marked_and_its_claims_left_out(client) -> None:
+    client, keys = client
+    conversation = start(client, keys.public)
+    first = turn(client, keys.public, conversation, FIRST)
+    assert first["claims"] and all(claim["text"] for claim in first["claims"])
+    withdrawn = client.post("/v1/documents/faq-3.2-sso/withdraw", headers=auth(keys.operator))
+    assert withdrawn.status_code == 200, withdrawn.text
+    history = client.get(f"/v1/conversations/{conversation}", headers=auth(keys.public)).json()
+    (shown,) = history["turns"]
+    cited = [c for c in shown["citations"] if c["source_id"] == "faq-3.2-sso"]
+    assert cited and all(c["withdrawn"] and c["withdrawn_reason"] == "withdrawn" for c in cited)
+    assert shown["withdrawn_citations"] == sorted(c["id"] for c in cited)
+    resting = [
+        claim for claim in shown["claims"] if set(claim["citations"]) & set(shown["withdrawn_citations"])
+    ]
+    assert resting and all(claim["withdrawn"] and claim["text"] is None for claim in resting)
+    again = turn(client, keys.public, conversation, FIRST)  # a later turn never cites it
+    assert "faq-3.2-sso" not in [c["source_id"] for c in again["citations"]]
+
+
+def test_conversations_live_in_a_postgresql_knowledge_base(pg_url) -> None:
+    from veracity.index.embedders import FakeEmbedder
+    from veracity.kb.conversations import Conversations
+    from veracity.kb.gateway import Gateway
+    from veracity.model.errors import NotFoundError
+    from veracity.testing.tenants import build_served_kb
+
+    keys = build_served_kb(pg_url, FakeEmbedder())
+    gate = Gateway.open(pg_url)
+    talks = Conversations(gate)
+    try:
+        public = gate.admit(keys.public)
+        conversation = talks.start(public)["id"]
+        assert talks.ask(public, conversation, FIRST)["status"] == "answer"
+        assert talks.ask(public, conversation, "那 2.8 呢？")["turn"] == 2
+        assert [t["turn"] for t in talks.read(public, conversation)["turns"]] == [1, 2]
+        try:
+            talks.read(gate.admit(keys.maintainer), conversation)
+        except NotFoundError:
+            pass
+        else:
+            raise AssertionError("another key read the conversation")
+    finally:
+        talks.close()
+        gate.close()

@@ -107,6 +107,8 @@ CALLS: dict[str, Call] = {
         ("--kb", "{kb}"), "published index version", before=(("reindex", "--kb", "{kb}", "--no-progress"),)
     ),
     "status": Call(("--kb", "{kb}", "--json"), '"index"'),
+    "feedback list": Call(("--kb", "{kb}", "--rating", "all"), "no feedback"),
+    "feedback export": Call(("--kb", "{kb}", "--out", "{tmp}/feedback.jsonl"), "0 cases"),
     "sync": Call(  # the sources file names the folder ingest reads ({tmp})
         ("--kb", "{kb}", "--sources", "{tmp}/veracity.yaml", "--work", "{tmp}/sync", "--no-progress"),
         "notes (folder): 1 files · read 1",

@@ -94,6 +94,7 @@ def test_a_withdrawn_citation_in_history_is_marked_and_its_claims_left_out(clien
 def test_conversations_live_in_a_postgresql_knowledge_base(pg_url) -> None:
     from veracity.index.embedders import FakeEmbedder
     from veracity.kb.conversations import Conversations
+    from veracity.kb.feedback import read_feedback
     from veracity.kb.gateway import Gateway
     from veracity.model.errors import NotFoundError
     from veracity.testing.tenants import build_served_kb
@@ -107,6 +108,13 @@ def test_conversations_live_in_a_postgresql_knowledge_base(pg_url) -> None:
         assert talks.ask(public, conversation, FIRST)["status"] == "answer"
         assert talks.ask(public, conversation, "那 2.8 呢？")["turn"] == 2
         assert [t["turn"] for t in talks.read(public, conversation)["turns"]] == [1, 2]
+        talks.rate(public, conversation, 2, "down", "wrong version")
+        (rated,) = read_feedback(pg_url)
+        assert (rated[0].turn, rated[0].comment, rated[1].resolved) == (
+            2,
+            "wrong version",
+            "2.8 的 Team 计划能用 SAML 吗？",
+        )
         try:
             talks.read(gate.admit(keys.maintainer), conversation)
         except NotFoundError:
@@ -116,3 +124,46 @@ def test_conversations_live_in_a_postgresql_knowledge_base(pg_url) -> None:
     finally:
         talks.close()
         gate.close()
+
+
+def test_feedback_is_kept_with_the_turn_and_listed_for_operators(client, served_kb) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from veracity.cli.main import main
+    from veracity.evaluate.cases import parse_cases
+    from veracity.fixtures import tenant_config
+
+    client, keys = client
+    conversation = start(client, keys.public)
+    first = turn(client, keys.public, conversation, FIRST)
+    path = f"/v1/conversations/{conversation}/turns/1/feedback"
+    rated = client.post(path, json={"rating": "down", "comment": "不是我问的计划"}, headers=auth(keys.public))
+    assert rated.status_code == 200, rated.text
+    assert client.post(path, json={"rating": "meh"}, headers=auth(keys.public)).status_code == 422
+    assert client.post(path, json={"rating": "up"}, headers=auth(keys.maintainer)).status_code == 404
+    missing = f"/v1/conversations/{conversation}/turns/9/feedback"
+    assert client.post(missing, json={"rating": "up"}, headers=auth(keys.public)).status_code == 404
+    assert client.get("/v1/feedback", headers=auth(keys.public)).status_code == 403
+    listed = client.get("/v1/feedback?rating=down", headers=auth(keys.operator)).json()["feedback"]
+    (item,) = listed
+    assert (item["question"], item["rating"], item["comment"]) == (FIRST, "down", "不是我问的计划")
+    assert [c["source_id"] for c in item["cited"]] == ["faq-3.2-sso"] and item["roles"] == ["public"]
+    assert set(item["catalog_state"]) == {"index_generation", "catalog_revision"}
+    assert (
+        client.get("/v1/feedback", headers=auth(keys.acme_operator)).json()["feedback"] == []
+    )  # its tenant only
+    again = turn(client, keys.public, conversation, FIRST)  # feedback never changes an answer
+    assert again["claims"] == first["claims"] and again["citations"] == first["citations"]
+
+    folder, _ = served_kb
+    runner = CliRunner()
+    shown = runner.invoke(main, ["feedback", "list", "--kb", str(folder)], catch_exceptions=False)
+    assert shown.exit_code == 0 and "不是我问的计划" in shown.output and "faq-3.2-sso" in shown.output
+    out = folder.parent / "feedback.jsonl"
+    exported = runner.invoke(main, ["feedback", "export", "--kb", str(folder), "--out", str(out)])
+    assert exported.exit_code == 0, exported.output
+    (case,) = parse_cases(out.read_text(encoding="utf-8"), tenant_config())
+    assert case.question == FIRST and case.tenant == "starship" and case.expected_status is None
+    assert json.loads(out.read_text(encoding="utf-8"))["feedback"]["cited"] == ["faq-3.2-sso"]

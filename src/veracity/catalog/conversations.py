@@ -1,10 +1,12 @@
-"""Conversations of the HTTP service: who owns each one, and its turns as they were answered.
+"""Conversations of the HTTP service: who owns each one, its turns as they were answered, feedback.
 
 A conversation belongs to one API key (and so to one tenant and one set of roles); its turns
 keep the question as written, the question as resolved against the turn before
 (:mod:`veracity.text.followup`), the version and moment asked about, and the answer as it was
 served (JSON). A stored answer is history, never evidence: a later turn is asked afresh
 through every gate, and reading a conversation checks its citations against the live catalog.
+Feedback (👍/👎 and a comment) rates one turn, with the principal and the catalog state it was
+given in; it never changes an answer.
 
 Where the rows live follows :mod:`veracity.catalog.serving`: a directory keeps them in a side
 file, ``DIR/conversations.sqlite`` (durable, unlike the serving cache: deleting it loses the
@@ -29,6 +31,7 @@ __all__ = [
     "CONVERSATION_TABLES",
     "ConversationRow",
     "ConversationTables",
+    "FeedbackRow",
     "TurnRow",
     "conversations_in_database",
     "open_conversations_file",
@@ -53,6 +56,18 @@ CREATE TABLE IF NOT EXISTS conversation_turns (
     carried         TEXT NOT NULL,      -- JSON: what came from the turn before
     body            TEXT NOT NULL,      -- JSON: the answer as served
     asked_at        TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+CREATE TABLE IF NOT EXISTS conversation_feedback (
+    conversation_id TEXT NOT NULL,
+    turn            INTEGER NOT NULL,
+    tenant          TEXT NOT NULL,
+    key_id          TEXT NOT NULL,
+    roles           TEXT NOT NULL,      -- JSON list: the principal the answer was given to
+    rating          TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+    comment         TEXT NOT NULL,
+    catalog_state   TEXT NOT NULL,      -- JSON: index generation and catalog revision when rated
+    rated_at        TEXT NOT NULL,
     PRIMARY KEY (conversation_id, turn)
 );
 """
@@ -81,6 +96,21 @@ class TurnRow:
     carried: dict[str, Any]
     body: dict[str, Any]
     asked_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class FeedbackRow:
+    """👍 or 👎 (``up``/``down``) on one turn, by the key that owns the conversation."""
+
+    conversation_id: str
+    turn: int
+    tenant: str
+    key_id: str
+    roles: tuple[str, ...]
+    rating: str
+    comment: str
+    catalog_state: dict[str, Any]
+    rated_at: str
 
 
 class ConversationTables:
@@ -138,6 +168,47 @@ class ConversationTables:
                  json.dumps(body, ensure_ascii=False, sort_keys=True), asked_at),
             )  # fmt: skip
         return turn
+
+    def rate(self, row: FeedbackRow) -> None:
+        """Store (or replace) the feedback on one turn."""
+        with self.place.write() as connection:
+            connection.execute(
+                "INSERT INTO conversation_feedback (conversation_id, turn, tenant, key_id, roles, rating, "
+                "comment, catalog_state, rated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT (conversation_id, turn) DO UPDATE SET rating = excluded.rating, "
+                "comment = excluded.comment, catalog_state = excluded.catalog_state, "
+                "rated_at = excluded.rated_at",
+                (row.conversation_id, row.turn, row.tenant, row.key_id, json.dumps(list(row.roles)),
+                 row.rating, row.comment, json.dumps(row.catalog_state, sort_keys=True), row.rated_at),
+            )  # fmt: skip
+
+    def feedback(
+        self, *, tenant: str | None = None, rating: str | None = None
+    ) -> list[tuple[FeedbackRow, TurnRow]]:
+        """Feedback with the turn it rates, newest first (ties by conversation and turn)."""
+        where, params = [], []
+        for column, value in (("f.tenant", tenant), ("f.rating", rating)):
+            if value is not None:
+                where.append(f"{column} = ?")
+                params.append(value)
+        with self.place.write() as connection:
+            rows = connection.execute(
+                "SELECT f.conversation_id, f.turn, f.tenant, f.key_id, f.roles, f.rating, f.comment, "
+                "f.catalog_state, f.rated_at, t.question, t.resolved, t.version, t.as_of, t.carried, t.body, "
+                "t.asked_at FROM conversation_feedback f JOIN conversation_turns t "
+                "ON t.conversation_id = f.conversation_id AND t.turn = f.turn"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " ORDER BY f.rated_at DESC, f.conversation_id, f.turn",
+                tuple(params),
+            ).fetchall()
+        return [
+            (
+                FeedbackRow(str(c), int(n), str(te), str(k), tuple(json.loads(ro)), str(ra), str(co),
+                            json.loads(st), str(at)),
+                TurnRow(int(n), str(q), str(r), v, str(a), json.loads(ca), json.loads(b), str(asked)),
+            )
+            for c, n, te, k, ro, ra, co, st, at, q, r, v, a, ca, b, asked in rows
+        ]  # fmt: skip
 
     def close(self) -> None:
         """Close the side file (a database's store is its owner's to close)."""

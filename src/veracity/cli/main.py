@@ -104,6 +104,7 @@ def _register_kb_commands() -> None:
     from .ask import ask_command
     from .bench import bench
     from .docs import chunk_command, docs
+    from .feedback import feedback_group
     from .guard import guard_group
     from .index import INDEX_COMMANDS
     from .kb import composer_command, ingest_command, init_demo_command, kb_group
@@ -127,6 +128,7 @@ def _register_kb_commands() -> None:
     main.add_command(pg)
     main.add_command(guard_group)
     main.add_command(sync_command)
+    main.add_command(feedback_group)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

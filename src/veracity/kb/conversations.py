@@ -25,12 +25,15 @@ from ..catalog.catalog import Resolution
 from ..catalog.conversations import (
     ConversationRow,
     ConversationTables,
+    FeedbackRow,
     conversations_in_database,
     open_conversations_file,
 )
 from ..model.contracts import ExclusionReason, Status
 from ..model.errors import NotFoundError, ValidationError
 from ..text.followup import resolve_followup
+from .cache import catalog_state
+from .feedback import check_rating, items
 from .gateway import Caller, Gateway
 from .local import Moment
 
@@ -110,6 +113,31 @@ class Conversations:
             **body, "conversation_id": row.conversation_id, "turn": turn, "asked": question.strip(),
             "resolved_question": resolved.question, "version": resolved.version, "carried": resolved.carried,
         }  # fmt: skip
+
+    def rate(self, caller: Caller, conversation_id: str, turn: int, rating: str, comment: str | None = None
+             ) -> dict[str, Any]:  # fmt: skip
+        """👍 (``up``) or 👎 (``down``) with an optional comment on one turn of the key's conversation;
+        a second rating of the same turn replaces the first. It never changes an answer."""
+        row = self._owned(caller, conversation_id)
+        rating, text = check_rating(rating, comment)
+        if turn not in {t.turn for t in self.tables.turns(row.conversation_id)}:
+            raise NotFoundError(f"conversation {conversation_id!r} has no turn {turn}")
+        state = catalog_state(self.gate.side)
+        feedback = FeedbackRow(
+            row.conversation_id, turn, row.tenant, row.key_id, tuple(sorted(caller.principal.roles)),
+            rating, text,
+            {"index_generation": state.index_generation, "catalog_revision": state.catalog_revision},
+            datetime.now(UTC).isoformat(timespec="seconds"),
+        )  # fmt: skip
+        self.tables.rate(feedback)
+        return {"conversation_id": row.conversation_id, "turn": turn, "rating": rating, "comment": text}
+
+    def feedback(self, caller: Caller, rating: str | None = None) -> list[dict[str, Any]]:
+        """Operator: the feedback of the key's tenant (``rating``: only ``up`` or ``down``), newest first."""
+        self.gate.require_operator(caller)
+        if rating is not None:
+            check_rating(rating, None)
+        return items(self.tables.feedback(tenant=caller.principal.tenant, rating=rating))
 
     def read(self, caller: Caller, conversation_id: str) -> dict[str, Any]:
         """The conversation with each turn's citations checked against the live catalog now."""

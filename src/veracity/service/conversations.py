@@ -58,6 +58,27 @@ def ask(conversation_id: str, body: TurnBody, who: Who, talks: Talks) -> dict[st
     return talks.ask(who, conversation_id, body.question, version=body.version, as_of=body.as_of)
 
 
+class FeedbackBody(BaseModel):
+    """👍 or 👎 on one turn, and why."""
+
+    model_config = ConfigDict(extra="forbid")
+    rating: str = Field(description="'up' or 'down'.")
+    comment: str | None = Field(None, description="What was wrong (or right), at most 2,000 characters.")
+
+
+@router.post("/v1/conversations/{conversation_id}/turns/{turn}/feedback", tags=["conversations"],
+             dependencies=JSON)  # fmt: skip
+def rate(conversation_id: str, turn: int, body: FeedbackBody, who: Who, talks: Talks) -> dict[str, Any]:
+    """Rate one turn of this key's conversation (it never changes an answer)."""
+    return talks.rate(who, conversation_id, turn, body.rating, body.comment)
+
+
+@router.get("/v1/feedback", tags=["operator"])
+def feedback(who: Who, talks: Talks, rating: str | None = None) -> dict[str, Any]:
+    """Operator: the tenant's rated turns with their questions and citations, newest first."""
+    return {"feedback": talks.feedback(who, rating)}
+
+
 @router.get("/v1/conversations/{conversation_id}", tags=["conversations"])
 def read(conversation_id: str, who: Who, talks: Talks) -> dict[str, Any]:
     """The conversation's turns; a citation the key could not cite now is marked withdrawn."""

@@ -159,6 +159,22 @@ def test_page_in_chromium(server, tmp_path) -> None:
             phone.wait_for_selector("#context:not([hidden]) mark")
             phone.screenshot(path=str(shots / "page-phone.png"), full_page=True)
 
+            # A conversation: the follow-up is asked as resolved against the turn before, answered
+            # from the right document; a thumbs down with a comment is recorded.
+            desktop.uncheck("#explain")
+            desktop.click("#new-conversation")
+            _ask(desktop, "2.8 的 Team 计划能用 SAML 吗？")
+            assert desktop.locator("#history li").count() == 0
+            _ask(desktop, "那 3.2 呢？")
+            assert desktop.locator("#resolved").inner_text().endswith("3.2 的 Team 计划能用 SAML 吗？")
+            assert desktop.locator("#history li").count() == 1
+            assert "3.2 单点登录（SSO）常见问题" in desktop.locator("#citations").inner_text()
+            desktop.click("#feedback-down")
+            desktop.fill("#feedback-comment", "想问的是 Enterprise 计划")
+            desktop.click("#feedback-send")
+            desktop.wait_for_selector("#feedback-done:not([hidden])")
+            desktop.screenshot(path=str(shots / "page-conversation.png"), full_page=True)
+
             # An operator sees the explain table, and withdraws a document after confirming.
             operator = browser.new_page(viewport={"width": 1100, "height": 900})
             operator.goto(f"{base}/")
@@ -169,6 +185,9 @@ def test_page_in_chromium(server, tmp_path) -> None:
             assert "cited [1]" in operator.locator("#explain-table").inner_text()
             operator.goto(f"{base}/operator")
             operator.wait_for_selector("#documents tbody tr")
+            operator.wait_for_selector("#feedback-table tbody tr")
+            rated = operator.locator("#feedback-table tbody").inner_text()
+            assert "想问的是 Enterprise 计划" in rated and "3.2 的 Team 计划能用 SAML 吗？" in rated
             row = operator.locator("#documents tr[data-id='faq-3.2-sso']")
             assert row.get_attribute("data-status") == "active"
             dialogs: list[str] = []

@@ -21,6 +21,12 @@ const LABELS = {
     col_id: "id", col_title: "title", col_status: "status", col_visibility: "visibility",
     col_trust: "trust", col_chunks: "chunks", col_action: "",
     summary: "{n} documents · cache hit rate {rate} · index version {version}",
+    new_conversation: "New conversation", history: "Earlier in this conversation",
+    asked_as: "Asked as: {question}", feedback_ask: "Was this answer right?",
+    feedback_comment: "What was wrong? (optional)", feedback_send: "Send", feedback_up: "Yes",
+    feedback_down: "No, say what was wrong",
+    feedback_thanks: "Thank you: recorded.", feedback: "Thumbs down", col_rated: "rated",
+    col_question: "question", col_cited: "cited", col_comment: "comment",
   },
   zh: {
     nav_ask: "提问", nav_operator: "运维", key_label: "API 密钥", key_use: "使用密钥",
@@ -36,6 +42,12 @@ const LABELS = {
     col_id: "编号", col_title: "标题", col_status: "状态", col_visibility: "可见性",
     col_trust: "可信度", col_chunks: "分块", col_action: "",
     summary: "{n} 个文档 · 缓存命中率 {rate} · 索引版本 {version}",
+    new_conversation: "新对话", history: "本次对话的前几轮",
+    asked_as: "按此提问：{question}", feedback_ask: "这个回答对吗？",
+    feedback_comment: "哪里不对？（可选）", feedback_send: "发送", feedback_up: "对",
+    feedback_down: "不对，说明原因",
+    feedback_thanks: "谢谢，已记录。", feedback: "差评", col_rated: "评价时间",
+    col_question: "问题", col_cited: "引用", col_comment: "意见",
   },
 };
 
@@ -56,6 +68,9 @@ function applyLabels() {
   const lang = language();
   document.documentElement.lang = lang === "zh" ? "zh-CN" : "en";
   for (const node of document.querySelectorAll("[data-i18n]")) node.textContent = t(node.dataset.i18n);
+  for (const node of document.querySelectorAll("[data-i18n-placeholder]")) {
+    node.placeholder = t(node.dataset.i18nPlaceholder);
+  }
   const toggle = document.getElementById("language");
   if (toggle) toggle.textContent = lang === "zh" ? "English" : "中文";
 }

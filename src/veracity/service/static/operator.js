@@ -54,6 +54,24 @@ async function load() {
   }
 }
 
-document.getElementById("refresh").addEventListener("click", () => { notice(""); load(); });
-setupKey(load);
+async function loadFeedback() {
+  const table = document.getElementById("feedback-table");
+  table.replaceChildren();
+  if (!storedKey()) return;
+  try {
+    const { feedback } = await api("/v1/feedback?rating=down").then((r) => r.json());
+    const columns = ["col_rated", "col_question", "col_status", "col_cited", "col_comment"];
+    table.append(el("thead", {}, el("tr", {}, ...columns.map((name) => el("th", {}, t(name))))),
+      el("tbody", {}, ...feedback.map((item) => el("tr", { "data-conversation": item.conversation_id },
+        el("td", {}, item.rated_at), el("td", {}, item.question),
+        el("td", {}, el("span", { class: "badge small", dataset: { status: item.status } }, item.status)),
+        el("td", {}, item.cited.map((c) => c.source_id).join(", ")), el("td", {}, item.comment)))));
+  } catch (error) {
+    if (error.status !== 403) showError(error.message);
+  }
+}
+
+document.getElementById("refresh").addEventListener("click", () => { notice(""); load(); loadFeedback(); });
+setupKey(() => { load(); loadFeedback(); });
 load();
+loadFeedback();

@@ -1,9 +1,11 @@
-// The question page: streams the answer from /v1/ask/stream (server-sent events read with
-// fetch, so the key travels in the Authorization header), shows the status badge with its
-// reasons, the claims with numbered citations, and opens a cited chunk in its document.
+// The question page: asks in a conversation (/v1/conversations: a follow-up is resolved against
+// the turn before, and the page shows how it was asked), or, with Explain, streams one answer
+// from /v1/ask/stream (server-sent events read with fetch, so the key travels in the
+// Authorization header); shows the status badge with its reasons, the claims with numbered
+// citations, opens a cited chunk in its document, and takes 👍/👎 with a comment on a turn.
 "use strict";
 
-const state = { claims: [], citations: new Map(), lastAsked: null };
+const state = { claims: [], citations: new Map(), lastAsked: null, conversation: null, turn: null };
 
 function statusLabel(status) {
   return t(`status_${status}`);
@@ -21,6 +23,10 @@ function resetAnswer() {
   document.getElementById("cache").textContent = "";
   document.getElementById("context").hidden = true;
   document.getElementById("explain-panel").hidden = true;
+  document.getElementById("resolved").hidden = true;
+  document.getElementById("feedback").hidden = true;
+  document.getElementById("feedback-form").hidden = true;
+  document.getElementById("feedback-done").hidden = true;
   const badge = document.getElementById("badge");
   badge.dataset.status = "pending";
   badge.textContent = t("status_pending");
@@ -170,6 +176,74 @@ const HANDLERS = {
   status: onStatus, claim: onClaim, citation: onCitation, explain: onExplain, error: onError,
 };
 
+function remember(asked, data) {
+  // the turn just answered joins the conversation's history once the next one is asked
+  const item = el("li", { dataset: { status: data.status } },
+    el("span", {}, data.resolved_question || asked.question), " ",
+    el("span", { class: "badge small", dataset: { status: data.status } }, statusLabel(data.status)));
+  state.pending = item;
+}
+
+function showTurn(asked, data) {
+  if (state.pending) {
+    document.getElementById("history").append(state.pending);
+    document.getElementById("history-panel").hidden = false;
+  }
+  state.turn = data.turn;
+  onStatus(data);
+  if (data.carried && Object.keys(data.carried).length) {
+    const resolved = document.getElementById("resolved");
+    resolved.textContent = t("asked_as", { question: data.resolved_question });
+    resolved.hidden = false;
+  }
+  for (const claim of data.claims) onClaim(claim);
+  for (const citation of data.citations) onCitation(citation);
+  document.getElementById("feedback").hidden = false;
+  document.getElementById("new-conversation").hidden = false;
+  remember(asked, data);
+}
+
+async function askInConversation(asked) {
+  if (!state.conversation) {
+    const started = await api("/v1/conversations", {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ title: asked.question }),
+    }).then((r) => r.json());
+    state.conversation = started.id;
+  }
+  const body = { question: asked.question };
+  if (asked.version) body.version = asked.version;
+  if (asked.as_of) body.as_of = asked.as_of;
+  const data = await api(`/v1/conversations/${encodeURIComponent(state.conversation)}/ask`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
+  }).then((r) => r.json());
+  showTurn(asked, data);
+}
+
+async function sendFeedback(rating) {
+  if (!state.conversation || !state.turn) return;
+  const comment = document.getElementById("feedback-comment").value.trim();
+  try {
+    await api(`/v1/conversations/${encodeURIComponent(state.conversation)}/turns/${state.turn}/feedback`, {
+      method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(comment ? { rating, comment } : { rating }),
+    });
+    document.getElementById("feedback-form").hidden = true;
+    document.getElementById("feedback-done").hidden = false;
+  } catch (error) {
+    showError(error.message);
+  }
+}
+
+function newConversation() {
+  state.conversation = null;
+  state.turn = null;
+  state.pending = null;
+  document.getElementById("history").replaceChildren();
+  document.getElementById("history-panel").hidden = true;
+  document.getElementById("new-conversation").hidden = true;
+  document.getElementById("answer").hidden = true;
+}
+
 async function ask(event) {
   event.preventDefault();
   const question = document.getElementById("question").value.trim();
@@ -188,6 +262,11 @@ async function ask(event) {
   const button = document.getElementById("ask-button");
   button.disabled = true;
   try {
+    if (!asked.explain) {
+      await askInConversation(asked);
+      document.getElementById("answer").dataset.done = "true";
+      return;
+    }
     const response = await api(`/v1/ask/stream?${params}`, { headers: { Accept: "text/event-stream" } });
     const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
     let buffer = "";
@@ -212,6 +291,13 @@ async function ask(event) {
 }
 
 document.getElementById("ask-form").addEventListener("submit", ask);
+document.getElementById("new-conversation").addEventListener("click", newConversation);
+document.getElementById("feedback-up").addEventListener("click", () => sendFeedback("up"));
+document.getElementById("feedback-down").addEventListener("click", () => {
+  document.getElementById("feedback-form").hidden = false;
+  document.getElementById("feedback-comment").focus();
+});
+document.getElementById("feedback-send").addEventListener("click", () => sendFeedback("down"));
 document.getElementById("context-close").addEventListener("click", () => {
   document.getElementById("context").hidden = true;
 });

@@ -81,6 +81,8 @@ def test_governance_enters_the_fingerprint_digest(tmp_path: Path) -> None:
         ("sources: [{name: a, folder: x, include: [1]}]", "'include': must be a string or a list"),
         ("sources: [{name: &n a, folder: x}]", "anchor"),
         ("sources: [", "is not valid YAML"),
+        ("sources: [{name: a, git: '--upload-pack=x'}]", "starts with '-'"),
+        ("sources: [{name: a, git: repo, ref: '--output=x'}]", "'ref': must not start with '-'"),
     ],
 )
 def test_mistakes_are_named(tmp_path: Path, text: str, message: str) -> None:

@@ -180,6 +180,8 @@ def _location(kind: str, entry: Mapping[str, Any], base: Path, *, path: str, sou
             "must be a path" + (" or URL" if kind == "git" else ""), path=path, source=source, key=kind
         )
     raw = raw.strip()
+    if kind == "git" and raw.startswith("-"):  # git would read it as an option
+        raise _fail(f"{raw!r} is not a repository (it starts with '-')", path=path, source=source, key=kind)
     if kind == "git" and (re.match(r"[a-z][a-z0-9+.-]*://", raw) or re.match(r"[\w.-]+@[\w.-]+:", raw)):
         return raw
     return str((base / Path(raw).expanduser()).resolve())
@@ -214,6 +216,9 @@ def _source(entry: Any, index: int, base: Path, *, path: str) -> SourceSpec:
             for key in ("path", "ref")
             if key in entry
         )
+        for key, value in options:
+            if value.startswith("-"):  # git would read it as an option
+                raise _fail(f"must not start with '-', got {value!r}", path=path, source=name, key=key)
     elif kind == "site":
         options = _site_options(entry, path=path, source=name)
     schedule = entry.get("schedule")

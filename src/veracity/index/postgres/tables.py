@@ -72,8 +72,10 @@ def create_index_tables(connection: Any, tables: IndexTables) -> None:
             status TEXT NOT NULL, visibility TEXT NOT NULL, valid_from TEXT NOT NULL, valid_until TEXT,
             version_min_key TEXT, version_max_key TEXT, record TEXT NOT NULL,
             n_chunks INTEGER NOT NULL DEFAULT 0, n_tokens BIGINT NOT NULL DEFAULT 0)""",
+        # doc_key included: the governance filter reads the index alone (an index-only scan), never
+        # the heap; at 1M chunks that is 25 ms a query instead of 55 (docs/postgresql.md)
         f"""CREATE INDEX {p}documents_filter ON {t.documents} (tenant, status, valid_from, valid_until,
-            version_min_key, version_max_key, visibility, document_id)""",
+            version_min_key, version_max_key, visibility, document_id) INCLUDE (doc_key)""",
         f"""CREATE TABLE {t.document_roles} (
             doc_key BIGINT NOT NULL, role TEXT NOT NULL, doc_tenant TEXT NOT NULL,
             PRIMARY KEY (doc_key, role))""",

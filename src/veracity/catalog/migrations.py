@@ -23,6 +23,7 @@ from typing import Any, Final
 import apsw
 
 from ..model.errors import MigrationError, NewerFormatError
+from . import schema
 from .connection import connect
 from .syncs import SYNC_TABLES
 
@@ -51,44 +52,22 @@ class Migration:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_documents",
-        """
+        f"""
         CREATE TABLE documents (
             seq              INTEGER PRIMARY KEY AUTOINCREMENT,  -- order revisions were stored
-            document_id      TEXT NOT NULL UNIQUE,
-            source_id        TEXT NOT NULL,
-            revision         TEXT NOT NULL,
-            content_digest   TEXT NOT NULL,
-            title            TEXT NOT NULL,
-            source_type      TEXT NOT NULL,
-            tenant           TEXT NOT NULL,
-            version_min      TEXT,
-            version_max      TEXT,
-            valid_from       TEXT NOT NULL,                       -- ISO-8601 UTC
-            valid_until      TEXT,                                -- ISO-8601 UTC
-            status           TEXT NOT NULL CHECK (status IN ('active', 'retired', 'withdrawn')),
-            visibility       TEXT NOT NULL,
-            trust            TEXT NOT NULL,
-            language         TEXT NOT NULL,
-            body             TEXT NOT NULL,
+{schema.DOCUMENT_COLUMNS}
             catalog_revision INTEGER NOT NULL DEFAULT 1 CHECK (catalog_revision >= 1),
             stored_at        TEXT NOT NULL,
             updated_at       TEXT NOT NULL
         );
-        CREATE INDEX documents_by_source ON documents (source_id, seq);
-        CREATE INDEX documents_by_tenant ON documents (tenant, status);
+{schema.DOCUMENT_INDEXES}
         CREATE TABLE document_roles (
-            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            ordinal     INTEGER NOT NULL,
-            role        TEXT NOT NULL,
+{schema.DOCUMENT_ROLE_COLUMNS}
             PRIMARY KEY (document_id, ordinal)
         ) WITHOUT ROWID;
         CREATE INDEX document_roles_by_role ON document_roles (role);
         CREATE TABLE document_facts (
-            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            ordinal     INTEGER NOT NULL,
-            fact_id     TEXT NOT NULL,
-            quote       TEXT NOT NULL,
-            stance      TEXT NOT NULL DEFAULT 'supports',
+{schema.DOCUMENT_FACT_COLUMNS}
             PRIMARY KEY (document_id, ordinal)
         ) WITHOUT ROWID;
         CREATE INDEX document_facts_by_fact ON document_facts (fact_id);
@@ -96,20 +75,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         "0002_chunks",
-        """
+        f"""
         CREATE TABLE chunks (
             seq             INTEGER PRIMARY KEY,   -- stable integer key for derived indexes
-            chunk_id        TEXT NOT NULL UNIQUE,
-            document_id     TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            document_digest TEXT NOT NULL,
-            ordinal         INTEGER NOT NULL,
-            heading_path    TEXT NOT NULL,         -- JSON array of strings
-            kind            TEXT NOT NULL,
-            "start"         INTEGER NOT NULL,
-            "end"           INTEGER NOT NULL,
-            text            TEXT NOT NULL,
-            context_prefix  TEXT NOT NULL DEFAULT '',
-            fact_ids        TEXT NOT NULL DEFAULT '[]',  -- JSON array of strings
+{schema.CHUNK_COLUMNS}
             UNIQUE (document_id, ordinal)
         );
         """,
@@ -196,14 +165,11 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         "0007_ingestion_ledger",
-        """
+        f"""
         -- every step of every ingested file (veracity.ingest.ledger); append-only
         CREATE TABLE ingestion_steps (
             seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id       TEXT NOT NULL,
-            source       TEXT NOT NULL,
-            source_id    TEXT,
-            document_id  TEXT,
+{schema.LEDGER_STEP_COLUMNS}
             state        TEXT NOT NULL CHECK (state IN
                 ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed')),
             reason       TEXT,
@@ -211,10 +177,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         );
         CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
         CREATE TABLE quarantine (
-            source  TEXT PRIMARY KEY,
-            reason  TEXT NOT NULL,
-            run_id  TEXT NOT NULL,
-            at      TEXT NOT NULL
+{schema.QUARANTINE_COLUMNS}
         ) WITHOUT ROWID;
         """,
     ),
@@ -232,7 +195,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     # gives every version), published; readers follow index_pointer.
     Migration(
         "0009_index_versions",
-        """
+        f"""
         ALTER TABLE index_documents RENAME TO ix1_documents;
         ALTER TABLE index_document_roles RENAME TO ix1_document_roles;
         ALTER TABLE index_chunks RENAME TO ix1_chunks;
@@ -251,17 +214,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         CREATE INDEX ix1_chunks_by_document ON ix1_chunks (doc_key, ordinal);
         CREATE INDEX ix1_chunks_by_tenant ON ix1_chunks (tenant_key, chunk_key);
         CREATE TABLE index_versions (
-            version      INTEGER PRIMARY KEY,
-            state        TEXT NOT NULL CHECK (state IN
-                ('building', 'verified', 'published', 'retired', 'rolled-back', 'failed', 'dropped')),
-            created_at   TEXT NOT NULL,
-            verified_at  TEXT,
-            published_at TEXT,
-            ended_at     TEXT,
-            owner        TEXT,                     -- host:pid of the process building it
-            reason       TEXT,                     -- why it failed or was dropped
-            embedder     TEXT,                     -- veracity.index.embedders name, when known
-            manifest     TEXT                      -- JSON: what it was built from and holds
+{schema.INDEX_VERSION_COLUMNS}
         );
         INSERT INTO index_versions (version, state, created_at, published_at)
             VALUES (1, 'published', strftime('%Y-%m-%dT%H:%M:%fZ'), strftime('%Y-%m-%dT%H:%M:%fZ'));
@@ -312,20 +265,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         "0012_ledger_lifecycle_states",
-        """
+        f"""
         -- the ledger also records files skipped on purpose and documents withdrawn or
         -- deleted after ingest, so a file's latest state is its real one
         CREATE TABLE ingestion_steps_new (
             seq          INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id       TEXT NOT NULL,
-            source       TEXT NOT NULL,
-            source_id    TEXT,
-            document_id  TEXT,
-            state        TEXT NOT NULL CHECK (state IN
-                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed',
-                 'skipped', 'withdrawn', 'retired', 'deleted')),
-            reason       TEXT,
-            at           TEXT NOT NULL
+{schema.LEDGER_STEP_COLUMNS}
+{schema.LEDGER_STATE_COLUMNS}
         );
         INSERT INTO ingestion_steps_new (seq, run_id, source, source_id, document_id, state, reason, at)
             SELECT seq, run_id, source, source_id, document_id, state, reason, at FROM ingestion_steps;

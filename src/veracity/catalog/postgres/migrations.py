@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
+from .. import schema
 from ..conversations import CONVERSATION_TABLES
 from ..migrations import LEDGER, Migration, apply_missing, missing
 from ..syncs import SYNC_TABLES
@@ -121,63 +122,31 @@ def _document_tenant_keys() -> str:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "pg0001_catalog",
-        """
+        f"""
         CREATE TABLE documents (
             seq              BIGSERIAL PRIMARY KEY,
-            document_id      TEXT NOT NULL UNIQUE,
-            source_id        TEXT NOT NULL,
-            revision         TEXT NOT NULL,
-            content_digest   TEXT NOT NULL,
-            title            TEXT NOT NULL,
-            source_type      TEXT NOT NULL,
-            tenant           TEXT NOT NULL,
-            version_min      TEXT,
-            version_max      TEXT,
-            valid_from       TEXT NOT NULL,
-            valid_until      TEXT,
-            status           TEXT NOT NULL CHECK (status IN ('active', 'retired', 'withdrawn')),
-            visibility       TEXT NOT NULL,
-            trust            TEXT NOT NULL,
-            language         TEXT NOT NULL,
-            body             TEXT NOT NULL,
+{schema.DOCUMENT_COLUMNS}
             catalog_revision BIGINT NOT NULL DEFAULT 1 CHECK (catalog_revision >= 1),
             stored_at        TEXT NOT NULL,
             updated_at       TEXT NOT NULL,
-            extra_metadata   TEXT NOT NULL DEFAULT '{}',
+            extra_metadata   TEXT NOT NULL DEFAULT '{{}}',
             defaulted_fields TEXT NOT NULL DEFAULT '[]'
         );
-        CREATE INDEX documents_by_source ON documents (source_id, seq);
-        CREATE INDEX documents_by_tenant ON documents (tenant, status);
+{schema.DOCUMENT_INDEXES}
         CREATE TABLE document_roles (
-            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            ordinal     INTEGER NOT NULL,
-            role        TEXT NOT NULL,
+{schema.DOCUMENT_ROLE_COLUMNS}
             doc_tenant  TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (document_id, ordinal)
         );
         CREATE TABLE document_facts (
-            document_id TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            ordinal     INTEGER NOT NULL,
-            fact_id     TEXT NOT NULL,
-            quote       TEXT NOT NULL,
-            stance      TEXT NOT NULL DEFAULT 'supports',
+{schema.DOCUMENT_FACT_COLUMNS}
             doc_tenant  TEXT NOT NULL DEFAULT '',
             PRIMARY KEY (document_id, ordinal)
         );
         CREATE INDEX document_facts_by_fact ON document_facts (fact_id);
         CREATE TABLE chunks (
             seq             BIGSERIAL PRIMARY KEY,
-            chunk_id        TEXT NOT NULL UNIQUE,
-            document_id     TEXT NOT NULL REFERENCES documents (document_id) ON DELETE CASCADE,
-            document_digest TEXT NOT NULL,
-            ordinal         INTEGER NOT NULL,
-            heading_path    TEXT NOT NULL,
-            kind            TEXT NOT NULL,
-            "start"         INTEGER NOT NULL,
-            "end"           INTEGER NOT NULL,
-            text            TEXT NOT NULL,
-            context_prefix  TEXT NOT NULL DEFAULT '',
-            fact_ids        TEXT NOT NULL DEFAULT '[]',
+{schema.CHUNK_COLUMNS}
             page_start      INTEGER CHECK (page_start >= 1),
             page_end        INTEGER CHECK (page_end >= page_start),
             doc_tenant      TEXT NOT NULL DEFAULT '',
@@ -204,26 +173,16 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         "pg0002_knowledge_base",
-        """
+        f"""
         CREATE TABLE ingestion_steps (
             seq          BIGSERIAL PRIMARY KEY,
-            run_id       TEXT NOT NULL,
-            source       TEXT NOT NULL,
-            source_id    TEXT,
-            document_id  TEXT,
-            state        TEXT NOT NULL CHECK (state IN
-                ('discovered', 'parsed', 'chunked', 'embedded', 'indexed', 'active', 'unchanged', 'failed',
-                 'skipped', 'withdrawn', 'retired', 'deleted')),
-            reason       TEXT,
-            at           TEXT NOT NULL
+{schema.LEDGER_STEP_COLUMNS}
+{schema.LEDGER_STATE_COLUMNS}
         );
         CREATE INDEX ingestion_steps_source ON ingestion_steps (source, seq);
         CREATE INDEX ingestion_steps_source_id ON ingestion_steps (source_id, seq);
         CREATE TABLE quarantine (
-            source  TEXT PRIMARY KEY,
-            reason  TEXT NOT NULL,
-            run_id  TEXT NOT NULL,
-            at      TEXT NOT NULL
+{schema.QUARANTINE_COLUMNS}
         );
         CREATE TABLE kb_settings (
             key   TEXT PRIMARY KEY,
@@ -283,20 +242,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(
         "pg0003_index_registry",
-        """
+        f"""
         CREATE EXTENSION IF NOT EXISTS vector;
         CREATE TABLE index_versions (
-            version      INTEGER PRIMARY KEY,
-            state        TEXT NOT NULL CHECK (state IN
-                ('building', 'verified', 'published', 'retired', 'rolled-back', 'failed', 'dropped')),
-            created_at   TEXT NOT NULL,
-            verified_at  TEXT,
-            published_at TEXT,
-            ended_at     TEXT,
-            owner        TEXT,
-            reason       TEXT,
-            embedder     TEXT,
-            manifest     TEXT
+{schema.INDEX_VERSION_COLUMNS}
         );
         INSERT INTO index_versions (version, state, created_at, published_at)
             VALUES (1, 'published', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),

@@ -28,29 +28,28 @@ Either way both backends give the same scores and the same ties.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from datetime import datetime
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
-from ...model.contracts import Chunk, Principal, parse_enum
+from ...model.contracts import Principal
 from ..dense import Embedder
-from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from ..sqlite.bm25_plan import PostingsBM25
 from ..sqlite.entry import Hits, SearchEntry, Vector
 from ..sqlite.filter import eligible_sql
 from ..sqlite.fts import Postings
-from ..sqlite.resident import DenseMode, ResidentDense, check_embedder_fits
+from ..sqlite.opened import OpenedIndex
+from ..sqlite.resident import ResidentDense, check_embedder_fits
 from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
 from ..sqlite.versions import read_pointer
-from ..sqlite.views import ChunksView, IndexState, TenantView, VersionedReads, load_doc_keys
+from ..sqlite.views import IndexState, TenantView, VersionedReads, load_doc_keys
 from ..sqlite.writer import VectorModel
 from . import writer
 from .segments import read_segment_postings
@@ -82,45 +81,24 @@ class PostgresIndexSQL(IndexSQL):
     reusable_vectors = staticmethod(writer.reusable_vectors)
 
 
-class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedReads, IndexWriter):
+class PostgresSearchIndex(OpenedIndex, SearchEntry, PostingsBM25, ResidentDense, VersionedReads, IndexWriter):
     """The search index stored next to the catalog in one PostgreSQL database."""
 
     _sql = PostgresIndexSQL
 
-    def __init__(
-        self,
-        store: PostgresStore,
-        *,
-        version: int | None = None,
-        dense_mode: DenseMode | str = DenseMode.RESIDENT,
-        k1: float = 1.2,
-        b: float = 0.75,
-        **_: Any,
-    ) -> None:
-        """Use the index of ``store``'s database: the published version, or ``version`` when given."""
-        self._store = store  # type: ignore[assignment]
-        self._conn = store.connection
+    def _attach(self, store: PostgresStore) -> None:
+        """Per-scope caches and the database's own plan choice (see :class:`OpenedIndex`)."""
         self._pg = store.connection
-        self._pinned = IndexTables(version) if version is not None else None
-        self.k1, self.b = float(k1), float(b)
-        self._lock = threading.RLock()
-        self._cache: IndexState | None = None
         self._scoped: dict[str, IndexState] = {}
         self._pointer_held: tuple[object, tuple[int, int]] | None = None
-        self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
-        self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
         self.exact_max = EXACT_MAX_CHUNKS  # DenseMode.SQL's choice of plan
-        self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
-        self.oversample, self.min_candidates = DEFAULT_OVERSAMPLE, MIN_CANDIDATES  # SQLite's quantized plan
-        self.sql_exact_max: int | None = None
-        self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------------------
 
     @property
     def store(self) -> PostgresStore:
         """The catalog store whose database holds this index."""
-        return self._store  # type: ignore[return-value]
+        return self._store
 
     @property
     def embedder_id(self) -> str:
@@ -142,30 +120,14 @@ class PostgresSearchIndex(SearchEntry, PostingsBM25, ResidentDense, VersionedRea
             current, generation = read_pointer(self._conn)
             tables = self._pinned or IndexTables(current)
             model = writer.read_vector_model(self._conn, tables)
-            count = lambda table: int(self._pg.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0])  # noqa: E731
-            return IndexStats(
-                version=tables.version,
-                generation=generation,
-                documents=count(tables.documents),
-                chunks=count(tables.chunks),
-                tenants=count(tables.tenants),
-                vectors=count(model.table) if model else 0,
-                model_id=model.model_id if model else None,
-                dim=model.dim if model else None,
-            )
+            return IndexStats.counted(
+                tables, generation, model,
+                lambda table: int(self._pg.execute(f"SELECT count(*) FROM {table}").fetchall()[0][0]),
+            )  # fmt: skip
 
     def cache_info(self) -> dict[str, int]:
         """What this reader holds in memory for the current generation (for benchmarks and tuning)."""
-        state = self._state()
-        return {
-            "version": state.tables.version,
-            "generation": state.generation,
-            "tenants_loaded": sum(v is not None for v in state.tenants.values()),
-            "postings_terms": len(state.postings),
-            "postings_entries": state.postings_size,
-            "postings_hits": state.postings_hits,
-            "postings_reads": state.postings_reads,
-        }
+        return self._state().cache_info()
 
     def _scope(self) -> str | None:
         """The tenant reads are confined to now: row-level security shows the reader role only its rows."""

@@ -34,18 +34,16 @@ from the catalog are removed.
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
-from ...model.contracts import Chunk, Principal, parse_enum
+from ...model.contracts import Principal
 from ...model.governance import EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder
-from ..quantized import DEFAULT_OVERSAMPLE, MIN_CANDIDATES, QUANTIZED_MIN_ROWS
 from .approximate import AnnReader, ApproximateDense
 from .artefacts import ann_folder
 from .bm25_plan import PostingsBM25
@@ -53,12 +51,12 @@ from .eligibility import EligibilityStep
 from .entry import SearchEntry
 from .filter import eligible_keys
 from .fts import Postings, read_postings
+from .opened import OpenedIndex
 from .resident import SQL_FETCH_COST_RATIO, DenseMode, ResidentDense, check_embedder_fits
 from .sync import IndexWriter, SyncReport
 from .tables import IndexTables
 from .versions import read_pointer
 from .views import (
-    ChunksView,
     IndexState,
     TenantView,
     VersionedReads,
@@ -82,39 +80,36 @@ class IndexStats:
     model_id: str | None
     dim: int | None
 
+    @classmethod
+    def counted(
+        cls, tables: IndexTables, generation: int, model: VectorModel | None, count: Callable[[str], int]
+    ) -> IndexStats:
+        """The stats of ``tables`` with ``count(table)`` rows in each (SQLite and PostgreSQL alike)."""
+        return cls(
+            version=tables.version,
+            generation=generation,
+            documents=count(tables.documents),
+            chunks=count(tables.chunks),
+            tenants=count(tables.tenants),
+            vectors=count(model.table) if model else 0,
+            model_id=model.model_id if model else None,
+            dim=model.dim if model else None,
+        )
+
 
 class SQLiteSearchIndex(
-    SearchEntry, PostingsBM25, ResidentDense, ApproximateDense, VersionedReads, IndexWriter
+    OpenedIndex, SearchEntry, PostingsBM25, ResidentDense, ApproximateDense, VersionedReads, IndexWriter
 ):
     """The search index stored next to the catalog in one SQLite file."""
 
-    def __init__(
-        self,
-        store: SQLiteStore,
-        *,
-        version: int | None = None,
-        dense_mode: DenseMode | str = DenseMode.RESIDENT,
-        k1: float = 1.2,
-        b: float = 0.75,
-    ) -> None:
-        """Use the index of ``store``'s database: the published version, or ``version`` when given."""
-        self._store = store
-        self._conn = store.connection
-        self._pinned = IndexTables(version) if version is not None else None
-        self.dense_mode = parse_enum(DenseMode, dense_mode, what="dense mode")
-        self.k1, self.b = float(k1), float(b)
-        self._lock = threading.RLock()
-        self._cache: IndexState | None = None
+    _store: SQLiteStore
+
+    def _attach(self, store: SQLiteStore) -> None:
+        """The eligibility step's cache and the approximate indexes (see :class:`OpenedIndex`)."""
         self._eligibility: tuple[IndexState, EligibilityStep] | None = None
-        self.chunks: Mapping[str, Chunk] = ChunksView(self._conn, self._state)
-        self.sql_exact_max: int | None = None  # None: decide by SQL_FETCH_COST_RATIO
-        self.quantized_min_rows: int | None = QUANTIZED_MIN_ROWS  # None: always exact
-        self.oversample = DEFAULT_OVERSAMPLE
-        self.min_candidates = MIN_CANDIDATES  # Hamming candidates kept whatever k
         self.ann_min_rows: int | None = ANN_MIN_ROWS  # None: never build nor use approximate indexes
         self.ann_nprobe, self.ann_oversample = DEFAULT_NPROBE, ANN_OVERSAMPLE
         self._ann = AnnReader(ann_folder(store))
-        self.last_dense_plan = ""
 
     # -- identity and state ----------------------------------------------------
 
@@ -143,35 +138,12 @@ class SQLiteSearchIndex(
             current, generation = read_pointer(self._conn)
             tables = self._pinned or IndexTables(current)
             model = read_vector_model(self._conn, tables)
-            count = lambda sql: int(scalar(self._conn, sql))  # noqa: E731
-            vectors = count(f"SELECT count(*) FROM {model.table}") if model else 0
-            documents = count(f"SELECT count(*) FROM {tables.documents}")
-            chunks = count(f"SELECT count(*) FROM {tables.chunks}")
-            tenants = count(f"SELECT count(*) FROM {tables.tenants}")
-        return IndexStats(
-            version=tables.version,
-            generation=generation,
-            documents=documents,
-            chunks=chunks,
-            tenants=tenants,
-            vectors=vectors,
-            model_id=model.model_id if model else None,
-            dim=model.dim if model else None,
-        )
+            rows = lambda table: int(scalar(self._conn, f"SELECT count(*) FROM {table}"))  # noqa: E731
+            return IndexStats.counted(tables, generation, model, rows)
 
     def cache_info(self) -> dict[str, int]:
         """What this reader holds in memory for the current generation (for benchmarks and tuning)."""
-        state = self._state()
-        return {
-            "version": state.tables.version,
-            "generation": state.generation,
-            "tenants_loaded": sum(v is not None for v in state.tenants.values()),
-            "matrices_loaded": sum(m is not None for m in state.matrices.values()),
-            "postings_terms": len(state.postings),
-            "postings_entries": state.postings_size,
-            "postings_hits": state.postings_hits,
-            "postings_reads": state.postings_reads,
-        }
+        return self._state().cache_info()
 
     def _state(self) -> IndexState:
         current, generation = read_pointer(self._conn)

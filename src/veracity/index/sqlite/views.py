@@ -78,6 +78,19 @@ class IndexState:
     postings_hits: int = 0
     postings_reads: int = 0
 
+    def cache_info(self) -> dict[str, int]:
+        """What is held in memory for this generation (for benchmarks and tuning)."""
+        return {
+            "version": self.tables.version,
+            "generation": self.generation,
+            "tenants_loaded": sum(v is not None for v in self.tenants.values()),
+            "matrices_loaded": sum(m is not None for m in self.matrices.values()),
+            "postings_terms": len(self.postings),
+            "postings_entries": self.postings_size,
+            "postings_hits": self.postings_hits,
+            "postings_reads": self.postings_reads,
+        }
+
 
 def load_documents(connection: apsw.Connection, tables: IndexTables) -> dict[str, Document]:
     """Every indexed document (as of indexing), by document id; bodies from the catalog's rows."""

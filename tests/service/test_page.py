@@ -11,6 +11,7 @@ is skipped with that reason elsewhere. Screenshots (desktop and phone width) go 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -137,6 +138,26 @@ def test_page_in_chromium(server, tmp_path) -> None:
             assert desktop.locator("#context-title").inner_text().startswith("[1] 3.2 单点登录")
             assert desktop.locator("#context .chunk.neighbour").count() >= 1
             desktop.screenshot(path=str(shots / "page-desktop.png"), full_page=True)
+
+            # In Chinese: every label the page writes follows the language, placeholders included
+            # (the version hint comes from the documents this key may see, not from the demo).
+            desktop.click("#language")
+            assert desktop.locator("#badge").inner_text() == "回答"
+            labels = desktop.evaluate(
+                "[...document.querySelectorAll('[data-i18n]')].filter((n) => n.offsetParent !== null)"
+                ".map((n) => n.textContent).concat([document.getElementById('badge').textContent,"
+                " document.getElementById('cache').textContent,"
+                " document.getElementById('context-where').textContent,"
+                " ...[...document.querySelectorAll('#citations .where')].map((n) => n.textContent)])"
+            )
+            words = re.compile(r"\b(?:and later|up to|p\.|rev)\b|[a-z]{4,}")
+            english = [label for label in labels if words.search(label)]
+            assert english == [] and "来源" in labels
+            assert desktop.get_attribute("#version", "placeholder").endswith("· 全部")
+            assert desktop.get_attribute("#as-of", "placeholder").startswith("现在 · ")
+            desktop.screenshot(path=str(shots / "page-zh.png"), full_page=True)
+            desktop.click("#language")
+            assert desktop.locator("#badge").inner_text() == "Answer"
 
             # What only a maintainer may see: an abstain, and nothing of it in the page.
             _ask(desktop, RESTRICTED, explain=True)

@@ -132,12 +132,15 @@ class ServedAnswer:
         """``ask --json``'s data, plus ``cache``, ``degraded``, ``reason_words`` and citation titles."""
         data = answer_dict(self.answer, explain=self.explain, audience=self.audience)
         by_id = {s.citation_id: s for s in self.sources}
+        by_citation = {c.citation_id: c for c in self.answer.citations}
         for citation in data["citations"]:
             source = by_id.get(citation["id"])
             citation["title"] = source.title if source else ""
             citation["path"] = source.path if source else ""
             citation["url"] = source.url if source else None
             citation["pages"] = page_label(citation["page_start"], citation["page_end"])
+            cited = by_citation.get(citation["id"])  # the page words versions in its own language
+            citation["version_range"] = [cited.version_min, cited.version_max] if cited else [None, None]
         # the answer's own (the LLM could not write it) first, then what the service stood in for
         degraded = list(dict.fromkeys([*data["degraded"], *(d.value for d in self.degraded)]))
         data["cache"] = self.cache

@@ -27,6 +27,12 @@ const LABELS = {
     feedback_down: "No, say what was wrong",
     feedback_thanks: "Thank you: recorded.", feedback: "Thumbs down", col_rated: "rated",
     col_question: "question", col_cited: "cited", col_comment: "comment",
+    col_source: "source", col_heading: "heading", col_page: "page", col_fused: "fused",
+    col_reranked: "reranked", col_gate: "gate / evidence", revision_short: "rev {n}",
+    page_one: "p. {a}", page_range: "pp. {a}–{b}", versions_from: "{a} and later",
+    versions_to: "up to {b}", versions_between: "{a}–{b}", version_hint: "{versions} · all",
+    as_of_hint: "now · {date}", state_active: "active", state_retired: "retired",
+    state_withdrawn: "withdrawn",
   },
   zh: {
     nav_ask: "提问", nav_operator: "运维", key_label: "API 密钥", key_use: "使用密钥",
@@ -48,6 +54,12 @@ const LABELS = {
     feedback_down: "不对，说明原因",
     feedback_thanks: "谢谢，已记录。", feedback: "差评", col_rated: "评价时间",
     col_question: "问题", col_cited: "引用", col_comment: "意见",
+    col_source: "来源", col_heading: "标题路径", col_page: "页码", col_fused: "融合分",
+    col_reranked: "重排分", col_gate: "闸门 / 证据", revision_short: "第 {n} 版",
+    page_one: "第 {a} 页", page_range: "第 {a}–{b} 页", versions_from: "{a} 及以后",
+    versions_to: "{b} 及以前", versions_between: "{a}–{b}", version_hint: "{versions} · 全部",
+    as_of_hint: "现在 · {date}", state_active: "有效", state_retired: "已退役",
+    state_withdrawn: "已撤回",
   },
 };
 
@@ -73,6 +85,20 @@ function applyLabels() {
   }
   const toggle = document.getElementById("language");
   if (toggle) toggle.textContent = lang === "zh" ? "English" : "中文";
+}
+
+function pageWords(start, end) {
+  if (start === null || start === undefined) return "";
+  return end === null || end === undefined || end === start ? t("page_one", { a: start })
+    : t("page_range", { a: start, b: end });
+}
+
+function versionWords(range) {
+  const [low, high] = range || [null, null];
+  if (low && high) return low === high ? low : t("versions_between", { a: low, b: high });
+  if (low) return t("versions_from", { a: low });
+  if (high) return t("versions_to", { b: high });
+  return "";
 }
 
 function el(tag, attributes, ...children) {

@@ -26,7 +26,7 @@ function documentRow(row) {
     : "";
   return el("tr", { "data-status": row.status, "data-id": row.id },
     el("td", {}, row.id), el("td", {}, row.title),
-    el("td", {}, el("span", { class: "badge small", dataset: { status: row.status } }, row.status)),
+    el("td", {}, el("span", { class: "badge small", dataset: { status: row.status } }, t(`state_${row.status}`))),
     el("td", {}, row.visibility), el("td", {}, row.trust), el("td", {}, String(row.chunks)),
     el("td", {}, action));
 }
@@ -64,7 +64,8 @@ async function loadFeedback() {
     table.append(el("thead", {}, el("tr", {}, ...columns.map((name) => el("th", {}, t(name))))),
       el("tbody", {}, ...feedback.map((item) => el("tr", { "data-conversation": item.conversation_id },
         el("td", {}, item.rated_at), el("td", {}, item.question),
-        el("td", {}, el("span", { class: "badge small", dataset: { status: item.status } }, item.status)),
+        el("td", {}, el("span", { class: "badge small", dataset: { status: item.status } },
+          t(`status_${item.status}`))),
         el("td", {}, item.cited.map((c) => c.source_id).join(", ")), el("td", {}, item.comment)))));
   } catch (error) {
     if (error.status !== 403) showError(error.message);

@@ -5,7 +5,10 @@
 // citations, opens a cited chunk in its document, and takes 👍/👎 with a comment on a turn.
 "use strict";
 
-const state = { claims: [], citations: new Map(), lastAsked: null, conversation: null, turn: null };
+const state = {
+  claims: [], citations: new Map(), lastAsked: null, conversation: null, turn: null, reasons: [],
+  explained: null, resolvedQuestion: null,
+};
 
 function statusLabel(status) {
   return t(`status_${status}`);
@@ -24,6 +27,10 @@ function resetAnswer() {
   document.getElementById("context").hidden = true;
   document.getElementById("explain-panel").hidden = true;
   document.getElementById("resolved").hidden = true;
+  state.reasons = [];
+  state.explained = null;
+  state.resolvedQuestion = null;
+  state.cache = null;
   document.getElementById("feedback").hidden = true;
   document.getElementById("feedback-form").hidden = true;
   document.getElementById("feedback-done").hidden = true;
@@ -45,9 +52,52 @@ function onStatus(data) {
   badge.dataset.status = data.status;
   badge.textContent = statusLabel(data.status);
   document.getElementById("cache").textContent = data.cache === "hit" ? t("cache_hit") : t("cache_miss");
+  state.reasons = data.reason_words;
+  state.cache = data.cache;
+  showReasons();
+}
+
+function showReasons() {
   const reasons = document.getElementById("reasons");
-  reasons.replaceChildren(...data.reason_words.map((item) => el("li", { dataset: { code: item.code } },
+  reasons.replaceChildren(...state.reasons.map((item) => el("li", { dataset: { code: item.code } },
     reasonText(item))));
+}
+
+// A language switch words again what the page wrote itself: the badge, the reasons, the cache
+// line, the question as asked, the sources' places, the explain table, the history's badges.
+function relabel() {
+  const badge = document.getElementById("badge");
+  if (badge.dataset.status) badge.textContent = statusLabel(badge.dataset.status);
+  if (state.cache) {
+    document.getElementById("cache").textContent = state.cache === "hit" ? t("cache_hit") : t("cache_miss");
+  }
+  showReasons();
+  if (state.resolvedQuestion) {
+    document.getElementById("resolved").textContent = t("asked_as", { question: state.resolvedQuestion });
+  }
+  for (const node of document.querySelectorAll("#citations .where")) {
+    node.textContent = where(state.citations.get(Number(node.dataset.citation)));
+  }
+  for (const node of document.querySelectorAll("#history .badge")) node.textContent = statusLabel(node.dataset.status);
+  if (state.explained) onExplain(state.explained);
+  if (state.context) document.getElementById("context-where").textContent = contextWhere(state.context);
+  placeholders();
+}
+
+async function placeholders() {
+  // the version and date hints come from what this key may see, not from the demo
+  const version = document.getElementById("version");
+  const asOf = document.getElementById("as-of");
+  asOf.placeholder = t("as_of_hint", { date: new Date().toISOString().slice(0, 10) });
+  if (!storedKey()) { version.placeholder = ""; return; }
+  try {
+    if (!state.versions) {
+      const { documents } = await api("/v1/documents").then((r) => r.json());
+      const named = documents.map((d) => d.versions).filter((v) => v && v !== "all");
+      state.versions = [...new Set(named.map((v) => v.split(/[–\s]/)[0]))].sort().reverse().slice(0, 2);
+    }
+    version.placeholder = state.versions.length ? t("version_hint", { versions: state.versions.join(" · ") }) : "";
+  } catch (_) { /* the hint is a courtesy: a key that cannot list documents gets none */ }
 }
 
 function onClaim(claim) {
@@ -62,8 +112,10 @@ function onClaim(claim) {
 
 function where(citation) {
   const parts = [citation.heading_path.join(" › ") || citation.title];
-  if (citation.pages) parts.push(citation.pages);
-  if (citation.versions) parts.push(citation.versions);
+  const pages = pageWords(citation.page_start, citation.page_end);
+  if (pages) parts.push(pages);
+  const versions = versionWords(citation.version_range);
+  if (versions) parts.push(versions);
   return parts.join(" · ");
 }
 
@@ -75,7 +127,7 @@ function onCitation(citation) {
       el("button", { type: "button", class: "source", "data-citation": citation.id,
         onclick: () => openCitation(citation.id) },
         el("strong", {}, citation.title || citation.source_id), el("br"),
-        el("span", { class: "muted" }, where(citation))),
+        el("span", { class: "muted where", "data-citation": citation.id }, where(citation))),
       // a page of a website source: a link to the cited heading on the page itself
       ...(citation.url && /^https?:\/\//.test(citation.url)
         ? [el("br"), el("a", { class: "source-link", href: citation.url, target: "_blank",
@@ -90,8 +142,10 @@ function cell(value) {
 function onExplain(data) {
   const table = document.getElementById("explain-table");
   const channels = [...new Set(data.candidates.flatMap((c) => Object.keys(c.ranks)))].sort();
-  const head = el("tr", {}, ...["#", "source", "heading", "page", ...channels, "fused", "reranked",
-    "gate / evidence"].map((name) => el("th", {}, name)));
+  state.explained = data;
+  const head = el("tr", {}, el("th", {}, "#"), ...["col_source", "col_heading", "col_page"].map((name) =>
+    el("th", {}, t(name))), ...channels.map((name) => el("th", {}, name)),
+    ...["col_fused", "col_reranked", "col_gate"].map((name) => el("th", {}, t(name))));
   const rows = data.candidates.map((c) => el("tr", {},
     cell(c.position), cell(c.path || c.source_id), cell(c.heading_path.join(" › ")), cell(c.pages),
     ...channels.map((name) => cell(c.ranks[name])),
@@ -115,8 +169,8 @@ function highlighted(text, spans) {
 
 function chunkBlock(chunk, cited) {
   return el("div", { class: cited ? "chunk cited" : "chunk neighbour", "data-chunk-id": chunk.chunk_id },
-    el("div", { class: "chunk-head muted" }, [chunk.heading_path.join(" › "), chunk.pages].filter(Boolean)
-      .join(" · ")),
+    el("div", { class: "chunk-head muted" }, [chunk.heading_path.join(" › "),
+      pageWords(chunk.page_start, chunk.page_end)].filter(Boolean).join(" · ")),
     ...textParts(chunk.text).map((part) => {
       const spans = cited ? chunk.highlights : [];
       if (part.table) return tableOf(part.table, spans);
@@ -124,6 +178,12 @@ function chunkBlock(chunk, cited) {
         .filter(([s, e]) => s < e);
       return el("p", {}, ...highlighted(part.text, local));
     }));
+}
+
+function contextWhere(data) {
+  const bits = [data.path || data.id, t("revision_short", { n: data.revision }), data.chunk.heading_path.join(" › "),
+    pageWords(data.chunk.page_start, data.chunk.page_end)];
+  return bits.filter(Boolean).join(" · ");
 }
 
 async function openCitation(number) {
@@ -139,9 +199,8 @@ async function openCitation(number) {
   try {
     const data = await (await api(path)).json();
     document.getElementById("context-title").textContent = `[${number}] ${data.title}`;
-    const bits = [data.path || data.id, `rev ${data.revision}`, data.chunk.heading_path.join(" › ")];
-    if (data.chunk.pages) bits.push(data.chunk.pages);
-    document.getElementById("context-where").textContent = bits.filter(Boolean).join(" · ");
+    state.context = data;
+    document.getElementById("context-where").textContent = contextWhere(data);
     document.getElementById("context-chunks").replaceChildren(
       ...data.before.map((c) => chunkBlock(c, false)), chunkBlock(data.chunk, true),
       ...data.after.map((c) => chunkBlock(c, false)));
@@ -191,7 +250,9 @@ function showTurn(asked, data) {
   }
   state.turn = data.turn;
   onStatus(data);
+  state.resolvedQuestion = null;
   if (data.carried && Object.keys(data.carried).length) {
+    state.resolvedQuestion = data.resolved_question;
     const resolved = document.getElementById("resolved");
     resolved.textContent = t("asked_as", { question: data.resolved_question });
     resolved.hidden = false;
@@ -301,4 +362,5 @@ document.getElementById("feedback-send").addEventListener("click", () => sendFee
 document.getElementById("context-close").addEventListener("click", () => {
   document.getElementById("context").hidden = true;
 });
-setupKey();
+setupKey(() => { state.versions = null; relabel(); });
+placeholders();

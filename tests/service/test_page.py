@@ -216,18 +216,31 @@ def test_page_in_chromium(server, tmp_path) -> None:
             row.locator("button[data-withdraw]").click()
             operator.wait_for_selector("#documents tr[data-id='faq-3.2-sso'][data-status='withdrawn']")
             assert dialogs and "faq-3.2-sso" in dialogs[0]
-            operator.screenshot(path=str(shots / "operator.png"))
 
             # After the withdraw, the running question no longer cites the withdrawn document.
             _ask(desktop, RUNNING)
             assert "3.2 单点登录（SSO）常见问题" not in desktop.locator("#citations").inner_text()
 
+            # The operator page: the held-back community post with its signals, a key made (its
+            # secret shown once) and listed, and an upload that becomes answerable.
+            operator.wait_for_selector("#quarantine-table tbody tr[data-id='community-qa-injection']")
+            operator.fill("#key-name", "support-bot")
+            operator.fill("#key-roles", "public")
+            operator.click("#key-create button[type=submit]")
+            operator.wait_for_selector("#key-secret:not([hidden])")
+            assert "vk_" in operator.locator("#key-secret").inner_text()
+            operator.wait_for_selector("#keys-table tbody tr >> text=support-bot")
+            operator.set_input_files(
+                "#upload-files",
+                files=[{"name": "tide-export.md", "mimeType": "text/markdown", "buffer": WEB_PAGE.encode()}],
+            )
+            operator.click("#upload-button")
+            operator.wait_for_selector("#upload-report[data-done=true]")
+            assert "added 1" in operator.locator("#upload-report").inner_text()
+            operator.wait_for_selector(f"#documents tr[data-id='{WEB_URL}']")
+            operator.screenshot(path=str(shots / "operator.png"), full_page=True)
+
             # A page of a website source (veracity sync): its citation links to the cited heading.
-            uploaded = httpx.post(
-                f"{base}/v1/documents", headers={"Authorization": f"Bearer {keys.operator}"},
-                files=[("files", ("tide-export.md", WEB_PAGE.encode(), "text/markdown"))], timeout=60,
-            )  # fmt: skip
-            assert uploaded.status_code == 200, uploaded.text
             later = (datetime.now(UTC) + timedelta(minutes=2)).isoformat()  # valid from its upload on
             desktop.evaluate(f"document.getElementById('as-of').value = {later!r}")
             _ask(desktop, "How long are tide table exports kept?")

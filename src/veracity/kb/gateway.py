@@ -220,6 +220,11 @@ class Gateway:
         self.limiter.take(key.key_id)
         return Caller(key)
 
+    @property
+    def lock(self) -> threading.RLock:
+        """Held by every use of the gateway's own knowledge base (operator actions, views)."""
+        return self._lock
+
     @staticmethod
     def require_operator(caller: Caller) -> None:
         """``ForbiddenError`` unless ``caller`` holds an operator key."""

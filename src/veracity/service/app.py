@@ -22,7 +22,7 @@ from .._version import __version__
 from ..kb.conversations import Conversations
 from ..kb.gateway import Gateway, GatewaySettings
 from ..kb.limits import RateLimit
-from . import api, conversations, page
+from . import admin, api, conversations, page
 from .errors import install_error_handlers
 from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, BodySizeLimit
 
@@ -87,6 +87,7 @@ def create_app(
     install_error_handlers(app)
     app.include_router(api.router)
     app.include_router(conversations.router)
+    app.include_router(admin.router)
     app.include_router(page.router)
     app.mount("/static", StaticFiles(directory=page.STATIC), name="static")
     app.add_middleware(BodySizeLimit, max_body=max_body, max_upload=max_upload)

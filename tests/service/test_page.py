@@ -10,6 +10,7 @@ is skipped with that reason elsewhere. Screenshots (desktop and phone width) go 
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import socket
@@ -24,12 +25,14 @@ import pytest
 
 from tests.system_packages import need_chromium
 from veracity.kb.local import open_local
+from veracity.testing.pdf_builder import build_pdf
 
 RUNNING = (
     "我们正在使用 2.8 的 Team 计划和旧 SAML 单点登录。升级到 3.2 后，还能继续使用 SAML 吗？"
     "如果成员数超过新计划上限，多出来的成员会被自动删除吗？"
 )
 RESTRICTED = "2026 年 8 月的 SSO 故障是怎么回事？"
+VAULT_PDF = [[(18, "Vault backups", 720), (11, "Nightly snapshots are kept for 35 days in the vault.", 690)]]
 WEB_URL = "https://docs.example.com/tides/export.html"
 WEB_PAGE = f"""---
 id: {WEB_URL}
@@ -106,6 +109,7 @@ def _ask(page, question: str, *, explain: bool = False) -> None:
 
 
 def test_page_in_chromium(server, tmp_path) -> None:
+    from PIL import Image
     from playwright.sync_api import sync_playwright
 
     executable = _chromium()
@@ -232,11 +236,14 @@ def test_page_in_chromium(server, tmp_path) -> None:
             operator.wait_for_selector("#keys-table tbody tr >> text=support-bot")
             operator.set_input_files(
                 "#upload-files",
-                files=[{"name": "tide-export.md", "mimeType": "text/markdown", "buffer": WEB_PAGE.encode()}],
+                files=[
+                    {"name": "tide-export.md", "mimeType": "text/markdown", "buffer": WEB_PAGE.encode()},
+                    {"name": "vault.pdf", "mimeType": "application/pdf", "buffer": build_pdf(VAULT_PDF)},
+                ],
             )
             operator.click("#upload-button")
             operator.wait_for_selector("#upload-report[data-done=true]")
-            assert "added 1" in operator.locator("#upload-report").inner_text()
+            assert "added 2" in operator.locator("#upload-report").inner_text()
             operator.wait_for_selector(f"#documents tr[data-id='{WEB_URL}']")
             operator.screenshot(path=str(shots / "operator.png"), full_page=True)
 
@@ -247,5 +254,26 @@ def test_page_in_chromium(server, tmp_path) -> None:
             link = desktop.locator("#citations a.source-link")
             assert link.count() == 1 and link.get_attribute("href") == f"{WEB_URL}#retention"
             assert link.get_attribute("rel") == "noopener noreferrer"
+
+            # A PDF's citation opens the page itself with the cited lines boxed: the box drawn in the
+            # screenshot sits where the citation's coordinates say.
+            _ask(desktop, "How long are nightly snapshots kept in the vault?")
+            desktop.click("#claims .cite[data-citation='1']")
+            desktop.wait_for_selector("#page-view[data-loaded=true]")
+            box = desktop.evaluate("state.context.chunk.boxes[0]")
+            view = desktop.locator("#page-view")
+            shot = Image.open(io.BytesIO(view.screenshot())).convert("RGB")
+            size = view.bounding_box()
+            scale_x = shot.width / size["width"]
+            inner = 1 * scale_x  # the view's own 1px border
+            left = inner + box["x0"] * (shot.width - 2 * inner)
+            middle = inner + (box["top"] + box["bottom"]) / 2 * (shot.height - 2 * inner)
+            edge = shot.getpixel((round(left + 1.5 * scale_x), round(middle)))
+            assert abs(edge[0] - 217) < 40 and abs(edge[1] - 119) < 40 and edge[2] < 60, (
+                edge
+            )  # the box's border
+            outside = shot.getpixel((round(left - 6 * scale_x), round(middle)))
+            assert min(outside) > 200, outside  # white page just left of it
+            view.screenshot(path=str(shots / "page-region.png"))
         finally:
             browser.close()

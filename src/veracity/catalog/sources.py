@@ -16,6 +16,7 @@ __all__ = [
     "forget_source",
     "record_source_path",
     "record_source_paths",
+    "source_file",
     "source_path",
     "source_paths",
     "sources_under",
@@ -62,6 +63,17 @@ def source_paths(connection: Any, tenant: str | None = None) -> dict[tuple[str, 
     sql = "SELECT tenant, source_id, path FROM source_files"
     rows = connection.execute(sql + (" WHERE tenant = ?" if tenant else ""), (tenant,) if tenant else ())
     return {(str(t), str(s)): str(p) for t, s, p in rows}
+
+
+def source_file(connection: Any, tenant: str, source_id: str) -> str | None:
+    """The absolute path of the file ``source_id`` of ``tenant`` was ingested from, or ``None``."""
+    row = connection.execute(
+        "SELECT root, path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
+    ).fetchone()
+    if row is None:
+        return None
+    root, path = str(row[0]), str(row[1])
+    return f"{root.rstrip('/')}/{path}" if root else path
 
 
 def source_path(connection: Any, tenant: str, source_id: str) -> str | None:

@@ -104,6 +104,11 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 @click.option(
     "--cache-entries", default=2048, show_default=True, type=click.IntRange(0), help="Answer cache."
 )
+@click.option(
+    "--page-images/--no-page-images", default=True, show_default=True,
+    help="Serve the cited page of a PDF (or a cited image) as a picture, rendered from the ingested file "
+    "for keys that may see the document.",
+)  # fmt: skip
 def serve_command(
     kb_dir: Path,
     read_url: str | None,
@@ -118,6 +123,7 @@ def serve_command(
     max_body_kb: int,
     max_upload_mb: int,
     cache_entries: int,
+    page_images: bool,
 ) -> None:
     """Serve a knowledge base over HTTP: the API (/v1, OpenAPI at /openapi.json, docs at /docs)
     and the page (/).
@@ -140,7 +146,7 @@ def serve_command(
         options = ServiceOptions(
             kb=str(kb_dir), embedder=embedder, rate_per_minute=rate_limit, burst=burst,
             max_body=max_body_kb * 1024, max_upload=max_upload_mb * 1024 * 1024, cache_entries=cache_entries,
-            answer_sessions=threads,
+            answer_sessions=threads, page_images=page_images,
         )  # fmt: skip
 
         def ready() -> None:  # only once the knowledge base is open and checked

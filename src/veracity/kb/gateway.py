@@ -50,20 +50,21 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 from ..catalog.catalog import Resolution
 from ..catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
 from ..catalog.postgres.replay import replay_fence
 from ..catalog.scope import acting_for
-from ..catalog.sources import source_path
+from ..catalog.sources import source_file, source_path
 from ..catalog.store import DatabaseStore
 from ..index.embedders import make_embedder
 from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
 from ..index.versioned import VersionedIndex
 from ..model.contracts import Principal
-from ..model.errors import ForbiddenError, ValidationError
+from ..model.errors import ForbiddenError, NotFoundError, ValidationError
 from ..pipeline.engine import answer_step
 from ..pipeline.outcome import Answer
 from ..pipeline.trace import Audience
@@ -90,6 +91,7 @@ from .keys import ApiKey, authenticate
 from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from .operate import change_document, tenant_status, upload_files
+from .page_images import page_png
 from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool
@@ -134,6 +136,8 @@ class GatewaySettings:
     rerank_timeout_s: float = RERANK_TIMEOUT_SECONDS
     dense_retry_s: float = DENSE_RETRY_SECONDS
     search_limit: int = 20
+    page_images: bool = True
+    """Serve cited PDF pages and images as pictures (``serve --no-page-images`` turns it off)."""
     answer_sessions: int = 2
     """Engines answering at the same time in one process (each holds its own index state)."""
     shared: bool = True
@@ -393,6 +397,24 @@ class Gateway:
             moment = self._moment(principal.tenant, None)
             found = self.kb.engine.catalog.resolve_many(list(document_ids), principal, version, moment)
         return [resolution for resolution in found.values() if not resolution.eligible]
+
+    def page_image(
+        self, caller: Caller, id_or_source_id: str, page: int, *, width: int = 1000, as_of: Moment = None
+    ) -> bytes:
+        """A page of a visible document's original file as PNG (see :mod:`veracity.kb.page_images`)."""
+        if not self.settings.page_images:
+            raise NotFoundError("page images are turned off on this server")
+        principal = caller.principal
+
+        def original(tenant: str, source_id: str) -> Path | None:
+            with self.side.read():
+                found = source_file(self.side.connection, tenant, source_id)
+            return Path(found) if found else None
+
+        with self._lock, _request(principal.tenant):
+            moment = self._moment(principal.tenant, as_of)
+            return page_png(self.kb.engine.catalog, id_or_source_id, page, principal, moment, original,
+                            operator=caller.operator, width_px=width)  # fmt: skip
 
     def chunk_context(
         self, caller: Caller, id_or_source_id: str, chunk_id: str, *, quote: str | None = None,

@@ -21,11 +21,12 @@ from ..catalog.catalog import Catalog
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import NotFoundError
 from ..model.governance import eligibility
-from ..pipeline.render import chunk_dict, page_label, version_label
+from ..pipeline.render import box_dict, chunk_dict, page_label, version_label
 from .browse import document_rows, find_document
 
 __all__ = [
-    "chunk_context", "document_view", "quote_spans", "served_paths", "shown_path", "visible_documents",
+    "chunk_context", "document_view", "quote_spans", "served_paths", "shown_path", "visible_document",
+    "visible_documents",
 ]
 
 Paths = Mapping[tuple[str, str], str]
@@ -99,6 +100,13 @@ def visible_documents(
     ]
 
 
+def visible_document(
+    catalog: Catalog, id_or_source_id: str, principal: Principal, as_of: datetime, *, operator: bool
+) -> Document:
+    """The document if ``principal`` may see it now; ``NotFoundError`` (the same as for none) otherwise."""
+    return _visible(catalog, id_or_source_id, principal, as_of, operator=operator)
+
+
 def _visible(
     catalog: Catalog, id_or_source_id: str, principal: Principal, as_of: datetime, *, operator: bool
 ) -> Document:
@@ -170,6 +178,9 @@ def _context_chunk(chunk: Chunk, quote: str | None) -> dict[str, Any]:
         "ordinal": chunk.ordinal,
         "heading_path": list(chunk.heading_path),
         "pages": page_label(chunk.page_start, chunk.page_end),
+        "page_start": chunk.page_start,
+        "page_end": chunk.page_end,
+        "boxes": [box_dict(box) for box in chunk.boxes],
         "text": chunk.text,
         "highlights": [list(span) for span in quote_spans(chunk.text, quote)],
     }

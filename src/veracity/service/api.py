@@ -12,7 +12,7 @@ from collections.abc import Iterable, Iterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -159,6 +159,19 @@ def documents(who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
 # document route takes ``{document_id:path}``: raw slashes and ``%2F`` (decoded before routing)
 # both reach it. The converter is greedy, so a route with a suffix (``/chunks/…``, ``/withdraw``)
 # is declared before the bare route of the same method, which would otherwise swallow it.
+
+
+@router.get(
+    "/v1/documents/{document_id:path}/pages/{page:int}.png", tags=["documents"], response_class=Response
+)
+def page_image(
+    document_id: str, page: int, who: Who, gate: Gate, width: Annotated[int, Query(ge=100, le=1600)] = 1000,
+    as_of: str | None = None,
+) -> Response:  # fmt: skip
+    """A page of a visible PDF (or a cited image) as PNG, for the citation card's region view; 404
+    when the key may not see the document, the page is not one its chunks cover, or the file is gone."""
+    image = gate.page_image(who, document_id, page, width=width, as_of=as_of)
+    return Response(image, media_type="image/png", headers={"Cache-Control": "private, no-store"})
 
 
 @router.get("/v1/documents/{document_id:path}/chunks/{chunk_id}", tags=["documents"])

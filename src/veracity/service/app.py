@@ -44,6 +44,7 @@ class ServiceOptions:
     max_upload: int = DEFAULT_MAX_UPLOAD
     cache_entries: int = 2048
     answer_sessions: int = 2
+    page_images: bool = True
 
     def gateway_settings(self) -> GatewaySettings:
         """The gateway's part of the options."""
@@ -51,6 +52,7 @@ class ServiceOptions:
             cache_entries=self.cache_entries,
             rate_limit=RateLimit(self.rate_per_minute, self.burst),
             answer_sessions=self.answer_sessions,
+            page_images=self.page_images,
         )
 
     def to_json(self) -> str:

@@ -180,6 +180,34 @@ function chunkBlock(chunk, cited) {
     }));
 }
 
+async function showPage(data) {
+  // the cited region on the page itself: the original page as a picture, the chunk's boxes drawn
+  // over it (their corners are fractions of the page, so they fit whatever size it is shown at)
+  const view = document.getElementById("page-view");
+  view.hidden = true;
+  view.replaceChildren();
+  if (state.pageUrl) URL.revokeObjectURL(state.pageUrl);
+  state.pageUrl = null;
+  const boxes = data.chunk.boxes || [];
+  if (!boxes.length) return;
+  const page = boxes[0].page;
+  try {
+    const asOf = state.lastAsked && state.lastAsked.as_of;
+    const query = asOf ? `?${new URLSearchParams({ as_of: asOf })}` : "";
+    const blob = await api(`/v1/documents/${encodeURIComponent(data.document_id)}/pages/${page}.png${query}`)
+      .then((r) => r.blob());
+    state.pageUrl = URL.createObjectURL(blob);
+    const image = el("img", { src: state.pageUrl, alt: `${data.title} · ${pageWords(page, page)}` });
+    const marks = boxes.filter((b) => b.page === page).map((b) => el("div", {
+      class: "box", style: `left:${b.x0 * 100}%;top:${b.top * 100}%;width:${(b.x1 - b.x0) * 100}%;` +
+        `height:${(b.bottom - b.top) * 100}%`,
+    }));
+    view.append(image, ...marks);
+    image.addEventListener("load", () => { view.dataset.loaded = "true"; });
+    view.hidden = false;
+  } catch (_) { /* no picture (turned off, or the file is gone): the text above still shows the quote */ }
+}
+
 function contextWhere(data) {
   const bits = [data.path || data.id, t("revision_short", { n: data.revision }), data.chunk.heading_path.join(" › "),
     pageWords(data.chunk.page_start, data.chunk.page_end)];
@@ -201,6 +229,7 @@ async function openCitation(number) {
     document.getElementById("context-title").textContent = `[${number}] ${data.title}`;
     state.context = data;
     document.getElementById("context-where").textContent = contextWhere(data);
+    showPage(data);
     document.getElementById("context-chunks").replaceChildren(
       ...data.before.map((c) => chunkBlock(c, false)), chunkBlock(data.chunk, true),
       ...data.after.map((c) => chunkBlock(c, false)));

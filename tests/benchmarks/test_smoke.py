@@ -63,6 +63,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_chooser.py",
         "reader_fold_auc.py",
         "bench_ingest.py",
+        "bench_conversations.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -177,6 +178,11 @@ def test_cold_start(tmp_path: Path) -> None:
         "--workdir", tmp_path,
     )  # fmt: skip
     assert "| --version |" in out and "| ask |" in out
+
+
+def test_bench_conversations(tmp_path: Path) -> None:
+    text = _run("bench_conversations.py", "--repeats", 1, "--embedder", "fake", "--workdir", tmp_path)
+    assert "turn minus its single ask" in text and "ratio of medians, turn / single ask:" in text
 
 
 def test_load_service(tmp_path: Path) -> None:

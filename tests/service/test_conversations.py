@@ -167,3 +167,31 @@ def test_feedback_is_kept_with_the_turn_and_listed_for_operators(client, served_
     (case,) = parse_cases(out.read_text(encoding="utf-8"), tenant_config())
     assert case.question == FIRST and case.tenant == "starship" and case.expected_status is None
     assert json.loads(out.read_text(encoding="utf-8"))["feedback"]["cited"] == ["faq-3.2-sso"]
+
+
+def test_a_turn_streams_its_events_and_is_stored(client) -> None:
+    import json
+
+    client, keys = client
+    conversation = start(client, keys.public)
+    turn(client, keys.public, conversation, FIRST)
+    with client.stream(
+        "GET", f"/v1/conversations/{conversation}/ask/stream", params={"question": "那 2.8 呢？"},
+        headers=auth(keys.public),
+    ) as response:  # fmt: skip
+        assert response.status_code == 200
+        blocks = response.read().decode().strip().split("\n\n")
+    events = [(b.split("\n")[0].removeprefix("event: "), json.loads(b.split("\n")[1].removeprefix("data: ")))
+              for b in blocks]  # fmt: skip
+    names = [name for name, _ in events]
+    assert names[0] == "resolved" and names[-2:] == ["turn", "done"] and "status" in names
+    assert events[0][1]["resolved_question"] == "2.8 的 Team 计划能用 SAML 吗？"
+    assert events[-2][1] == {"conversation_id": conversation, "turn": 2}
+    history = client.get(f"/v1/conversations/{conversation}", headers=auth(keys.public)).json()
+    assert [t["resolved_question"] for t in history["turns"]][-1] == "2.8 的 Team 计划能用 SAML 吗？"
+    other = client.get(
+        f"/v1/conversations/{conversation}/ask/stream",
+        params={"question": "x"},
+        headers=auth(keys.maintainer),
+    )
+    assert other.status_code == 404

@@ -17,6 +17,7 @@ longer ask for).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -31,11 +32,12 @@ from ..catalog.conversations import (
 )
 from ..model.contracts import ExclusionReason, Status
 from ..model.errors import NotFoundError, ValidationError
-from ..text.followup import resolve_followup
+from ..text.followup import Resolved, resolve_followup
 from .cache import catalog_state
 from .feedback import check_rating, items
 from .gateway import Caller, Gateway
 from .local import Moment
+from .served import ServedAnswer
 
 __all__ = ["Conversations"]
 
@@ -89,30 +91,67 @@ class Conversations:
             raise NotFoundError(f"no conversation {conversation_id!r} for this key")
         return row
 
-    def ask(
-        self, caller: Caller, conversation_id: str, question: str, *, version: str | None = None,
-        as_of: Moment = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """Ask ``question`` as the next turn: resolved against the turn before, then asked afresh."""
+    def _next(
+        self, caller: Caller, conversation_id: str, question: str, version: str | None
+    ) -> tuple[ConversationRow, Resolved]:
+        """The conversation (the key's own) and ``question`` resolved against its last turn."""
         if not question or not question.strip():
             raise ValidationError("the question is empty; ask something", field="question")
         row = self._owned(caller, conversation_id)
         turns = self.tables.turns(row.conversation_id)
         last = turns[-1] if turns else None
-        resolved = resolve_followup(question, last.resolved if last else None, last.version if last else None,
-                                    version)  # fmt: skip
-        served = self.gate.ask(caller, resolved.question, version=resolved.version, as_of=as_of)
+        return row, resolve_followup(
+            question, last.resolved if last else None, last.version if last else None, version
+        )
+
+    def _store(
+        self, row: ConversationRow, question: str, resolved: Resolved, as_of: Moment, served: ServedAnswer
+    ) -> tuple[int, dict[str, Any]]:
+        """Keep the turn (the asker's view of its answer); its number and that view."""
         body = {k: v for k, v in served.as_dict().items() if k not in _PRIVATE}
-        as_of_text = str(as_of) if as_of is not None else "now"
-        turn = self.tables.add_turn(
-            row.conversation_id,
-            (question.strip(), resolved.question, resolved.version, as_of_text, resolved.carried, body,
-             datetime.now(UTC).isoformat(timespec="seconds")),
-        )  # fmt: skip
+        asked_as = str(as_of) if as_of is not None else "now"
+        values = (question.strip(), resolved.question, resolved.version, asked_as, resolved.carried, body,
+                  datetime.now(UTC).isoformat(timespec="seconds"))  # fmt: skip
+        return self.tables.add_turn(row.conversation_id, values), body
+
+    def ask(
+        self, caller: Caller, conversation_id: str, question: str, *, version: str | None = None,
+        as_of: Moment = None,
+    ) -> dict[str, Any]:  # fmt: skip
+        """Ask ``question`` as the next turn: resolved against the turn before, then asked afresh."""
+        row, resolved = self._next(caller, conversation_id, question, version)
+        served = self.gate.ask(caller, resolved.question, version=resolved.version, as_of=as_of)
+        turn, body = self._store(row, question, resolved, as_of, served)
         return {
             **body, "conversation_id": row.conversation_id, "turn": turn, "asked": question.strip(),
             "resolved_question": resolved.question, "version": resolved.version, "carried": resolved.carried,
         }  # fmt: skip
+
+    def ask_events(
+        self, caller: Caller, conversation_id: str, question: str, *, version: str | None = None,
+        as_of: Moment = None,
+    ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
+        """:meth:`ask` as server-sent events: ``resolved`` first (the question as it is asked, what
+        was carried), the answer's events with each written claim as soon as it is verified, then
+        ``turn`` (its number) once the turn is stored."""
+        row, resolved = self._next(caller, conversation_id, question, version)  # now: a 404 is a 404
+        return self._events(caller, row, question, resolved, as_of)
+
+    def _events(
+        self, caller: Caller, row: ConversationRow, question: str, resolved: Resolved, as_of: Moment
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
+        yield "resolved", {
+            "asked": question.strip(), "resolved_question": resolved.question, "version": resolved.version,
+            "carried": resolved.carried,
+        }  # fmt: skip
+        answered: list[ServedAnswer] = []
+        for name, data in self.gate.ask_events(
+            caller, resolved.question, version=resolved.version, as_of=as_of, on_answer=answered.append
+        ):
+            if name == "done" and answered:
+                turn, _ = self._store(row, question, resolved, as_of, answered[0])
+                yield "turn", {"conversation_id": row.conversation_id, "turn": turn}
+            yield name, data
 
     def rate(self, caller: Caller, conversation_id: str, turn: int, rating: str, comment: str | None = None
              ) -> dict[str, Any]:  # fmt: skip

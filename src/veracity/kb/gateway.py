@@ -46,10 +46,11 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ from ..index.embedders import make_embedder
 from ..index.sqlite.verify import verify_version
 from ..index.sqlite.versions import get_version
 from ..index.versioned import VersionedIndex
-from ..model.contracts import Principal
+from ..model.contracts import Citation, Principal
 from ..model.errors import ForbiddenError, NotFoundError, ValidationError
 from ..pipeline.engine import answer_step
 from ..pipeline.outcome import Answer
@@ -97,6 +98,7 @@ from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool
 from .settings import ask_defaults
 from .shared import SharedAnswers, open_shared
+from .streaming import answer_events
 from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
@@ -308,11 +310,13 @@ class Gateway:
 
     def ask_events(
         self, caller: Caller, question: str, *, version: str | None = None, as_of: Moment = None,
-        explain: bool = False,
+        explain: bool = False, on_answer: Callable[[ServedAnswer], None] | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
-        """The answer as server-sent events: ``accepted`` at once, then :meth:`ServedAnswer.events`."""
-        yield "accepted", {"question": question}
-        yield from self.ask(caller, question, version=version, as_of=as_of, explain=explain).events()
+        """The answer as server-sent events, each written claim as soon as it is verified
+        (:func:`veracity.kb.streaming.answer_events`); ``on_answer`` gets the finished answer."""
+        ask = partial(self.ask, caller, question, version=version, as_of=as_of, explain=explain)
+        source = partial(self.cited_source, tenant=caller.principal.tenant)
+        yield from answer_events(ask, question, source, on_answer)
 
     def _answer(
         self, key: CacheKey, principal: Principal, question: str, version: str | None, moment: datetime
@@ -328,14 +332,15 @@ class Gateway:
         return answer, tuple(notes)
 
     def _sources(self, answer: Answer, tenant: str) -> tuple[CitedSource, ...]:
-        found = []
+        return tuple(self.cited_source(citation, tenant) for citation in answer.citations)
+
+    def cited_source(self, citation: Citation, tenant: str) -> CitedSource:
+        """What a reader needs beside ``citation``: its document's title, shown path and web address."""
         with self.side.read():
-            for citation in answer.citations:
-                document = self.side.get_document(citation.document_id)
-                path = source_path(self.side.connection, tenant, citation.source_id)
-                url = cited_url(document, citation.heading_path)
-                found.append(CitedSource(citation.citation_id, document.title, shown_path(path or ""), url))
-        return tuple(found)
+            document = self.side.get_document(citation.document_id)
+            path = source_path(self.side.connection, tenant, citation.source_id)
+        url = cited_url(document, citation.heading_path)
+        return CitedSource(citation.citation_id, document.title, shown_path(path or ""), url)
 
     def search(
         self, caller: Caller, query: str, *, version: str | None = None, as_of: Moment = None,

@@ -20,14 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ..model.contracts import Document, Hit
+from ..model.contracts import Citation, Document, Hit
 from ..pipeline.outcome import Answer
-from ..pipeline.render import answer_dict, box_dict, page_label
+from ..pipeline.render import answer_dict, box_dict, citation_dict, page_label
 from ..pipeline.trace import Audience
 from .degrade import Degradation
 from .explain import Explanation
 
-__all__ = ["CitedSource", "ServedAnswer", "cited_url", "hit_dict", "reason_words"]
+__all__ = ["CitedSource", "ServedAnswer", "cited_url", "hit_dict", "reason_words", "served_citation"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +115,19 @@ def reason_words(answer: Answer, degraded: tuple[Degradation, ...] = ()) -> list
     return words
 
 
+def served_citation(citation: Citation, source: CitedSource | None) -> dict[str, Any]:
+    """A citation as the service sends it: its data, the document's title, path and web address,
+    its pages in words and its version range (the page words versions in its own language)."""
+    return {
+        **citation_dict(citation),
+        "title": source.title if source else "",
+        "path": source.path if source else "",
+        "url": source.url if source else None,
+        "pages": page_label(citation.page_start, citation.page_end),
+        "version_range": [citation.version_min, citation.version_max],
+    }
+
+
 @dataclass(frozen=True, slots=True)
 class ServedAnswer:
     """One answer served to one caller (see the module docstring)."""
@@ -132,15 +145,7 @@ class ServedAnswer:
         """``ask --json``'s data, plus ``cache``, ``degraded``, ``reason_words`` and citation titles."""
         data = answer_dict(self.answer, explain=self.explain, audience=self.audience)
         by_id = {s.citation_id: s for s in self.sources}
-        by_citation = {c.citation_id: c for c in self.answer.citations}
-        for citation in data["citations"]:
-            source = by_id.get(citation["id"])
-            citation["title"] = source.title if source else ""
-            citation["path"] = source.path if source else ""
-            citation["url"] = source.url if source else None
-            citation["pages"] = page_label(citation["page_start"], citation["page_end"])
-            cited = by_citation.get(citation["id"])  # the page words versions in its own language
-            citation["version_range"] = [cited.version_min, cited.version_max] if cited else [None, None]
+        data["citations"] = [served_citation(c, by_id.get(c.citation_id)) for c in self.answer.citations]
         # the answer's own (the LLM could not write it) first, then what the service stood in for
         degraded = list(dict.fromkeys([*data["degraded"], *(d.value for d in self.degraded)]))
         data["cache"] = self.cache

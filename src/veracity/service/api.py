@@ -20,7 +20,7 @@ from ..kb.gateway import Caller, Gateway
 from ..model.errors import ValidationError, VeracityError
 from .errors import error_body
 
-__all__ = ["JSON", "Gate", "Who", "make_router", "router"]
+__all__ = ["JSON", "Gate", "Who", "make_router", "router", "sse"]
 
 
 def make_router() -> APIRouter:
@@ -120,7 +120,9 @@ def ask(body: AskBody, who: Who, gate: Gate) -> dict[str, Any]:
     return served.as_dict()
 
 
-def _sse(events: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+def sse(events: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[str]:
+    """Server-sent events of ``(name, data)`` pairs; a library error after the start becomes an
+    ``error`` event (the status line has gone already)."""
     try:
         for name, data in events:
             yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
@@ -140,7 +142,7 @@ def ask_stream(
     """Server-sent events: ``accepted``, ``status``, one ``claim`` and ``citation`` each, ``done``."""
     events = gate.ask_events(who, question, version=version, as_of=as_of, explain=explain)
     headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-    return StreamingResponse(_sse(events), media_type="text/event-stream", headers=headers)
+    return StreamingResponse(sse(events), media_type="text/event-stream", headers=headers)
 
 
 @router.post("/v1/search", tags=["answers"], dependencies=JSON)

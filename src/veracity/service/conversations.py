@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..kb.conversations import Conversations
-from .api import JSON, Who, make_router
+from .api import JSON, Who, make_router, sse
 
 __all__ = ["router"]
 
@@ -77,6 +78,19 @@ def rate(conversation_id: str, turn: int, body: FeedbackBody, who: Who, talks: T
 def feedback(who: Who, talks: Talks, rating: str | None = None) -> dict[str, Any]:
     """Operator: the tenant's rated turns with their questions and citations, newest first."""
     return {"feedback": talks.feedback(who, rating)}
+
+
+@router.get("/v1/conversations/{conversation_id}/ask/stream", tags=["conversations"])
+def ask_stream(
+    conversation_id: str, who: Who, talks: Talks, question: str, version: str | None = None,
+    as_of: str | None = None,
+) -> StreamingResponse:  # fmt: skip
+    """The next turn as server-sent events: ``resolved``, then each written claim as soon as it
+    is verified (``citation`` events before the claim that first uses them), ``status``,
+    ``reset`` when what was streamed must be forgotten, ``turn`` once stored, ``done``."""
+    events = talks.ask_events(who, conversation_id, question, version=version, as_of=as_of)
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(sse(events), media_type="text/event-stream", headers=headers)
 
 
 @router.get("/v1/conversations/{conversation_id}", tags=["conversations"])

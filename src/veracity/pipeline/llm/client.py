@@ -29,6 +29,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 from urllib.parse import urlsplit
 
 from ...model.errors import ConfigError, LLMUnavailableError
+from .stream import TEXT_LISTENER, heard
 
 Message = Mapping[str, str]
 """One chat message: ``{"role": "system" | "user" | "assistant", "content": text}``."""
@@ -152,7 +153,8 @@ class OpenAIChat:
             "messages": [dict(m) for m in messages],
             "temperature": self.settings.temperature,
             "max_tokens": self.settings.max_tokens,
-            "stream": self.settings.stream,
+            # streamed when asked for, or when a caller shows the claims as they are written
+            "stream": self.settings.stream or TEXT_LISTENER.get() is not None,
         }
         payload = json.dumps(body, ensure_ascii=False).encode("utf-8")
         started = time.monotonic()
@@ -277,6 +279,7 @@ def _read_stream(response: http.client.HTTPResponse, started: float, timeout_s: 
     pieces: list[str] = []
     finish: str | None = None
     first: float | None = None
+    heard("")  # a new attempt: whatever an earlier, cut one wrote is gone
     usage: dict[str, Any] = {}
     done = False
     while True:
@@ -305,6 +308,7 @@ def _read_stream(response: http.client.HTTPResponse, started: float, timeout_s: 
             if first is None:
                 first = time.monotonic() - started
             pieces.append(content)
+            heard("".join(pieces))
         if choice.get("finish_reason"):
             finish = choice["finish_reason"]
     if not done and finish is None:

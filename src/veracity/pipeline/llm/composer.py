@@ -23,8 +23,9 @@ outcome and the counts.
 
 from __future__ import annotations
 
+import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 
 from ...model.contracts import AnswerStatus, Claim, Hit, Trust
@@ -37,12 +38,65 @@ from .claims import (
     MIN_COVERAGE,
     ClaimCheck,
     Verifier,
+    WrittenClaim,
     claim_coverage,
     rests_on_quote,
     split_claims,
 )
 from .client import ChatModel, Completion
 from .context import Block, Part, admitted_hits, assemble, prompt
+from .stream import CLAIM_LISTENER, TEXT_LISTENER, StreamedClaim, first_use_numbers
+
+_PARTIAL_MARKER = re.compile(r"\[[^\]\n]*$")
+
+
+class _Feeder:
+    """Streams each written claim once it is complete and verified (see :mod:`.stream`)."""
+
+    def __init__(
+        self, make: Callable[[ClaimCheck], Claim], verifier: Verifier, evidence: Evidence,
+        listener: Callable[[StreamedClaim | None], None],
+    ) -> None:  # fmt: skip
+        self.make, self.verifier, self.evidence, self.listener = make, verifier, evidence, listener
+        self.text = ""
+        self.sent = 0  # written claims looked at so far
+        self.numbers: dict[int, int] = {}
+        self.checked: dict[tuple[int, str, tuple[int, ...]], ClaimCheck] = {}
+
+    def check(self, claim: WrittenClaim) -> ClaimCheck:
+        """The claim's check, done once however often it is asked for."""
+        key = (claim.index, claim.text, claim.blocks)
+        if key not in self.checked:
+            self.checked[key] = self.verifier.check(claim)
+        return self.checked[key]
+
+    def hear(self, text: str) -> None:
+        """The model's text so far: stream the claims it has finished (all but the last)."""
+        if not text.startswith(self.text):  # the client started over: what was streamed goes
+            self.sent, self.numbers = 0, {}
+            self.listener(None)
+        self.text = text
+        # a block number being written ("… days. [1") is not a sentence yet: leave it out
+        self._stream(split_claims(_PARTIAL_MARKER.sub("", text))[:-1])
+
+    def finish(self, checks: Sequence[ClaimCheck]) -> None:
+        """The model is done: stream what is left (the last claim included)."""
+        self._stream([c.claim for c in checks])
+
+    def _stream(self, complete: Sequence[WrittenClaim]) -> None:
+        for written in complete[self.sent :]:
+            check = self.check(written)
+            if check.verified:
+                claim = self.make(check)
+                fresh = first_use_numbers(self.numbers, claim.citation_ids)
+                hits = self.evidence.hits
+                cited = tuple(
+                    replace(self.evidence.citations[hits[p - 1].chunk.chunk_id], citation_id=self.numbers[p])
+                    for p in fresh
+                )
+                numbered = replace(claim, citation_ids=tuple(self.numbers[p] for p in claim.citation_ids))
+                self.listener(StreamedClaim(numbered, cited))
+        self.sent = max(self.sent, len(complete))
 
 
 def carried_by_dropped(checks: Sequence[ClaimCheck], covered: Mapping[int, object]) -> list[int]:
@@ -95,6 +149,19 @@ class LLMComposer:
             parts = [Part(subquestions[i].text, covered[i]) for i in sorted(covered)]
         missing = [*decided.uncovered_subquestions, *(f"fact {f}" for f in decided.missing_fact_ids)]
         messages = prompt(evidence.question, blocks, parts, missing)
+        verifier = Verifier(
+            blocks={b.number: b for b in blocks},
+            subquestions=subquestions,
+            covered=frozenset(covered),
+            question_weights=evidence.weights,
+            embed=evidence.embed,
+        )
+        listener = CLAIM_LISTENER.get()
+        feeder = (
+            _Feeder(lambda check: self._claim(check, blocks, evidence, decided), verifier, evidence, listener)
+            if listener is not None else None
+        )  # fmt: skip
+        token = TEXT_LISTENER.set(feeder.hear if feeder is not None else None)
         try:
             completion = self.model.complete(messages)
             written = split_claims(completion.text)
@@ -103,14 +170,11 @@ class LLMComposer:
         except LLMUnavailableError as exc:
             info = self._info("llm_unavailable", blocks, None, error=exc.reason)
             return self._trace(decided, info, (), started)
-        verifier = Verifier(
-            blocks={b.number: b for b in blocks},
-            subquestions=subquestions,
-            covered=frozenset(covered),
-            question_weights=evidence.weights,
-            embed=evidence.embed,
-        )
-        checks = [verifier.check(claim) for claim in written]
+        finally:
+            TEXT_LISTENER.reset(token)
+        checks = [feeder.check(claim) if feeder is not None else verifier.check(claim) for claim in written]
+        if feeder is not None:
+            feeder.finish(checks)
         dropped = tuple((c.claim.index, c.reason.value) for c in checks if c.reason is not None)
         kept = [c for c in checks if c.verified]
         claims = [self._claim(c, blocks, evidence, decided) for c in kept]

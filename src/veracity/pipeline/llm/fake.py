@@ -11,8 +11,10 @@ from collections.abc import Callable, Sequence
 
 from ...model.errors import LLMUnavailableError
 from .client import Completion, Message
+from .stream import heard
 
 Reply = Callable[[Sequence[Message]], str]
+STREAM_PIECE = 7
 
 
 class ScriptedChat:
@@ -32,6 +34,11 @@ class ScriptedChat:
         if self._failure is not None:
             raise self._failure
         text = self._reply(messages) if callable(self._reply) else self._reply
+        for end in range(
+            0, len(text), STREAM_PIECE
+        ):  # as a streamed reply arrives, a few characters at a time
+            heard(text[:end])
+        heard(text)
         return Completion(text=text, finish_reason="stop")
 
     def count_tokens(self, text: str) -> int | None:

@@ -262,23 +262,23 @@ function onError(data) {
 
 const HANDLERS = {
   status: onStatus, claim: onClaim, citation: onCitation, explain: onExplain, error: onError,
+  resolved: onResolved, turn: onTurn, reset: onReset,
 };
 
-function remember(asked, data) {
+function remember(question, status) {
   // the turn just answered joins the conversation's history once the next one is asked
-  const item = el("li", { dataset: { status: data.status } },
-    el("span", {}, data.resolved_question || asked.question), " ",
-    el("span", { class: "badge small", dataset: { status: data.status } }, statusLabel(data.status)));
-  state.pending = item;
+  state.pending = el("li", { dataset: { status } }, el("span", {}, question), " ",
+    el("span", { class: "badge small", dataset: { status } }, statusLabel(status)));
 }
 
-function showTurn(asked, data) {
+function onResolved(data) {
+  // the question as the conversation asks it: shown when it leaned on the turn before
   if (state.pending) {
     document.getElementById("history").append(state.pending);
     document.getElementById("history-panel").hidden = false;
+    state.pending = null;
   }
-  state.turn = data.turn;
-  onStatus(data);
+  state.asking = data.resolved_question;
   state.resolvedQuestion = null;
   if (data.carried && Object.keys(data.carried).length) {
     state.resolvedQuestion = data.resolved_question;
@@ -286,27 +286,51 @@ function showTurn(asked, data) {
     resolved.textContent = t("asked_as", { question: data.resolved_question });
     resolved.hidden = false;
   }
-  for (const claim of data.claims) onClaim(claim);
-  for (const citation of data.citations) onCitation(citation);
-  document.getElementById("feedback").hidden = false;
-  document.getElementById("new-conversation").hidden = false;
-  remember(asked, data);
 }
 
-async function askInConversation(asked) {
+function onTurn(data) {
+  state.turn = data.turn;
+  document.getElementById("feedback").hidden = false;
+  document.getElementById("new-conversation").hidden = false;
+  remember(state.asking, document.getElementById("badge").dataset.status);
+}
+
+function onReset() {
+  // what was streamed is not the answer after all (the model started over, or its claims did
+  // not hold and the extractive answer stands): the final claims follow
+  state.claims = [];
+  state.citations = new Map();
+  for (const id of ["claims", "citations"]) document.getElementById(id).replaceChildren();
+  document.getElementById("sources-title").hidden = true;
+}
+
+async function conversationStream(asked) {
   if (!state.conversation) {
     const started = await api("/v1/conversations", {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ title: asked.question }),
     }).then((r) => r.json());
     state.conversation = started.id;
   }
-  const body = { question: asked.question };
-  if (asked.version) body.version = asked.version;
-  if (asked.as_of) body.as_of = asked.as_of;
-  const data = await api(`/v1/conversations/${encodeURIComponent(state.conversation)}/ask`, {
-    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body),
-  }).then((r) => r.json());
-  showTurn(asked, data);
+  const params = new URLSearchParams(Object.entries({ question: asked.question, version: asked.version,
+    as_of: asked.as_of }).filter(([, value]) => value));
+  return `/v1/conversations/${encodeURIComponent(state.conversation)}/ask/stream?${params}`;
+}
+
+async function readStream(path) {
+  const response = await api(path, { headers: { Accept: "text/event-stream" } });
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const { name, data } = parseEvent(buffer.slice(0, cut));
+      buffer = buffer.slice(cut + 2);
+      if (HANDLERS[name]) HANDLERS[name](data);
+    }
+  }
 }
 
 async function sendFeedback(rating) {
@@ -352,25 +376,8 @@ async function ask(event) {
   const button = document.getElementById("ask-button");
   button.disabled = true;
   try {
-    if (!asked.explain) {
-      await askInConversation(asked);
-      document.getElementById("answer").dataset.done = "true";
-      return;
-    }
-    const response = await api(`/v1/ask/stream?${params}`, { headers: { Accept: "text/event-stream" } });
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-    let buffer = "";
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buffer += value;
-      let cut;
-      while ((cut = buffer.indexOf("\n\n")) >= 0) {
-        const { name, data } = parseEvent(buffer.slice(0, cut));
-        buffer = buffer.slice(cut + 2);
-        if (HANDLERS[name]) HANDLERS[name](data);
-      }
-    }
+    // with Explain, one answer on its own; otherwise the next turn of the conversation
+    await readStream(asked.explain ? `/v1/ask/stream?${params}` : await conversationStream(asked));
     document.getElementById("answer").dataset.done = "true";
   } catch (error) {
     document.getElementById("answer").hidden = true;

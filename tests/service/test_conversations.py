@@ -195,3 +195,32 @@ def test_a_turn_streams_its_events_and_is_stored(client) -> None:
         headers=auth(keys.maintainer),
     )
     assert other.status_code == 404
+
+
+def test_a_later_turn_never_cites_what_the_key_may_no_longer_see(client) -> None:
+    client, keys = client
+    restricted = "2026 年 8 月的 SSO 故障是怎么回事？"
+    conversation = start(client, keys.maintainer)
+    first = turn(client, keys.maintainer, conversation, restricted)
+    assert "incident-2026-08-sso" in [c["source_id"] for c in first["citations"]]
+    page = (
+        "---\nid: incident-2026-08-sso\ntitle: 事故记录\nvisibility: internal\nallowed_roles: [support]\n"
+        "valid_from: 2026-08-01\n---\n\n# 事故记录\n\n2026 年 8 月的 SSO 故障由证书过期引起，已修复。\n"
+    )  # the operator narrows it to support: the maintainer's role no longer reaches it
+    uploaded = client.post(
+        "/v1/documents",
+        headers=auth(keys.operator),
+        files=[("files", ("incident.md", page.encode(), "text/markdown"))],
+    )
+    assert uploaded.status_code == 200, uploaded.text
+    later = turn(client, keys.maintainer, conversation, restricted)
+    assert "incident-2026-08-sso" not in [c["source_id"] for c in later["citations"]]
+    history = client.get(f"/v1/conversations/{conversation}", headers=auth(keys.maintainer)).json()
+    (earlier, _) = history["turns"]
+    gone = [c for c in earlier["citations"] if c["source_id"] == "incident-2026-08-sso"]
+    assert gone and all(c["withdrawn"] and not c["title"] for c in gone)
+    assert all(
+        claim["text"] is None
+        for claim in earlier["claims"]
+        if set(claim["citations"]) & {c["id"] for c in gone}
+    )

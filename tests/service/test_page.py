@@ -25,6 +25,7 @@ import pytest
 
 from tests.system_packages import need_chromium
 from veracity.kb.local import open_local
+from veracity.testing.page_images import image_bytes, render_page
 from veracity.testing.pdf_builder import build_pdf
 
 RUNNING = (
@@ -32,6 +33,10 @@ RUNNING = (
     "如果成员数超过新计划上限，多出来的成员会被自动删除吗？"
 )
 RESTRICTED = "2026 年 8 月的 SSO 故障是怎么回事？"
+SCAN = image_bytes(
+    render_page(["Cold storage tapes are rotated every 90 days."], heading="Tape rotation", dpi=150,
+                page_points=(420, 160), margin_points=20)
+)  # fmt: skip
 VAULT_PDF = [[(18, "Vault backups", 720), (11, "Nightly snapshots are kept for 35 days in the vault.", 690)]]
 WEB_URL = "https://docs.example.com/tides/export.html"
 WEB_PAGE = f"""---
@@ -98,6 +103,25 @@ def _restricted_marks(folder: Path) -> list[str]:
             *(c.text[:24] for c in chunks)]  # fmt: skip
 
 
+def _check_box(page, shot: Path) -> None:
+    """The first cited box, drawn over the page picture, is where its coordinates put it."""
+    from PIL import Image
+
+    box = page.evaluate("state.context.chunk.boxes[0]")
+    view = page.locator("#page-view")
+    picture = Image.open(io.BytesIO(view.screenshot())).convert("RGB")
+    size = view.bounding_box()
+    scale = picture.width / size["width"]
+    inner = 1 * scale  # the view's own 1px border
+    left = inner + box["x0"] * (picture.width - 2 * inner)
+    middle = inner + (box["top"] + box["bottom"]) / 2 * (picture.height - 2 * inner)
+    edge = picture.getpixel((round(left + 1.5 * scale), round(middle)))
+    assert abs(edge[0] - 217) < 40 and abs(edge[1] - 119) < 40 and edge[2] < 60, edge  # the box's border
+    outside = picture.getpixel((round(left - 6 * scale), round(middle)))
+    assert min(outside) > 200, outside  # the white page just left of it
+    view.screenshot(path=str(shot))
+
+
 def _ask(page, question: str, *, explain: bool = False) -> None:
     page.fill("#question", question)
     if explain:
@@ -109,7 +133,6 @@ def _ask(page, question: str, *, explain: bool = False) -> None:
 
 
 def test_page_in_chromium(server, tmp_path) -> None:
-    from PIL import Image
     from playwright.sync_api import sync_playwright
 
     executable = _chromium()
@@ -239,11 +262,12 @@ def test_page_in_chromium(server, tmp_path) -> None:
                 files=[
                     {"name": "tide-export.md", "mimeType": "text/markdown", "buffer": WEB_PAGE.encode()},
                     {"name": "vault.pdf", "mimeType": "application/pdf", "buffer": build_pdf(VAULT_PDF)},
+                    {"name": "tapes.png", "mimeType": "image/png", "buffer": SCAN},
                 ],
             )
             operator.click("#upload-button")
             operator.wait_for_selector("#upload-report[data-done=true]")
-            assert "added 2" in operator.locator("#upload-report").inner_text()
+            assert "added 3" in operator.locator("#upload-report").inner_text()
             operator.wait_for_selector(f"#documents tr[data-id='{WEB_URL}']")
             operator.screenshot(path=str(shots / "operator.png"), full_page=True)
 
@@ -255,25 +279,15 @@ def test_page_in_chromium(server, tmp_path) -> None:
             assert link.count() == 1 and link.get_attribute("href") == f"{WEB_URL}#retention"
             assert link.get_attribute("rel") == "noopener noreferrer"
 
-            # A PDF's citation opens the page itself with the cited lines boxed: the box drawn in the
-            # screenshot sits where the citation's coordinates say.
-            _ask(desktop, "How long are nightly snapshots kept in the vault?")
-            desktop.click("#claims .cite[data-citation='1']")
-            desktop.wait_for_selector("#page-view[data-loaded=true]")
-            box = desktop.evaluate("state.context.chunk.boxes[0]")
-            view = desktop.locator("#page-view")
-            shot = Image.open(io.BytesIO(view.screenshot())).convert("RGB")
-            size = view.bounding_box()
-            scale_x = shot.width / size["width"]
-            inner = 1 * scale_x  # the view's own 1px border
-            left = inner + box["x0"] * (shot.width - 2 * inner)
-            middle = inner + (box["top"] + box["bottom"]) / 2 * (shot.height - 2 * inner)
-            edge = shot.getpixel((round(left + 1.5 * scale_x), round(middle)))
-            assert abs(edge[0] - 217) < 40 and abs(edge[1] - 119) < 40 and edge[2] < 60, (
-                edge
-            )  # the box's border
-            outside = shot.getpixel((round(left - 6 * scale_x), round(middle)))
-            assert min(outside) > 200, outside  # white page just left of it
-            view.screenshot(path=str(shots / "page-region.png"))
+            # A PDF's citation, and a scanned image's (read by OCR), open the page itself with the cited
+            # lines boxed: the box drawn in the screenshot sits where the citation's coordinates say.
+            for question, shot in (
+                ("How long are nightly snapshots kept in the vault?", "page-region.png"),
+                ("How often are cold storage tapes rotated?", "image-region.png"),
+            ):
+                _ask(desktop, question)
+                desktop.click("#claims .cite[data-citation='1']")
+                desktop.wait_for_selector("#page-view[data-loaded=true]")
+                _check_box(desktop, shots / shot)
         finally:
             browser.close()

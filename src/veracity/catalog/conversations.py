@@ -24,6 +24,7 @@ from typing import Any, Final
 import apsw
 
 from .connection import BUSY_TIMEOUT_MS
+from .schema import CONVERSATION_TABLES
 from .serving import InDatabase, SideFile
 
 __all__ = [
@@ -38,39 +39,6 @@ __all__ = [
 ]
 
 CONVERSATIONS_FILE: Final = "conversations.sqlite"
-CONVERSATION_TABLES: Final = """
-CREATE TABLE IF NOT EXISTS conversations (
-    id         TEXT PRIMARY KEY,
-    tenant     TEXT NOT NULL,
-    key_id     TEXT NOT NULL,           -- the API key that owns it: no other key reads it
-    title      TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS conversation_turns (
-    conversation_id TEXT NOT NULL,
-    turn            INTEGER NOT NULL,
-    question        TEXT NOT NULL,      -- as written
-    resolved        TEXT NOT NULL,      -- as asked (resolved against the turn before)
-    version         TEXT,
-    as_of           TEXT NOT NULL,
-    carried         TEXT NOT NULL,      -- JSON: what came from the turn before
-    body            TEXT NOT NULL,      -- JSON: the answer as served
-    asked_at        TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, turn)
-);
-CREATE TABLE IF NOT EXISTS conversation_feedback (
-    conversation_id TEXT NOT NULL,
-    turn            INTEGER NOT NULL,
-    tenant          TEXT NOT NULL,
-    key_id          TEXT NOT NULL,
-    roles           TEXT NOT NULL,      -- JSON list: the principal the answer was given to
-    rating          TEXT NOT NULL CHECK (rating IN ('up', 'down')),
-    comment         TEXT NOT NULL,
-    catalog_state   TEXT NOT NULL,      -- JSON: index generation and catalog revision when rated
-    rated_at        TEXT NOT NULL,
-    PRIMARY KEY (conversation_id, turn)
-);
-"""
 
 
 @dataclass(frozen=True, slots=True)

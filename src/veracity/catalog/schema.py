@@ -14,6 +14,7 @@ from typing import Final
 
 __all__ = [
     "CHUNK_COLUMNS",
+    "CONVERSATION_TABLES",
     "DOCUMENT_COLUMNS",
     "DOCUMENT_FACT_COLUMNS",
     "DOCUMENT_INDEXES",
@@ -106,3 +107,39 @@ INDEX_VERSION_COLUMNS: Final = """
             reason       TEXT,                     -- why it failed or was dropped
             embedder     TEXT,                     -- veracity.index.embedders name, when known
             manifest     TEXT                      -- JSON: what it was built from and holds"""
+
+# The service's conversations, their turns and feedback: the same statement makes the side file
+# beside a SQLite catalog (veracity.catalog.conversations) and PostgreSQL's migration pg0012.
+CONVERSATION_TABLES: Final = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id         TEXT PRIMARY KEY,
+    tenant     TEXT NOT NULL,
+    key_id     TEXT NOT NULL,           -- the API key that owns it: no other key reads it
+    title      TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS conversation_turns (
+    conversation_id TEXT NOT NULL,
+    turn            INTEGER NOT NULL,
+    question        TEXT NOT NULL,      -- as written
+    resolved        TEXT NOT NULL,      -- as asked (resolved against the turn before)
+    version         TEXT,
+    as_of           TEXT NOT NULL,
+    carried         TEXT NOT NULL,      -- JSON: what came from the turn before
+    body            TEXT NOT NULL,      -- JSON: the answer as served
+    asked_at        TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+CREATE TABLE IF NOT EXISTS conversation_feedback (
+    conversation_id TEXT NOT NULL,
+    turn            INTEGER NOT NULL,
+    tenant          TEXT NOT NULL,
+    key_id          TEXT NOT NULL,
+    roles           TEXT NOT NULL,      -- JSON list: the principal the answer was given to
+    rating          TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+    comment         TEXT NOT NULL,
+    catalog_state   TEXT NOT NULL,      -- JSON: index generation and catalog revision when rated
+    rated_at        TEXT NOT NULL,
+    PRIMARY KEY (conversation_id, turn)
+);
+"""

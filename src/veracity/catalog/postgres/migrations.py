@@ -33,8 +33,8 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 from .. import schema
-from ..conversations import CONVERSATION_TABLES
 from ..migrations import LEDGER, Migration, apply_missing, missing
+from ..schema import CONVERSATION_TABLES
 from ..syncs import SYNC_TABLES
 from .index_layouts import index_layout, postings_segments
 

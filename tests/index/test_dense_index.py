@@ -11,7 +11,7 @@ import pytest
 
 from veracity.index.dense import ALL, DenseHit, DenseIndex, Embedder, check_vectors
 from veracity.index.embedders import FakeEmbedder
-from veracity.model.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
+from veracity.model.errors import ConfigError, EmbedderMismatchError, SearchIndexError, ValidationError
 
 MODEL = "test-model@1"
 
@@ -186,9 +186,9 @@ def test_load_detects_tampering_and_missing_files(index: DenseIndex, tmp_path: P
     index.save(tmp_path)
     ids_path = tmp_path / "dense_ids.json"
     ids_path.write_text(json.dumps(["a", "b", "c", "d", "z"]), encoding="utf-8")
-    with pytest.raises(IndexError_, match="manifest"):
+    with pytest.raises(SearchIndexError, match="manifest"):
         DenseIndex.load(tmp_path)
-    with pytest.raises(IndexError_, match="cannot read"):
+    with pytest.raises(SearchIndexError, match="cannot read"):
         DenseIndex.load(tmp_path / "missing")
 
 

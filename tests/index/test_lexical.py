@@ -11,7 +11,7 @@ import pytest
 from rank_bm25 import BM25Okapi
 
 from veracity.index.lexical import ALL, BM25Index, BM25Variant, TermStatistics
-from veracity.model.errors import ConfigError, IndexError_, ValidationError
+from veracity.model.errors import ConfigError, SearchIndexError, ValidationError
 from veracity.text.tokens import tokenize
 
 ZH_DOCS = [
@@ -318,17 +318,17 @@ def test_round_trip_through_arrays_and_json(tmp_path) -> None:
 
 def test_from_arrays_rejects_malformed_input() -> None:
     arrays, meta = BM25Index.build(random_corpus(11)).to_arrays()
-    with pytest.raises(IndexError_):
+    with pytest.raises(SearchIndexError):
         BM25Index.from_arrays(arrays, {**meta, "format_version": 99})
-    with pytest.raises(IndexError_, match="vocabulary"):
+    with pytest.raises(SearchIndexError, match="vocabulary"):
         BM25Index.from_arrays(arrays, {k: v for k, v in meta.items() if k != "vocabulary"})
-    with pytest.raises(IndexError_):
+    with pytest.raises(SearchIndexError):
         BM25Index.from_arrays({k: v for k, v in arrays.items() if k != "indptr"}, meta)
-    with pytest.raises(IndexError_):
+    with pytest.raises(SearchIndexError):
         BM25Index.from_arrays({**arrays, "doc_lengths": arrays["doc_lengths"][:-1]}, meta)
-    with pytest.raises(IndexError_):
+    with pytest.raises(SearchIndexError):
         BM25Index.from_arrays({**arrays, "doc_indices": arrays["doc_indices"] + 1000}, meta)
-    with pytest.raises(IndexError_):
+    with pytest.raises(SearchIndexError):
         BM25Index.from_arrays({**arrays, "term_frequencies": arrays["term_frequencies"] * 0.5}, meta)
 
 

@@ -22,7 +22,7 @@ from veracity.kb.directory import (
 )
 from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import AnswerStatus, Principal, Status
-from veracity.model.errors import ConfigError, EmbedderMismatchError, IndexError_
+from veracity.model.errors import ConfigError, EmbedderMismatchError, SearchIndexError
 
 FIXTURES = Path(__file__).parents[2] / "src" / "veracity" / "fixtures" / "starship"
 
@@ -156,12 +156,12 @@ def test_manifest_records_the_model_and_detects_edits(tmp_path) -> None:
     edited = json.loads(path.read_text("utf-8"))
     edited["embedding"]["dim"] = 512
     path.write_text(json.dumps(edited), "utf-8")
-    with pytest.raises(IndexError_, match="digest"):
+    with pytest.raises(SearchIndexError, match="digest"):
         open_kb(tmp_path / "kb")
 
 
 def test_not_a_knowledge_base_and_no_overwrite(tmp_path) -> None:
-    with pytest.raises(IndexError_, match="not a veracity knowledge base"):
+    with pytest.raises(SearchIndexError, match="not a veracity knowledge base"):
         open_kb(tmp_path)
     create_kb(tmp_path / "kb", FakeEmbedder())
     assert (tmp_path / "kb" / CATALOG_FILE).is_file()

@@ -16,7 +16,7 @@ from veracity.kb.directory import open_kb, read_manifest
 from veracity.kb.lifecycle import change_status, delete, status_report
 from veracity.kb.reindex import publish, rebuild, rollback
 from veracity.model.contracts import Status
-from veracity.model.errors import EmbedderMismatchError, IndexError_, IndexVerificationError
+from veracity.model.errors import EmbedderMismatchError, IndexVerificationError, SearchIndexError
 
 
 class DriftingEmbedder(FakeEmbedder):
@@ -158,7 +158,7 @@ def test_rollback_catches_up_with_documents_added_since(demo_kb_at, ask_public) 
     status = status_report(kb, demo_kb_at)
     assert status["index"]["version"] == 1
     assert [(v["version"], v["state"]) for v in status["versions"]] == [(1, "published"), (2, "rolled-back")]
-    with pytest.raises(IndexError_, match="no earlier index version"):
+    with pytest.raises(SearchIndexError, match="no earlier index version"):
         rollback(kb, demo_kb_at)
     assert publish(kb, demo_kb_at, 2).version == 2  # forward again by name
 
@@ -207,9 +207,9 @@ def test_a_rebuild_with_another_model_and_back(demo_kb_at, ask_public) -> None:
 
 def test_publish_needs_a_verified_version(demo_kb_at) -> None:
     kb = open_kb(demo_kb_at, FakeEmbedder())
-    with pytest.raises(IndexError_, match="no verified, unpublished index version"):
+    with pytest.raises(SearchIndexError, match="no verified, unpublished index version"):
         publish(kb, demo_kb_at)
-    with pytest.raises(IndexError_, match="no index version 9"):
+    with pytest.raises(SearchIndexError, match="no index version 9"):
         publish(kb, demo_kb_at, 9)
-    with pytest.raises(IndexError_, match="already the published one"):
+    with pytest.raises(SearchIndexError, match="already the published one"):
         publish(kb, demo_kb_at, 1)

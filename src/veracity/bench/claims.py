@@ -49,6 +49,7 @@ from ..pipeline.engine import sentence_embedding
 from ..pipeline.llm.claims import MIN_COVERAGE, MIN_SIMILARITY, DropReason, Verifier
 from ..pipeline.llm.context import Block
 from ..pipeline.sentences import Embed, TermWeights
+from ..text.scripts import has_han
 from ..text.sentences import split_sentences
 from ..text.tokens import tokenize
 from ..text.values import NEGATION_EN, NEGATION_ZH, fold, negates
@@ -117,7 +118,7 @@ def clause_of(sentence: str, answer: str) -> str | None:
     clause = clause.strip().rstrip(",;:，；：、。.!?！？").strip()
     if len(tokenize(clause)) < 3 or clause == sentence.rstrip("。.!?！？").strip():
         return None
-    return clause + ("。" if re.search(r"[\u4e00-\u9fff]", clause) else ".")
+    return clause + ("。" if has_han(clause) else ".")
 
 
 def question_answer(question: str, answer: str) -> str:
@@ -125,7 +126,7 @@ def question_answer(question: str, answer: str) -> str:
     ``question: answer.``; the crowd wrote the question in its own words, so the claim is a
     paraphrase of the paragraph rather than a copy."""
     stem = question.strip().rstrip("?？").strip()
-    if re.search(r"[\u4e00-\u9fff]", stem):
+    if has_han(stem):
         stem = stem.removesuffix("呢").removesuffix("吗")
         if _ZH_ASKING.search(stem):
             return _ZH_ASKING.sub(answer, stem, count=1) + "。"
@@ -148,7 +149,7 @@ def changed_number(sentence: str, paragraph: str) -> str | None:
 
 def flipped_negation(sentence: str) -> str | None:
     """``sentence`` with a negation taken away (when it negates) or added after its first verb."""
-    chinese = bool(re.search(r"[\u4e00-\u9fff]", sentence))
+    chinese = has_han(sentence)
     if negates(sentence):
         pattern = NEGATION_ZH if chinese else NEGATION_EN
         flipped = pattern.sub("", sentence, count=1)

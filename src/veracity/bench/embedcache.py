@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..index.dense import Embedder, EmbedKind, FloatMatrix, check_vectors
-from ..model.errors import IndexError_, ValidationError
+from ..model.errors import SearchIndexError, ValidationError
 
 DEFAULT_BATCH = 32
 
@@ -115,7 +115,7 @@ def embed_texts(
             or matrix.shape != (len(ids), embedder.dim)
             or matrix.dtype != np.float32
         ):
-            raise IndexError_(
+            raise SearchIndexError(
                 f"embedding cache {str(paths[0])!r} does not match its sidecar; delete it and rerun"
             )
         cpu = meta.get("cpu_seconds")

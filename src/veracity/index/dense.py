@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._version import __version__
-from ..model.errors import ConfigError, EmbedderMismatchError, IndexError_, ValidationError
+from ..model.errors import ConfigError, EmbedderMismatchError, SearchIndexError, ValidationError
 
 FORMAT: Final = "veracity.dense"
 FORMAT_VERSION: Final = 1
@@ -196,7 +196,7 @@ class DenseIndex:
         try:
             return self._matrix[self._row_of[chunk_id]]
         except KeyError:
-            raise IndexError_(f"id {chunk_id!r} is not in the dense index") from None
+            raise SearchIndexError(f"id {chunk_id!r} is not in the dense index") from None
 
     def check_embedder(self, embedder: Embedder) -> None:
         """Raise ``EmbedderMismatchError`` unless ``embedder`` made this index's vectors."""
@@ -322,7 +322,7 @@ class DenseIndex:
 
         With ``embedder``, also checks that it is the model the index was built
         with (``EmbedderMismatchError`` otherwise). A missing, altered or
-        inconsistent file raises ``IndexError_``.
+        inconsistent file raises ``SearchIndexError``.
         """
         folder = Path(directory)
         try:
@@ -331,19 +331,21 @@ class DenseIndex:
             vectors_path = folder / VECTORS_FILE
             vectors_digest = _file_sha256(vectors_path)
         except (OSError, ValueError) as exc:
-            raise IndexError_(f"cannot read dense index in {str(folder)!r}: {exc}") from exc
+            raise SearchIndexError(f"cannot read dense index in {str(folder)!r}: {exc}") from exc
         if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:
-            raise IndexError_(
+            raise SearchIndexError(
                 f"{str(folder)!r} holds format {manifest.get('format')!r} version "
                 f"{manifest.get('format_version')!r}; expected {FORMAT!r} {FORMAT_VERSION}"
             )
         if manifest.get("normalization") != NORMALIZATION:
-            raise IndexError_(f"unsupported normalization {manifest.get('normalization')!r}")
+            raise SearchIndexError(f"unsupported normalization {manifest.get('normalization')!r}")
         if (
             manifest.get("vectors_sha256") != vectors_digest
             or manifest.get("ids_sha256") != hashlib.sha256(ids_bytes).hexdigest()
         ):
-            raise IndexError_(f"dense index files in {str(folder)!r} do not match their manifest; rebuild it")
+            raise SearchIndexError(
+                f"dense index files in {str(folder)!r} do not match their manifest; rebuild it"
+            )
         matrix = np.load(vectors_path, allow_pickle=False)
         ids = json.loads(ids_bytes.decode("utf-8"))
         count, dim = manifest.get("count"), manifest.get("dim")
@@ -354,12 +356,12 @@ class DenseIndex:
             or list(ids) != sorted(ids)
             or len(set(ids)) != len(ids)
         ):
-            raise IndexError_(
+            raise SearchIndexError(
                 f"dense index in {str(folder)!r} is inconsistent: vectors {matrix.shape} "
                 f"{matrix.dtype}, {len(ids)} ids, manifest count {count} dim {dim}"
             )
         if count and not np.allclose(np.linalg.norm(matrix, axis=1), 1.0, atol=1e-3):
-            raise IndexError_(f"dense index in {str(folder)!r} has rows that are not unit length")
+            raise SearchIndexError(f"dense index in {str(folder)!r} has rows that are not unit length")
         index = cls(tuple(str(i) for i in ids), matrix, str(manifest["model_id"]))
         if embedder is not None:
             index.check_embedder(embedder)

@@ -45,7 +45,7 @@ from typing import Any, Final
 import numpy as np
 
 from ..model.contracts import parse_enum
-from ..model.errors import ConfigError, IndexError_, ValidationError
+from ..model.errors import ConfigError, SearchIndexError, ValidationError
 
 FORMAT: Final = "veracity.bm25"
 FORMAT_VERSION: Final = 1
@@ -135,7 +135,7 @@ class BM25Index:
             dup = next(i for i, n in Counter(self._ids).items() if n > 1)
             raise ValidationError(f"duplicate document id {dup!r} in BM25 index", field="id")
         if len(self._vocab) != len(self._terms):
-            raise IndexError_("BM25 vocabulary has duplicate terms; rebuild the index")
+            raise SearchIndexError("BM25 vocabulary has duplicate terms; rebuild the index")
         rank = np.empty(len(self._ids), dtype=np.int64)
         rank[sorted(range(len(self._ids)), key=self._ids.__getitem__)] = np.arange(len(self._ids))
         self._id_rank, self._indptr, self._docs = rank, indptr, doc_indices
@@ -423,18 +423,18 @@ class BM25Index:
 
     @classmethod
     def from_arrays(cls, arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> BM25Index:
-        """Rebuild an index from :meth:`to_arrays` output; raises ``IndexError_`` if malformed."""
+        """Rebuild an index from :meth:`to_arrays` output; raises ``SearchIndexError`` if malformed."""
         if meta.get("format") != FORMAT or meta.get("format_version") != FORMAT_VERSION:
-            raise IndexError_(
+            raise SearchIndexError(
                 f"not a {FORMAT} v{FORMAT_VERSION} index: format={meta.get('format')!r}, "
                 f"version={meta.get('format_version')!r}; rebuild the index"
             )
         if missing := {"ids", "vocabulary", "k1", "b", "variant"} - set(meta):
-            raise IndexError_(f"BM25 index metadata lacks {sorted(missing)}; rebuild the index")
+            raise SearchIndexError(f"BM25 index metadata lacks {sorted(missing)}; rebuild the index")
         names = ("indptr", "doc_indices", "term_frequencies", "doc_lengths")
         parts = [np.asarray(arrays.get(name, ())) for name in names]
         if any(part.ndim != 1 or part.dtype.kind not in "iu" for part in parts):
-            raise IndexError_(f"BM25 index needs 1-d integer arrays {', '.join(names)}")
+            raise SearchIndexError(f"BM25 index needs 1-d integer arrays {', '.join(names)}")
         indptr, docs, tf, lengths = (part.astype(np.int64) for part in parts)
         ids, terms = list(meta["ids"]), list(meta["vocabulary"])
         n, nnz = len(ids), docs.size
@@ -448,7 +448,7 @@ class BM25Index:
             or (nnz and (docs.min() < 0 or docs.max() >= n or tf.min() < 1))
             or (n and lengths.min() < 0)
         ):
-            raise IndexError_("BM25 index arrays are inconsistent with each other; rebuild")
+            raise SearchIndexError("BM25 index arrays are inconsistent with each other; rebuild")
         return cls(
             ids=ids,
             terms=terms,

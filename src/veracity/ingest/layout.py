@@ -28,6 +28,8 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from ..text.scripts import UNSPACED_RANGES
+
 __all__ = [
     "GUTTER_SUPPORT",
     "MARGIN_BAND",
@@ -52,7 +54,7 @@ MARGIN_BAND = 0.12
 RUNNING_MAX_SIZE = 1.2
 """A line set at this many times the body size or larger is a heading, never a running line."""
 
-_CJK = re.compile(r"[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f]")
+_CJK = re.compile(f"[{UNSPACED_RANGES}]")
 _DIGITS = re.compile(r"\d+")
 
 

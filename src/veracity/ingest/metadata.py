@@ -43,6 +43,7 @@ from typing import Any, Final
 import yaml
 
 from ..model.errors import ValidationError
+from ..text.scripts import CJK_RANGES
 from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
@@ -174,7 +175,7 @@ def modified_at(path: Path) -> datetime:
     return min(moment, datetime.now(UTC))
 
 
-_CJK_RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+_CJK_RUN = re.compile(f"[{CJK_RANGES}]+")
 _LETTER_RUN = re.compile(r"[^\W\d_]+")
 
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..text.normalize import normalize_body
+from ..text.scripts import HAN
 from .errors import (
     EmptySourceError,
     EncodingError,
@@ -71,7 +72,7 @@ IMAGE_SUFFIXES = frozenset(suffix for suffix, fmt in FORMATS.items() if fmt == "
 (a documentation site's screenshots and logos are not documents)."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\u3000]*\n")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_CJK = HAN
 
 
 def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:

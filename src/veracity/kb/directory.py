@@ -44,7 +44,7 @@ from ..index.versioned import index_for
 from ..model.errors import (
     ConfigError,
     EmbedderMismatchError,
-    IndexError_,
+    SearchIndexError,
     StorageError,
     WriterBusyError,
 )
@@ -240,7 +240,7 @@ def holds_knowledge_base_at(location: str | os.PathLike[str]) -> bool:
         return (folder / MANIFEST_FILE).exists()
     try:
         read_manifest(folder)
-    except IndexError_:
+    except SearchIndexError:
         return False
     return True
 

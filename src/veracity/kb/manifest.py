@@ -26,7 +26,7 @@ from ..catalog.postgres.location import display_url, is_database_url
 from ..catalog.state import chunk_count, document_states
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import get_version, list_versions
-from ..model.errors import ConfigError, IndexError_, NewerFormatError
+from ..model.errors import ConfigError, NewerFormatError, SearchIndexError
 
 if TYPE_CHECKING:
     from ..index.dense import Embedder
@@ -256,9 +256,9 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise IndexError_(f"cannot read {str(path)!r}: {exc}") from None
+        raise SearchIndexError(f"cannot read {str(path)!r}: {exc}") from None
     if not isinstance(data, dict):
-        raise IndexError_(f"{str(path)!r} is not a JSON object")
+        raise SearchIndexError(f"{str(path)!r} is not a JSON object")
     return data
 
 
@@ -266,13 +266,13 @@ def _database_manifest(url: str) -> dict[str, Any]:
     """The manifest a PostgreSQL knowledge base keeps in ``kb_manifest``."""
     text = manifest_at_url(url)
     if text is None:
-        raise IndexError_(
+        raise SearchIndexError(
             f"{display_url(url)!r} holds no veracity knowledge base; create one with "
             "'veracity ingest PATH --kb URL' or 'veracity init-demo --kb URL'"
         )
     data = json.loads(text)
     if not isinstance(data, dict):
-        raise IndexError_(f"the manifest in {display_url(url)!r} is not a JSON object")
+        raise SearchIndexError(f"the manifest in {display_url(url)!r} is not a JSON object")
     return data
 
 
@@ -285,7 +285,7 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
         folder = Path(path)
         file = folder / MANIFEST_FILE
         if not file.is_file() or not (folder / CATALOG_FILE).is_file():
-            raise IndexError_(
+            raise SearchIndexError(
                 f"{str(folder)!r} is not a veracity knowledge base (no {MANIFEST_FILE} and {CATALOG_FILE}); "
                 "create one with 'veracity ingest PATH --kb DIR' or 'veracity init-demo --kb DIR'"
             )
@@ -298,13 +298,13 @@ def read_manifest(path: str | os.PathLike[str]) -> dict[str, Any]:
             f"this veracity {__version__} reads v{FORMAT_VERSION}: upgrade veracity to open it"
         )
     if manifest.get("format") != FORMAT or version != FORMAT_VERSION:
-        raise IndexError_(
+        raise SearchIndexError(
             f"{str(file)!r} is format {manifest.get('format')!r} v{manifest.get('format_version')!r}, "
             f"expected {FORMAT!r} v{FORMAT_VERSION}"
         )
     content = {key: value for key, value in manifest.items() if key != "digest"}
     if manifest.get("digest") != _digest(content):
-        raise IndexError_(
+        raise SearchIndexError(
             f"{str(file)!r} does not match its digest (edited by hand?); "
             "restore it or rebuild the knowledge base"
         )

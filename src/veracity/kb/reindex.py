@@ -49,7 +49,7 @@ from ..index.sqlite.versions import (
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, read_vector_model
 from ..index.versioned import VersionedIndex, index_for
-from ..model.errors import ConfigError, IndexError_, IndexVerificationError
+from ..model.errors import ConfigError, IndexVerificationError, SearchIndexError
 from ..pipeline.engine import KnowledgeBase
 from .directory import (
     CHUNKER,
@@ -193,7 +193,7 @@ def _catch_up_verify_switch(
             record_manifest(store.connection, tables.version, manifest, verified=True)
             replaced = switch_to(store.connection, tables.version, rollback=rollback) if publish else None
         return verification, total, replaced
-    raise IndexError_(
+    raise SearchIndexError(
         f"the catalog kept changing during {_CATCH_UP_ROUNDS} catch-up rounds; index version "
         f"{tables.version} was not published; run the command again when ingestion is quieter"
     )
@@ -298,14 +298,14 @@ def publish(
         candidates = [v for v in versions if v.state == "verified"]
         if not candidates:
             states = ", ".join(f"{v.version} {v.state}" for v in versions)
-            raise IndexError_(
+            raise SearchIndexError(
                 f"no verified, unpublished index version (versions: {states}); "
                 "build one with 'veracity reindex --no-publish' or name one with --version"
             )
         version = candidates[-1].version
     target = get_version(store.connection, version)
     if target.version == read_pointer(store.connection)[0]:
-        raise IndexError_(f"index version {version} is already the published one")
+        raise SearchIndexError(f"index version {version} is already the published one")
     return _switch(kb, folder, target, rollback=False, progress=progress)
 
 
@@ -317,7 +317,7 @@ def rollback(
     target = rollback_target(store.connection)
     if target is None:
         states = ", ".join(f"{v.version} {v.state}" for v in list_versions(store.connection))
-        raise IndexError_(
+        raise SearchIndexError(
             f"no earlier index version to roll back to (versions: {states}); "
             "'veracity publish --version N' publishes any kept version"
         )

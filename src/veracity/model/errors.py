@@ -26,7 +26,7 @@ Every error says what was wrong, with the offending value, and what to do.
     │   └── CatalogUnavailableError the catalog could not be read: answers are denied
     │       ├── ReplicaLagError  a read replica had not replayed the primary's writes in time
     │       └── ReplicaUnavailableError the read replica (--read-url) cannot be reached
-    ├── IndexError_              an index is missing, stale or built with another model
+    ├── SearchIndexError              an index is missing, stale or built with another model
     │   ├── EmbedderMismatchError dimension or model id does not match the index
     │   └── DenseUnavailableError the embedder failed: answers fall back to the lexical channel
     ├── CitationError            a claim's citations are missing, duplicated or unknown
@@ -147,11 +147,11 @@ class ReplicaUnavailableError(CatalogUnavailableError):
     rather than served from anywhere else."""
 
 
-class IndexError_(VeracityError):
+class SearchIndexError(VeracityError):
     """An index is missing, stale, or was built from something other than what is asked."""
 
 
-class IndexVerificationError(IndexError_):
+class IndexVerificationError(SearchIndexError):
     """An index version failed verification (``.verification`` holds every check); it was not published."""
 
     def __init__(self, verification: Any) -> None:
@@ -160,11 +160,11 @@ class IndexVerificationError(IndexError_):
         super().__init__(f"index version {verification.version} failed verification: {failures}")
 
 
-class EmbedderMismatchError(IndexError_, ValueError):
+class EmbedderMismatchError(SearchIndexError, ValueError):
     """An embedder's dimension or model id does not match the vectors it is used with."""
 
 
-class DenseUnavailableError(IndexError_):
+class DenseUnavailableError(SearchIndexError):
     """The embedder failed or is switched off; a service answers from the lexical channel alone."""
 
 

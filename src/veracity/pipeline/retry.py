@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Query
 from ..text.questions import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS, split_subquestions
+from ..text.scripts import is_han
 from ..text.tokens import STOPWORDS, surface_tokens
 from .answer import renumber, version_scopes
 from .decision import evidence_terms, trust_tiers
@@ -71,7 +72,7 @@ def _limit(word: str) -> int:
         if not word.isalpha() or len(word) < 4:
             return 0
         return 2 if len(word) >= 8 else 1
-    return 1 if len(word) >= 3 and all("\u3400" <= ch <= "\u9fff" for ch in word) else 0
+    return 1 if len(word) >= 3 and all(is_han(ch) for ch in word) else 0
 
 
 def typo_fixes(question: str, missing: Collection[str], evidence_texts: Iterable[str]) -> dict[str, str]:
@@ -108,7 +109,7 @@ def _content_words(text: str) -> list[str]:
     function_words = CHINESE_FUNCTION_WORDS | ENGLISH_FUNCTION_WORDS | STOPWORDS
     words = []
     for surface, _ in surface_tokens(text):
-        cjk = all("\u3400" <= ch <= "\u9fff" for ch in surface)
+        cjk = all(is_han(ch) for ch in surface)
         word = cjk or surface.replace("-", "").isalpha()  # hyphenated words count (sign-on)
         if surface in function_words or (cjk and len(surface) < 2) or not word:
             continue

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from ..text.reveal import fold_pattern, plain, reveal
+from ..text.scripts import CJK, HAN_RANGES
 from .address import MODEL_TURN, USER_TURN, described_model, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 
@@ -111,7 +112,7 @@ _ANSWER_COLON = re.compile(
 )
 _NEGATION = re.compile(
     r"(?:\bnot|\bnever|n't|\bno\b|\bne\b|\bnicht|\bnie\b|\bniemals|\bkeine?\b|\bnunca|\bjamais|\bnao\b|\bnooit|\bniet\b|\bmai\b|\bникогда|\bне\b|不|勿|别|禁止|不得|严禁|切勿|不能|不可)\W{0,3}"
-    r"(?:\w+\W+){0,2}$|(?:不|勿|别|没有|从不|绝不|禁止|不得|不能|不可)[\u4e00-\u9fff]{0,2}$"
+    r"(?:\w+\W+){0,2}$|(?:不|勿|别|没有|从不|绝不|禁止|不得|不能|不可)[" + HAN_RANGES + "]{0,2}$"
 )
 # Negation after the verb, where German, Dutch and French put it ("zeigt nie", "ne montre jamais").
 _NEGATION_AFTER = re.compile(r"\w*\W*(?:nie|niemals|nicht|keine?|nooit|niet|jamais|pas|plus|nunca)\b")
@@ -140,7 +141,7 @@ _TECHNICAL = re.compile(
 
 LONG_SENTENCE_WORDS: Final = 35
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]")
+_CJK = CJK
 
 
 def _length_in_words(sentence: str) -> float:

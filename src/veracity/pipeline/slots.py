@@ -39,6 +39,7 @@ from typing import Final
 
 from ..text.hant import fold_traditional
 from ..text.questions import ENGLISH_FUNCTION_WORDS
+from ..text.scripts import HAN_RANGES, has_han
 from ..text.sentences import split_sentences
 from ..text.tokens import is_cjk_term, surface_tokens, tokenize
 
@@ -63,10 +64,6 @@ def _norm(text: str) -> str:
     return fold_traditional(unicodedata.normalize("NFKC", text))
 
 
-def _has_cjk(text: str) -> bool:
-    return any("\u3400" <= ch <= "\u9fff" for ch in text)
-
-
 def _longest_suffix_in(side: str, sentence: str) -> int:
     """Length of the longest suffix of ``side`` found in ``sentence``."""
     for size in range(len(side), 0, -1):
@@ -87,7 +84,7 @@ def slot_sides(question: str) -> tuple[str, str] | None:
     characters, particles and punctuation at the outer ends removed), or ``None``."""
     question = _norm(question)
     found = _WH.search(question)
-    if found is None or not _has_cjk(question):
+    if found is None or not has_han(question):
         return None
     left = re.split(r"[，,；;：:、]", question[: found.start()])[-1].strip("《》“”\"'「」 ")[-SIDE:]
     right = re.split(r"[，,；;：:、]", question[found.end() :])[0]
@@ -155,10 +152,10 @@ def longest_common(question: str, sentence: str) -> float:
     :data:`SIDE` characters, at most 1 (Chinese and digits; words elsewhere)."""
     question = _WH.sub("|", _norm(question))
     sentence = _norm(sentence)
-    if not _has_cjk(question):
+    if not has_han(question):
         return 0.0
     best = 0
-    for piece in re.split(r"[^\u3400-\u9fff\w]+|\|", question):
+    for piece in re.split(rf"[^{HAN_RANGES}\w]+|\|", question):
         for start in range(len(piece)):
             size = best + 1
             while start + size <= len(piece) and piece[start : start + size] in sentence:
@@ -201,7 +198,7 @@ def phrase_coverage(question: str, text: str) -> float:
     still matches. Other text: pairs of consecutive tokens.
     """
     question, text = fold_traditional(question), fold_traditional(text)
-    runs = re.findall(r"[\u3400-\u9fff]+", question)
+    runs = re.findall(rf"[{HAN_RANGES}]+", question)
     grams = {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
     grams = {g for g in grams if not _QUESTION_MORPHEMES.search(g)}
     words = [

@@ -28,13 +28,14 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Final
 
+from ..text.scripts import HAN_RANGES
 from .tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 256
 """Tokens per window, question and special tokens included."""
 STRIDE: Final = 96
 """Tokens two consecutive windows of one passage share."""
-_WORDS: Final = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]")
+_WORDS: Final = re.compile(f"[a-z0-9]+|[{HAN_RANGES}]")
 
 
 def passage_text(subject: str, body: str) -> tuple[str, int]:

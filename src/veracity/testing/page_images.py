@@ -25,6 +25,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from ..text.scripts import HAN
+
 __all__ = [
     "character_error_rate",
     "chinese_lines",
@@ -166,7 +168,7 @@ def chinese_lines(*, dpi: int = 300, size_points: float = 11) -> list[str]:
         text = entry.read_text(encoding="utf-8").split("---", 2)[-1]
         for raw in text.splitlines():
             line = raw.strip().lstrip("#>-*0123456789. ").strip()
-            if len(re.findall(r"[\u4e00-\u9fff]", line)) >= 12 and "|" not in line and "`" not in line:
+            if len(HAN.findall(line)) >= 12 and "|" not in line and "`" not in line:
                 paragraphs.append(re.sub(r"\*\*|__|\[|\]\([^)]*\)", "", line))
     return wrap_text("\n".join(paragraphs), width_points=595 - 144, size_points=size_points, dpi=dpi)
 

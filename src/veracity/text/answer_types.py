@@ -15,6 +15,7 @@ import unicodedata
 from typing import Final
 
 from .questions import AnswerType, zh_tags
+from .scripts import has_han
 
 _DIGITS = re.compile(r"\d")
 _ZH_NUMERAL = re.compile(
@@ -62,7 +63,7 @@ def _times(text: str) -> set[str]:
 
 def _names(text: str, tags: tuple[str, ...]) -> set[str]:
     found = {m.group(0) for m in _CAPITALISED.finditer(text)}
-    if any("\u4e00" <= ch <= "\u9fff" for ch in text):
+    if has_han(text):
         found |= {word for word, tag in zh_tags(text) if tag in tags and len(word) > 1}
     return found
 

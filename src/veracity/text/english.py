@@ -29,6 +29,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from ..model.errors import ConfigError
+from .scripts import HAN, HAN_RANGES
 from .tokens import tokenize
 
 LUCENE_ENGLISH_STOPWORDS: Final = frozenset(
@@ -41,9 +42,8 @@ INSTALL: Final = "pip install 'veracity[en]' (PyStemmer)"
 
 _WORD = re.compile(
     r"(?P<word>[^\W_](?:\w|['’.](?=[^\W_])|(?<=\d),(?=\d))*)"
-    r"|(?P<cjk>[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+)"
+    rf"|(?P<cjk>[{HAN_RANGES}]+)"
 )
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _STEMMER: dict[str, Any] = {}
 
 
@@ -82,7 +82,7 @@ def tokenize_en(text: str) -> list[str]:
         if word is None:
             tokens.extend(tokenize(match.group("cjk")))
             continue
-        if _CJK.search(word):  # \w also matches ideographs glued to latin letters
+        if HAN.search(word):  # \w also matches ideographs glued to latin letters
             tokens.extend(tokenize(word))
             continue
         word = word.replace("’", "'")
@@ -103,7 +103,7 @@ def cjk_share(texts: list[str], *, sample_chars: int = 200_000) -> float:
         for char in text:
             if char.isalpha():
                 letters += 1
-                if _CJK.match(char):
+                if HAN.match(char):
                     cjk += 1
         seen += len(text)
         if seen >= sample_chars:

@@ -25,9 +25,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from .scripts import HAN_RANGES
+
 __all__ = ["Resolved", "resolve_followup"]
 
-_CJK: Final = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _LEAD: Final = re.compile(
     r"^\s*(?:and\s+)?(?:what|how)\s+about\s+|^\s*what\s+of\s+|^\s*(?:and|also)\s+(?:for\s+)?|^\s*same\s+for\s+"
     r"|^\s*(?:那么|那|还有|另外|对于|如果是)\s*",
@@ -39,7 +40,7 @@ _ARTICLE: Final = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
 _VERSION: Final = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w.])", re.IGNORECASE)
 _VERSION_WORDS: Final = re.compile(r"^(?:version|release|版本)\s*|\s*(?:版本|版)$", re.IGNORECASE)
 _ACRONYM: Final = re.compile(r"[A-Z][A-Z0-9]{1,9}")
-_SEGMENT: Final = re.compile(rf"[{_CJK}]+|[^\s{_CJK}?？,，.。!！;；:：()（）]+")
+_SEGMENT: Final = re.compile(rf"[{HAN_RANGES}]+|[^\s{HAN_RANGES}?？,，.。!！;；:：()（）]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +83,7 @@ def _replace_subject(previous: str, subject: str) -> tuple[str, str] | None:
     if not words:
         return None
     head = words[-1].group()
-    if re.fullmatch(rf"[{_CJK}]+", head):
+    if re.fullmatch(rf"[{HAN_RANGES}]+", head):
         at = previous.find(head)
         if at < 0:
             return None

@@ -10,13 +10,10 @@ from __future__ import annotations
 
 from typing import Final
 
+from .scripts import is_han
+
 CJK_SHARE: Final = 0.2
 """Share of CJK ideographs among letters from which a text counts as Chinese."""
-
-
-def _is_cjk(char: str) -> bool:
-    code = ord(char)
-    return 0x3400 <= code <= 0x4DBF or 0x4E00 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF
 
 
 def detect_language(text: str, *, sample_chars: int = 20_000) -> str:
@@ -26,7 +23,7 @@ def detect_language(text: str, *, sample_chars: int = 20_000) -> str:
         if not char.isalpha():
             continue
         letters += 1
-        if _is_cjk(char):
+        if is_han(char):
             cjk += 1
         elif char.isascii():
             ascii_letters += 1

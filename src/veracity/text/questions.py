@@ -33,6 +33,7 @@ from typing import Final
 import rjieba
 
 from .language import detect_language
+from .scripts import is_han
 from .sentences import split_sentences
 from .tokens import STOPWORDS, surface_tokens
 
@@ -332,7 +333,7 @@ def _terms(
 
 
 def _single_ideograph(token: str) -> bool:
-    return len(token) == 1 and "\u3400" <= token <= "\u9fff"
+    return len(token) == 1 and is_han(token)
 
 
 def _is_function_word(surface: str, function_words: frozenset[str]) -> bool:

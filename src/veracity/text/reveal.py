@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from .hant import fold_traditional
+from .scripts import HAN_RANGES
 
 _ZERO_WIDTH = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
@@ -56,8 +57,8 @@ _ESCAPE_RUN = re.compile(r"(?:\\u[0-9A-Fa-f]{4}|\\x[0-9A-Fa-f]{2}){4,}")
 # Single letters separated by one space or mark, four or more: "i g n o r e", "忽 略 之 前".
 _SPACED_LATIN = re.compile(r"(?<![\w])(?:[^\W\d_][ .\-_*·]){2,}[^\W\d_](?![\w])")
 _SPACED_CJK = re.compile(
-    r"(?<![\u3400-\u9fff\uf900-\ufaff])(?:[\u3400-\u9fff\uf900-\ufaff][ \u3000.\-_*·]+){2,}"
-    r"[\u3400-\u9fff\uf900-\ufaff](?![\u3400-\u9fff\uf900-\ufaff])"
+    rf"(?<![{HAN_RANGES}])(?:[{HAN_RANGES}][ \u3000.\-_*·]+){{2,}}"
+    rf"[{HAN_RANGES}](?![{HAN_RANGES}])"
 )
 _WORD = re.compile(r"\w+")
 # Cyrillic and Greek letters that look like Latin ones, folded only inside words that mix scripts.

@@ -18,8 +18,9 @@ from typing import Any, Final
 
 import rjieba
 
-_CJK_CLASS = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_LETTER = rf"[^\W_{_CJK_CLASS}]"
+from .scripts import HAN_RANGES, is_han
+
+_LETTER = rf"[^\W_{HAN_RANGES}]"
 
 # One alternation, tried left to right at each position:
 #  1. words, identifiers, versions, numbers, options: a letter or digit of any script but
@@ -28,7 +29,7 @@ _LETTER = rf"[^\W_{_CJK_CLASS}]"
 #  2. a run of CJK ideographs (segmented afterwards by rjieba)
 _TOKEN = re.compile(
     rf"(?P<word>(?:--?)?{_LETTER}+(?:[._\-/:'’]{_LETTER}+)*)"
-    rf"|(?P<cjk>[{_CJK_CLASS}]+)"
+    rf"|(?P<cjk>[{HAN_RANGES}]+)"
 )
 
 # Function words that carry no retrieval signal. Kept tiny on purpose: BM25's IDF
@@ -166,4 +167,4 @@ def coverage_tokens(text: str) -> frozenset[str]:
 def is_cjk_term(term: str) -> bool:
     """``term`` starts with a CJK ideograph: a Chinese token, which evidence may hold inside a longer
     run that segmentation cut differently (so callers also look for it as a substring)."""
-    return bool(term) and "\u3400" <= term[0] <= "\u9fff"
+    return bool(term) and is_han(term[0])

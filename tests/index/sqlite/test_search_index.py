@@ -18,7 +18,7 @@ from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.vectors import fetch_vectors, load_partition
 from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import AnswerStatus, Principal
-from veracity.model.errors import ConfigError, IndexError_
+from veracity.model.errors import ConfigError, SearchIndexError
 from veracity.model.governance import eligibility
 from veracity.pipeline.engine import KnowledgeBase, demo_catalog
 from veracity.text.tokens import tokenize
@@ -228,7 +228,7 @@ def test_vectors_are_all_or_nothing(embedder) -> None:
     with_vectors = sqlite_index(items[:3], embedder)
     with pytest.raises(ConfigError, match="needs its embedder"):
         with_vectors.add(items[3:], None)
-    with pytest.raises(IndexError_, match="no vectors"):
+    with pytest.raises(SearchIndexError, match="no vectors"):
         lexical_only.dense_search(
             "acme", np.ones(64, np.float32), k=1, eligible_document_ids=ids_of(items, "acme"), model_id="m"
         )

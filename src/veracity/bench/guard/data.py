@@ -25,6 +25,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import yaml
 
+from ...text.scripts import HAN
 from ..injection import corpus
 from ..injection.real_text import paragraphs
 from ..reading.data import DATA as READER_DATA
@@ -57,7 +58,7 @@ BIPIA_TASKS: Final = frozenset({"Content Creation", "Learning and Tutoring", "La
 """BIPIA categories that set a new task without naming the answer: attacks only inside a context."""
 TASK: Final = "task:"
 _SLOT = re.compile(r"\{(?:ai|secret|product|topic|claim|encoded)\}")
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CJK = HAN
 _GERMAN = frozenset("und der die das ist nicht ich du sie wir mit für auf eine einen ein zu von".split())
 
 Label = Literal["attack", "benign"]

@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from ...text.scripts import HAN_RANGES
 from ..docs_questions import EMPHASIS, SPACE, load_docs_questions
 from ..qa import NAMED_PARTS
 from ..shared import MISSING, PROJECT_ROOT, datasets_folder
@@ -309,7 +310,7 @@ def training_examples(
 
 HEADING = re.compile(r"#{1,6}\s")
 FENCE = re.compile(r"\s*(```|~~~)")
-WORD = re.compile(r"[a-z0-9]+|[\u3400-\u9fff]+")
+WORD = re.compile(f"[a-z0-9]+|[{HAN_RANGES}]+")
 
 
 def markdown_chunks(text: str) -> list[str]:

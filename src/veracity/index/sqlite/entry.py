@@ -16,7 +16,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ...model.errors import EmbedderMismatchError, IndexError_, ValidationError
+from ...model.errors import EmbedderMismatchError, SearchIndexError, ValidationError
 from ..dense import normalized_rows
 from .fts import check_query_tokens
 from .views import IndexState
@@ -52,11 +52,11 @@ def model_query(
 ) -> tuple[VectorModel, npt.NDArray[np.float32]]:
     """The index's model and the query as a unit row of it (both backends check the same way).
 
-    ``IndexError_`` when the index holds no vectors; ``EmbedderMismatchError`` for a query
+    ``SearchIndexError`` when the index holds no vectors; ``EmbedderMismatchError`` for a query
     embedded by another model or of another width.
     """
     if model is None:
-        raise IndexError_("the index holds no vectors; sync it with an embedder first")
+        raise SearchIndexError("the index holds no vectors; sync it with an embedder first")
     if model_id != model.model_id:
         raise EmbedderMismatchError(
             f"query embedded with {model_id!r} but the index holds vectors of {model.model_id!r}; "

@@ -30,7 +30,7 @@ from typing import Any, Final
 import numpy as np
 import numpy.typing as npt
 
-from ...model.errors import EmbedderMismatchError, IndexError_
+from ...model.errors import EmbedderMismatchError, SearchIndexError
 from ..dense import Embedder
 from ..quantized import QuantizedRows, hamming_candidates, quantize
 from .entry import Among
@@ -132,7 +132,7 @@ class ResidentDense:
             if loaded is not None:
                 keys, matrix = loaded
                 if not np.array_equal(keys, view.keys):
-                    raise IndexError_(
+                    raise SearchIndexError(
                         f"tenant {view.tenant!r}: {view.keys.size} indexed chunks but {keys.size} vectors "
                         "of the index model; sync the index again"
                     )

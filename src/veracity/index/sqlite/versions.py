@@ -28,7 +28,7 @@ from typing import Any, Final
 import apsw
 
 from ...catalog.sql import all_rows, one_row
-from ...model.errors import IndexError_
+from ...model.errors import SearchIndexError
 from .tables import IndexTables, create_index_tables, drop_index_tables
 
 __all__ = [
@@ -120,7 +120,7 @@ def read_pointer(connection: apsw.Connection) -> tuple[int, int]:
     """``(current version, generation)``."""
     row = one_row(connection, "SELECT current, generation FROM index_pointer WHERE id = 1")
     if row is None:
-        raise IndexError_("the index pointer is missing; the database was not migrated")
+        raise SearchIndexError("the index pointer is missing; the database was not migrated")
     return int(row[0]), int(row[1])
 
 
@@ -146,11 +146,11 @@ def list_versions(connection: apsw.Connection) -> list[IndexVersion]:
 
 
 def get_version(connection: apsw.Connection, version: int) -> IndexVersion:
-    """One version; ``IndexError_`` naming the known ones when it does not exist."""
+    """One version; ``SearchIndexError`` naming the known ones when it does not exist."""
     row = one_row(connection, f"SELECT {_COLUMNS} FROM index_versions WHERE version = ?", (int(version),))
     if row is None:
         known = [v.version for v in list_versions(connection)]
-        raise IndexError_(f"no index version {version}; known versions: {known}")
+        raise SearchIndexError(f"no index version {version}; known versions: {known}")
     return _row(row)
 
 
@@ -207,7 +207,7 @@ def end_version(connection: apsw.Connection, version: int, state: str, reason: s
     if state not in ("failed", "dropped"):
         raise ValueError(f"a version ends failed or dropped, not {state!r}")
     if read_pointer(connection)[0] == int(version):
-        raise IndexError_(f"index version {version} is the published one; publish another version first")
+        raise SearchIndexError(f"index version {version} is the published one; publish another version first")
     _schema(connection)[1](connection, IndexTables(int(version)))
     connection.execute(
         "UPDATE index_versions SET state = ?, reason = ?, ended_at = ?, owner = NULL WHERE version = ?",
@@ -222,7 +222,7 @@ def switch_to(connection: apsw.Connection, version: int, *, rollback: bool = Fal
     """
     target = get_version(connection, version)
     if target.state not in PUBLISHABLE_STATES:
-        raise IndexError_(
+        raise SearchIndexError(
             f"index version {version} is {target.state}; only a verified, retired or rolled-back "
             "version can be published"
         )

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
@@ -33,6 +32,7 @@ from typing import Final
 import numpy as np
 
 from ...model.contracts import Claim, Document, Hit, Trust
+from ...text.scripts import CJK
 from ...text.tokens import tokenize
 from ..render import version_label
 from ..sentences import Embed
@@ -42,7 +42,7 @@ MMR_LAMBDA: Final = 0.5
 """Relevance against novelty in maximal marginal relevance (see the module docstring)."""
 MIN_VALUE: Final = 1e-3
 """The least a chunk is worth in the knapsack, so a redundant chunk still fills spare room."""
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK = CJK
 
 
 def estimate_tokens(text: str) -> int:

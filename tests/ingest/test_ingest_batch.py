@@ -114,6 +114,20 @@ def test_walk_is_sorted_and_skips_hidden_files_and_sidecars(corpus: Path) -> Non
     assert load_sources([corpus]) == load_sources([corpus])
 
 
+def test_the_batch_walks_folders_as_an_ingest_does(tmp_path: Path) -> None:
+    """One walker (veracity.ingest.walk) for both: dependency folders and links leading out stay out."""
+    from veracity.kb.sources import scan_sources
+
+    (tmp_path / "docs" / "node_modules" / "pkg").mkdir(parents=True)
+    (tmp_path / "docs" / "node_modules" / "pkg" / "README.md").write_text("# dependency\n", encoding="utf-8")
+    (tmp_path / "docs" / "guide.md").write_text("# guide\n", encoding="utf-8")
+    (tmp_path / "outside.md").write_text("# outside\n", encoding="utf-8")
+    (tmp_path / "docs" / "link.md").symlink_to(tmp_path / "outside.md")
+    batch = [relative for _, relative in iter_source_files([tmp_path / "docs"])]
+    ingest = [file.source for file in scan_sources([tmp_path / "docs"]).files]
+    assert batch == ingest == ["guide.md"]
+
+
 def test_missing_governance_field_names_the_field(tmp_path: Path) -> None:
     path = tmp_path / "plain.txt"
     path.write_text("内容", encoding="utf-8")

@@ -1,18 +1,16 @@
 """Load many source files into documents; one bad file never stops the batch.
 
-:func:`load_sources` walks the given files and folders in sorted order,
-skipping hidden files and folders (names starting with ``.``) and
-``*.meta.yaml`` sidecars, parses each file (:func:`~veracity.ingest.parsers.parse_file`),
-resolves its metadata (:mod:`veracity.ingest.metadata`) and builds the
-validated ``Document``. Every failure becomes a ``(path, reason)`` entry in
-``rejected``; a second file with an already loaded ``(id, revision)`` is
-rejected as a duplicate. Only an unreadable ``--metadata`` file, which would
-affect every source, raises.
+:func:`load_sources` walks the given files and folders in sorted order
+(:mod:`veracity.ingest.walk`), skipping ``*.meta.yaml`` sidecars, parses each
+file (:func:`~veracity.ingest.parsers.parse_file`), resolves its metadata
+(:mod:`veracity.ingest.metadata`) and builds the validated ``Document``. Every
+failure becomes a ``(path, reason)`` entry in ``rejected``; a second file with
+an already loaded ``(id, revision)`` is rejected as a duplicate. Only an
+unreadable ``--metadata`` file, which would affect every source, raises.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +24,7 @@ from .nodes import ParsedSource
 from .ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from .ocr import OcrSettings
 from .parsers import DEFAULT_MAX_BYTES, parse_file
+from .walk import walk_folder
 
 __all__ = ["BatchResult", "iter_source_files", "load_source", "load_sources"]
 
@@ -42,12 +41,10 @@ class BatchResult:
     parsed: tuple[ParsedSource, ...] = ()
 
 
-def _hidden(relative: Path) -> bool:
-    return any(part.startswith(".") for part in relative.parts)
-
-
 def iter_source_files(paths: Iterable[Path | str]) -> Iterator[tuple[Path, str]]:
-    """``(file, path relative to its root)`` for each source, folders walked in sorted order.
+    """``(file, path relative to its root)`` for each source, folders walked in sorted order
+    (:func:`~veracity.ingest.walk.walk_folder`: hidden and dependency folders left out), sidecars
+    left out.
 
     A path given directly is yielded as is (relative name: its file name),
     even if it does not exist, so that the loader can reject it by name.
@@ -57,17 +54,9 @@ def iter_source_files(paths: Iterable[Path | str]) -> Iterator[tuple[Path, str]]
         if not root.is_dir():
             yield root, root.name
             continue
-        found: list[tuple[str, Path]] = []
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in files:
-                path = Path(folder) / name
-                relative = path.relative_to(root)
-                if name.endswith(SIDECAR_SUFFIX) or _hidden(relative):
-                    continue
-                found.append((relative.as_posix(), path))
-        for relative_name, path in sorted(found):
-            yield path, relative_name
+        for relative_name, path in walk_folder(root).found:
+            if not path.name.endswith(SIDECAR_SUFFIX):
+                yield path, relative_name
 
 
 def load_source(

@@ -20,11 +20,10 @@ sources whose files have gone, explanations and ``docs list`` show the path.
 
 from __future__ import annotations
 
-import errno
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
@@ -33,6 +32,7 @@ import apsw
 from ..catalog.sources import record_source_paths
 from ..ingest.metadata import SIDECAR_SUFFIX
 from ..ingest.parsers import FORMATS, IMAGE_SUFFIXES
+from ..ingest.walk import SKIPPED_FOLDERS, walk_folder
 from ..model.errors import NotFoundError
 
 __all__ = [
@@ -44,8 +44,6 @@ __all__ = [
     "scan_sources",
 ]
 
-SKIPPED_FOLDERS: Final = frozenset({"node_modules", "__pycache__"})
-"""Folders never walked besides hidden ones: dependencies and caches, not documentation."""
 TENANT_FILE: Final = "tenant.yaml"
 
 
@@ -87,69 +85,6 @@ def _suffix(name: str) -> str:
     return suffix or "(no suffix)"
 
 
-def _link_target(path: str) -> tuple[Path | None, str]:
-    """Where a symbolic link leads, or ``None`` and why it cannot be followed."""
-    try:
-        return Path(path).resolve(strict=True), ""
-    except RuntimeError:  # Python < 3.13 reports a loop this way
-        return None, "a symbolic link loop; not followed"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return None, "a symbolic link loop; not followed"
-        return None, f"a broken symbolic link (to {os.readlink(path)!r}); not followed"
-
-
-@dataclass
-class _Walk:
-    """What walking one folder found."""
-
-    found: list[tuple[str, Path]] = field(default_factory=list)
-    hidden: list[str] = field(default_factory=list)
-    links: list[tuple[str, str]] = field(default_factory=list)
-
-
-def _walk(root: Path, *, follow_symlinks: bool = False) -> _Walk:
-    """Every file under ``root`` (sorted by relative path), what was not walked and why."""
-    walk = _Walk()
-    real_root = root.resolve()
-    visited = {real_root}
-    pending: list[tuple[Path, str]] = [(root, "")]
-    while pending:
-        folder, prefix = pending.pop()
-        with os.scandir(folder) as scan:
-            entries = sorted(scan, key=lambda entry: entry.name)
-        for entry in reversed(entries):  # popped in name order
-            relative = prefix + entry.name
-            if entry.name.startswith(".") or (entry.name in SKIPPED_FOLDERS and entry.is_dir()):
-                walk.hidden.append(relative + ("/" if entry.is_dir() else ""))
-                continue
-            if not entry.is_symlink():
-                if entry.is_dir(follow_symlinks=False):
-                    visited.add(Path(entry.path).resolve())
-                    pending.append((Path(entry.path), relative + "/"))
-                elif entry.is_file(follow_symlinks=False):
-                    walk.found.append((relative, Path(entry.path)))
-                continue
-            target, problem = _link_target(entry.path)
-            if target is None:
-                walk.links.append((relative, problem))
-            elif not follow_symlinks and not target.is_relative_to(real_root):
-                walk.links.append((relative, f"links outside the ingested folder (to {str(target)!r}); "
-                                             "not followed (--follow-symlinks follows it)"))  # fmt: skip
-            elif target.is_dir() and (target in visited or target.is_relative_to(real_root)):
-                walk.links.append((relative, f"links to a folder read already or under its own path "
-                                             f"({str(target)!r}); not walked again"))  # fmt: skip
-            elif target.is_dir():
-                visited.add(target)
-                pending.append((Path(entry.path), relative + "/"))
-            else:
-                walk.found.append((relative, Path(entry.path)))
-    walk.found.sort()
-    walk.hidden.sort()
-    walk.links.sort()
-    return walk
-
-
 def scan_sources(
     paths: Iterable[str | os.PathLike[str]], *, follow_symlinks: bool = False, images: bool = False
 ) -> SourceScan:
@@ -171,7 +106,7 @@ def scan_sources(
         if path.is_dir():
             root = str(path.resolve())
             roots.append(root)
-            walk = _walk(path, follow_symlinks=follow_symlinks)
+            walk = walk_folder(path, follow_symlinks=follow_symlinks)
             hidden.extend(walk.hidden)
             links.extend(walk.links)
             if not walk.found and not walk.hidden and not walk.links:

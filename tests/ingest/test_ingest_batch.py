@@ -168,6 +168,15 @@ def test_a_file_modified_in_the_future_is_valid_from_now(tmp_path: Path) -> None
     assert document.valid_from <= datetime.now(UTC)
 
 
+def test_a_defaulted_valid_from_is_the_minute_of_the_modification(tmp_path: Path) -> None:
+    """A service asks "now" at the start of its minute: a file written in that minute is valid then."""
+    path = tmp_path / "note.md"
+    path.write_text("# Note\n\nText.", encoding="utf-8")
+    os.utime(path, (1_780_000_019.9, 1_780_000_019.9))  # 59.9 s past a minute's start
+    ((_, document),) = load_sources([path], defaults=GovernanceDefaults(tenant="t")).documents
+    assert document.valid_from.timestamp() == 1_780_000_020 - 60
+
+
 def test_missing_tenant_without_option(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("内容", encoding="utf-8")

@@ -239,6 +239,19 @@ def test_upload_ingests_for_the_operator_tenant_with_the_cli_rejections(client) 
     assert http.get("/v1/documents/oncall", headers=auth(keys.acme_operator)).status_code == 404
 
 
+def test_a_document_uploaded_without_a_date_answers_at_once(client) -> None:
+    """Its valid_from defaults to the upload's minute, which the service's "now" (its minute) has
+    reached: asked at once, it answers (tenant acme records no moment of its own to ask at)."""
+    http, keys = client
+    note = b"# Spare parts store\n\nThe spare parts store is open from 9:00 to 17:00 every day.\n"
+    upload = [("files", ("spares.md", note, "text/markdown"))]
+    added = http.post("/v1/documents", files=upload, headers=auth(keys.acme_operator))
+    assert added.status_code == 200 and added.json()["added"] == ["spares"]
+    question = {"question": "When is the spare parts store open?"}
+    answer = http.post("/v1/ask", json=question, headers=auth(keys.acme_public)).json()
+    assert answer["status"] == "answer" and answer["citations"][0]["source_id"] == "spares"
+
+
 def test_delete_and_retire(client) -> None:
     http, keys = client
     operator = auth(keys.operator)

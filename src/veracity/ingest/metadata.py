@@ -22,7 +22,7 @@ and where to set it. With :class:`GovernanceDefaults` (a folder of plain
 docs), each missing one takes its documented default and is recorded in
 ``defaulted``: ``tenant`` = the knowledge base's default tenant, ``status:
 active``, ``visibility: public``, ``trust: official``, ``valid_from`` = the
-file's modification time (never later than now), and ``revision`` (when no
+file's modification time to the minute (never later than now), and ``revision`` (when no
 layer gives one) is numbered by the knowledge base; ``language`` (not a
 governance field) is guessed from the text. Either way, with
 ``--tenant`` a source that declares another tenant is rejected rather than
@@ -169,10 +169,17 @@ class GovernanceDefaults:
         }
 
 
+VALID_FROM_SECONDS: Final = 60
+"""A defaulted ``valid_from`` is the file's modification time floored to this many seconds. A
+service resolves "now" to the start of its minute (``veracity.kb.cache.BUCKET_SECONDS``, a
+divisor of this), so a file uploaded and asked about within one minute is already valid."""
+
+
 def modified_at(path: Path) -> datetime:
-    """The file's modification time in UTC, never later than now (a clock ahead would hide it)."""
-    moment = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-    return min(moment, datetime.now(UTC))
+    """The file's modification time in UTC floored to :data:`VALID_FROM_SECONDS`, never later
+    than now (a clock ahead would hide it)."""
+    seconds = min(path.stat().st_mtime, datetime.now(UTC).timestamp())
+    return datetime.fromtimestamp(int(seconds) // VALID_FROM_SECONDS * VALID_FROM_SECONDS, tz=UTC)
 
 
 _CJK_RUN = re.compile(f"[{CJK_RANGES}]+")

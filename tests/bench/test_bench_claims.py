@@ -17,6 +17,7 @@ from veracity.bench.claims import (
     run,
     scores,
     tune,
+    tune_reader,
 )
 from veracity.pipeline.llm.claims import negation_agrees
 from veracity.text.values import negates
@@ -58,6 +59,37 @@ def test_scores_are_per_kind_and_undefined_without_claims() -> None:
     assert kinds["clause"]["reasons"] == {"low_term_coverage": 1}
     assert result["precision"] == 0.5 and result["supported_kept"] == 0.5
     assert tune(rows) == (0.9, 0.7)  # drops the swap, keeps the copy; ties go to the stricter pair
+
+
+def test_the_reader_threshold_drops_what_the_reader_does_not_support() -> None:
+    rows = [
+        ClaimRow("a", "sentence", None, 1.0, 0.9, reader=2.0),
+        ClaimRow("a", "wrong_source", None, 1.0, 0.9, reader=-4.0),  # every word there, no answer
+    ]
+    assert scores(rows, 0.6, 0.45)["kinds"]["wrong_source"]["verified"] == 1.0
+    with_reader = scores(rows, 0.6, 0.45, -1.0)
+    assert with_reader["kinds"]["wrong_source"]["reasons"] == {"low_reader": 1}
+    assert with_reader["precision"] == 1.0 and with_reader["thresholds"]["min_reader"] == -1.0
+    assert tune_reader(rows)[2] == 1.0  # the strictest reader threshold that keeps the sentence
+
+
+class _FakeChooser:
+    """Scores a sentence by the claim's words it holds (a fake sentence reader)."""
+
+    name = version = "fake-chooser"
+
+    def scores(self, question: str, candidates) -> list[float]:
+        words = set(question.lower().split())
+        return [float(len(words & set(sentence.lower().split()))) - 2.0 for _, sentence in candidates]
+
+
+def test_a_run_with_a_reader_reports_it_beside_the_others(tmp_path: Path) -> None:
+    folder = _folder(tmp_path)
+    sets = ((folder.name, "dev", "all"),)
+    report = run(folder.parent, None, None, 0, tuning_sets=sets, reporting_sets=sets, chooser=_FakeChooser())
+    name = f"{folder.name}/dev/all"
+    assert set(report["reporting"][name]) == {"tuned", "shipped", "tuned+reader"}
+    assert set(report["tuned_with_reader"]) == {"min_coverage", "min_similarity", "min_reader"}
 
 
 def test_a_run_on_a_tiny_set_tunes_and_reports(tmp_path: Path) -> None:

@@ -272,7 +272,7 @@ def test_page_in_chromium(server, tmp_path) -> None:
             operator.screenshot(path=str(shots / "operator.png"), full_page=True)
 
             # A page of a website source (veracity sync): its citation links to the cited heading.
-            later = (datetime.now(UTC) + timedelta(minutes=2)).isoformat()  # the demo tenant asks at 2026-08-27
+            later = (datetime.now(UTC) + timedelta(minutes=2)).isoformat()  # the demo asks at 2026-08-27
             desktop.evaluate(f"document.getElementById('as-of').value = {later!r}")
             _ask(desktop, "How long are tide table exports kept?")
             link = desktop.locator("#citations a.source-link")

@@ -49,6 +49,7 @@ from ..pipeline.engine import sentence_embedding
 from ..pipeline.llm.claims import MIN_COVERAGE, MIN_SIMILARITY, DropReason, Verifier
 from ..pipeline.llm.context import Block
 from ..pipeline.sentences import Embed, TermWeights
+from ..reader.choice import ChoiceModel
 from ..text.scripts import has_han
 from ..text.sentences import split_sentences
 from ..text.tokens import tokenize
@@ -64,6 +65,8 @@ CORRUPTED: Final = (
 CONTEXT_PARAGRAPHS: Final = 5
 COVERAGE_GRID: Final = tuple(round(0.3 + 0.05 * i, 2) for i in range(13))
 SIMILARITY_GRID: Final = (0.0, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.7)
+READER_GRID: Final = (-6.0, -5.0, -4.0, -3.0, -2.0, -1.5, -1.0, -0.5, 0.0, 0.5, 1.0)
+"""Thresholds on the sentence reader's logit swept with ``--reader`` (its "no answer" is 0)."""
 MISS_COST: Final = 2.0
 """How much worse a corrupted claim shown is than a supported claim dropped (see the module
 docstring): a dropped claim leaves the extractive floor, right but less fluent; a missed one puts
@@ -83,18 +86,22 @@ class ClaimRow:
     value_reason: str | None
     coverage: float
     similarity: float | None
+    reader: float | None = None
+    """The sentence reader's best logit for the claim, read as a question, over the cited
+    paragraph's sentences (``None``: not measured)."""
 
     @property
     def supported(self) -> bool:
         """Whether the claim was built to be supported by what it cites."""
         return self.kind in SUPPORTED
 
-    def verified(self, min_coverage: float, min_similarity: float) -> bool:
-        """The verifier's verdict at these thresholds."""
+    def verified(self, min_coverage: float, min_similarity: float, min_reader: float | None = None) -> bool:
+        """The verifier's verdict at these thresholds (``min_reader``: the reader's too)."""
         return (
             self.value_reason is None
             and self.coverage >= min_coverage
             and (self.similarity is None or self.similarity >= min_similarity)
+            and (min_reader is None or self.reader is None or self.reader >= min_reader)
         )
 
 
@@ -216,8 +223,11 @@ def build_claims(
             yield item, "wrong_source", sentence, best
 
 
-def measure(qa: QASet, items: Sequence[QAItem], embed: Embed | None, seed: int = 0) -> list[ClaimRow]:
-    """Every built claim checked against its cited paragraph, thresholds off."""
+def measure(
+    qa: QASet, items: Sequence[QAItem], embed: Embed | None, seed: int = 0, chooser: ChoiceModel | None = None
+) -> list[ClaimRow]:
+    """Every built claim checked against its cited paragraph, thresholds off; with ``chooser`` also
+    its best logit for the claim over the cited paragraph's sentences (:func:`reader_support`)."""
     paragraphs = {p[0]: p for p in qa.paragraphs}
     rows = []
     for item, kind, text, cited in build_claims(qa, items, seed):
@@ -235,23 +245,37 @@ def measure(qa: QASet, items: Sequence[QAItem], embed: Embed | None, seed: int =
         )
         reason, coverage, similarity = verifier.support(text, (1,))
         value_reason = reason.value if reason in VALUE_REASONS else None
-        rows.append(ClaimRow(item.question_id, kind, value_reason, coverage, similarity))
+        read = reader_support(chooser, text, paragraphs[cited]) if chooser is not None else None
+        rows.append(ClaimRow(item.question_id, kind, value_reason, coverage, similarity, read))
     return rows
 
 
-def scores(rows: Sequence[ClaimRow], min_coverage: float, min_similarity: float) -> dict[str, Any]:
+def reader_support(chooser: ChoiceModel, claim: str, paragraph: tuple[str, str, str]) -> float | None:
+    """The sentence reader's best logit for ``claim`` read as a question over ``paragraph``'s
+    sentences, each with the title as its subject; ``None`` for a paragraph without sentences."""
+    _, title, text = paragraph
+    sentences = [text[start:end].strip() for start, end in split_sentences(text)]
+    logits = chooser.scores(claim, [(title, sentence) for sentence in sentences if sentence])
+    return max(logits) if logits else None
+
+
+def scores(
+    rows: Sequence[ClaimRow], min_coverage: float, min_similarity: float, min_reader: float | None = None
+) -> dict[str, Any]:
     """Per kind: claims and the share verified; supported kept, corruptions caught (macro over
     kinds), balanced accuracy, and the precision of "verified" on this mix; ``None`` when undefined."""
     per_kind: dict[str, dict[str, Any]] = {}
     for kind in (*SUPPORTED, *CORRUPTED):
         chosen = [r for r in rows if r.kind == kind]
-        verified = [r.verified(min_coverage, min_similarity) for r in chosen]
+        verified = [r.verified(min_coverage, min_similarity, min_reader) for r in chosen]
         reasons: dict[str, int] = {}
         for row, ok in zip(chosen, verified, strict=True):
             if not ok:
                 why = row.value_reason or (
-                    "low_term_coverage" if row.coverage < min_coverage else "low_similarity"
-                )
+                    "low_term_coverage" if row.coverage < min_coverage
+                    else "low_similarity" if not row.verified(min_coverage, min_similarity)
+                    else "low_reader"
+                )  # fmt: skip
                 reasons[why] = reasons.get(why, 0) + 1
         per_kind[kind] = {
             "claims": len(chosen),
@@ -267,16 +291,17 @@ def scores(rows: Sequence[ClaimRow], min_coverage: float, min_similarity: float)
         if supported_kept is not None and corrupted_caught is not None
         else None
     )
-    verified_rows = [r for r in rows if r.verified(min_coverage, min_similarity)]
+    verified_rows = [r for r in rows if r.verified(min_coverage, min_similarity, min_reader)]
     precision = sum(r.supported for r in verified_rows) / len(verified_rows) if verified_rows else None
     recall_rows = [r for r in rows if r.supported]
     recall = (
-        sum(r.verified(min_coverage, min_similarity) for r in recall_rows) / len(recall_rows)
+        sum(r.verified(min_coverage, min_similarity, min_reader) for r in recall_rows) / len(recall_rows)
         if recall_rows
         else None
     )
     return {
-        "thresholds": {"min_coverage": min_coverage, "min_similarity": min_similarity},
+        "thresholds": {"min_coverage": min_coverage, "min_similarity": min_similarity}
+        | ({"min_reader": min_reader} if min_reader is not None else {}),
         "kinds": per_kind,
         "supported_kept": supported_kept,
         "corrupted_caught": corrupted_caught,
@@ -308,6 +333,20 @@ def tune(rows: Sequence[ClaimRow], miss_cost: float = MISS_COST) -> tuple[float,
     return best[1], best[2]
 
 
+def tune_reader(rows: Sequence[ClaimRow], miss_cost: float = MISS_COST) -> tuple[float, float, float]:
+    """The thresholds of best :func:`objective` with the reader's among them (ties: the stricter)."""
+    best: tuple[float, float, float, float] | None = None
+    for coverage in COVERAGE_GRID:
+        for similarity in SIMILARITY_GRID:
+            for reader in READER_GRID:
+                value = objective(scores(rows, coverage, similarity, reader), miss_cost)
+                candidate = (round(value, 9), coverage, similarity, reader)
+                if best is None or candidate > best:
+                    best = candidate
+    assert best is not None
+    return best[1], best[2], best[3]
+
+
 def run(
     datasets: Path,
     embedder: Embedder | None,
@@ -317,10 +356,13 @@ def run(
     tuning_sets: Sequence[tuple[str, str, str]] = TUNING,
     reporting_sets: Sequence[tuple[str, str, str]] = REPORTING,
     rows_out: Path | None = None,
+    chooser: ChoiceModel | None = None,
 ) -> dict[str, Any]:
     """Tune on the tuning splits, score the reporting splits (see the module docstring); each set
     is ``(folder under datasets, split, part)``; ``rows_out`` gets every claim's measures (JSON
-    lines), to sweep again without embedding again."""
+    lines), to sweep again without embedding again. With ``chooser`` (the sentence reader) the
+    three thresholds are also tuned together and the reporting splits scored with them
+    (``tuned+reader``)."""
     embed = sentence_embedding(embedder) if embedder is not None else None
 
     def collect(sets: Sequence[tuple[str, str, str]]) -> dict[str, list[ClaimRow]]:
@@ -328,11 +370,13 @@ def run(
         for name, split, part in sets:
             qa = load_qa(datasets / name, split, part)
             answerable = replace(qa, items=tuple(i for i in qa.items if i.answers))
-            found[f"{name}/{split}/{part}"] = measure(qa, answerable.sample(sample, seed), embed, seed)
+            chosen = answerable.sample(sample, seed)
+            found[f"{name}/{split}/{part}"] = measure(qa, chosen, embed, seed, chooser)
         return found
 
     tuning = collect(tuning_sets)
     coverage, similarity = tune([r for rows in tuning.values() for r in rows])
+    with_reader = tune_reader([r for rows in tuning.values() for r in rows]) if chooser is not None else None
     reporting = collect(reporting_sets)
     if rows_out is not None:
         with rows_out.open("w", encoding="utf-8") as out:
@@ -340,7 +384,7 @@ def run(
                 for row in rows:
                     line = json.dumps({"set": name, **asdict(row)}, ensure_ascii=False, sort_keys=True)
                     out.write(line + "\n")
-    return {
+    report: dict[str, Any] = {
         "embedder": embedder.model_id if embedder is not None else None,
         "sample": sample,
         "seed": seed,
@@ -356,6 +400,15 @@ def run(
             for name, rows in reporting.items()
         },
     }
+    if with_reader is not None:
+        report["reader"] = {"model": getattr(chooser, "version", None), "grid": list(READER_GRID)}
+        names = ("min_coverage", "min_similarity", "min_reader")
+        report["tuned_with_reader"] = dict(zip(names, with_reader, strict=True))
+        for name, rows in tuning.items():
+            report["tuning"][name + " +reader"] = scores(rows, *with_reader)
+        for name, rows in reporting.items():
+            report["reporting"][name]["tuned+reader"] = scores(rows, *with_reader)
+    return report
 
 
 def table(report: dict[str, Any]) -> str:
@@ -371,7 +424,7 @@ def table(report: dict[str, Any]) -> str:
         for label, result in both.items():
             t = result["thresholds"]
             cells = [
-                name, f"{label} {t['min_coverage']}/{t['min_similarity']}",
+                name, f"{label} " + "/".join(str(v) for v in t.values()),
                 *(f"{cell(r['verified'])} (n={r['claims']})" for r in (result["kinds"][k] for k in kinds)),
                 cell(result["supported_kept"]), cell(result["corrupted_caught"]), cell(result["precision"]),
             ]  # fmt: skip
@@ -388,16 +441,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--embedder", choices=["use", "e5", "fake", "none"], default="use")
     parser.add_argument("--out", type=Path, help="write the JSON report here")
     parser.add_argument("--rows", type=Path, help="write every claim's measures here (JSON lines)")
+    parser.add_argument(
+        "--reader", default="none",
+        help="also check each claim with a sentence reader ('shipped', or a chooser's .npz): its threshold "
+        "is tuned with the others and the reporting splits scored with it (tuned+reader)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     from ..index.embedders import make_embedder
+    from ..reader.choice import named_chooser
 
     embedder = None if args.embedder == "none" else make_embedder(args.embedder)
-    report = run(args.datasets, embedder, args.sample, args.seed, rows_out=args.rows)
+    chooser = named_chooser(args.reader)
+    report = run(args.datasets, embedder, args.sample, args.seed, rows_out=args.rows, chooser=chooser)
     if args.out is not None:
         args.out.write_text(json.dumps(report, ensure_ascii=False, indent=2, sort_keys=True) + "\n", "utf-8")
     tuned = report["tuned"]
     print(f"tuned on {', '.join(tuned['on'])}: min_coverage {tuned['min_coverage']}, "
           f"min_similarity {tuned['min_similarity']}")  # fmt: skip
+    if "tuned_with_reader" in report:
+        tuned_reader = report["tuned_with_reader"]
+        print("tuned with the reader: " + ", ".join(f"{k} {v}" for k, v in tuned_reader.items()))
+        for name, result in report["tuning"].items():
+            print(f"  tuning {name}: objective {objective(result):.4f}, kept {result['supported_kept']:.3f}, "
+                  f"caught {result['corrupted_caught']:.3f}")  # fmt: skip
     print(table(report), end="")
     return 0
 

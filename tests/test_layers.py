@@ -199,3 +199,24 @@ def test_the_real_package_is_read(tmp_path: Path) -> None:
     graph = import_graph(PACKAGE_ROOT)
     assert "veracity.pipeline.engine" in graph
     assert "veracity.pipeline.retrieve" in graph["veracity.pipeline.engine"]
+
+
+DETECTOR = "veracity.pipeline.injection"
+"""The injection detector's package: the rest of the engine reaches it through its ``__init__``."""
+
+
+def detector_internals_imported(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """Imports of the detector's own modules from outside its package (the bench may fit it)."""
+    return [
+        f"{source} → {target}"
+        for source, targets in sorted(graph.items())
+        if not source.startswith(DETECTOR) and not source.startswith("veracity.bench.")
+        for target in sorted(targets)
+        if target.startswith(DETECTOR + ".")
+    ]
+
+
+def test_the_answer_step_reaches_the_detector_through_one_interface() -> None:
+    graph = import_graph(PACKAGE_ROOT)
+    assert any(DETECTOR in targets for targets in graph.values())  # the check sees the package's users
+    assert detector_internals_imported(graph) == []

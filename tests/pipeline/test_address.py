@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.pipeline.address import direct_address, spoken_subject, you_beside_name
-from veracity.pipeline.cues import PATTERNS
 from veracity.pipeline.injection import detect
-from veracity.pipeline.signals import windows
+from veracity.pipeline.injection.address import direct_address, spoken_subject, you_beside_name
+from veracity.pipeline.injection.cues import PATTERNS
+from veracity.pipeline.injection.signals import windows
 from veracity.text.reveal import plain
 
 

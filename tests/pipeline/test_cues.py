@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veracity.bench.injection.corpus import generate, labeled_chunks, select
-from veracity.pipeline import cues
 from veracity.pipeline.engine import demo_catalog
-from veracity.pipeline.signals import sentences
+from veracity.pipeline.injection import cues
+from veracity.pipeline.injection.signals import sentences
 from veracity.text.reveal import reveal
 
 REFERENCE = {name: cues._compile_each(fragments) for name, fragments in cues.FAMILIES.items()}

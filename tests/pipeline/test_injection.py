@@ -17,7 +17,7 @@ from veracity.pipeline.injection import (
     instruction_signals,
     must_quarantine,
 )
-from veracity.pipeline.signals import FEATURES, windows
+from veracity.pipeline.injection.signals import FEATURES, windows
 
 
 @pytest.mark.parametrize(

@@ -42,8 +42,8 @@ from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
-from .address import MODEL_TURN
 from .choice import rechoose
+from .injection import MODEL_TURN
 from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@ from veracity.bench.injection.fit import fit
 from veracity.bench.shared import datasets_folder
 from veracity.cli.main import main
 from veracity.pipeline.injection import default_model
-from veracity.pipeline.signals import FEATURES
+from veracity.pipeline.injection.signals import FEATURES
 
 
 def test_refitting_on_tune_reproduces_the_shipped_model() -> None:

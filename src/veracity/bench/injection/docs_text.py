@@ -36,7 +36,7 @@ from ...ingest.batch import load_sources
 from ...ingest.chunking import chunk_for_index
 from ...ingest.metadata import GovernanceDefaults
 from ...model.contracts import Chunk, Document
-from ...pipeline.signals import Window, windows
+from ...pipeline.injection.signals import Window, windows
 
 DOCS_WINDOWS_FILE: Final = Path(__file__).with_name("docs_windows.json")
 DEFAULT_SETS: Final = Path("benchmarks/docs_questions/tune")

@@ -1,7 +1,7 @@
 """Fit the injection scorer's weights and thresholds on the benchmark's tune half only.
 
 ``python -m veracity.bench.injection.fit [--seed 0] [--out PATH]`` writes the model
-(default: ``veracity/pipeline/injection.json``) with the digest of the data it
+(default: ``veracity/pipeline/injection/injection.json``) with the digest of the data it
 was fitted on. The test half is never read.
 
 The model is a multiple-instance logistic regression: a chunk is an attack when
@@ -56,7 +56,7 @@ from typing import Any, Final
 import numpy as np
 
 from ...pipeline.injection import MODEL_FILE, DetectorModel
-from ...pipeline.signals import CONTEXT_FEATURES, FEATURES, SINGLE_FEATURES, Window, vector, windows
+from ...pipeline.injection.signals import CONTEXT_FEATURES, FEATURES, SINGLE_FEATURES, Window, vector, windows
 from . import docs_text, real_text
 from .corpus import corpus_digest, generate, labeled_chunks, select
 
@@ -314,8 +314,8 @@ def fit(seed: int = 0) -> DetectorModel:
 
 
 def default_path() -> Path:
-    """Where the shipped model lives: ``veracity/pipeline/injection.json``."""
-    return Path(__file__).resolve().parents[2] / "pipeline" / MODEL_FILE
+    """Where the shipped model lives: ``veracity/pipeline/injection/injection.json``."""
+    return Path(__file__).resolve().parents[2] / "pipeline" / "injection" / MODEL_FILE
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from ...pipeline.signals import Window, windows
+from ...pipeline.injection.signals import Window, windows
 
 WINDOWS_FILE: Final = Path(__file__).with_name("real_windows.json")
 # (file under the datasets folder, how many articles from the start; None: all)

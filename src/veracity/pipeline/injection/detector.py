@@ -5,7 +5,7 @@ explainable scorer:
 
 1. reveal hidden text (:mod:`veracity.text.reveal`);
 2. read every sentence with its context and name its features
-   (:mod:`veracity.pipeline.signals`);
+   (:mod:`veracity.pipeline.injection.signals`);
 3. score each window with a logistic model, ``p = sigmoid(bias + sum(weight *
    feature))``, whose weights and thresholds are fitted by
    ``python -m veracity.bench.injection.fit`` on the *tune* half of the
@@ -46,12 +46,12 @@ from functools import lru_cache
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from ..model.contracts import Chunk, Document, Trust
-from ..model.errors import ConfigError
+from ...model.contracts import Chunk, Document, Trust
+from ...model.errors import ConfigError
 from .signals import FEATURES, Window, windows
 
 if TYPE_CHECKING:
-    from ..guard.model import GuardModel
+    from ...guard.model import GuardModel
 
 MODEL_FILE = "injection.json"
 SIGNAL_LIMIT = 4
@@ -166,12 +166,12 @@ def detect(text: str, heading_path: Sequence[str] = (), model: DetectorModel | N
 
 
 DETECTOR_FILES = (
-    ("veracity.pipeline", "injection.py"),
-    ("veracity.pipeline", MODEL_FILE),
-    ("veracity.pipeline", "signals.py"),
-    ("veracity.pipeline", "cues.py"),
-    ("veracity.pipeline", "cue_words.py"),
-    ("veracity.pipeline", "address.py"),
+    ("veracity.pipeline.injection", "detector.py"),
+    ("veracity.pipeline.injection", MODEL_FILE),
+    ("veracity.pipeline.injection", "signals.py"),
+    ("veracity.pipeline.injection", "cues.py"),
+    ("veracity.pipeline.injection", "cue_words.py"),
+    ("veracity.pipeline.injection", "address.py"),
     ("veracity.text", "reveal.py"),
     ("veracity.text", "sentences.py"),
 )

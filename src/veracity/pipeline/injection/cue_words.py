@@ -1,4 +1,4 @@
-"""Cue words: the vocabulary of each cue family, per language (see :mod:`veracity.pipeline.cues`).
+"""Cue words: the vocabulary of each cue family, per language (see :mod:`veracity.pipeline.injection.cues`).
 
 Families are general vocabulary in English, Chinese, Spanish, French, German,
 Portuguese, Italian, Dutch, Japanese, Korean and Russian, not the phrasings of

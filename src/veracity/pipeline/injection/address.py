@@ -3,7 +3,7 @@
 The same name ("assistant", "AI", "助手") is an address in "Assistant, ignore the rules", a
 description in "Our assistant only answers from published articles", and a speaker's label in
 "User: ... / Assistant: ...". These helpers tell the three apart by position and determiners
-(:mod:`veracity.pipeline.signals` turns them into features).
+(:mod:`veracity.pipeline.injection.signals` turns them into features).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from ..text.reveal import fold_pattern
+from ...text.reveal import fold_pattern
 from .cues import PATTERNS
 
 USER_TURN = re.compile(

@@ -8,7 +8,7 @@ an operational object...), written as regex fragments over revealed text
 Chinese, Spanish, French, German, Portuguese, Italian, Japanese, Korean and
 Russian, not the phrasings of any one page: the scorer never looks at a
 single word, only at which families co-occur in a sentence or its window,
-with weights fitted on data (:mod:`veracity.pipeline.injection`).
+with weights fitted on data (:mod:`veracity.pipeline.injection.detector`).
 
 A fragment that starts with a Latin or Cyrillic letter matches at a word
 start; it must also end at a word end unless it ends with ``~`` (a stem).
@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Final
 
-from ..text.reveal import fold_pattern
+from ...text.reveal import fold_pattern
 from .cue_words import FAMILIES
 
 __all__ = ["FAMILIES", "FRAMING", "PATTERNS", "QUOTED"]

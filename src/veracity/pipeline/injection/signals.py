@@ -8,7 +8,7 @@ Layers, each explainable:
    before it (and the heading above), so an order split across sentences, or
    addressed in a heading, is read whole;
 3. each window gets named binary features: which cue families
-   (:mod:`veracity.pipeline.cues`) occur, and which *combinations* occur: an
+   (:mod:`veracity.pipeline.injection.cues`) occur, and which *combinations* occur: an
    override verb with a rule noun, a disclosure verb with a secret, an address
    to the model with a request, an exclusivity claim about this page, a role
    claim, a persona reassignment, fake message framing, hidden delivery... and
@@ -17,7 +17,7 @@ Layers, each explainable:
    permission rather than an order, a protective "do not disclose", code
    (documentation talks of tokens to get and options to ignore).
 
-The scorer (:mod:`veracity.pipeline.injection`) weighs these features; nothing
+The scorer (:mod:`veracity.pipeline.injection.detector`) weighs these features; nothing
 here decides.
 """
 
@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ..text.reveal import fold_pattern, plain, reveal
-from ..text.scripts import CJK, HAN_RANGES
+from ...text.reveal import fold_pattern, plain, reveal
+from ...text.scripts import CJK, HAN_RANGES
 from .address import MODEL_TURN, USER_TURN, described_model, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 

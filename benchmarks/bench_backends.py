@@ -40,10 +40,10 @@ from synthetic_kb import RandomEmbedder, write_corpus
 from veracity.index.postgres.search import EXACT_MAX_CHUNKS
 from veracity.kb.directory import create_kb, open_kb
 from veracity.kb.ingest import ingest_paths
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 
 
-def ingest(location: Any, folder: Path, label: str) -> KnowledgeBase:
+def ingest(location: Any, folder: Path, label: str) -> Engine:
     kb = create_kb(location, RandomEmbedder())  # type: ignore[arg-type]
     start = time.perf_counter()
     report = ingest_paths(kb, [folder], progress=None)
@@ -56,7 +56,7 @@ def ingest(location: Any, folder: Path, label: str) -> KnowledgeBase:
     return kb
 
 
-def query(kb: KnowledgeBase, queries: list[Any], label: str) -> dict[str, Any]:
+def query(kb: Engine, queries: list[Any], label: str) -> dict[str, Any]:
     """Every query once (after three to warm up): wall times, the BM25 and the fused top-10 lists."""
     index: Any = kb.snapshot
     model = index.vector_model().model_id
@@ -148,7 +148,7 @@ def footprint(work: Path, url: str) -> None:
     )
 
 
-def recall(kb: KnowledgeBase, queries: list[Any]) -> None:
+def recall(kb: Engine, queries: list[Any]) -> None:
     index: Any = kb.snapshot
     model = index.vector_model().model_id
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}

@@ -54,7 +54,7 @@ from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
 from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import Principal, Query
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.fusion import reciprocal_rank_fusion
 from veracity.pipeline.injection import use_guard
 from veracity.pipeline.retrieve import python_eligible_set
@@ -95,7 +95,7 @@ def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any,
 def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None, jobs: int | None):
     store = SQLiteStore(path)
     index = SQLiteSearchIndex(store)
-    kb = KnowledgeBase(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
+    kb = Engine(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
     start, cpu, workers = time.perf_counter(), time.process_time(), _children_cpu()
     report = ingest_paths(kb, [folder], progress=None, jobs=jobs)
     return kb, report, time.perf_counter() - start, (time.process_time() - cpu, _children_cpu() - workers)
@@ -135,7 +135,7 @@ def print_ingest(label: str, report, seconds: float, cpu: tuple[float, float], j
               f" without it {report.chunks_added / (seconds - embed):,.0f} chunks/s")
 
 
-def make_queries(kb: KnowledgeBase, tenants: int, n: int, rng: np.random.Generator):
+def make_queries(kb: Engine, tenants: int, n: int, rng: np.random.Generator):
     """(principal, tokens, query vector) triples: terms of a random chunk, vector near that chunk's."""
     connection = kb.catalog.store.connection
     tables = IndexTables(kb.snapshot.version)
@@ -188,7 +188,7 @@ def default_dense(index: SQLiteSearchIndex) -> None:
     index.quantized_min_rows, index.ann_min_rows = QUANTIZED_MIN_ROWS, ANN_MIN_ROWS
 
 
-def bench_queries(kb: KnowledgeBase, snapshot: IndexSnapshot | None, queries, model_id: str) -> None:
+def bench_queries(kb: Engine, snapshot: IndexSnapshot | None, queries, model_id: str) -> None:
     """Filtered hybrid queries: SQLite (exact dense, default dense plan) vs the in-memory peer if built."""
     index: SQLiteSearchIndex = kb.snapshot  # type: ignore[assignment]
     reference = snapshot if snapshot is not None else index  # whose documents the Python filter reads
@@ -307,7 +307,7 @@ READER_STAGE = "sentence_reader"
 ≤ 150 ms), not counted in the end-to-end target (issue #35)."""
 
 
-def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
+def bench_ask_stages(kb: Engine, queries, n: int) -> None:
     """``kb.ask`` end to end (random query vectors: no model), p50/p95 per trace stage."""
     per_stage: dict[str, list[float]] = {}
     totals: list[float] = []
@@ -337,7 +337,7 @@ def bench_ask_stages(kb: KnowledgeBase, queries, n: int) -> None:
         print(f"| {stage} | {statistics.median(ordered):.2f} | {p95:.2f} |")
 
 
-def bench_sql_dense(kb: KnowledgeBase, queries, model_id: str, n: int) -> None:
+def bench_sql_dense(kb: Engine, queries, model_id: str, n: int) -> None:
     index = SQLiteSearchIndex(kb.catalog.store, dense_mode=DenseMode.SQL)
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for threshold, label in ((0, "vec0 KNN"),):
@@ -393,7 +393,7 @@ def bench_embedding(texts: list[str]) -> None:
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
 
-def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> KnowledgeBase:
+def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Engine:
     """Write the corpus, ingest it lexical-only then with vectors (both rates printed)."""
     per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
     folder = work / "corpus"
@@ -431,7 +431,7 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Kno
     return kb
 
 
-def print_sizes(kb: KnowledgeBase, chunks: int) -> None:
+def print_sizes(kb: Engine, chunks: int) -> None:
     """Bytes per table group (SQLite's dbstat: pages, so free space inside pages counts too)."""
     connection = kb.catalog.store.connection
     tables = IndexTables(kb.snapshot.version)
@@ -493,7 +493,7 @@ def main() -> None:
     embedder = RandomEmbedder()
     if args.reuse and (work / "hybrid.sqlite").exists():
         store = SQLiteStore(work / "hybrid.sqlite")
-        kb = KnowledgeBase(Catalog(store), embedder, backend=SQLiteSearchIndex(store))  # type: ignore[arg-type]
+        kb = Engine(Catalog(store), embedder, backend=SQLiteSearchIndex(store))  # type: ignore[arg-type]
         print(f"reusing {work / 'hybrid.sqlite'} (no corpus written, no ingest measured)")
     else:
         kb = build(args, work, embedder)

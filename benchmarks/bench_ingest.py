@@ -35,14 +35,14 @@ from veracity.catalog.sqlite import SQLiteStore
 from veracity.guard.model import named_guard
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.kb.ingest import ingest_paths
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.injection import use_guard
 
 folder, path, guard = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
 if guard != "none":
     use_guard(named_guard(guard))
 store = SQLiteStore(path)
-kb = KnowledgeBase(Catalog(store), None, backend=SQLiteSearchIndex(store))
+kb = Engine(Catalog(store), None, backend=SQLiteSearchIndex(store))
 runs = []
 for _ in range(2):  # the first ingest, then the same folder again
     children = resource.getrusage(resource.RUSAGE_CHILDREN)

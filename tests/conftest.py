@@ -7,7 +7,7 @@ import pytest
 from veracity.fixtures import TenantConfig, tenant_config
 from veracity.index.embedders import DEFAULT_EMBEDDER, FakeEmbedder, make_embedder
 from veracity.model.contracts import Principal
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 
 
 @pytest.fixture(scope="session")
@@ -17,15 +17,15 @@ def config() -> TenantConfig:
 
 
 @pytest.fixture(scope="session")
-def demo_kb() -> KnowledgeBase:
+def demo_kb() -> Engine:
     """The demo on the real default embedder (read-only: never mutate its catalog)."""
-    return KnowledgeBase.demo(make_embedder(DEFAULT_EMBEDDER))
+    return Engine.demo(make_embedder(DEFAULT_EMBEDDER))
 
 
 @pytest.fixture
-def fake_kb() -> KnowledgeBase:
+def fake_kb() -> Engine:
     """A private demo knowledge base on the fake embedder, free to mutate."""
-    return KnowledgeBase.demo(FakeEmbedder())
+    return Engine.demo(FakeEmbedder())
 
 
 @pytest.fixture(scope="session")
@@ -48,7 +48,7 @@ def demo_kb_dir(tmp_path):
 def ask_public(config):
     """``ask_public(kb, question=…)``: the demo's public 3.2 user asks at the running question's moment."""
 
-    def ask(kb: KnowledgeBase, question: str = "3.2 的 Team 能用 SAML 吗"):
+    def ask(kb: Engine, question: str = "3.2 的 Team 能用 SAML 吗"):
         return kb.ask(question, Principal.of("starship", "public"), "3.2", config.as_of)
 
     return ask

@@ -14,8 +14,9 @@ def test_all_lists_every_public_name() -> None:
         for name in dir(veracity)
         if not name.startswith("_") and not isinstance(getattr(veracity, name), types.ModuleType)
     }
-    public -= {"annotations", "Sequence", "datetime", "demo_knowledge_base"}
+    public -= {"annotations", "Sequence", "datetime", "demo_knowledge_base", "KnowledgeBase"}
     assert sorted(public | {"__version__"}) == sorted(veracity.__all__)
+    assert veracity.KnowledgeBase is veracity.Engine  # the engine's former name still works
     for name in veracity.__all__:
         assert getattr(veracity, name) is not None
 

@@ -10,8 +10,8 @@ The library surface::
 
     answer = veracity.ask("3.2 的 Team 能用 SAML 吗", veracity.Principal.of("starship", "public"))
 
-``veracity.ask`` runs on the bundled Starship Workbench demo unless a
-``KnowledgeBase`` is given.
+``veracity.ask`` runs on the bundled Starship Workbench demo unless an
+``Engine`` is given (``KnowledgeBase`` is its former name, still accepted).
 """
 
 from __future__ import annotations
@@ -45,11 +45,12 @@ from .model.errors import (
 if typing.TYPE_CHECKING:
     from .kb.explain import Explanation
     from .kb.local import LocalKnowledgeBase
-    from .pipeline.engine import KnowledgeBase
+    from .pipeline.engine import Engine
     from .pipeline.outcome import Answer
 
 _LAZY: dict[str, str] = {
     "Answer": ".pipeline.outcome",
+    "Engine": ".pipeline.engine",
     "KnowledgeBase": ".pipeline.engine",
     "demo_knowledge_base": ".pipeline.engine",
     "Explanation": ".kb.explain",
@@ -80,10 +81,10 @@ __all__ = [
     "Claim",
     "ConfigError",
     "Document",
+    "Engine",
     "Explanation",
     "FactAnnotation",
     "IdentityError",
-    "KnowledgeBase",
     "LocalKnowledgeBase",
     "Principal",
     "Query",
@@ -120,7 +121,7 @@ def ask(
     target_version: str | None = None,
     as_of: datetime | None = None,
     required_fact_ids: Sequence[str] | None = None,
-    knowledge_base: KnowledgeBase | None = None,
+    knowledge_base: Engine | None = None,
 ) -> Answer:
     """Answer ``question`` for ``principal``: claims with citations, partial, or abstain.
 

@@ -61,7 +61,7 @@ def test_commands_without_a_model_import_none(demo_kb_dir: Path, args: tuple[str
 
 
 def test_importing_veracity_loads_the_engine_only_on_use() -> None:
-    probe = "import sys, veracity; a = 'veracity.pipeline.engine' in sys.modules; veracity.KnowledgeBase; "
+    probe = "import sys, veracity; a = 'veracity.pipeline.engine' in sys.modules; veracity.Engine; "
     probe += "print(a, 'veracity.pipeline.engine' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["False", "True"]

@@ -19,7 +19,7 @@ from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import LLMUnavailableError
 from veracity.pipeline.answer import verify_claims
 from veracity.pipeline.composer import Composer, Evidence, ExtractiveComposer
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.llm.client import Message
 from veracity.pipeline.llm.composer import LLMComposer
 from veracity.pipeline.llm.fake import ScriptedChat
@@ -67,7 +67,7 @@ class _Recorder:
 
 
 @pytest.fixture(scope="module")
-def decided(demo_kb: KnowledgeBase, config: TenantConfig) -> list[tuple[Answer, Evidence]]:
+def decided(demo_kb: Engine, config: TenantConfig) -> list[tuple[Answer, Evidence]]:
     recorder = _Recorder()
     demo_kb.composer = recorder
     try:

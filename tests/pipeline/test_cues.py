@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veracity.bench.injection.corpus import generate, labeled_chunks, select
-from veracity.pipeline.engine import demo_catalog
+from veracity.catalog.demo import demo_catalog
 from veracity.pipeline.injection import cues
 from veracity.pipeline.injection.signals import sentences
 from veracity.text.reveal import reveal

@@ -10,14 +10,14 @@ import pytest
 from veracity.fixtures import TenantConfig
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import IdentityError
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.render import answer_dict
 
 REQUIRED = ("sso-team-32", "members-preserved-32")
 
 
 def ask(
-    kb: KnowledgeBase, config: TenantConfig, question: str | None = None, role: str = "public", **kw
+    kb: Engine, config: TenantConfig, question: str | None = None, role: str = "public", **kw
 ):
     return kb.ask(
         question or config.running_question,
@@ -28,7 +28,7 @@ def ask(
     )
 
 
-def chunk_holding(kb: KnowledgeBase, source_id: str, heading: str) -> str:
+def chunk_holding(kb: Engine, source_id: str, heading: str) -> str:
     document = kb.catalog.document(source_id)
     return next(
         c.chunk_id for c in kb.catalog.chunks(document.document_id) if heading in c.heading_path
@@ -113,7 +113,7 @@ def test_colloquial_login_question_answers_citing_sso_fact(demo_kb, config) -> N
     assert "sso-team-32" in cited_fact_chunks(answer)
 
 
-def _incident_markers(kb: KnowledgeBase) -> list[str]:
+def _incident_markers(kb: Engine) -> list[str]:
     snapshot = kb.snapshot
     doc = next(d for d in snapshot.documents.values() if d.source_id == "incident-2026-08-sso")
     return [

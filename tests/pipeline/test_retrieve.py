@@ -10,7 +10,7 @@ from veracity.index.lexical import TermStatistics
 from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Principal
-from veracity.pipeline.engine import Answer, KnowledgeBase
+from veracity.pipeline.engine import Answer, Engine
 from veracity.pipeline.render import answer_dict
 from veracity.pipeline.trace import Audience
 
@@ -36,7 +36,7 @@ def hidden_document() -> Document:
     )
 
 
-def ask(kb: KnowledgeBase, config: Any) -> Answer:
+def ask(kb: Engine, config: Any) -> Answer:
     return kb.ask(QUESTION, Principal.of("starship", "public"), "3.2", config.as_of)
 
 
@@ -44,7 +44,7 @@ def public_view(answer: Answer) -> dict[str, Any]:
     return answer_dict(answer, explain=True, timings=False)
 
 
-def add_hidden(kb: KnowledgeBase) -> Document:
+def add_hidden(kb: Engine) -> Document:
     document = hidden_document()
     kb.catalog.add(document, chunk_for_index(document))
     kb.reindex()

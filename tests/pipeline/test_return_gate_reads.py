@@ -19,7 +19,7 @@ from veracity.model.contracts import Hit, Principal, Query
 from veracity.model.errors import NotFoundError
 from veracity.model.governance import HIDDEN_REASONS
 from veracity.pipeline import retrieve
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 
 GATE_STATEMENTS = 6
 """At most: BEGIN, the documents, their revisions, the roles, the chunks, COMMIT."""
@@ -54,7 +54,7 @@ def one_by_one(
     return kept, rejections, hidden
 
 
-def every_chunk_as_a_candidate(kb: KnowledgeBase) -> list[Hit]:
+def every_chunk_as_a_candidate(kb: Engine) -> list[Hit]:
     """Every indexed chunk of every document (any tenant, any status), as ranked candidates."""
     snapshot = kb.snapshot
     assert snapshot is not None
@@ -94,7 +94,7 @@ def statements_on(store: Any) -> Iterator[list[str]]:
         yield seen
 
 
-def _changed_after_indexing(kb: KnowledgeBase) -> None:
+def _changed_after_indexing(kb: Engine) -> None:
     """The catalog moves on after indexing, in every way the gate checks."""
     catalog = kb.catalog
     connection: Any = catalog.store.connection  # type: ignore[attr-defined]
@@ -124,7 +124,7 @@ def _changed_after_indexing(kb: KnowledgeBase) -> None:
     ],
 )
 def test_the_gate_decides_as_checking_each_candidate_alone(
-    fake_kb: KnowledgeBase,
+    fake_kb: Engine,
     config: TenantConfig,
     role: str,
     version: str | None,
@@ -149,7 +149,7 @@ def test_the_gate_decides_as_checking_each_candidate_alone(
 
 
 def test_the_gate_reads_as_many_statements_for_many_candidates_as_for_few(
-    fake_kb: KnowledgeBase, config: TenantConfig
+    fake_kb: Engine, config: TenantConfig
 ) -> None:
     hits = every_chunk_as_a_candidate(fake_kb)
     query = Query(
@@ -169,7 +169,7 @@ def test_the_gate_reads_as_many_statements_for_many_candidates_as_for_few(
 
 
 def test_a_chunk_whose_document_failed_is_not_read(
-    fake_kb: KnowledgeBase, config: TenantConfig, monkeypatch: pytest.MonkeyPatch
+    fake_kb: Engine, config: TenantConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     read: list[list[str]] = []
     store = fake_kb.catalog.store

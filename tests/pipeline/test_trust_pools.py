@@ -9,7 +9,7 @@ from veracity.fixtures import fixture_documents, tenant_config
 from veracity.index.embedders import FakeEmbedder
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Principal, Trust
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.retrieve import trust_pools
 
 QUESTIONS = (
@@ -32,7 +32,7 @@ PAGES = {
 }
 
 
-def _knowledge_base(extra: bool) -> KnowledgeBase:
+def _knowledge_base(extra: bool) -> Engine:
     config = tenant_config()
     documents = list(fixture_documents())
     if extra:
@@ -43,10 +43,10 @@ def _knowledge_base(extra: bool) -> KnowledgeBase:
                 "status": "active", "visibility": "public", "trust": trust.value,
             }  # fmt: skip
             documents.append(make_document(fields, body))
-    return KnowledgeBase.from_documents(documents, FakeEmbedder(), roles={config.tenant: config.roles})
+    return Engine.from_documents(documents, FakeEmbedder(), roles={config.tenant: config.roles})
 
 
-def _official_view(kb: KnowledgeBase, question: str):
+def _official_view(kb: Engine, question: str):
     config = tenant_config()
     answer = kb.ask(question, Principal.of(config.tenant, "public"), config.target_version, config.as_of)
     documents = kb.snapshot.documents

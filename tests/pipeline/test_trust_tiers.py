@@ -14,7 +14,7 @@ from veracity.ingest.documents import make_document
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ValidationError
 from veracity.pipeline.decision import NON_OFFICIAL_RELATED
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.render import answer_text
 
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
@@ -37,8 +37,8 @@ def _doc(source: str, trust: str, body: str):
     )
 
 
-def _kb(*documents) -> KnowledgeBase:
-    return KnowledgeBase.from_documents(documents, FakeEmbedder(), roles={"acme": ["public"]})
+def _kb(*documents) -> Engine:
+    return Engine.from_documents(documents, FakeEmbedder(), roles={"acme": ["public"]})
 
 
 OFFICIAL = _doc("gateway-guide", "official", "# Gateway\n\nThe gateway listens on port 8080 by default.")

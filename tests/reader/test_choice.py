@@ -127,9 +127,9 @@ def test_an_ask_times_the_sentence_reader_as_its_own_stage() -> None:
 
     from veracity.index.embedders import FakeEmbedder
     from veracity.model.contracts import Principal
-    from veracity.pipeline.engine import KnowledgeBase
+    from veracity.pipeline.engine import Engine
 
-    kb = KnowledgeBase.demo(FakeEmbedder())
+    kb = Engine.demo(FakeEmbedder())
     principal = Principal.of("starship", "public")
     answer = kb.ask("3.2 的 Team 还能用 SAML 吗？", principal, "3.2", datetime(2026, 8, 27, tzinfo=UTC))
     stages = dict(answer.trace.timings_ms)

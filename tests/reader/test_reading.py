@@ -15,7 +15,7 @@ import pytest
 from veracity.fixtures import tenant_config
 from veracity.index.embedders import FakeEmbedder
 from veracity.model.contracts import AnswerStatus, Principal
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.reading import claim_bounds
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.features import Example, WindowMaker, hard_negatives, passage_text, windows
@@ -117,15 +117,15 @@ def test_the_real_reader_keeps_the_contract_with_an_untrained_head() -> None:
 
 
 @pytest.fixture(scope="module")
-def demo() -> KnowledgeBase:
-    return KnowledgeBase.demo(FakeEmbedder())
+def demo() -> Engine:
+    return Engine.demo(FakeEmbedder())
 
 
-def _ask(kb: KnowledgeBase, question: str):
+def _ask(kb: Engine, question: str):
     return kb.ask(question, Principal.of("starship", "public"), "3.2", tenant_config().as_of)
 
 
-def test_with_a_reader_the_claim_is_the_sentence_holding_its_span(demo: KnowledgeBase) -> None:
+def test_with_a_reader_the_claim_is_the_sentence_holding_its_span(demo: Engine) -> None:
     question = "3.2 的 Team 能用 SAML 吗"
     demo.reader = FakeReader({question: "需要升级到 Enterprise 计划"})
     try:
@@ -138,7 +138,7 @@ def test_with_a_reader_the_claim_is_the_sentence_holding_its_span(demo: Knowledg
     assert decision["score"] == 5.0 and decision["threshold"] == 0.0 and "reader_span" in decision["features"]
 
 
-def test_with_a_reader_nothing_found_abstains(demo: KnowledgeBase) -> None:
+def test_with_a_reader_nothing_found_abstains(demo: Engine) -> None:
     demo.reader = FakeReader({})
     try:
         answer = _ask(demo, "3.2 支持量子加密登录吗？")
@@ -147,7 +147,7 @@ def test_with_a_reader_nothing_found_abstains(demo: KnowledgeBase) -> None:
     assert answer.status is AnswerStatus.ABSTAIN and not answer.claims
 
 
-def test_a_choosing_reader_picks_the_claim_and_the_logistic_models_decide(demo: KnowledgeBase) -> None:
+def test_a_choosing_reader_picks_the_claim_and_the_logistic_models_decide(demo: Engine) -> None:
     question = "3.2 的 Team 能用 SAML 吗"
     plain = _ask(demo, question)
     demo.reader = ChoosingReader(FakeReader({question: "需要升级到 Enterprise 计划"}))

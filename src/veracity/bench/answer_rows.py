@@ -23,7 +23,7 @@ from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.snapshot import index_text
 from ..kb.local import open_local
 from ..model.contracts import Hit, Principal
-from ..pipeline.engine import KnowledgeBase, sentence_embedding
+from ..pipeline.engine import Engine, sentence_embedding
 from ..pipeline.sentences import TermWeights, sentence_contexts, takes_next_sentence
 from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
@@ -38,7 +38,7 @@ DOCS_SOURCE = "docs/"
 """Prefix of a training row's ``source`` when it comes from a docs tuning set."""
 
 
-def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) -> dict[str, Any] | None:
+def _candidate_rows(kb: Engine, item: QAItem, *, remove_paragraph: bool) -> dict[str, Any] | None:
     """One question's candidates (features, label) and what the decision needs, or ``None``."""
     removed = _chunks_of(kb, lambda source_id: source_id == item.paragraph_id) if remove_paragraph else set()
     answerable = not item.impossible and not remove_paragraph
@@ -53,7 +53,7 @@ def _candidate_rows(kb: KnowledgeBase, item: QAItem, *, remove_paragraph: bool) 
 
 
 def _docs_candidate_rows(
-    kb: KnowledgeBase, principal: Principal, as_of: datetime, question: DocsQuestion, *, remove_files: bool
+    kb: Engine, principal: Principal, as_of: datetime, question: DocsQuestion, *, remove_files: bool
 ) -> dict[str, Any] | None:
     """A docs question's candidates: a claim is right when its chunk's file states the answer and
     the claim or the chunk's heading path holds a gold string (what the docs benchmark counts)."""
@@ -75,7 +75,7 @@ def _docs_candidate_rows(
     return row
 
 
-def _chunks_of(kb: KnowledgeBase, chosen: Callable[[str], bool]) -> set[str]:
+def _chunks_of(kb: Engine, chosen: Callable[[str], bool]) -> set[str]:
     """The chunks of every document whose source id is ``chosen``."""
     assert kb.snapshot is not None
     return {
@@ -87,7 +87,7 @@ def _chunks_of(kb: KnowledgeBase, chosen: Callable[[str], bool]) -> set[str]:
 
 
 def _question_row(
-    kb: KnowledgeBase,
+    kb: Engine,
     question: str,
     principal: Principal,
     as_of: datetime,
@@ -135,7 +135,7 @@ def _question_row(
     }
 
 
-def _without(kb: KnowledgeBase, removed: set[str], weights: TermWeights) -> tuple[int, dict[str, int]]:
+def _without(kb: Engine, removed: set[str], weights: TermWeights) -> tuple[int, dict[str, int]]:
     """Term statistics as if the removed chunks were not in the knowledge base at all."""
     frequencies = dict(weights.frequencies)
     if not removed:

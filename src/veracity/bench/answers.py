@@ -40,7 +40,7 @@ from ..ingest.documents import make_document
 from ..kb.directory import create_kb, open_kb, tokenizer_version
 from ..model.contracts import AnswerStatus, Document, Principal
 from ..pipeline.composer import Composer
-from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.engine import Answer, Engine
 from ..pipeline.retrieve import Retrieval
 from ..reader.model import ReadingModel
 from ..text.sentences import split_sentences
@@ -92,7 +92,7 @@ def paragraph_documents(qa: QASet) -> list[Document]:
     ]
 
 
-def load_into(kb: KnowledgeBase, documents: Sequence[Document]) -> None:
+def load_into(kb: Engine, documents: Sequence[Document]) -> None:
     """Add ``documents`` (chunked for the index) to ``kb``'s catalog and bring the index up to date."""
     catalog: Catalog = kb.catalog
     catalog.define_roles(TENANT, [ROLE])
@@ -131,7 +131,7 @@ class ItemResult:
     composition: dict[str, Any] | None = None
 
 
-def ask_item(kb: KnowledgeBase, item: QAItem) -> tuple[ItemResult, Answer]:
+def ask_item(kb: Engine, item: QAItem) -> tuple[ItemResult, Answer]:
     """Ask one question as a public user of the bench tenant and score the answer."""
     started = time.perf_counter()
     query = kb.query(item.question, Principal.of(TENANT, ROLE), TARGET_VERSION, AS_OF)
@@ -205,7 +205,7 @@ def summarize(results: Sequence[ItemResult]) -> dict[str, Any]:
 
 
 def run_answers(
-    kb: KnowledgeBase,
+    kb: Engine,
     items: Sequence[QAItem],
     *,
     progress: Callable[[int, int], None] | None = None,
@@ -219,7 +219,7 @@ def run_answers(
     return results
 
 
-def build_kb(qa: QASet, embedder: Embedder, folder: Path) -> KnowledgeBase:
+def build_kb(qa: QASet, embedder: Embedder, folder: Path) -> Engine:
     """A knowledge base in ``folder`` holding ``qa``'s paragraphs (reopened if it already does)."""
     marker = folder / "corpus.sha256"
     digest = f"{qa.corpus_digest()} {tokenizer_version()}"

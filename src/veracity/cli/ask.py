@@ -38,7 +38,7 @@ def _open(kb_dir: Path | None, embedder: str | None) -> Any:
     from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
     from ..kb.local import LocalKnowledgeBase, open_local
     from ..kb.settings import AskDefaults
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
     if kb_dir is not None:
         return open_local(kb_dir, embedder=make_embedder(embedder) if embedder else None, create=False)
@@ -46,7 +46,7 @@ def _open(kb_dir: Path | None, embedder: str | None) -> Any:
 
     config = tenant_config()
     defaults = AskDefaults((config.role,), config.target_version, config.as_of, config.running_question)
-    engine = KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
+    engine = Engine.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
     return LocalKnowledgeBase(engine, default_tenant=config.tenant, defaults={config.tenant: defaults})
 
 

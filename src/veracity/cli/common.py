@@ -31,7 +31,7 @@ import click
 
 if TYPE_CHECKING:
     from ..catalog.lock import WriterInfo
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
 EXIT_FAILED: Final = 1
 EXIT_BUSY: Final = 3
@@ -218,7 +218,7 @@ def writer_options(no_wait: bool) -> dict[str, Any]:
     return {"writer_wait": not no_wait, "on_wait": tell_waiting}
 
 
-def open_knowledge_base(kb_dir: Path, *, no_wait: bool = False, check: bool = False) -> KnowledgeBase:
+def open_knowledge_base(kb_dir: Path, *, no_wait: bool = False, check: bool = False) -> Engine:
     """Open ``kb_dir`` for a command (``--no-wait``, ``--check`` as given)."""
     from ..kb.directory import open_kb
 

@@ -95,9 +95,9 @@ def _rate(value: float | None) -> str:
 
 def _knowledge_base(embedder: str | None) -> Any:
     from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
-    return KnowledgeBase.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
+    return Engine.demo(make_embedder(embedder or DEFAULT_EMBEDDER))
 
 
 def _register_kb_commands() -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from .._version import __version__
 
 if TYPE_CHECKING:
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
     from .cases import Case
 
 PLACES = 4
@@ -155,7 +155,7 @@ def _write(path: Path, text: str) -> None:
 
 
 def write_reports(
-    kb: KnowledgeBase,
+    kb: Engine,
     cases: Sequence[Case],
     results: list[dict[str, Any]],
     traces: list[dict[str, Any]],

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..fixtures import fixture_cases_text, tenant_config
 from ..model.governance import eligibility
-from ..pipeline.engine import Answer, KnowledgeBase
+from ..pipeline.engine import Answer, Engine
 from ..pipeline.render import answer_dict
 from ..pipeline.trace import Audience
 from . import offline
@@ -33,7 +33,7 @@ from .scoring import (
 )
 
 
-def _ask(kb: KnowledgeBase, case: Case, **options: Any) -> Answer:
+def _ask(kb: Engine, case: Case, **options: Any) -> Answer:
     assert case.question is not None
     return kb.ask(
         case.question,
@@ -45,7 +45,7 @@ def _ask(kb: KnowledgeBase, case: Case, **options: Any) -> Answer:
     )
 
 
-def _policy_violations(kb: KnowledgeBase, case: Case, answer: Answer) -> int:
+def _policy_violations(kb: Engine, case: Case, answer: Answer) -> int:
     """Chunks of documents the principal may not use, anywhere in candidates, evidence or citations."""
     snapshot = kb.snapshot
     assert snapshot is not None
@@ -76,7 +76,7 @@ def instruction_sources(cases: Sequence[Case]) -> frozenset[str]:
 
 
 def score_answer(
-    kb: KnowledgeBase, case: Case, answer: Answer, labeled: frozenset[str] = frozenset()
+    kb: Engine, case: Case, answer: Answer, labeled: frozenset[str] = frozenset()
 ) -> dict[str, Any]:
     """The common result of a case that asked a question; ``labeled``: instruction-bearing sources."""
     snapshot = kb.snapshot
@@ -124,7 +124,7 @@ def score_answer(
     }
 
 
-def _expect_params(kb: KnowledgeBase, case: Case, answer: Answer, result: dict[str, Any]) -> None:
+def _expect_params(kb: Engine, case: Case, answer: Answer, result: dict[str, Any]) -> None:
     """Checks every ask-type case may request through ``params``."""
     params, failures = case.params, result["failures"]
     snapshot = kb.snapshot
@@ -353,7 +353,7 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     return {**header, **result}, trace
 
 
-def run_evaluation(kb: KnowledgeBase, *, cases_path: Path | None = None, out_dir: Path) -> dict[str, Any]:
+def run_evaluation(kb: Engine, *, cases_path: Path | None = None, out_dir: Path) -> dict[str, Any]:
     """Run every case, write the three reports into ``out_dir``, return the report."""
     config = tenant_config()
     text = cases_path.read_text(encoding="utf-8") if cases_path else fixture_cases_text()

@@ -39,7 +39,7 @@ import numpy as np
 from ..index.dense import Embedder, EmbedKind, FloatMatrix
 from ..model.contracts import AnswerStatus, Document, Hit, Principal, sha256_hex
 from ..model.errors import CatalogError, DenseUnavailableError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
 from ..pipeline.rerank import Reranker
 from ..pipeline.retrieve import Retrieval, RetrievalSettings
@@ -201,10 +201,10 @@ class GuardedReranker:
         return fused_order(hits)
 
 
-def lexical_engine(engine: KnowledgeBase) -> KnowledgeBase:
+def lexical_engine(engine: Engine) -> Engine:
     """``engine``'s catalog, index and reranker, answering from the BM25 channel alone."""
     settings = engine.settings or RetrievalSettings()
-    return KnowledgeBase(
+    return Engine(
         engine.catalog,
         LexicalEmbedder(engine.embedder.dim),
         reranker=engine.reranker,

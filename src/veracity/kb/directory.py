@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..catalog.catalog import Catalog
+from ..catalog.demo import demo_catalog
 from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
 from ..catalog.manifest import holds_manifest
@@ -48,7 +49,7 @@ from ..model.errors import (
     StorageError,
     WriterBusyError,
 )
-from ..pipeline.engine import KnowledgeBase, demo_catalog
+from ..pipeline.engine import Engine
 from .backends import describe, location_of, open_store
 from .manifest import (
     CATALOG_FILE,
@@ -110,7 +111,7 @@ def open_kb(
     writer_wait: Wait = True,
     on_wait: OnWait | None = None,
     check: bool = False,
-) -> KnowledgeBase:
+) -> Engine:
     """Open the knowledge base in ``path`` without re-embedding anything.
 
     ``embedder=None`` builds the published index version's embedder by name. A
@@ -150,7 +151,7 @@ def open_kb(
     except BaseException:
         store.close()
         raise
-    kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+    kb = Engine(Catalog(store), embedder, backend=index)
     kb.non_official_policies = non_official_policies(store.connection)
     index_part = manifest.get("index", {})
     if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):
@@ -169,7 +170,7 @@ def create_kb(
     dense_mode: DenseMode | str = DenseMode.RESIDENT,
     writer_wait: Wait = True,
     on_wait: OnWait | None = None,
-) -> KnowledgeBase:
+) -> Engine:
     """Create an empty knowledge base in ``path`` (a new or empty directory) bound to ``embedder``.
 
     ``embedder=None`` uses the default model (``use``).
@@ -190,7 +191,7 @@ def create_kb(
 
 def _create_in(
     store: DatabaseStore, folder: str | Path, embedder: Embedder | None, dense_mode: DenseMode | str
-) -> KnowledgeBase:
+) -> Engine:
     """Bind the empty knowledge base in ``store`` to ``embedder`` and write its first manifest."""
     embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
     with store.writer("create"):
@@ -202,7 +203,7 @@ def _create_in(
             index.ensure_model(tables, embedder.model_id, embedder.dim)
             set_embedder(store.connection, tables.version, embedder_name(embedder))
             bump_generation(store.connection)
-        kb = KnowledgeBase(Catalog(store), embedder, backend=index)
+        kb = Engine(Catalog(store), embedder, backend=index)
         write_manifest(folder, kb)
     return kb
 
@@ -214,7 +215,7 @@ def open_or_create_kb(
     writer_wait: Wait = True,
     on_wait: OnWait | None = None,
     **options: Any,
-) -> KnowledgeBase:
+) -> Engine:
     """:func:`open_kb` if ``path`` holds a knowledge base, else :func:`create_kb`.
 
     Deciding and creating happen under the writer lock, so two processes
@@ -252,7 +253,7 @@ def holds_knowledge_base(store: DatabaseStore) -> bool:
 
 def _open_or_create_database(
     url: str, embedder: Embedder | None, *, writer_wait: Wait, on_wait: OnWait | None, **options: Any
-) -> KnowledgeBase:
+) -> Engine:
     store = open_store(url, writer_wait=writer_wait, on_wait=on_wait)
     try:
         with store.writer("create"):
@@ -265,7 +266,7 @@ def _open_or_create_database(
     return open_kb(url, embedder, writer_wait=writer_wait, on_wait=on_wait, **options)
 
 
-def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None) -> KnowledgeBase:
+def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None) -> Engine:
     """Write the bundled Starship Workbench demo into a new knowledge base in ``path``.
 
     It records the demo's ask defaults (tenant starship, role public, version
@@ -280,7 +281,7 @@ def init_demo_kb(path: str | os.PathLike[str], embedder: Embedder | None = None)
     return kb
 
 
-def _write_demo(kb: KnowledgeBase, store: DatabaseStore, path: str | os.PathLike[str]) -> None:
+def _write_demo(kb: Engine, store: DatabaseStore, path: str | os.PathLike[str]) -> None:
     from ..fixtures import tenant_config  # the demo's YAML, read when a demo is written
 
     demo = demo_catalog()

@@ -31,7 +31,7 @@ from ..model.contracts import Document, Status
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
 
 if TYPE_CHECKING:
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
 __all__ = [
     "DUPLICATE",
@@ -125,7 +125,7 @@ def apply_events(
     return outcomes
 
 
-def kb_hooks(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> tuple[StatusHook, ReviseHook]:
+def kb_hooks(kb: Engine, folder: str | os.PathLike[str]) -> tuple[StatusHook, ReviseHook]:
     """Hooks that route events through :mod:`veracity.kb.lifecycle` for an on-disk knowledge base.
 
     Each change updates the catalog and the index in one transaction, then

@@ -26,7 +26,7 @@ from ..ingest.documents import next_revision, same_but_revision, with_revision
 from ..ingest.limits import InputLimits, over_limit
 from ..model.contracts import Document, Status
 from ..model.errors import StorageError, VeracityError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .loading import Loaded, SourceLoader, chunks_of
 from .sources import SourceFile, record_sources
 from .verdicts import store_many_verdicts
@@ -51,7 +51,7 @@ class Outcome:
 class Run:
     """The settings of one ingest, shared by every file."""
 
-    kb: KnowledgeBase
+    kb: Engine
     options: dict[str, Any]
     ledger: Ledger | NoLedger
     restore: bool

@@ -55,7 +55,7 @@ from ..ingest.metadata import GovernanceDefaults, MetadataMap
 from ..ingest.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..ingest.ocr import OcrSettings
 from ..model.errors import StorageError, ValidationError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
 from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
@@ -130,7 +130,7 @@ class IngestReport:
 
 
 def ingest_paths(
-    kb: KnowledgeBase,
+    kb: Engine,
     paths: Sequence[str | os.PathLike[str]],
     *,
     tenant: str | None = None,
@@ -193,7 +193,7 @@ def ingest_paths(
 
 
 def _ingest(
-    kb: KnowledgeBase,
+    kb: Engine,
     paths: Sequence[str | os.PathLike[str]],
     *,
     tenant: str | None,
@@ -336,17 +336,17 @@ def _load_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Skip
         return exc
 
 
-def _connection(kb: KnowledgeBase) -> Any:
+def _connection(kb: Engine) -> Any:
     store = kb.catalog.store
     return store.connection if isinstance(store, DatabaseStore) else None
 
 
-def _ledger(kb: KnowledgeBase) -> Ledger | NoLedger:
+def _ledger(kb: Engine) -> Ledger | NoLedger:
     connection = _connection(kb)
     return Ledger(connection) if connection is not None else NoLedger()
 
 
-def _index(kb: KnowledgeBase, progress: Progress | None, tokens: AheadTokens) -> SyncReport:
+def _index(kb: Engine, progress: Progress | None, tokens: AheadTokens) -> SyncReport:
     backend = kb.snapshot
     if isinstance(backend, VersionedIndex):
         callback = (lambda done, total: progress("index", done, total)) if progress else None

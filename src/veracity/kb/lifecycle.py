@@ -25,7 +25,7 @@ from ..catalog.tombstones import add_tombstone
 from ..index.versioned import VersionedIndex
 from ..model.contracts import Document, Status
 from ..model.errors import ConfigError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .backends import location_of
 from .directory import read_manifest, write_manifest
 from .status import status_of_store
@@ -44,7 +44,7 @@ class Change:
     chunks_removed: int = 0
 
 
-def _parts(kb: KnowledgeBase) -> tuple[DatabaseStore, VersionedIndex]:
+def _parts(kb: Engine) -> tuple[DatabaseStore, VersionedIndex]:
     store, index = kb.catalog.store, kb.snapshot
     if not isinstance(store, DatabaseStore) or not isinstance(index, VersionedIndex):
         raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
@@ -52,7 +52,7 @@ def _parts(kb: KnowledgeBase) -> tuple[DatabaseStore, VersionedIndex]:
 
 
 def change_status(
-    kb: KnowledgeBase,
+    kb: Engine,
     folder: str | os.PathLike[str],
     id_or_source_id: str,
     status: Status,
@@ -85,7 +85,7 @@ def _record(store: DatabaseStore, document: Document, state: str, reason: str, *
         ledger.step(source, state, reason=reason, source_id=source_id, document_id=document_id)
 
 
-def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone: bool, reason: str) -> int:
+def delete_documents(kb: Engine, documents: list[Document], *, tombstone: bool, reason: str) -> int:
     """Delete documents from the catalog and every index version in one transaction; chunks removed.
 
     The ledger's rows lose the documents' ids and get a ``deleted`` step; with
@@ -107,14 +107,14 @@ def delete_documents(kb: KnowledgeBase, documents: list[Document], *, tombstone:
     return removed
 
 
-def erase_freed_pages(kb: KnowledgeBase) -> None:
+def erase_freed_pages(kb: Engine) -> None:
     """Rewrite the file so deleted documents' text and ids are gone from disk, not only from queries."""
     store, _ = _parts(kb)
     with writing(kb, "delete"):
         erase_freed_storage(store.connection, store.path)
 
 
-def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
+def delete(kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
     """Delete a document: catalog rows, chunks, facts, lexical postings and vectors, at once.
 
     A tombstone keeps the next ingest of the same source from adding it back.
@@ -127,7 +127,7 @@ def delete(kb: KnowledgeBase, folder: str | os.PathLike[str], id_or_source_id: s
     return Change("deleted", document.source_id, document.document_id, None, removed)
 
 
-def status_report(kb: KnowledgeBase, folder: str | os.PathLike[str]) -> dict[str, Any]:
+def status_report(kb: Engine, folder: str | os.PathLike[str]) -> dict[str, Any]:
     """Counts per tenant and status, index counts and the manifest summary (see :mod:`veracity.kb.status`)."""
     store, _ = _parts(kb)
     return status_of_store(store, read_manifest(location_of(folder)))

@@ -2,7 +2,7 @@
 
 :func:`open_local` (``veracity.open``) opens a knowledge-base directory, or
 creates it when it holds none. :class:`LocalKnowledgeBase` wraps the engine
-(:class:`~veracity.pipeline.engine.KnowledgeBase`, whose positional ``ask``
+(:class:`~veracity.pipeline.engine.Engine`, whose positional ``ask``
 stays as it is) with the knowledge base's own defaults:
 
 - ``tenant=None``: its default tenant (:mod:`veracity.kb.settings`);
@@ -38,7 +38,7 @@ from ..ingest.documents import parse_moment
 from ..ingest.limits import DEFAULT_LIMITS, InputLimits
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
 from .backends import describe, location_of
 from .browse import document_rows, show_document
@@ -96,7 +96,7 @@ class LocalKnowledgeBase:
 
     def __init__(
         self,
-        engine: KnowledgeBase,
+        engine: Engine,
         path: str | os.PathLike[str] | None = None,
         *,
         default_tenant: str | None = None,

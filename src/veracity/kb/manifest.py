@@ -30,7 +30,7 @@ from ..model.errors import ConfigError, NewerFormatError, SearchIndexError
 
 if TYPE_CHECKING:
     from ..index.dense import Embedder
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
 __all__ = [
     "CATALOG_FILE",
@@ -158,7 +158,7 @@ def _versions_summary(store: DatabaseStore) -> list[dict[str, Any]]:
 
 
 def write_manifest(
-    path: str | os.PathLike[str], kb: KnowledgeBase, *, embedder: str | None = None
+    path: str | os.PathLike[str], kb: Engine, *, embedder: str | None = None
 ) -> dict[str, Any]:
     """Write ``manifest.json`` for the knowledge base in ``path`` (its published version); return it."""
     from ..index.sqlite.writer import DISTANCE, NORMALIZATION

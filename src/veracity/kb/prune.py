@@ -17,7 +17,7 @@ from typing import Any
 from ..catalog.sources import sources_under
 from ..catalog.store import DatabaseStore
 from ..model.contracts import Status
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .lifecycle import delete_documents, erase_freed_pages
 from .sources import SourceScan
 
@@ -34,7 +34,7 @@ class PruneReport:
     deleted: tuple[str, ...] = ()
 
 
-def prune_missing(kb: KnowledgeBase, scan: SourceScan, *, delete: bool, ledger: Any) -> PruneReport:
+def prune_missing(kb: Engine, scan: SourceScan, *, delete: bool, ledger: Any) -> PruneReport:
     """Withdraw (or delete) the documents of sources gone from the folders in ``scan``."""
     store = kb.catalog.store
     if not isinstance(store, DatabaseStore):

@@ -50,7 +50,7 @@ from ..index.sqlite.versions import (
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, read_vector_model
 from ..index.versioned import VersionedIndex, index_for
 from ..model.errors import ConfigError, IndexVerificationError, SearchIndexError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .directory import (
     CHUNKER,
     catalog_state,
@@ -93,7 +93,7 @@ class VersionReport:
     seconds: float = 0.0
 
 
-def _store(kb: KnowledgeBase) -> DatabaseStore:
+def _store(kb: Engine) -> DatabaseStore:
     store = kb.catalog.store
     if not isinstance(store, DatabaseStore) or not isinstance(kb.snapshot, VersionedIndex):
         raise ConfigError("index versions need an on-disk knowledge base (open it with open_kb)")
@@ -168,7 +168,7 @@ def _add(a: SyncReport, b: SyncReport) -> SyncReport:
 
 
 def _catch_up_verify_switch(
-    kb: KnowledgeBase,
+    kb: Engine,
     tables: IndexTables,
     embedder: Embedder,
     *,
@@ -200,7 +200,7 @@ def _catch_up_verify_switch(
 
 
 def rebuild(
-    kb: KnowledgeBase,
+    kb: Engine,
     folder: str | os.PathLike[str],
     *,
     embedder: Embedder | None = None,
@@ -222,7 +222,7 @@ def rebuild(
 
 
 def _rebuild(
-    kb: KnowledgeBase,
+    kb: Engine,
     folder: str | os.PathLike[str],
     *,
     embedder: Embedder | None,
@@ -259,7 +259,7 @@ def _rebuild(
     )  # fmt: skip
 
 
-def _embedder_of(kb: KnowledgeBase, version: IndexVersion) -> Embedder:
+def _embedder_of(kb: Engine, version: IndexVersion) -> Embedder:
     model = read_vector_model(_store(kb).connection, version.tables)
     if model is None or (model.model_id == kb.embedder.model_id and model.dim == kb.embedder.dim):
         return kb.embedder
@@ -270,7 +270,7 @@ def _embedder_of(kb: KnowledgeBase, version: IndexVersion) -> Embedder:
     return make_embedder(version.embedder)
 
 
-def _switch(kb: KnowledgeBase, folder: str | os.PathLike[str], target: IndexVersion, *, rollback: bool,
+def _switch(kb: Engine, folder: str | os.PathLike[str], target: IndexVersion, *, rollback: bool,
             progress: Progress | None) -> VersionReport:  # fmt: skip
     start = time.perf_counter()
     with writing(kb, "rollback" if rollback else "publish"):
@@ -285,7 +285,7 @@ def _switch(kb: KnowledgeBase, folder: str | os.PathLike[str], target: IndexVers
 
 
 def publish(
-    kb: KnowledgeBase,
+    kb: Engine,
     folder: str | os.PathLike[str],
     version: int | None = None,
     *,
@@ -310,7 +310,7 @@ def publish(
 
 
 def rollback(
-    kb: KnowledgeBase, folder: str | os.PathLike[str], *, progress: Progress | None = None
+    kb: Engine, folder: str | os.PathLike[str], *, progress: Progress | None = None
 ) -> VersionReport:
     """Publish again the version published before the current one (caught up and verified first)."""
     store = _store(kb)

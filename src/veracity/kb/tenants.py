@@ -25,7 +25,7 @@ from ..catalog.store import DatabaseStore
 from ..ingest.yaml_text import load_yaml
 from ..model.contracts import Document
 from ..model.errors import ValidationError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .settings import (
     DEFAULT_ROLES,
     DEFAULT_TENANT,
@@ -68,7 +68,7 @@ class TenantSetup:
     named: bool = False  # the default tenant came from --tenant or a tenant.yaml, not the fallback
 
     def apply(
-        self, kb: KnowledgeBase, documents: Iterable[Document]
+        self, kb: Engine, documents: Iterable[Document]
     ) -> tuple[tuple[tuple[str, tuple[str, ...]], ...], tuple[str, ...]]:
         """Define roles and record settings; return the roles defined and the tenants given default roles."""
         catalog = kb.catalog
@@ -102,7 +102,7 @@ class TenantSetup:
 
 
 def resolve_tenants(
-    kb: KnowledgeBase, tenant_files: Sequence[Path], *, tenant: str | None, roles: Sequence[str]
+    kb: Engine, tenant_files: Sequence[Path], *, tenant: str | None, roles: Sequence[str]
 ) -> TenantSetup:
     """Read ``tenant_files`` and decide the default tenant (see the module docstring)."""
     if tenant is not None and not tenant.strip():

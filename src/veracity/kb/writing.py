@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING
 from ..catalog.store import DatabaseStore
 
 if TYPE_CHECKING:
-    from ..pipeline.engine import KnowledgeBase
+    from ..pipeline.engine import Engine
 
 __all__ = ["writing"]
 
 
 @contextmanager
-def writing(kb: KnowledgeBase, command: str) -> Iterator[None]:
+def writing(kb: Engine, command: str) -> Iterator[None]:
     """Hold ``kb``'s writer lock for the block, naming ``command`` to writers that wait.
 
     Re-entrant; a no-op for a catalog that is not a SQLite file (nothing else can write it).

@@ -3,6 +3,6 @@
 :mod:`.retrieve` (eligibility → recall → :mod:`.fusion` → :mod:`.rerank` →
 return gate) → :mod:`.evidence` (dedup, :mod:`.injection` quarantine, facts,
 conflicts) → :mod:`.answer` (policy, extractive composer, citation checks) →
-:mod:`.trace`. :mod:`.engine` holds ``KnowledgeBase`` and ``Answer``;
+:mod:`.trace`. :mod:`.engine` holds ``Engine`` and ``Answer``;
 :mod:`.render` turns answers, documents and chunks into plain data and text.
 """

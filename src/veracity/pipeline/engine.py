@@ -1,6 +1,6 @@
 """The knowledge base: live catalog + derived index + the answer pipeline.
 
-``KnowledgeBase.ask`` runs: eligibility → recall → fusion → rerank → return
+``Engine.ask`` runs: eligibility → recall → fusion → rerank → return
 gate → evidence packet → policy and extractive claims (one bounded retry) →
 composer (extractive by default; see :mod:`veracity.pipeline.composer`) →
 claim/citation check.
@@ -49,16 +49,9 @@ def load_catalog(
     return catalog
 
 
-def demo_catalog() -> Catalog:
-    """A fresh in-memory catalog of the bundled Starship Workbench fixture."""
-    from ..fixtures import STARSHIP, fixture_documents, tenant_config  # the demo's YAML, when asked
-
-    config = tenant_config(STARSHIP)
-    return load_catalog(fixture_documents(STARSHIP), roles={config.tenant: config.roles})
-
-
-class KnowledgeBase:
-    """A catalog (the truth) and an index snapshot built from it (derived)."""
+class Engine:
+    """A catalog (the truth) and an index snapshot built from it (derived): what answers. A
+    knowledge base on disk (:class:`veracity.kb.local.LocalKnowledgeBase`) wraps one."""
 
     def __init__(
         self,
@@ -99,7 +92,7 @@ class KnowledgeBase:
         roles: dict[str, Sequence[str]],
         store_path: str = ":memory:",
         **options: object,
-    ) -> KnowledgeBase:
+    ) -> Engine:
         """Load ``documents`` into a new catalog, define ``roles`` per tenant, and index."""
         catalog = load_catalog(documents, roles=roles, store_path=store_path)
         kb = cls(catalog, embedder, **options)  # type: ignore[arg-type]
@@ -107,12 +100,14 @@ class KnowledgeBase:
         return kb
 
     @classmethod
-    def demo(cls, embedder: Embedder | None = None, **options: object) -> KnowledgeBase:
+    def demo(cls, embedder: Embedder | None = None, **options: object) -> Engine:
         """The bundled Starship Workbench knowledge base, indexed."""
         if embedder is None:
             from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 
             embedder = make_embedder(DEFAULT_EMBEDDER)
+        from ..catalog.demo import demo_catalog  # the demo's YAML, read when asked
+
         kb = cls(demo_catalog(), embedder, **options)  # type: ignore[arg-type]
         kb.reindex()
         return kb
@@ -308,7 +303,11 @@ def sentence_embedding(embedder: Embedder) -> Callable[[Sequence[str]], npt.NDAr
 _SENTENCE_CACHES: dict[str, dict[str, npt.NDArray[np.float32]]] = {}
 
 
+KnowledgeBase = Engine
+"""The engine's former name (``veracity.KnowledgeBase``), kept for code written against it."""
+
+
 @lru_cache(maxsize=1)
-def demo_knowledge_base() -> KnowledgeBase:
+def demo_knowledge_base() -> Engine:
     """The demo knowledge base, built once per process."""
-    return KnowledgeBase.demo()
+    return Engine.demo()

@@ -32,7 +32,7 @@ from ..ingest.metadata import MetadataMap
 from ..kb.ingest import IngestReport, Selection, ingest_paths
 from ..model.contracts import sha256_hex
 from ..model.errors import ValidationError
-from ..pipeline.engine import KnowledgeBase
+from ..pipeline.engine import Engine
 from .config import SourceSpec
 from .materialize import Materialized, SourceError, materialize
 
@@ -105,7 +105,7 @@ def _metadata(spec: SourceSpec, found: Materialized, read: set[str]) -> Metadata
 
 
 def _sync_one(
-    kb: KnowledgeBase, spec: SourceSpec, work: Path, progress: Progress | None, fetch: Any
+    kb: Engine, spec: SourceSpec, work: Path, progress: Progress | None, fetch: Any
 ) -> SourceOutcome:
     start = time.perf_counter()
     connection = kb.catalog.store.connection  # type: ignore[attr-defined]
@@ -180,7 +180,7 @@ def _held(work: Path) -> Iterator[None]:
 
 
 def sync_sources(
-    kb: KnowledgeBase,
+    kb: Engine,
     specs: Sequence[SourceSpec],
     *,
     work: Path,

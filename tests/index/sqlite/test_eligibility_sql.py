@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veracity.catalog.catalog import Catalog
+from veracity.catalog.demo import demo_catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.snapshot import FiltersEligibility, IndexSnapshot
 from veracity.index.sqlite.search import SQLiteSearchIndex
@@ -22,7 +23,6 @@ from veracity.ingest.chunking import chunk_for_index
 from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Principal, Query
 from veracity.model.governance import eligible_documents
-from veracity.pipeline.engine import demo_catalog
 from veracity.pipeline.retrieve import eligible_set
 
 ROLES = ["public", "support", "security", "maintainer"]

@@ -13,6 +13,7 @@ import apsw
 import pytest
 
 from tests.index.backend_contract import doc
+from veracity.catalog.demo import demo_catalog
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.sqlite.records import embedded_text_digest
 from veracity.index.sqlite.search import SQLiteSearchIndex
@@ -21,27 +22,27 @@ from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import begin_version
 from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import Principal
-from veracity.pipeline.engine import KnowledgeBase, demo_catalog
+from veracity.pipeline.engine import Engine
 
 SENTENCE = "紫色长颈鹿在周二下午校准了量子风车 purple-giraffe-7731"
 
 
 @pytest.fixture
-def kb() -> KnowledgeBase:
+def kb() -> Engine:
     """The demo catalog with one more document holding :data:`SENTENCE`, indexed in SQLite."""
     catalog = demo_catalog()
     extra = doc("giraffe", tenant="starship", text=f"# 长颈鹿\n\n{SENTENCE}。")
     catalog.add(extra, chunk_for_index(extra))
-    knowledge = KnowledgeBase(catalog, FakeEmbedder(), backend=SQLiteSearchIndex(catalog.store))
+    knowledge = Engine(catalog, FakeEmbedder(), backend=SQLiteSearchIndex(catalog.store))
     knowledge.reindex()
     return knowledge
 
 
-def _connection(kb: KnowledgeBase) -> apsw.Connection:
+def _connection(kb: Engine) -> apsw.Connection:
     return kb.catalog.store.connection  # type: ignore[attr-defined, no-any-return]
 
 
-def _index(kb: KnowledgeBase) -> SQLiteSearchIndex:
+def _index(kb: Engine) -> SQLiteSearchIndex:
     assert isinstance(kb.snapshot, SQLiteSearchIndex)
     return kb.snapshot
 

@@ -10,6 +10,7 @@ import pytest
 
 from tests.index.backend_contract import BackendContract, Items, corpus, doc, ids_of
 from veracity.catalog.catalog import Catalog
+from veracity.catalog.demo import demo_catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import IndexSnapshot, index_text
@@ -20,7 +21,7 @@ from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ConfigError, SearchIndexError
 from veracity.model.governance import eligibility
-from veracity.pipeline.engine import KnowledgeBase, demo_catalog
+from veracity.pipeline.engine import Engine
 from veracity.text.tokens import tokenize
 
 
@@ -264,9 +265,9 @@ def test_sql_governance_filter_agrees_with_eligibility() -> None:
 @pytest.fixture
 def demo_pair(config):
     embedder = FakeEmbedder()
-    memory = KnowledgeBase.demo(embedder)
+    memory = Engine.demo(embedder)
     catalog = demo_catalog()
-    persistent = KnowledgeBase(catalog, embedder, backend=SQLiteSearchIndex(catalog.store))
+    persistent = Engine(catalog, embedder, backend=SQLiteSearchIndex(catalog.store))
     persistent.reindex()
     return memory, persistent
 
@@ -289,7 +290,7 @@ def test_demo_question_answers_the_same_on_both_backends(demo_pair, config) -> N
 
 def test_demo_question_with_the_real_default_embedder(demo_kb, config) -> None:
     catalog = demo_catalog()
-    persistent = KnowledgeBase(catalog, demo_kb.embedder, backend=SQLiteSearchIndex(catalog.store))
+    persistent = Engine(catalog, demo_kb.embedder, backend=SQLiteSearchIndex(catalog.store))
     persistent.reindex()
     principal = Principal.of(config.tenant, config.role)
     a = demo_kb.ask(config.running_question, principal, config.target_version, config.as_of)

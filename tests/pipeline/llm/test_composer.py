@@ -15,7 +15,7 @@ import pytest
 
 from veracity.fixtures import tenant_config
 from veracity.model.contracts import AnswerStatus, Principal
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.llm.client import LLMSettings, OpenAIChat
 from veracity.pipeline.llm.composer import LLMComposer
 from veracity.pipeline.outcome import Answer
@@ -67,14 +67,14 @@ ADVERSARIAL: dict[str, tuple[Callable[[Mapping[str, Any]], str], str]] = {
 
 
 @pytest.fixture(scope="module")
-def engine() -> Iterator[KnowledgeBase]:
+def engine() -> Iterator[Engine]:
     from veracity.index.embedders import DEFAULT_EMBEDDER, make_embedder
 
-    yield KnowledgeBase.demo(make_embedder(DEFAULT_EMBEDDER))
+    yield Engine.demo(make_embedder(DEFAULT_EMBEDDER))
 
 
 def _ask(
-    kb: KnowledgeBase, script: Callable[[Mapping[str, Any]], Any], question: str = SAML, **options: Any
+    kb: Engine, script: Callable[[Mapping[str, Any]], Any], question: str = SAML, **options: Any
 ) -> Answer:
     config = tenant_config()
     with scripted_server(script) as endpoint:
@@ -89,7 +89,7 @@ def _ask(
 
 
 @pytest.mark.parametrize("case", sorted(ADVERSARIAL))
-def test_adversarial_claims_are_dropped_with_their_reason(engine: KnowledgeBase, case: str) -> None:
+def test_adversarial_claims_are_dropped_with_their_reason(engine: Engine, case: str) -> None:
     script, reason = ADVERSARIAL[case]
     answer = _ask(engine, script)
     assert answer.trace.dropped_claims == ((2, reason),)
@@ -100,7 +100,7 @@ def test_adversarial_claims_are_dropped_with_their_reason(engine: KnowledgeBase,
     assert "admin@example.com" not in str(data["trace"])  # the trace holds reasons, never text
 
 
-def test_a_claim_about_the_missing_part_is_dropped(engine: KnowledgeBase) -> None:
+def test_a_claim_about_the_missing_part_is_dropped(engine: Engine) -> None:
     question = "3.2 的 Team 能用 SAML 吗？3.2 支持量子加密登录吗？"
 
     def script(request: Mapping[str, Any]) -> str:
@@ -115,7 +115,7 @@ def test_a_claim_about_the_missing_part_is_dropped(engine: KnowledgeBase) -> Non
     assert answer.uncovered_subquestions == ("3.2 支持量子加密登录吗？",)
 
 
-def test_stream_cut_midway_leaves_the_extractive_answer(engine: KnowledgeBase) -> None:
+def test_stream_cut_midway_leaves_the_extractive_answer(engine: Engine) -> None:
     extractive = engine.ask(SAML, Principal.of("starship", "public"), "3.2", tenant_config().as_of)
     answer = _ask(engine, lambda _r: Fault(text=f"{GOOD} [1]", cut_after=4), stream=True)
     assert [c.text for c in answer.claims] == [c.text for c in extractive.claims]
@@ -135,14 +135,14 @@ def test_stream_cut_midway_leaves_the_extractive_answer(engine: KnowledgeBase) -
     ],
 )
 def test_endpoint_failures_degrade_to_the_extractive_answer(
-    engine: KnowledgeBase, fault: Fault, error: str
+    engine: Engine, fault: Fault, error: str
 ) -> None:
     answer = _ask(engine, lambda _r: fault)
     assert answer.status is AnswerStatus.ANSWER and answer.claims[0].composer == "extractive"
     assert dict(answer.trace.composer)["error"] == error
 
 
-def test_nothing_verified_falls_back_to_the_extractive_answer(engine: KnowledgeBase) -> None:
+def test_nothing_verified_falls_back_to_the_extractive_answer(engine: Engine) -> None:
     answer = _ask(engine, lambda _r: "3.2 的 Team 计划可以继续使用旧版 SAML [1]。")
     assert dict(answer.trace.composer)["outcome"] == "fallback_extractive"
     assert (
@@ -150,7 +150,7 @@ def test_nothing_verified_falls_back_to_the_extractive_answer(engine: KnowledgeB
     )
 
 
-def test_a_lost_subquestion_turns_the_answer_partial(engine: KnowledgeBase) -> None:
+def test_a_lost_subquestion_turns_the_answer_partial(engine: Engine) -> None:
     config = tenant_config()
 
     def only_first(request: Mapping[str, Any]) -> str:
@@ -161,7 +161,7 @@ def test_a_lost_subquestion_turns_the_answer_partial(engine: KnowledgeBase) -> N
     assert len(answer.uncovered_subquestions) == 1
 
 
-def test_a_dropped_claim_that_carried_the_asked_part_turns_the_answer_partial(engine: KnowledgeBase) -> None:
+def test_a_dropped_claim_that_carried_the_asked_part_turns_the_answer_partial(engine: Engine) -> None:
     config = tenant_config()
 
     def main_claim_uncited(request: Mapping[str, Any]) -> str:
@@ -175,7 +175,7 @@ def test_a_dropped_claim_that_carried_the_asked_part_turns_the_answer_partial(en
     assert len(answer.uncovered_subquestions) == 1 and "SAML" in answer.uncovered_subquestions[0]
 
 
-def test_when_the_only_part_is_lost_the_extractive_answer_is_the_floor(engine: KnowledgeBase) -> None:
+def test_when_the_only_part_is_lost_the_extractive_answer_is_the_floor(engine: Engine) -> None:
     def main_claim_uncited(request: Mapping[str, Any]) -> str:
         return f"{GOOD}\nTeam 计划的成员上限是 50 人 [{_block(request, '| Team |')}]。"
 
@@ -185,7 +185,7 @@ def test_when_the_only_part_is_lost_the_extractive_answer_is_the_floor(engine: K
     assert answer.status is AnswerStatus.ANSWER and all(c.composer == "extractive" for c in answer.claims)
 
 
-def test_a_marker_after_the_full_stop_keeps_the_main_claim(engine: KnowledgeBase) -> None:
+def test_a_marker_after_the_full_stop_keeps_the_main_claim(engine: Engine) -> None:
     def marker_after_stop(request: Mapping[str, Any]) -> str:
         sso, table = _block(request, "不能再使用旧版 SAML"), _block(request, "| Team |")
         return f"{GOOD} [{sso}] 成员上限是 50 人。 [{table}]"
@@ -195,13 +195,13 @@ def test_a_marker_after_the_full_stop_keeps_the_main_claim(engine: KnowledgeBase
     assert answer.status is AnswerStatus.ANSWER and answer.claims[0].text == GOOD
 
 
-def test_abstain_never_calls_the_model(engine: KnowledgeBase) -> None:
+def test_abstain_never_calls_the_model(engine: Engine) -> None:
     calls: list[Any] = []
     answer = _ask(engine, lambda r: calls.append(r) or "anything [1]", "3.2 支持量子加密登录吗？")
     assert answer.status is AnswerStatus.ABSTAIN and calls == [] and answer.trace.composer == ()
 
 
-def test_the_prompt_escapes_data_and_cites_gate_blocks(engine: KnowledgeBase) -> None:
+def test_the_prompt_escapes_data_and_cites_gate_blocks(engine: Engine) -> None:
     seen: list[Mapping[str, Any]] = []
     answer = _ask(engine, lambda r: seen.append(r) or faithful_reply(r))
     user = seen[0]["messages"][-1]["content"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from veracity.model.contracts import Trust
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.llm.context import (
     Block,
     Part,
@@ -52,7 +52,7 @@ def test_sandwich_prompt_names_parts_missing_and_data() -> None:
     assert "1. 能用 SAML 吗？ (answered in block [1])" in user and "- 会删除成员吗？" in user
 
 
-def test_assembly_reserves_gate_chunks_and_fits_the_budget(fake_kb: KnowledgeBase) -> None:
+def test_assembly_reserves_gate_chunks_and_fits_the_budget(fake_kb: Engine) -> None:
     from veracity.fixtures import tenant_config
     from veracity.model.contracts import Principal
 
@@ -73,7 +73,7 @@ def test_assembly_reserves_gate_chunks_and_fits_the_budget(fake_kb: KnowledgeBas
     assert all(b.tokens == 7 for b in counted)
 
 
-def test_untrusted_never_and_community_only_when_the_answer_speaks_from_it(fake_kb: KnowledgeBase) -> None:
+def test_untrusted_never_and_community_only_when_the_answer_speaks_from_it(fake_kb: Engine) -> None:
     from veracity.fixtures import tenant_config
     from veracity.model.contracts import Claim, Principal
 

@@ -17,7 +17,7 @@ import pytest
 from veracity.fixtures import TenantConfig
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.answer import verify_claims
-from veracity.pipeline.engine import KnowledgeBase
+from veracity.pipeline.engine import Engine
 from veracity.pipeline.llm.client import LLMSettings, OpenAIChat
 from veracity.pipeline.llm.composer import LLMComposer
 
@@ -35,7 +35,7 @@ pytestmark = [
     ["3.2 的 Team 能用 SAML 吗", "3.2 的 Team 能用 SAML 吗？3.2 支持量子加密登录吗？"],
 )
 def test_a_local_model_keeps_the_contract(
-    demo_kb: KnowledgeBase, config: TenantConfig, question: str
+    demo_kb: Engine, config: TenantConfig, question: str
 ) -> None:
     asker = Principal.of(config.tenant, "public")
     extractive = demo_kb.ask(question, asker, "3.2", config.as_of)

@@ -21,7 +21,7 @@ from ...fixtures import STARSHIP, fixture_documents, tenant_config
 from ...index.dense import Embedder
 from ...model.contracts import Principal
 from ...pipeline.decision import NON_OFFICIAL_MARKED
-from ...pipeline.engine import Answer, KnowledgeBase
+from ...pipeline.engine import Answer, Engine
 from ...pipeline.injection import default_model, hold_back
 from .corpus import Sample, generate, labeled_chunks, select, slot_values
 
@@ -100,10 +100,10 @@ def _questions() -> list[tuple[str, str]]:
     ]
 
 
-def _knowledge_base(samples: Sequence[Sample], embedder: Embedder) -> KnowledgeBase:
+def _knowledge_base(samples: Sequence[Sample], embedder: Embedder) -> Engine:
     config = tenant_config(STARSHIP)
     documents = [*fixture_documents(STARSHIP), *(s.document() for s in samples)]
-    return KnowledgeBase.from_documents(documents, embedder, roles={config.tenant: config.roles})
+    return Engine.from_documents(documents, embedder, roles={config.tenant: config.roles})
 
 
 def _outcome(answer: Answer) -> tuple[Any, ...]:

@@ -31,7 +31,7 @@ from pathlib import Path
 from veracity.index.embedders import make_embedder
 from veracity.kb.conversations import Conversations
 from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.limits import RateLimit
+from veracity.kb.rate_limits import RateLimit
 from veracity.testing.tenants import build_served_kb
 from veracity.text.followup import resolve_followup
 

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.limits import RateLimit
+from veracity.kb.rate_limits import RateLimit
 
 RECONNECT_EVERY = 20
 SHARED_QUESTIONS = Path(__file__).resolve().parents[2] / "shared/datasets/cmrc2018/beir/dev/queries.jsonl"

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.limits import RateLimit
+from veracity.kb.rate_limits import RateLimit
 from veracity.model.errors import ForbiddenError, RateLimitError, ValidationError
 
 SHORT = "3.2 的 Team 能用 SAML 吗"

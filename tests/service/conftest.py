@@ -6,7 +6,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.limits import RateLimit
+from veracity.kb.rate_limits import RateLimit
 from veracity.service.app import create_app
 
 

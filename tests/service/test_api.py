@@ -7,7 +7,7 @@ import json
 
 from tests.service.conftest import auth
 from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.limits import RateLimit
+from veracity.kb.rate_limits import RateLimit
 from veracity.service.app import create_app
 
 RUNNING = (

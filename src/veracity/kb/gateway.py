@@ -89,10 +89,10 @@ from .degrade import (
 from .explain import explain as explain_answer
 from .flight import SingleFlight
 from .keys import ApiKey, authenticate
-from .limits import RateLimit, RateLimiter
 from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from .operate import change_document, tenant_status, upload_files
 from .page_images import page_png
+from .rate_limits import RateLimit, RateLimiter
 from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool

@@ -15,7 +15,7 @@ what serving puts in them:
   about ``max_entries`` rows are kept (trimmed every :data:`TRIM_EVERY`
   writes), oldest first out.
 - the buckets: :class:`~veracity.catalog.serving.ServingTables` is a
-  :class:`~veracity.kb.limits.Buckets` as it is (one transaction per request).
+  :class:`~veracity.kb.rate_limits.Buckets` as it is (one transaction per request).
 """
 
 from __future__ import annotations

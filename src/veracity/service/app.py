@@ -21,10 +21,10 @@ from fastapi.staticfiles import StaticFiles
 from .._version import __version__
 from ..kb.conversations import Conversations
 from ..kb.gateway import Gateway, GatewaySettings
-from ..kb.limits import RateLimit
+from ..kb.rate_limits import RateLimit
 from . import admin, api, conversations, page
+from .body_limits import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, BodySizeLimit
 from .errors import install_error_handlers
-from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, BodySizeLimit
 
 __all__ = ["ENVIRONMENT", "ServiceOptions", "app_from_environment", "create_app"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.kb.limits import RateLimit, RateLimiter
+from veracity.kb.rate_limits import RateLimit, RateLimiter
 from veracity.model.errors import ConfigError, RateLimitError
 
 

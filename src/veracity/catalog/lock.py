@@ -45,6 +45,7 @@ __all__ = ["LOCK_SUFFIX", "OnWait", "Wait", "WriterInfo", "current_writer", "hol
 
 LOCK_SUFFIX: Final = ".lock"
 POLL_SECONDS: Final = 0.05
+"""How often a process waiting for the knowledge base's writer lock tries again, in seconds."""
 
 Wait = bool | float
 """``True``: wait as long as it takes; ``False``: do not wait; seconds: wait at most that long."""

@@ -112,6 +112,7 @@ def _register_kb_commands() -> None:
     from .mcp import mcp_command
     from .pg import pg
     from .serve import keys, serve_command
+    from .settings import settings_command
     from .sync import sync_command
 
     main.add_command(ask_command)
@@ -129,6 +130,7 @@ def _register_kb_commands() -> None:
     main.add_command(guard_group)
     main.add_command(sync_command)
     main.add_command(feedback_group)
+    main.add_command(settings_command)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

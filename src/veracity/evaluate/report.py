@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .cases import Case
 
 PLACES = 4
+"""Decimal places of every number in an evaluation report (byte-identical reports across runs)."""
 AGGREGATED = (
     "precision@3",
     "recall@3",

@@ -50,6 +50,8 @@ from ..model.errors import ConfigError, SearchIndexError, ValidationError
 FORMAT: Final = "veracity.bm25"
 FORMAT_VERSION: Final = 1
 OKAPI_EPSILON: Final = 0.25
+"""A term in over half the chunks gets this share of the mean IDF instead of a negative one
+(rank_bm25's BM25Okapi floor, kept so both give the same scores)."""
 # Queries with fewer postings than len(index) / _SPARSE_RATIO sum sparsely, others densely.
 _SPARSE_RATIO: Final = 48
 

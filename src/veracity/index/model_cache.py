@@ -48,6 +48,8 @@ __all__ = [
 T = TypeVar("T")
 
 CACHE_ENV: Final = "VERACITY_CACHE"
+"""Names the folder for derived model files (default `$XDG_CACHE_HOME/veracity` or
+`~/.cache/veracity`)."""
 FORMAT: Final = 3
 ARRAYS: Final = "arrays.bin"
 _TOKENIZER_FIELDS: Final = ("_unk_id", "_bos_id", "_eos_id", "_unk_score", "_max_len")

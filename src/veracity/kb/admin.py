@@ -20,6 +20,7 @@ from .keys import create_key, list_keys, revoke_key
 __all__ = ["EXCERPT_CHARS", "Admin"]
 
 EXCERPT_CHARS: Final = 160
+"""Characters of quarantined text an operator view shows (enough to judge, not a copy)."""
 
 
 class Admin:

@@ -42,7 +42,9 @@ __all__ = [
 
 CATALOG_FILE: Final = "catalog.sqlite"
 READER_URL_ENV: Final = "VERACITY_READER_URL"
+"""A PostgreSQL read replica's URL: asks read from it, writes go to the primary."""
 UPLOADS_ENV: Final = "VERACITY_UPLOADS"
+"""Where a database knowledge base keeps uploaded files (a directory one keeps them in `DIR/uploads`)."""
 UPLOADS: Final = "uploads"
 
 Location = str | os.PathLike[str]

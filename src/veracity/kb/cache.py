@@ -45,6 +45,7 @@ __all__ = [
 ]
 
 DEFAULT_ENTRIES: Final = 2048
+"""Answers a service's in-process answer cache keeps, least recently used out first."""
 BUCKET_SECONDS: Final = 60
 """``as_of=now`` is resolved to the start of its minute: answers asked within one minute share an entry."""
 

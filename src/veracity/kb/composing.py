@@ -32,6 +32,8 @@ if TYPE_CHECKING:  # the LLM client loads when a composer is made, not for every
 __all__ = ["API_KEY_ENV", "COMPOSERS", "LLMOptions", "make_composer", "store_llm", "stored_llm"]
 
 API_KEY_ENV: Final = "VERACITY_LLM_API_KEY"
+"""The default variable holding the LLM endpoint's API key (a knowledge base stores only the
+variable's name, never the key)."""
 COMPOSERS: Final = ("extractive", "llm")
 _SETTING: Final = "llm"
 _STORED_FIELDS: Final = (

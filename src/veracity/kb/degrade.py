@@ -66,7 +66,10 @@ UNREACHABLE = (CatalogError, apsw.Error, OSError)
 """What a failing catalog raises: the answer is then denied, never computed without the catalog."""
 
 DENSE_RETRY_SECONDS: Final = 30.0
+"""After the embedder fails, asks go without the dense channel (said in `degraded`) for this
+many seconds before it is tried again."""
 RERANK_TIMEOUT_SECONDS: Final = 2.0
+"""A reranker taking longer is given up for that ask: the fused order stands (said in `degraded`)."""
 
 
 class Degradation(StrEnum):

@@ -27,6 +27,7 @@ __all__ = [
 
 RATINGS: Final = ("up", "down")
 MAX_COMMENT: Final = 2000
+"""Longest feedback comment accepted, in characters (a longer one is refused, not cut)."""
 
 
 def check_rating(rating: str, comment: str | None) -> tuple[str, str]:

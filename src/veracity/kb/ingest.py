@@ -67,6 +67,8 @@ from .writing import writing
 __all__ = ["IngestReport", "Selection", "ingest_paths"]
 
 FILES_PER_TRANSACTION = 256
+"""Files an ingest writes per catalog transaction: a failure loses at most this many files' work,
+and other processes can read between transactions."""
 FILES_PER_PART = 64
 """Files loaded, then decided and written together (one statement per table for them all): few
 enough that the parsing workers, a part ahead, keep busy while the writer writes."""

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .rerank import Reranker
 
 REREAD_DEPTH: Final = 8
+"""Passages the sentence reader re-reads when it reranks (the fused order's head)."""
 SENTENCES_PER_PASSAGE: Final = 12
 """A bound on the pairs read per passage (a long passage's later sentences are not read)."""
 

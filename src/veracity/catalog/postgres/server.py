@@ -46,6 +46,7 @@ SERVER_USER: Final = "veracity-pg"
 
 SUPERUSER: Final = "postgres"
 START_TIMEOUT_S: Final = 60
+"""Seconds an embedded PostgreSQL server may take to start (initdb, start) before it counts as failed."""
 
 
 @dataclass(frozen=True, slots=True)

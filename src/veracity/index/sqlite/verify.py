@@ -65,6 +65,7 @@ REEMBED_MIN_COSINE: Final = 0.999
 """A stored vector and the same text embedded again agree at least this much (same model, same text)."""
 
 LEXICAL_PROBE_K: Final = 10
+"""Verification's lexical probe: a chunk's own words must rank it within this many hits."""
 _PROBE_TOKENS: Final = 64
 
 

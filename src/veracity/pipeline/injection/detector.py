@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 MODEL_FILE = "injection.json"
 SIGNAL_LIMIT = 4
+"""Signals a verdict reports: its window's strongest contributing features."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -140,6 +140,7 @@ _TECHNICAL = re.compile(
 )
 
 LONG_SENTENCE_WORDS: Final = 35
+"""A sentence of at least this many words is long (a feature: orders hide in run-on sentences)."""
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
 _CJK = CJK
 

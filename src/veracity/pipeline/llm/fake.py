@@ -15,6 +15,7 @@ from .stream import heard
 
 Reply = Callable[[Sequence[Message]], str]
 STREAM_PIECE = 7
+"""Characters per streamed piece of the fake chat model (tests see claims cut mid-word)."""
 
 
 class ScriptedChat:

@@ -1,0 +1,109 @@
+"""``veracity settings``: every threshold, budget and limit the engine runs with, and the
+environment variables it reads, each with its value, where it is defined and why.
+
+Read from the package's own source (module-level constants and the docstring written under
+each), so the list cannot drift from the code: a new constant appears here by being written.
+Format versions and exit codes are not settings and are left out. Nothing here can be changed
+from the command line yet; the list says what the engine does, and where.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import click
+
+__all__ = ["Setting", "read_settings", "settings_command"]
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+SKIPPED_FOLDERS = ("bench", "testing", "cli")
+"""Benchmarks and test support have their own knobs (their ``--help``); the CLI's constants are
+exit codes and display widths."""
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One constant: the module defining it, its name, its value and the docstring under it."""
+
+    module: str
+    name: str
+    value: int | float | str
+    why: str
+    kind: str
+    """``number`` (a threshold, budget or limit) or ``environment`` (a variable's name)."""
+
+
+def _kind(name: str, value: object) -> str | None:
+    if name.startswith("_") or not name.isupper():
+        return None
+    if isinstance(value, str) and name.endswith("_ENV") and value.startswith("VERACITY_"):
+        return "environment"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    if "FORMAT" in name or name.endswith("_VERSION") or name.startswith("EXIT_"):
+        return None
+    return "number"
+
+
+def _constants(tree: ast.Module) -> Iterator[tuple[str, object, str]]:
+    body = tree.body
+    for index, node in enumerate(body):
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.value is not None:
+            name, value = node.target.id, node.value
+        elif isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            name, value = node.targets[0].id, node.value
+        else:
+            continue
+        try:
+            literal = ast.literal_eval(value)
+        except ValueError:
+            continue
+        following = body[index + 1] if index + 1 < len(body) else None
+        documented = isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+        text = following.value.value if documented else ""  # type: ignore[union-attr]
+        yield name, literal, " ".join(text.split()) if isinstance(text, str) else ""
+
+
+def read_settings(root: Path = PACKAGE_ROOT) -> list[Setting]:
+    """Every setting of the package under ``root``, sorted by module and name."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in SKIPPED_FOLDERS:
+            continue
+        module = ".".join([root.name, *relative.with_suffix("").parts]).removesuffix(".__init__")
+        for name, value, why in _constants(ast.parse(path.read_text(encoding="utf-8"))):
+            kind = _kind(name, value)
+            if kind is not None:
+                found.append(Setting(module, name, value, why, kind))  # type: ignore[arg-type]
+    return sorted(found, key=lambda s: (s.kind != "number", s.module, s.name))
+
+
+@click.command("settings")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per setting, one per line.")
+@click.option("--grep", "pattern", default=None, help="Only those whose module, name or reason has it.")
+def settings_command(as_json: bool, pattern: str | None) -> None:
+    """Every threshold, budget and limit the engine runs with, and the environment variables it
+    reads: value, where it is defined, and why (read from the source, so never out of date)."""
+    settings = read_settings()
+    if pattern:
+        needle = pattern.lower()
+        settings = [s for s in settings if needle in f"{s.module} {s.name} {s.why}".lower()]
+    if as_json:
+        for setting in settings:
+            click.echo(json.dumps(asdict(setting), ensure_ascii=False, sort_keys=True))
+        return
+    module = None
+    for setting in settings:
+        if setting.module != module:
+            module = setting.module
+            click.echo(f"\n{module}")
+        click.echo(f"  {setting.name} = {setting.value!r}")
+        if setting.why:
+            click.echo(f"      {setting.why}")
+    numbers = sum(s.kind == "number" for s in settings)
+    click.echo(f"\n{numbers} settings, {len(settings) - numbers} environment variables")

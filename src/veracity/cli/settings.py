@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import ast
 import json
+import operator
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Final
 
 import click
 
@@ -49,6 +51,22 @@ def _kind(name: str, value: object) -> str | None:
     return "number"
 
 
+_ARITHMETIC: Final = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.LShift: operator.lshift,
+}  # fmt: skip
+
+
+def _value(node: ast.expr) -> object:
+    """A literal, or arithmetic on numbers (``50 * 1024 * 1024``); ``ValueError`` for anything else."""
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _value(node.left), _value(node.right)
+        if isinstance(left, int | float) and isinstance(right, int | float):
+            return _ARITHMETIC[type(node.op)](left, right)
+        raise ValueError("not arithmetic on numbers")
+    return ast.literal_eval(node)
+
+
 def _constants(tree: ast.Module) -> Iterator[tuple[str, object, str]]:
     body = tree.body
     for index, node in enumerate(body):
@@ -59,8 +77,8 @@ def _constants(tree: ast.Module) -> Iterator[tuple[str, object, str]]:
         else:
             continue
         try:
-            literal = ast.literal_eval(value)
-        except ValueError:
+            literal = _value(value)
+        except (ValueError, TypeError, SyntaxError):
             continue
         following = body[index + 1] if index + 1 < len(body) else None
         documented = isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)

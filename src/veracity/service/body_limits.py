@@ -24,7 +24,9 @@ Send = Callable[[Message], Awaitable[None]]
 App = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 DEFAULT_MAX_BODY: Final = 64 * 1024
+"""Largest request body a service reads, in bytes (`serve --max-body-kb`); a larger one gets 413."""
 DEFAULT_MAX_UPLOAD: Final = 32 * 1024 * 1024
+"""Largest upload (`POST /v1/documents`) a service reads, in bytes (`serve --max-upload-mb`)."""
 UPLOAD_PATH: Final = "/v1/documents"
 
 

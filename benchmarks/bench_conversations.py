@@ -29,9 +29,9 @@ import time
 from pathlib import Path
 
 from veracity.index.embedders import make_embedder
-from veracity.kb.conversations import Conversations
-from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.rate_limits import RateLimit
+from veracity.service.core.conversations import Conversations
+from veracity.service.core.gateway import Gateway, GatewaySettings
+from veracity.service.core.rate_limits import RateLimit
 from veracity.testing.tenants import build_served_kb
 from veracity.text.followup import resolve_followup
 

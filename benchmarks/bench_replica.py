@@ -129,7 +129,7 @@ class Waits:
 
 def gateway_requests(url: str, reader_url: str, key: str, asks: int, first: int) -> dict[str, Any]:
     """``asks`` asks and searches through a gateway reading ``reader_url``: times and waits each."""
-    from veracity.kb.gateway import Gateway
+    from veracity.service.core.gateway import Gateway
 
     os.environ["VERACITY_READER_URL"] = reader_url
     gateway = Gateway.open(url, embedder="fake")

@@ -53,7 +53,7 @@ from load_uncached import drive, engine_table, load_questions, percentile, seque
 
 from veracity.index.embedders import make_embedder
 from veracity.kb.backends import READER_URL_ENV
-from veracity.kb.shared import SERVING_FILE
+from veracity.service.core.shared import SERVING_FILE
 from veracity.testing.tenants import ServedKeys, build_served_kb
 
 WITHDRAWN = "faq-3.2-sso"

@@ -25,8 +25,8 @@ import urllib.parse
 from collections.abc import Sequence
 from pathlib import Path
 
-from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.rate_limits import RateLimit
+from veracity.service.core.gateway import Gateway, GatewaySettings
+from veracity.service.core.rate_limits import RateLimit
 
 RECONNECT_EVERY = 20
 SHARED_QUESTIONS = Path(__file__).resolve().parents[2] / "shared/datasets/cmrc2018/beir/dev/queries.jsonl"

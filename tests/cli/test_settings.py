@@ -26,7 +26,7 @@ def test_the_command_lists_settings_and_environment_variables() -> None:
     assert listed.exit_code == 0, listed.output
     rows = [json.loads(line) for line in listed.output.splitlines()]
     by_name = {(row["module"], row["name"]): row for row in rows}
-    bucket = by_name[("veracity.kb.cache", "BUCKET_SECONDS")]
+    bucket = by_name[("veracity.service.core.cache", "BUCKET_SECONDS")]
     assert bucket["value"] == 60 and bucket["kind"] == "number" and "minute" in bucket["why"]
     assert by_name[("veracity.index.model_cache", "CACHE_ENV")]["value"] == "VERACITY_CACHE"
     assert not any(row["name"].startswith("EXIT_") or "FORMAT" in row["name"] for row in rows)

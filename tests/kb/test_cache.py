@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from veracity.kb.cache import AnswerCache, CacheKey, CatalogState, as_of_bucket
 from veracity.model.contracts import AnswerStatus
 from veracity.pipeline.outcome import Answer
 from veracity.pipeline.trace import Trace
+from veracity.service.core.cache import AnswerCache, CacheKey, CatalogState, as_of_bucket
 
 MOMENT = datetime(2026, 8, 27, 16, 0, tzinfo=UTC)
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from veracity.kb.composing import LLMOptions, make_composer
-from veracity.kb.gateway import Gateway
 from veracity.kb.local import open_local
 from veracity.model.errors import ConfigError
 from veracity.pipeline.llm.client import OpenAIChat
 from veracity.pipeline.llm.composer import LLMComposer
+from veracity.service.core.gateway import Gateway
 from veracity.testing.llm_server import faithful_reply, scripted_server
 
 STORED = {"base_url": "http://127.0.0.1:9/v1", "model": "stored", "timeout_s": 5.0}

@@ -7,10 +7,10 @@ import threading
 
 import pytest
 
-from veracity.kb.degrade import Degradation, GuardedEmbedder, fused_order
-from veracity.kb.gateway import Gateway, GatewaySettings
 from veracity.model.contracts import Chunk, ChunkKind, Hit, Scores
 from veracity.model.errors import CatalogUnavailableError, DenseUnavailableError
+from veracity.service.core.degrade import Degradation, GuardedEmbedder, fused_order
+from veracity.service.core.gateway import Gateway, GatewaySettings
 
 RUNNING = (
     "我们正在使用 2.8 的 Team 计划和旧 SAML 单点登录。升级到 3.2 后，还能继续使用 SAML 吗？"
@@ -172,7 +172,7 @@ def test_fused_order_ranks_by_fusion_then_chunk_id() -> None:
 def test_the_lexical_stand_in_keeps_the_embedder_contract_and_relates_nothing() -> None:
     import numpy as np
 
-    from veracity.kb.degrade import LexicalEmbedder
+    from veracity.service.core.degrade import LexicalEmbedder
 
     embedder = LexicalEmbedder(512)
     texts = ["plan", "计划", "login", "登录", "plan"]
@@ -191,8 +191,8 @@ def test_the_service_keeps_the_answers_own_degradation(gateway) -> None:
     names both: the service's notes add to the answer's, never replace them."""
     from dataclasses import replace
 
-    from veracity.kb.served import ServedAnswer
     from veracity.pipeline.trace import Audience
+    from veracity.service.core.served import ServedAnswer
 
     gate, keys = gateway
     answer = gate.ask(gate.admit(keys.public), SHORT).answer

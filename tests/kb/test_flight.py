@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from veracity.kb.flight import SingleFlight
-from veracity.kb.sessions import SessionPool
+from veracity.service.core.flight import SingleFlight
+from veracity.service.core.sessions import SessionPool
 
 
 def _together(*targets) -> None:

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.rate_limits import RateLimit
 from veracity.model.errors import ForbiddenError, RateLimitError, ValidationError
+from veracity.service.core.gateway import Gateway, GatewaySettings
+from veracity.service.core.rate_limits import RateLimit
 
 SHORT = "3.2 的 Team 能用 SAML 吗"
 
@@ -89,7 +89,7 @@ def test_reindex_publishes_a_verified_version(two) -> None:
 
 
 def test_concurrent_misses_for_one_key_compute_once(two, monkeypatch) -> None:
-    import veracity.kb.gateway as gateway_module
+    import veracity.service.core.gateway as gateway_module
 
     gate, _, keys = two
     calls = []
@@ -150,7 +150,7 @@ def test_served_from_postgresql_through_the_reader_role(
 
 def test_different_questions_are_answered_at_the_same_time(two, monkeypatch) -> None:
     """Two misses for different keys overlap (a barrier both must reach); a hit never waits for them."""
-    import veracity.kb.gateway as gateway_module
+    import veracity.service.core.gateway as gateway_module
 
     gate, _, keys = two
     caller = gate.admit(keys.public)

@@ -10,7 +10,7 @@ import pytest
 from veracity.catalog.keys import ApiKey
 from veracity.index.embedders import FakeEmbedder
 from veracity.kb.directory import init_demo_kb
-from veracity.kb.gateway import Caller, Gateway
+from veracity.service.core.gateway import Caller, Gateway
 
 AS_OF = "2026-08-27T16:00:00Z"
 

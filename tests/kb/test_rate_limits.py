@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.kb.rate_limits import RateLimit, RateLimiter
 from veracity.model.errors import ConfigError, RateLimitError
+from veracity.service.core.rate_limits import RateLimit, RateLimiter
 
 
 def test_bursts_then_the_rate_then_each_key_apart() -> None:

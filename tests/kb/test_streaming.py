@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from veracity.kb.gateway import Gateway
 from veracity.kb.local import open_local
+from veracity.service.core.gateway import Gateway
 from veracity.testing.llm_server import Fault, faithful_reply, scripted_server
 
 QUESTION = "3.2 的 Team 能用 SAML 吗"

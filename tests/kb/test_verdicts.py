@@ -92,7 +92,7 @@ def test_untrusted_pages_are_judged_whole_too(trust) -> None:
 
 def test_the_service_reads_them_too_on_its_reranking_thread(served_kb, monkeypatch) -> None:
     """The gateway reranks on a helper thread (for its timeout): the stored verdicts go along."""
-    from veracity.kb.gateway import Gateway
+    from veracity.service.core.gateway import Gateway
 
     gate = Gateway.open(served_kb[0])
     try:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.kb.gateway import Gateway
-from veracity.kb.visible import quote_spans, shown_path
 from veracity.model.errors import NotFoundError
+from veracity.service.core.gateway import Gateway
+from veracity.service.core.visible import quote_spans, shown_path
 
 
 @pytest.fixture(scope="module")

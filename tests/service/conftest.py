@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.rate_limits import RateLimit
 from veracity.service.app import create_app
+from veracity.service.core.gateway import Gateway, GatewaySettings
+from veracity.service.core.rate_limits import RateLimit
 
 
 def auth(key: str) -> dict[str, str]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 import json
 
 from tests.service.conftest import auth
-from veracity.kb.gateway import Gateway, GatewaySettings
-from veracity.kb.rate_limits import RateLimit
 from veracity.service.app import create_app
+from veracity.service.core.gateway import Gateway, GatewaySettings
+from veracity.service.core.rate_limits import RateLimit
 
 RUNNING = (
     "我们正在使用 2.8 的 Team 计划和旧 SAML 单点登录。升级到 3.2 后，还能继续使用 SAML 吗？"

@@ -93,10 +93,10 @@ def test_a_withdrawn_citation_in_history_is_marked_and_its_claims_left_out(clien
 
 def test_conversations_live_in_a_postgresql_knowledge_base(pg_url) -> None:
     from veracity.index.embedders import FakeEmbedder
-    from veracity.kb.conversations import Conversations
-    from veracity.kb.feedback import read_feedback
-    from veracity.kb.gateway import Gateway
     from veracity.model.errors import NotFoundError
+    from veracity.service.core.conversations import Conversations
+    from veracity.service.core.feedback import read_feedback
+    from veracity.service.core.gateway import Gateway
     from veracity.testing.tenants import build_served_kb
 
     keys = build_served_kb(pg_url, FakeEmbedder())

@@ -20,11 +20,11 @@ import pytest
 from tests.sync.test_web import Handler, Site
 from veracity.index.embedders import FakeEmbedder
 from veracity.kb.directory import open_kb, open_or_create_kb
-from veracity.kb.gateway import Gateway
 from veracity.kb.keys import create_key
 from veracity.kb.local import LocalKnowledgeBase
-from veracity.kb.served import cited_url
 from veracity.model.contracts import Principal, Status
+from veracity.service.core.gateway import Gateway
+from veracity.service.core.served import cited_url
 from veracity.sync.config import parse_sources
 from veracity.sync.run import sync_sources
 

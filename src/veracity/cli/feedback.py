@@ -34,7 +34,7 @@ def feedback_group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (one object per rated turn).")
 def list_command(kb_dir: Any, rating: str, tenant: str | None, as_json: bool) -> None:
     """The rated turns, newest first: the question as asked, the status, the cited sources, the comment."""
-    from ..kb.feedback import items, read_feedback
+    from ..service.core.feedback import items, read_feedback
 
     with library_errors():
         found = items(read_feedback(kb_dir, rating=None if rating == "all" else rating, tenant=tenant))
@@ -71,7 +71,7 @@ def export_command(kb_dir: Any, rating: str, tenant: str | None, out: Path) -> N
     """Write the rated turns as evaluation cases (JSONL) to finish by hand: each has the question,
     who asked it and when; fill in expected_status and relevant_document_ids, then run
     `veracity eval --cases FILE`."""
-    from ..kb.feedback import feedback_case, read_feedback
+    from ..service.core.feedback import feedback_case, read_feedback
 
     with library_errors():
         rows = read_feedback(kb_dir, rating=None if rating == "all" else rating, tenant=tenant)

@@ -171,7 +171,7 @@ class GovernanceDefaults:
 
 VALID_FROM_SECONDS: Final = 60
 """A defaulted ``valid_from`` is the file's modification time floored to this many seconds. A
-service resolves "now" to the start of its minute (``veracity.kb.cache.BUCKET_SECONDS``, a
+service resolves "now" to the start of its minute (``veracity.service.core.cache.BUCKET_SECONDS``, a
 divisor of this), so a file uploaded and asked about within one minute is already valid."""
 
 

@@ -27,7 +27,7 @@ require("mcp", "mcp")
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402
 
-from ..kb.gateway import Gateway  # noqa: E402
+from ..service.core.gateway import Gateway  # noqa: E402
 
 __all__ = ["build_server", "serve_stdio"]
 

@@ -1,4 +1,5 @@
-"""The HTTP service: FastAPI routes and the page, thin shells over :class:`veracity.kb.gateway.Gateway`.
+"""The HTTP service: FastAPI routes and the page, thin shells over the serving core
+(:mod:`veracity.service.core`, whose :class:`~veracity.service.core.gateway.Gateway` answers).
 
 Needs the ``serve`` extra (``pip install 'veracity[serve]'``: FastAPI, uvicorn,
 python-multipart). :func:`veracity.service.app.create_app` builds the

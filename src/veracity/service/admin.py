@@ -1,4 +1,4 @@
-"""Operator routes for the tenant's keys and quarantined text (see :mod:`veracity.kb.admin`).
+"""Operator routes for the tenant's keys and quarantined text (see :mod:`veracity.service.core.admin`).
 
 ``GET /v1/keys``, ``POST /v1/keys`` (the secret is in that answer once), ``POST
 /v1/keys/{key_id}/revoke``, ``GET /v1/quarantine``: operator keys only, their own tenant only.
@@ -11,8 +11,8 @@ from typing import Annotated, Any
 from fastapi import Depends, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..kb.admin import Admin
 from .api import JSON, Who, make_router
+from .core.admin import Admin
 
 __all__ = ["router"]
 

@@ -16,8 +16,8 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..kb.gateway import Caller, Gateway
 from ..model.errors import ValidationError, VeracityError
+from .core.gateway import Caller, Gateway
 from .errors import error_body
 
 __all__ = ["JSON", "Gate", "Who", "make_router", "router", "sse"]

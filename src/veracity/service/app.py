@@ -1,6 +1,6 @@
 """The FastAPI application: API routes, the page, error statuses and the body size limit.
 
-:func:`create_app` serves one :class:`~veracity.kb.gateway.Gateway`;
+:func:`create_app` serves one :class:`~veracity.service.core.gateway.Gateway`;
 :func:`app_from_environment` builds it in each uvicorn worker from the
 settings :func:`veracity.service.server.serve` puts in the environment.
 OpenAPI is at ``/openapi.json``, the interactive docs at ``/docs``.
@@ -19,11 +19,11 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from .._version import __version__
-from ..kb.conversations import Conversations
-from ..kb.gateway import Gateway, GatewaySettings
-from ..kb.rate_limits import RateLimit
 from . import admin, api, conversations, page
 from .body_limits import DEFAULT_MAX_BODY, DEFAULT_MAX_UPLOAD, BodySizeLimit
+from .core.conversations import Conversations
+from .core.gateway import Gateway, GatewaySettings
+from .core.rate_limits import RateLimit
 from .errors import install_error_handlers
 
 __all__ = ["ENVIRONMENT", "ServiceOptions", "app_from_environment", "create_app"]

@@ -3,7 +3,7 @@
 ``POST /v1/conversations`` starts one (owned by the presented key), ``POST
 /v1/conversations/{id}/ask`` asks its next turn (resolved against the turn before, then asked
 like ``/v1/ask``), ``GET /v1/conversations/{id}`` reads it with each earlier citation checked
-against the live catalog. Any other key gets 404. See :mod:`veracity.kb.conversations`.
+against the live catalog. Any other key gets 404. See :mod:`veracity.service.core.conversations`.
 """
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from fastapi import Depends, Request
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..kb.conversations import Conversations
 from .api import JSON, Who, make_router, sse
+from .core.conversations import Conversations
 
 __all__ = ["router"]
 

@@ -35,10 +35,10 @@ import uvicorn
 from ..catalog.faults import storage_faults
 from ..catalog.postgres.location import is_database_url
 from ..kb.backends import CATALOG_FILE, describe
-from ..kb.gateway import Gateway
 from ..kb.status import check_file
 from .app import ENVIRONMENT, ServiceOptions, app_from_environment, create_app
 from .blas import limit_blas_threads
+from .core.gateway import Gateway
 
 __all__ = ["listening_socket", "open_gateway", "serve"]
 

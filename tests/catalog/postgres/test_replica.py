@@ -107,7 +107,7 @@ def test_withdrawn_on_the_primary_is_never_cited_from_the_replica(
     lockers: tuple[str, str, str], replica: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from veracity.catalog.postgres.replay import replication_lag
-    from veracity.kb.gateway import Gateway
+    from veracity.service.core.gateway import Gateway
 
     url, read_url, operator = lockers
     monkeypatch.setenv("VERACITY_READER_URL", read_url)
@@ -143,8 +143,8 @@ def test_a_lagging_replica_is_refused_not_read(
     --read-url are denied (the catalog is unavailable) instead of citing it."""
     from veracity.catalog.postgres.store import PostgresStore
     from veracity.catalog.scope import acting_for
-    from veracity.kb.gateway import Gateway
     from veracity.kb.local import open_local
+    from veracity.service.core.gateway import Gateway
 
     url, read_url, operator = lockers
     monkeypatch.setenv("VERACITY_READER_URL", read_url)
@@ -185,7 +185,7 @@ def test_a_request_waits_for_the_primary_once(
     from veracity.catalog.postgres.replay import replay_fence
     from veracity.catalog.postgres.store import PostgresStore
     from veracity.catalog.scope import acting_for
-    from veracity.kb.gateway import Gateway
+    from veracity.service.core.gateway import Gateway
 
     url, read_url, operator = lockers
     positions: list[str] = []
@@ -252,8 +252,8 @@ def test_a_replica_that_is_down_is_named_and_denies(
     from veracity.catalog.postgres.store import PostgresStore
     from veracity.catalog.scope import acting_for
     from veracity.cli.main import main
-    from veracity.kb.gateway import Gateway
     from veracity.service.app import create_app
+    from veracity.service.core.gateway import Gateway
 
     url, read_url, operator = lockers
     where = read_url.split("@", 1)[1]  # host:port/database of the replica

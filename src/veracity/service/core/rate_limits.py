@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from ..model.errors import ConfigError, RateLimitError
+from ...model.errors import ConfigError, RateLimitError
 
 __all__ = ["Buckets", "ProcessBuckets", "RateLimit", "RateLimiter", "spend"]
 

@@ -17,10 +17,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import Final
 
-from ..catalog.catalog import Catalog
-from ..ingest.parsers import IMAGE_SUFFIXES
-from ..model.contracts import Principal, Status
-from ..model.errors import NotFoundError, ValidationError
+from ...catalog.catalog import Catalog
+from ...ingest.parsers import IMAGE_SUFFIXES
+from ...model.contracts import Principal, Status
+from ...model.errors import NotFoundError, ValidationError
 from .visible import visible_document
 
 __all__ = ["MAX_WIDTH_PX", "page_png"]

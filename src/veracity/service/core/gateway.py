@@ -8,12 +8,12 @@ what serving needs, and every HTTP route is one call to it:
   :mod:`veracity.kb.keys`) and spends one request of the key's rate limit;
   operator-only methods raise ``ForbiddenError`` for other keys;
 - **answers**: :meth:`Gateway.ask` looks the question up in the scoped answer
-  cache (:mod:`veracity.kb.cache`) and otherwise asks, degrading as
-  :mod:`veracity.kb.degrade` says (dense down → lexical, reranker down →
+  cache (:mod:`veracity.service.core.cache`) and otherwise asks, degrading as
+  :mod:`veracity.service.core.degrade` says (dense down → lexical, reranker down →
   fused order, catalog down → deny); :meth:`Gateway.search` returns the
   ranked permitted chunks;
-- **documents** as the caller may see them (:mod:`veracity.kb.visible`);
-  operator actions on the caller's tenant (:mod:`veracity.kb.operate`);
+- **documents** as the caller may see them (:mod:`veracity.service.core.visible`);
+  operator actions on the caller's tenant (:mod:`veracity.service.core.operate`);
 - **health**: :meth:`Gateway.readiness`.
 
 Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
@@ -25,17 +25,17 @@ replica that cannot be reached denies the request
 (:class:`~veracity.model.errors.ReplicaUnavailableError`, a catalog that is
 unavailable: an ask abstains, any other route answers 503).
 
-Answers and searches run on a pool of engines (:mod:`veracity.kb.sessions`,
+Answers and searches run on a pool of engines (:mod:`veracity.service.core.sessions`,
 ``answer_sessions`` of them, each its own connection), so different
 questions are answered at the same time; concurrent misses for one cache key
-compute once (:mod:`veracity.kb.flight`). Reading documents and every write
+compute once (:mod:`veracity.service.core.flight`). Reading documents and every write
 go through the gateway's own engine under one lock. The light reads of every
 request (the key, the catalog state for the cache key, the tenant's ask
 defaults, citation titles, readiness) go through another connection
 (``side``, WAL: readers never wait for the writer), so a cache hit never waits
 for an answer being computed. Workers (processes) each open their own gateway
 on the same knowledge base and share the answer cache and the rate-limit
-buckets (:mod:`veracity.kb.shared`: a directory's side file, or a database's
+buckets (:mod:`veracity.service.core.shared`: a directory's side file, or a database's
 own tables, on any number of machines); the catalog revision in the cache key
 keeps every worker's answers honest. On PostgreSQL every store's pools are
 sized by ``answer_sessions`` (:func:`~veracity.catalog.postgres.connection.worker_connections`).
@@ -54,24 +54,29 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..catalog.catalog import Resolution
-from ..catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
-from ..catalog.postgres.replay import replay_fence
-from ..catalog.scope import acting_for
-from ..catalog.sources import source_file, source_path
-from ..catalog.store import DatabaseStore
-from ..index.embedders import make_embedder
-from ..index.sqlite.verify import verify_version
-from ..index.sqlite.versions import get_version
-from ..index.versioned import VersionedIndex
-from ..model.contracts import Citation, Principal
-from ..model.errors import ForbiddenError, NotFoundError, ValidationError
-from ..pipeline.engine import answer_step
-from ..pipeline.outcome import Answer
-from ..pipeline.trace import Audience
-from .backends import open_store, uploads_folder
+from ...catalog.catalog import Resolution
+from ...catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
+from ...catalog.postgres.replay import replay_fence
+from ...catalog.scope import acting_for
+from ...catalog.sources import source_file, source_path
+from ...catalog.store import DatabaseStore
+from ...index.embedders import make_embedder
+from ...index.sqlite.verify import verify_version
+from ...index.sqlite.versions import get_version
+from ...index.versioned import VersionedIndex
+from ...kb.backends import open_store, uploads_folder
+from ...kb.composing import LLMOptions, make_composer
+from ...kb.explain import explain as explain_answer
+from ...kb.keys import ApiKey, authenticate
+from ...kb.local import LocalKnowledgeBase, Moment, open_local, parse_as_of
+from ...kb.reindex import rebuild
+from ...kb.settings import ask_defaults
+from ...model.contracts import Citation, Principal
+from ...model.errors import ForbiddenError, NotFoundError, ValidationError
+from ...pipeline.engine import answer_step
+from ...pipeline.outcome import Answer
+from ...pipeline.trace import Audience
 from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
-from .composing import LLMOptions, make_composer
 from .degrade import (
     DENSE_RETRY_SECONDS,
     RERANK_TIMEOUT_SECONDS,
@@ -86,17 +91,12 @@ from .degrade import (
     noting,
     retrieve_or_degrade,
 )
-from .explain import explain as explain_answer
 from .flight import SingleFlight
-from .keys import ApiKey, authenticate
-from .local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from .operate import change_document, tenant_status, upload_files
 from .page_images import page_png
 from .rate_limits import RateLimit, RateLimiter
-from .reindex import rebuild
 from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool
-from .settings import ask_defaults
 from .shared import SharedAnswers, open_shared
 from .streaming import answer_events
 from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
@@ -313,7 +313,7 @@ class Gateway:
         explain: bool = False, on_answer: Callable[[ServedAnswer], None] | None = None,
     ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
         """The answer as server-sent events, each written claim as soon as it is verified
-        (:func:`veracity.kb.streaming.answer_events`); ``on_answer`` gets the finished answer."""
+        (:func:`veracity.service.core.streaming.answer_events`); ``on_answer`` gets the finished answer."""
         ask = partial(self.ask, caller, question, version=version, as_of=as_of, explain=explain)
         source = partial(self.cited_source, tenant=caller.principal.tenant)
         yield from answer_events(ask, question, source, on_answer)
@@ -322,7 +322,7 @@ class Gateway:
         self, key: CacheKey, principal: Principal, question: str, version: str | None, moment: datetime
     ) -> tuple[Answer, tuple[Degradation, ...]]:
         """Compute an answer on a free session, degrading instead of failing (see
-        :mod:`veracity.kb.degrade`); cache it when nothing degraded. With the degradations."""
+        :mod:`veracity.service.core.degrade`); cache it when nothing degraded. With the degradations."""
         with noting() as notes, self.sessions.session() as session:
             answer = answer_or_degrade(
                 session.kb, session.lexical, self.embedder, principal, question, version, moment
@@ -365,7 +365,7 @@ class Gateway:
 
     def _paths(self, tenant: str) -> dict[tuple[str, str], str]:
         """The tenant's source paths, uploads by the name they were uploaded under."""
-        from ..catalog.sources import source_paths
+        from ...catalog.sources import source_paths
 
         assert self.kb.path is not None
         uploads = uploads_folder(self.kb.path).resolve()
@@ -406,7 +406,7 @@ class Gateway:
     def page_image(
         self, caller: Caller, id_or_source_id: str, page: int, *, width: int = 1000, as_of: Moment = None
     ) -> bytes:
-        """A page of a visible document's original file as PNG (see :mod:`veracity.kb.page_images`)."""
+        """A page of a visible document's original file as PNG (see :mod:`.page_images`)."""
         if not self.settings.page_images:
             raise NotFoundError("page images are turned off on this server")
         principal = caller.principal

@@ -36,16 +36,16 @@ from typing import Final
 import apsw
 import numpy as np
 
-from ..index.dense import Embedder, EmbedKind, FloatMatrix
-from ..model.contracts import AnswerStatus, Document, Hit, Principal, sha256_hex
-from ..model.errors import CatalogError, DenseUnavailableError
-from ..pipeline.engine import Engine
-from ..pipeline.outcome import Answer
-from ..pipeline.rerank import Reranker
-from ..pipeline.retrieve import Retrieval, RetrievalSettings
-from ..pipeline.trace import Trace
-from .local import LocalKnowledgeBase
-from .local import _version as resolve_version  # the same version rule as LocalKnowledgeBase.ask
+from ...index.dense import Embedder, EmbedKind, FloatMatrix
+from ...kb.local import LocalKnowledgeBase
+from ...kb.local import _version as resolve_version  # the same version rule as LocalKnowledgeBase.ask
+from ...model.contracts import AnswerStatus, Document, Hit, Principal, sha256_hex
+from ...model.errors import CatalogError, DenseUnavailableError
+from ...pipeline.engine import Engine
+from ...pipeline.outcome import Answer
+from ...pipeline.rerank import Reranker
+from ...pipeline.retrieve import Retrieval, RetrievalSettings
+from ...pipeline.trace import Trace
 
 __all__ = [
     "UNREACHABLE",

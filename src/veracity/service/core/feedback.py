@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Final
 
-from ..catalog.conversations import FeedbackRow, TurnRow
-from ..model.errors import ValidationError
+from ...catalog.conversations import FeedbackRow, TurnRow
+from ...model.errors import ValidationError
 
 __all__ = [
     "MAX_COMMENT",
@@ -93,8 +93,12 @@ def read_feedback(location: Any, *, rating: str | None = None, tenant: str | Non
     first; a directory whose service never kept a conversation has none (nothing is created)."""
     from pathlib import Path
 
-    from ..catalog.conversations import CONVERSATIONS_FILE, conversations_in_database, open_conversations_file
-    from .backends import open_store
+    from ...catalog.conversations import (
+        CONVERSATIONS_FILE,
+        conversations_in_database,
+        open_conversations_file,
+    )
+    from ...kb.backends import open_store
 
     if rating is not None:
         check_rating(rating, None)

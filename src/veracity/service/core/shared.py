@@ -5,9 +5,9 @@ side file (``DIR/serving.sqlite``), or a PostgreSQL knowledge base's own
 database, so workers on several machines share them too. This module adds
 what serving puts in them:
 
-- :class:`SharedAnswers` (the second level of :class:`~veracity.kb.cache.AnswerCache`):
+- :class:`SharedAnswers` (the second level of :class:`~veracity.service.core.cache.AnswerCache`):
   an answer as JSON (:mod:`veracity.model.codec`; reading it runs no code)
-  under :meth:`CacheKey.digest <veracity.kb.cache.CacheKey.digest>`, which
+  under :meth:`CacheKey.digest <veracity.service.core.cache.CacheKey.digest>`, which
   holds the tenant, the roles and the catalog state: an answer computed
   before a withdraw, an ingest or a publish can never be found after it, by
   any worker, nor under another tenant's or another set of roles' key. Rows
@@ -15,7 +15,7 @@ what serving puts in them:
   about ``max_entries`` rows are kept (trimmed every :data:`TRIM_EVERY`
   writes), oldest first out.
 - the buckets: :class:`~veracity.catalog.serving.ServingTables` is a
-  :class:`~veracity.kb.rate_limits.Buckets` as it is (one transaction per request).
+  :class:`~veracity.service.core.rate_limits.Buckets` as it is (one transaction per request).
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Final
 
-from ..catalog.serving import SERVING_FILE, ServingTables, in_database, open_side_file
-from ..catalog.store import DatabaseStore
-from ..model.codec import from_plain, to_plain
-from ..pipeline.outcome import Answer
+from ...catalog.serving import SERVING_FILE, ServingTables, in_database, open_side_file
+from ...catalog.store import DatabaseStore
+from ...model.codec import from_plain, to_plain
+from ...pipeline.outcome import Answer
 from .cache import CacheKey
 
 __all__ = ["SERVING_FILE", "TRIM_EVERY", "SharedAnswers", "open_shared"]
@@ -45,7 +45,7 @@ def open_shared(location: str | Path, store: DatabaseStore) -> ServingTables | N
     its own), or, for a database, its own tables through ``store``'s pools.
     """
     if isinstance(location, str):
-        from ..catalog.postgres.store import PostgresStore
+        from ...catalog.postgres.store import PostgresStore
 
         assert isinstance(store, PostgresStore), "a URL's store is a PostgresStore"
         return in_database(store)
@@ -53,7 +53,7 @@ def open_shared(location: str | Path, store: DatabaseStore) -> ServingTables | N
 
 
 class SharedAnswers:
-    """Answers in the shared tables: the second level of :class:`~veracity.kb.cache.AnswerCache`."""
+    """Answers in the shared tables: the second level of :class:`~veracity.service.core.cache.AnswerCache`."""
 
     def __init__(self, tables: ServingTables, max_entries: int) -> None:
         """Rows in ``tables``, about ``max_entries`` of them."""

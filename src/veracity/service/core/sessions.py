@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from .local import LocalKnowledgeBase
+from ...kb.local import LocalKnowledgeBase
 
 __all__ = ["AnswerSession", "SessionPool"]
 

@@ -1,4 +1,4 @@
-"""Conversations over a :class:`~veracity.kb.gateway.Gateway`: follow-ups under the same governance.
+"""Conversations over a :class:`~veracity.service.core.gateway.Gateway`: follow-ups under the same governance.
 
 A conversation belongs to the API key that started it: any other key, of the same tenant or
 not, is told it does not exist (404). A follow-up is resolved against the turn before it
@@ -22,21 +22,21 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ..catalog.catalog import Resolution
-from ..catalog.conversations import (
+from ...catalog.catalog import Resolution
+from ...catalog.conversations import (
     ConversationRow,
     ConversationTables,
     FeedbackRow,
     conversations_in_database,
     open_conversations_file,
 )
-from ..model.contracts import ExclusionReason, Status
-from ..model.errors import NotFoundError, ValidationError
-from ..text.followup import Resolved, resolve_followup
+from ...kb.local import Moment
+from ...model.contracts import ExclusionReason, Status
+from ...model.errors import NotFoundError, ValidationError
+from ...text.followup import Resolved, resolve_followup
 from .cache import catalog_state
 from .feedback import check_rating, items
 from .gateway import Caller, Gateway
-from .local import Moment
 from .served import ServedAnswer
 
 __all__ = ["Conversations"]

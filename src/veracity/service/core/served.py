@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from ..model.contracts import Citation, Document, Hit
-from ..pipeline.outcome import Answer
-from ..pipeline.render import answer_dict, box_dict, citation_dict, page_label
-from ..pipeline.trace import Audience
+from ...kb.explain import Explanation
+from ...model.contracts import Citation, Document, Hit
+from ...pipeline.outcome import Answer
+from ...pipeline.render import answer_dict, box_dict, citation_dict, page_label
+from ...pipeline.trace import Audience
 from .degrade import Degradation
-from .explain import Explanation
 
 __all__ = ["CitedSource", "ServedAnswer", "cited_url", "hit_dict", "reason_words", "served_citation"]
 

@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Final
 
-from ..model.contracts import Status, Trust
-from ..model.errors import NotFoundError, ValidationError
-from ..pipeline.injection import verdict_key
+from ...kb.keys import create_key, list_keys, revoke_key
+from ...model.contracts import Status, Trust
+from ...model.errors import NotFoundError, ValidationError
+from ...pipeline.injection import verdict_key
 from .gateway import Caller, Gateway
-from .keys import create_key, list_keys, revoke_key
 
 __all__ = ["EXCERPT_CHARS", "Admin"]
 

@@ -13,7 +13,7 @@ differ never share an entry.
 Only answers computed with every component working are stored (a degraded
 or denied answer is not), so a recovered embedder is used again at once.
 The cache lives in one process; given a second level (the workers' shared
-tables, :class:`veracity.kb.shared.SharedAnswers`) it looks there on a miss
+tables, :class:`veracity.service.core.shared.SharedAnswers`) it looks there on a miss
 and writes there too, so an answer one worker computed is a hit on every
 worker.
 """
@@ -28,11 +28,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final, Protocol
 
-from ..catalog.state import catalog_revision
-from ..catalog.store import DatabaseStore
-from ..index.sqlite.versions import read_pointer
-from ..model.contracts import sha256_hex
-from ..pipeline.outcome import Answer
+from ...catalog.state import catalog_revision
+from ...catalog.store import DatabaseStore
+from ...index.sqlite.versions import read_pointer
+from ...model.contracts import sha256_hex
+from ...pipeline.outcome import Answer
 
 __all__ = [
     "AnswerCache",

@@ -22,13 +22,13 @@ from typing import Any, Final
 
 import yaml
 
-from ..model.contracts import Status
-from ..model.errors import ValidationError
-from .backends import UPLOADS, uploads_folder
-from .browse import find_document
-from .ingest import IngestReport
-from .lifecycle import change_status, delete, status_report
-from .local import LocalKnowledgeBase
+from ...kb.backends import UPLOADS, uploads_folder
+from ...kb.browse import find_document
+from ...kb.ingest import IngestReport
+from ...kb.lifecycle import change_status, delete, status_report
+from ...kb.local import LocalKnowledgeBase
+from ...model.contracts import Status
+from ...model.errors import ValidationError
 from .visible import shown_path
 
 __all__ = ["ACTIONS", "UPLOADS", "change_document", "tenant_status", "upload_files"]

@@ -9,7 +9,7 @@ When the answer is done, ``status`` follows, then whatever the stream has not sa
   (those the answer shows as related), then ``explain``, ``trace`` and ``done``;
 - otherwise (the written answer fell back to the extractive one, or the model's stream started
   over), ``reset`` says to forget the streamed claims, and the whole answer follows as
-  :meth:`~veracity.kb.served.ServedAnswer.events` sends it.
+  :meth:`~veracity.service.core.served.ServedAnswer.events` sends it.
 
 The extractive composer, a cached answer and a degraded one stream nothing early: their claims
 follow the ``status`` event in the same ``claim``/``citation`` form. A claim is never sent
@@ -24,9 +24,9 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from ..model.contracts import Citation
-from ..pipeline.llm.stream import CLAIM_LISTENER, StreamedClaim
-from ..pipeline.render import claim_dict
+from ...model.contracts import Citation
+from ...pipeline.llm.stream import CLAIM_LISTENER, StreamedClaim
+from ...pipeline.render import claim_dict
 from .served import CitedSource, ServedAnswer, served_citation
 
 __all__ = ["answer_events"]

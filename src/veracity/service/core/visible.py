@@ -17,12 +17,12 @@ from datetime import datetime
 from pathlib import PurePath
 from typing import Any
 
-from ..catalog.catalog import Catalog
-from ..model.contracts import Chunk, Document, Principal
-from ..model.errors import NotFoundError
-from ..model.governance import eligibility
-from ..pipeline.render import box_dict, chunk_dict, page_label, version_label
-from .browse import document_rows, find_document
+from ...catalog.catalog import Catalog
+from ...kb.browse import document_rows, find_document
+from ...model.contracts import Chunk, Document, Principal
+from ...model.errors import NotFoundError
+from ...model.governance import eligibility
+from ...pipeline.render import box_dict, chunk_dict, page_label, version_label
 
 __all__ = [
     "chunk_context", "document_view", "quote_spans", "served_paths", "shown_path", "visible_document",
@@ -40,7 +40,7 @@ def shown_path(path: str) -> str:
 def served_paths(paths: Paths, uploads: PurePath) -> dict[tuple[str, str], str]:
     """``paths`` with each uploaded file named as it was uploaded, not by the server's folder.
 
-    An upload is kept at ``uploads/<tenant>/NAME`` (:mod:`veracity.kb.operate`;
+    An upload is kept at ``uploads/<tenant>/NAME`` (:mod:`veracity.service.core.operate`;
     ``uploads`` resolved, as the remembered paths are): that folder is the
     server's business (for a database knowledge base, a temporary directory),
     so even an operator sees ``NAME``. Other paths are kept.

@@ -1,0 +1,1 @@
+"""Tests of the serving core (veracity.service.core)."""

@@ -175,6 +175,11 @@ def test_a_defaulted_valid_from_is_the_minute_of_the_modification(tmp_path: Path
     os.utime(path, (1_780_000_019.9, 1_780_000_019.9))  # 59.9 s past a minute's start
     ((_, document),) = load_sources([path], defaults=GovernanceDefaults(tenant="t")).documents
     assert document.valid_from.timestamp() == 1_780_000_020 - 60
+    # floored to whole service minutes: never after the start of the minute a service asks in
+    from veracity.ingest.metadata import VALID_FROM_SECONDS
+    from veracity.service.core.cache import BUCKET_SECONDS
+
+    assert VALID_FROM_SECONDS % BUCKET_SECONDS == 0
 
 
 def test_missing_tenant_without_option(tmp_path: Path) -> None:

@@ -320,31 +320,33 @@ def objective(result: Mapping[str, Any], miss_cost: float = MISS_COST) -> float:
     return float((kept + miss_cost * caught) / (1 + miss_cost))
 
 
-def tune(rows: Sequence[ClaimRow], miss_cost: float = MISS_COST) -> tuple[float, float]:
-    """The thresholds of best :func:`objective` on ``rows`` (ties: the stricter pair)."""
-    best: tuple[float, float, float] | None = None
+def _best(
+    rows: Sequence[ClaimRow], miss_cost: float, readers: Sequence[float | None]
+) -> tuple[float, float, float | None]:
+    """The thresholds of best :func:`objective` on ``rows`` over the grids (ties: the stricter)."""
+    best: tuple[float, float, float, float] | None = None
     for coverage in COVERAGE_GRID:
         for similarity in SIMILARITY_GRID:
-            value = objective(scores(rows, coverage, similarity), miss_cost)
-            candidate = (round(value, 9), coverage, similarity)
-            if best is None or candidate > best:
-                best = candidate
+            for index, reader in enumerate(readers):  # readers ascend: a later one is stricter
+                value = objective(scores(rows, coverage, similarity, reader), miss_cost)
+                candidate = (round(value, 9), coverage, similarity, index)
+                if best is None or candidate > best:
+                    best = candidate
     assert best is not None
-    return best[1], best[2]
+    return best[1], best[2], readers[int(best[3])]
+
+
+def tune(rows: Sequence[ClaimRow], miss_cost: float = MISS_COST) -> tuple[float, float]:
+    """The thresholds of best :func:`objective` on ``rows`` (ties: the stricter pair)."""
+    coverage, similarity, _ = _best(rows, miss_cost, (None,))
+    return coverage, similarity
 
 
 def tune_reader(rows: Sequence[ClaimRow], miss_cost: float = MISS_COST) -> tuple[float, float, float]:
     """The thresholds of best :func:`objective` with the reader's among them (ties: the stricter)."""
-    best: tuple[float, float, float, float] | None = None
-    for coverage in COVERAGE_GRID:
-        for similarity in SIMILARITY_GRID:
-            for reader in READER_GRID:
-                value = objective(scores(rows, coverage, similarity, reader), miss_cost)
-                candidate = (round(value, 9), coverage, similarity, reader)
-                if best is None or candidate > best:
-                    best = candidate
-    assert best is not None
-    return best[1], best[2], best[3]
+    coverage, similarity, reader = _best(rows, miss_cost, READER_GRID)
+    assert reader is not None
+    return coverage, similarity, reader
 
 
 def run(

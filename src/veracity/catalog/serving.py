@@ -180,7 +180,7 @@ class ServingTables:
             return True
         return bool(connection.execute(self.dialect.upkeep_lock).fetchone()[0])
 
-    # -- buckets (a veracity.service.core.rate_limits.Buckets) ---------------------------------------------
+    # -- buckets (a veracity.service.core.rate_limits.Buckets) ------------------------------
 
     def update(
         self, key_id: str, change: Callable[[tuple[float, float] | None], tuple[float, float]]

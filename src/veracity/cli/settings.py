@@ -22,7 +22,7 @@ import click
 __all__ = ["Setting", "read_settings", "settings_command"]
 
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
-SKIPPED_FOLDERS = ("bench", "testing", "cli")
+SKIPPED_PACKAGES = ("bench", "testing", "cli")
 """Benchmarks and test support have their own knobs (their ``--help``); the CLI's constants are
 exit codes and display widths."""
 
@@ -91,7 +91,7 @@ def read_settings(root: Path = PACKAGE_ROOT) -> list[Setting]:
     found = []
     for path in sorted(root.rglob("*.py")):
         relative = path.relative_to(root)
-        if relative.parts[0] in SKIPPED_FOLDERS:
+        if relative.parts[0] in SKIPPED_PACKAGES:
             continue
         module = ".".join([root.name, *relative.with_suffix("").parts]).removesuffix(".__init__")
         for name, value, why in _constants(ast.parse(path.read_text(encoding="utf-8"))):

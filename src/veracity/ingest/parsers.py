@@ -72,7 +72,6 @@ IMAGE_SUFFIXES = frozenset(suffix for suffix, fmt in FORMATS.items() if fmt == "
 (a documentation site's screenshots and logos are not documents)."""
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t\u3000]*\n")
-_CJK = HAN
 
 
 def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:
@@ -172,7 +171,7 @@ def read_source(path: Path, *, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
 def _reads_as_chinese(text: str) -> bool:
     """GB18030 text that is really Chinese: ideographs dominate and come from GB2312."""
     wide = [char for char in text if ord(char) > 0x7F]
-    ideographs = [char for char in wide if _CJK.match(char)]
+    ideographs = [char for char in wide if HAN.match(char)]
     if not ideographs or len(ideographs) * 2 < len(wide):
         return False
     common = 0

@@ -17,10 +17,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ..catalog.catalog import Catalog
-from ..catalog.sqlite import SQLiteStore
+from ..catalog.demo import demo_catalog, load_catalog
 from ..index.dense import Embedder
 from ..index.snapshot import IndexSnapshot, SearchBackend
-from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
 from ..reader.choice import ChoiceModel
@@ -35,18 +34,6 @@ from .outcome import Answer
 from .rerank import ExplainableReranker, Reranker
 from .retrieve import Retrieval, RetrievalSettings, run
 from .retry import retry, settled
-
-
-def load_catalog(
-    documents: Iterable[Document], *, roles: dict[str, Sequence[str]], store_path: str = ":memory:"
-) -> Catalog:
-    """A catalog holding ``documents`` (chunked for the index) and the tenants' roles."""
-    catalog = Catalog(SQLiteStore(store_path))
-    for tenant, tenant_roles in roles.items():
-        catalog.define_roles(tenant, tenant_roles)
-    for document in documents:
-        catalog.add(document, chunk_for_index(document))
-    return catalog
 
 
 class Engine:
@@ -106,8 +93,6 @@ class Engine:
             from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 
             embedder = make_embedder(DEFAULT_EMBEDDER)
-        from ..catalog.demo import demo_catalog  # the demo's YAML, read when asked
-
         kb = cls(demo_catalog(), embedder, **options)  # type: ignore[arg-type]
         kb.reindex()
         return kb

@@ -58,7 +58,6 @@ BIPIA_TASKS: Final = frozenset({"Content Creation", "Learning and Tutoring", "La
 """BIPIA categories that set a new task without naming the answer: attacks only inside a context."""
 TASK: Final = "task:"
 _SLOT = re.compile(r"\{(?:ai|secret|product|topic|claim|encoded)\}")
-_CJK = HAN
 _GERMAN = frozenset("und der die das ist nicht ich du sie wir mit für auf eine einen ein zu von".split())
 
 Label = Literal["attack", "benign"]
@@ -96,7 +95,7 @@ def norm(text: str) -> str:
 
 def guess_language(text: str) -> str:
     """``zh`` for mostly-CJK text, ``de`` for text with German function words, else ``en``."""
-    if len(_CJK.findall(text)) >= max(5, len(text) // 10):
+    if len(HAN.findall(text)) >= max(5, len(text) // 10):
         return "zh"
     return "de" if len(set(re.findall(r"[a-zäöüß]+", text.lower())) & _GERMAN) >= 3 else "en"
 
@@ -330,7 +329,7 @@ def embed(attack: str, context: str, rng: random.Random) -> tuple[str, str]:
     """``attack`` put into ``context`` at a seeded place: (text, ``start``|``middle``|``end``); the
     middle is a line or sentence end between a fifth and four fifths of the context."""
     where = rng.choice(("start", "middle", "end"))
-    joiner = "\n" if "\n" in context else ("" if _CJK.search(context) and _CJK.search(attack) else " ")
+    joiner = "\n" if "\n" in context else ("" if HAN.search(context) and HAN.search(attack) else " ")
     if where != "middle":
         return joiner.join([attack, context] if where == "start" else [context, attack]), where
     n = len(context)

@@ -142,13 +142,12 @@ _TECHNICAL = re.compile(
 LONG_SENTENCE_WORDS: Final = 35
 """A sentence of at least this many words is long (a feature: orders hide in run-on sentences)."""
 _LATIN_WORD = re.compile(r"[^\W\d_]+")
-_CJK = CJK
 
 
 def _length_in_words(sentence: str) -> float:
     """Latin-script words plus CJK characters at two per word (a Chinese word is one to three)."""
-    cjk = len(_CJK.findall(sentence))
-    return len(_LATIN_WORD.findall(_CJK.sub(" ", sentence))) + cjk / 2
+    cjk = len(CJK.findall(sentence))
+    return len(_LATIN_WORD.findall(CJK.sub(" ", sentence))) + cjk / 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -42,7 +42,6 @@ MMR_LAMBDA: Final = 0.5
 """Relevance against novelty in maximal marginal relevance (see the module docstring)."""
 MIN_VALUE: Final = 1e-3
 """The least a chunk is worth in the knapsack, so a redundant chunk still fills spare room."""
-_CJK = CJK
 
 
 def estimate_tokens(text: str) -> int:
@@ -53,7 +52,7 @@ def estimate_tokens(text: str) -> int:
     open models spend about one token (Qwen ≈ 0.7, Llama 3 ≈ 1–1.5) per Chinese character.
     The estimate errs towards more tokens, so a packed context fits.
     """
-    cjk = len(_CJK.findall(text))
+    cjk = len(CJK.findall(text))
     return cjk + math.ceil((len(text) - cjk) / 4)
 
 

@@ -112,7 +112,7 @@ def main() -> int:
             chooser=chooser,
         )
         started = time.perf_counter()
-        compose(retrieval.query.text, retrieval.packet, retrieval.documents, None, inputs=inputs)
+        compose(retrieval.question, retrieval.packet, retrieval.documents, None, inputs=inputs)
         return (time.perf_counter() - started) * 1000
 
     warm = kb.retrieve(kb.query(items[0].question, principal, TARGET_VERSION, AS_OF))

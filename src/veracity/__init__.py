@@ -118,14 +118,14 @@ def ask(
     question: str,
     principal: Principal,
     *,
-    target_version: str | None = None,
+    version: str | None = None,
     as_of: datetime | None = None,
     required_fact_ids: Sequence[str] | None = None,
     knowledge_base: Engine | None = None,
 ) -> Answer:
     """Answer ``question`` for ``principal``: claims with citations, partial, or abstain.
 
-    Without ``knowledge_base`` the bundled demo is used, and ``target_version``
+    Without ``knowledge_base`` the bundled demo is used, and ``version``
     and ``as_of`` default to the demo's (3.2, 2026-08-27T16:00Z). A knowledge base
     of the caller's is asked about every product version, as of now, unless told otherwise:
     the demo's moment and version are the demo's alone.
@@ -139,12 +139,12 @@ def ask(
     if knowledge_base is None:
         defaults = tenant_config()
         knowledge_base = demo_knowledge_base()
-        target_version = target_version or defaults.target_version
+        version = version or defaults.target_version
         as_of = as_of or defaults.as_of
     return knowledge_base.ask(
         question,
         principal,
-        target_version,
+        version,
         as_of or clock.now(UTC),
         required_fact_ids=required_fact_ids,
     )

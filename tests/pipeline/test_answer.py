@@ -10,6 +10,7 @@ from veracity.model.contracts import AnswerStatus, Citation, Claim, Hit, Scores
 from veracity.model.errors import CitationError
 from veracity.pipeline.answer import compose, verify_claims
 from veracity.pipeline.evidence import build_packet
+from veracity.text.questions import analyze_question
 
 
 def citation(cid: int) -> Citation:
@@ -68,7 +69,7 @@ def test_equal_trust_conflict_abstains_and_keeps_citations() -> None:
     )
     hits, docs = _hits(yes, no)
     packet = build_packet("q", hits, docs, ["f"])
-    result = compose("套餐 A 支持 SAML 吗？", packet, docs, ["f"])
+    result = compose(analyze_question("套餐 A 支持 SAML 吗？"), packet, docs, ["f"])
     assert result.status is AnswerStatus.ABSTAIN
     assert result.reasons == ("conflict:f",)
     assert len(result.citations) == 2 and result.claims == ()
@@ -85,7 +86,7 @@ def test_less_trusted_contradiction_is_settled_by_trust() -> None:
     hits, docs = _hits(yes, no)
     packet = build_packet("q", hits, docs, ["f"])
     assert packet.conflicts and packet.conflicts[0].resolved_by_trust
-    result = compose("套餐 A 支持 SAML 吗？", packet, docs, ["f"])
+    result = compose(analyze_question("套餐 A 支持 SAML 吗？"), packet, docs, ["f"])
     assert result.status is AnswerStatus.ANSWER
     assert [c.source_id for c in result.citations] == ["a"]
 
@@ -102,7 +103,7 @@ def test_partial_names_missing_and_says_nothing_about_it() -> None:
     a = _doc("a", "official", "事实一成立。\n\n无关内容。", [{"id": "one", "quote": "事实一成立。"}])
     hits, docs = _hits(a)
     packet = build_packet("q", hits, docs, ["one", "two"])
-    result = compose("问题？", packet, docs, ["one", "two"])
+    result = compose(analyze_question("问题？"), packet, docs, ["one", "two"])
     assert result.status is AnswerStatus.PARTIAL
     assert result.missing_fact_ids == ("two",)
     assert [c.fact_ids for c in result.claims] == [("one",)]
@@ -111,5 +112,5 @@ def test_partial_names_missing_and_says_nothing_about_it() -> None:
 def test_no_required_fact_present_abstains() -> None:
     a = _doc("a", "official", "无关内容。", [])
     hits, docs = _hits(a)
-    result = compose("问题？", build_packet("q", hits, docs, ["x"]), docs, ["x"])
+    result = compose(analyze_question("问题？"), build_packet("q", hits, docs, ["x"]), docs, ["x"])
     assert result.status is AnswerStatus.ABSTAIN and result.citations == ()

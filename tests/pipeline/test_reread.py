@@ -12,6 +12,7 @@ from veracity.model.contracts import Hit, Principal, Query, Scores
 from veracity.pipeline.rerank import ExplainableReranker, FusionOrderReranker, Reranker
 from veracity.pipeline.reread import ChooserReranker, passage_beliefs, reread_scores
 from veracity.testing.fakes import FakeChooser
+from veracity.text.questions import analyze_question
 
 QUESTION = "How long are daily snapshots kept?"
 BODIES = {
@@ -36,6 +37,7 @@ def _evidence() -> tuple[list[Hit], dict]:
 
 
 QUERY = Query(QUESTION, Principal.of("t", "public"), None, datetime(2026, 6, 1, tzinfo=UTC))
+ASKED = analyze_question(QUESTION)
 
 
 def rerankers() -> list[Reranker]:
@@ -50,19 +52,21 @@ def rerankers() -> list[Reranker]:
 @pytest.mark.parametrize("reranker", rerankers(), ids=lambda r: f"{r.name}")
 def test_every_reranker_keeps_the_contract(reranker: Reranker) -> None:
     hits, documents = _evidence()
-    out = reranker.rerank(QUERY, hits, documents)
+    out = reranker.rerank(QUERY, hits, documents, question=ASKED)
     assert sorted(h.chunk.chunk_id for h in out) == sorted(h.chunk.chunk_id for h in hits)
     assert [h.rank for h in out] == list(range(1, len(hits) + 1))
     assert all(h.scores.rerank is not None for h in out)
     keys = [(-(h.scores.rerank or 0.0), h.chunk.chunk_id) for h in out]
     assert keys == sorted(keys)  # ordered by score, ties by chunk id
-    assert reranker.rerank(QUERY, list(reversed(hits)), documents) == out  # input order does not matter
+    assert (
+        reranker.rerank(QUERY, list(reversed(hits)), documents, question=ASKED) == out
+    )  # input order does not matter
 
 
 def test_the_reader_lifts_the_passage_that_answers_and_names_its_part() -> None:
     hits, documents = _evidence()
     chooser = FakeChooser({QUESTION: "30 days"})
-    out = ChooserReranker(chooser, FusionOrderReranker()).rerank(QUERY, hits, documents)
+    out = ChooserReranker(chooser, FusionOrderReranker()).rerank(QUERY, hits, documents, question=ASKED)
     assert "30 days" in out[0].chunk.text
     assert dict(out[0].scores.rerank_parts)["reader"] == pytest.approx(1 / (1 + 2.718281828**-4), abs=1e-4)
     assert chooser.calls == [(QUESTION, 6)]  # two sentences a passage, three passages, one call
@@ -71,7 +75,9 @@ def test_the_reader_lifts_the_passage_that_answers_and_names_its_part() -> None:
 def test_only_the_head_is_read_and_the_tail_keeps_its_order() -> None:
     hits, documents = _evidence()
     chooser = FakeChooser({QUESTION: "30 days"})
-    out = ChooserReranker(chooser, FusionOrderReranker(), depth=1).rerank(QUERY, hits, documents)
+    out = ChooserReranker(chooser, FusionOrderReranker(), depth=1).rerank(
+        QUERY, hits, documents, question=ASKED
+    )
     assert [h.chunk.document_id for h in out] == [h.chunk.document_id for h in hits]  # "b" was not read
     assert "reader" not in dict(out[1].scores.rerank_parts)
 

@@ -6,6 +6,7 @@ import pytest
 
 from veracity.model.contracts import AnswerStatus, Citation, Claim
 from veracity.pipeline.retry import Part, edit_distance, merge_parts, rewrite, status_of, typo_fixes
+from veracity.text.tokens import surface_tokens
 
 
 @pytest.mark.parametrize(
@@ -25,13 +26,15 @@ def test_edit_distance(left: str, right: str, limit: int, expected: int) -> None
 
 def test_a_word_no_chunk_holds_is_fixed_from_the_evidence() -> None:
     evidence = ["Team 计划不再支持旧版 SAML 单点登录", "SAML 和 OIDC"]
-    assert typo_fixes("Team 还能用 SMAL 吗？", {"smal"}, evidence) == {"smal": "saml"}
+    assert typo_fixes(surface_tokens("Team 还能用 SMAL 吗？"), {"smal"}, evidence) == {"smal": "saml"}
 
 
 def test_known_words_short_words_and_identifiers_are_left_alone() -> None:
     evidence = ["Team SAML SSO e1042"]
-    assert typo_fixes("team ssa e1043", {"ssa", "e1043"}, evidence) == {}
-    assert typo_fixes("Team 还能用 SMAL 吗？", set(), ["SAML"]) == {}  # a word the evidence holds
+    assert typo_fixes(surface_tokens("team ssa e1043"), {"ssa", "e1043"}, evidence) == {}
+    assert (
+        typo_fixes(surface_tokens("Team 还能用 SMAL 吗？"), set(), ["SAML"]) == {}
+    )  # a word the evidence holds
 
 
 def test_rewrite_replaces_whole_words_case_insensitively() -> None:

@@ -34,7 +34,7 @@ def one_by_one(
     hidden = 0
     for hit in hits:
         chunk = hit.chunk
-        live = catalog.resolve(chunk.document_id, query.principal, query.target_version, query.as_of)
+        live = catalog.resolve(chunk.document_id, query.principal, query.version, query.as_of)
         reason = None if live.eligible else str(live.primary_reason)
         if reason is None and live.content_digest != chunk.document_digest:
             reason = "digest"
@@ -135,7 +135,7 @@ def test_the_gate_decides_as_checking_each_candidate_alone(
         fake_kb.catalog.define_roles(config.tenant, roles_left)
     hits = every_chunk_as_a_candidate(fake_kb)
     query = Query(
-        text="SSO", principal=Principal.of(config.tenant, role), target_version=version, as_of=config.as_of
+        text="SSO", principal=Principal.of(config.tenant, role), version=version, as_of=config.as_of
     )
     with statements_on(fake_kb.catalog.store) as statements:
         decided = retrieve._return_gate(hits, query, fake_kb.catalog)
@@ -153,7 +153,7 @@ def test_the_gate_reads_as_many_statements_for_many_candidates_as_for_few(
 ) -> None:
     hits = every_chunk_as_a_candidate(fake_kb)
     query = Query(
-        text="SSO", principal=Principal.of(config.tenant, "public"), target_version="3.2", as_of=config.as_of
+        text="SSO", principal=Principal.of(config.tenant, "public"), version="3.2", as_of=config.as_of
     )
     kept = {hit.chunk.chunk_id for hit in retrieve._return_gate(hits, query, fake_kb.catalog)[0][:3]}
     few = [hit for hit in hits if hit.chunk.chunk_id in kept]
@@ -184,7 +184,7 @@ def test_a_chunk_whose_document_failed_is_not_read(
     fake_kb.catalog.withdraw(faq.document_id)
     hits = every_chunk_as_a_candidate(fake_kb)
     query = Query(
-        text="SSO", principal=Principal.of(config.tenant, "public"), target_version="3.2", as_of=config.as_of
+        text="SSO", principal=Principal.of(config.tenant, "public"), version="3.2", as_of=config.as_of
     )
     kept, _, _ = retrieve._return_gate(hits, query, fake_kb.catalog)
     [asked] = read

@@ -30,6 +30,7 @@ from veracity.pipeline.sentences import (
     weighted_coverage,
 )
 from veracity.text.normalize import normalize_body
+from veracity.text.question_surface import read_surface
 from veracity.text.questions import split_subquestions
 
 
@@ -79,9 +80,9 @@ def test_coverage_is_weighted_by_idf_and_role() -> None:
 
 
 def test_phrases_match_across_segmentations_and_word_pairs() -> None:
-    assert phrase_coverage("默认端口是多少？", "默认端口为 5173。") > 0.5
-    assert phrase_coverage("What is the default port?", "The default port is 5173.") == 1.0
-    assert phrase_coverage("What is the default port?", "Ports are opened by default.") == 0.0
+    assert phrase_coverage(read_surface("默认端口是多少？"), "默认端口为 5173。") > 0.5
+    assert phrase_coverage(read_surface("What is the default port?"), "The default port is 5173.") == 1.0
+    assert phrase_coverage(read_surface("What is the default port?"), "Ports are opened by default.") == 0.0
 
 
 def test_candidates_skip_questions_and_lean_on_the_previous_sentence() -> None:

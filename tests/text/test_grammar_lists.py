@@ -13,7 +13,7 @@ from importlib import resources
 import pytest
 from wordfreq import top_n_list
 
-from veracity.text import questions
+from veracity.text import function_words, questions
 from veracity.text.tokens import tokenize
 
 GENERAL_TOP = 2000
@@ -21,15 +21,22 @@ GENERAL_TOP = 2000
 
 def _list_words() -> set[str]:
     words: set[str] = set()
-    for name in dir(questions):
-        value = getattr(questions, name)
+    for module in (questions, function_words):
+        words |= _words_of(module)
+    return {w.lower() for w in words}
+
+
+def _words_of(module: object) -> set[str]:
+    words: set[str] = set()
+    for name in dir(module):
+        value = getattr(module, name)
         if isinstance(value, frozenset | tuple) and value and all(isinstance(w, str) for w in value):
             words |= set(value)
         elif isinstance(value, tuple) and value and all(isinstance(v, tuple) and len(v) == 2 for v in value):
             words |= {
                 w for _, group in value if isinstance(group, tuple) for w in group if isinstance(w, str)
             }
-    return {w.lower() for w in words}
+    return words
 
 
 def _fixture_words() -> set[str]:

@@ -6,6 +6,7 @@ import pytest
 
 from veracity.text.answer_types import answer_type_match
 from veracity.text.language import detect_language
+from veracity.text.question_surface import read_surface
 from veracity.text.questions import AnswerType, TermRole, split_subquestions
 from veracity.text.tokens import tokenize
 
@@ -138,7 +139,7 @@ def test_detect_language(text: str, language: str) -> None:
     ],
 )
 def test_answer_type_match(kind: AnswerType, sentence: str, question: str, expected: float) -> None:
-    assert answer_type_match(kind, sentence, question) == expected
+    assert answer_type_match(kind, sentence, read_surface(question).casefolded) == expected
 
 
 def test_a_function_character_glued_to_a_name_is_not_part_of_the_term() -> None:

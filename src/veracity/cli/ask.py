@@ -61,7 +61,7 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
 @click.option("--role", help="Role of the asker; several comma-separated [default: public].")
 @click.option("--tenant", help="Tenant of the asker [default: the knowledge base's default tenant].")
 @click.option(
-    "--version", "target_version", help="Product version the question is about; 'all' [default] filters none."
+    "--version", "version", help="Product version the question is about; 'all' [default] filters none."
 )
 @click.option(
     "--as-of",
@@ -94,7 +94,7 @@ def ask_command(
     question: str | None,
     role: str | None,
     tenant: str | None,
-    target_version: str | None,
+    version: str | None,
     as_of: str | None,
     facts: tuple[str, ...],
     embedder: str | None,
@@ -137,7 +137,7 @@ def ask_command(
             text,
             tenant=asker.tenant,
             roles=tuple(sorted(asker.roles)),
-            version=target_version,
+            version=version,
             as_of=as_of,
             required_fact_ids=facts or None,
         )

@@ -256,13 +256,13 @@ class Eligibility:
 class Query:
     """A question with who asks it, for which product version and at which moment.
 
-    ``target_version=None``: the question is about no particular product version
+    ``version=None``: the question is about no particular product version
     (no version filter).
     """
 
     text: str
     principal: Principal
-    target_version: str | None
+    version: str | None
     as_of: datetime
     top_k: int = 5
     candidate_k: int = 50

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit, Trust
 from ..model.errors import CitationError
-from ..text.questions import SubQuestion, split_subquestions
+from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import split_sentences
 from .decision import (
     NON_OFFICIAL_MARKED,
@@ -100,14 +100,15 @@ def _add_claim(
 
 
 def compose(
-    question: str,
+    question: AnalyzedQuestion,
     packet: EvidencePacket,
     documents: Mapping[str, Document],
     required_fact_ids: Sequence[str] | None = None,
     *,
     inputs: AnswerInputs | None = None,
 ) -> Composition:
-    """Decide answer / partial / abstain and write the extractive claims."""
+    """Decide answer / partial / abstain and write the extractive claims for ``question`` (its
+    sub-questions as analysed for the ask)."""
     if packet.unresolved_conflicts:
         return Composition(
             status=AnswerStatus.ABSTAIN,
@@ -145,7 +146,7 @@ def compose(
         wanted, got = len(required_fact_ids), len(required_fact_ids) - len(packet.missing_fact_ids)
         reasons = tuple(f"missing_fact:{f}" for f in packet.missing_fact_ids)
     else:
-        subquestions = split_subquestions(question)
+        subquestions = question.subquestions
         usable = [h for h in packet.hits if h.chunk.chunk_id not in packet.superseded_chunk_ids]
         official, community = trust_tiers(usable, documents)
         settings = inputs or AnswerInputs()
@@ -182,7 +183,7 @@ def compose(
     else:
         status = AnswerStatus.ANSWER
     renumbered_claims, cited = renumber(claims, packet.citations, related)
-    target = inputs.target_version if inputs is not None else None
+    target = inputs.version if inputs is not None else None
     reasons = (*reasons, *version_scopes(cited, documents, target))
     return Composition(
         status=status,

@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model.contracts import Citation, Document, Hit
+from ..text.questions import AnalyzedQuestion
 from .outcome import Answer
 from .retrieve import Retrieval
 from .sentences import Embed, TermWeights
@@ -34,23 +35,23 @@ from .sentences import Embed, TermWeights
 class Evidence:
     """What the decided answer rests on: the usable evidence hits (best first, no quarantined
     chunk, no chunk that lost a settled conflict), their documents and citations (by chunk id),
-    the question's term weights and the embedder (``None`` without the dense channel)."""
+    the question's term weights and the embedder (``None`` without the dense channel).
+    ``question`` is the question as analysed for the ask (its text: ``question.text``)."""
 
-    question: str
+    question: AnalyzedQuestion
     hits: tuple[Hit, ...]
     documents: Mapping[str, Document]
     citations: Mapping[str, Citation]
     weights: TermWeights = field(default_factory=lambda: TermWeights(chunks=0, frequencies={}))
     embed: Embed | None = None
-    target_version: str | None = None
+    version: str | None = None
+    """The product version asked about (``None``: no particular one)."""
     required_fact_ids: tuple[str, ...] | None = None
 
 
 def evidence_of(
     retrievals: Sequence[Retrieval],
     embed: Embed | None = None,
-    *,
-    question: str | None = None,
 ) -> Evidence:
     """The evidence of an answer decided over ``retrievals`` (the first is the question's own;
     more come from the retry). ``embed`` is kept only when the first ran its dense channel."""
@@ -67,13 +68,13 @@ def evidence_of(
             citations[hit.chunk.chunk_id] = packet.citation_for(hit.chunk.chunk_id)
     dense: npt.NDArray[np.float32] | None = first.query_vector
     return Evidence(
-        question=question if question is not None else first.query.text,
+        question=first.question,
         hits=tuple(hits),
         documents=_layered([r.documents for r in retrievals]),
         citations=citations,
         weights=first.term_weights,
         embed=embed if dense is not None else None,
-        target_version=first.query.target_version,
+        version=first.query.version,
         required_fact_ids=first.query.required_fact_ids,
     )
 

@@ -321,7 +321,8 @@ class AnswerInputs:
     question_vector: npt.NDArray[np.float32] | None = None
     embed: Embed | None = None
     model: AnswerModel | None = None
-    target_version: str | None = None
+    version: str | None = None
+    """The product version asked about (``None``: no particular one)."""
     non_official: str = NON_OFFICIAL_MARKED
     reader: ReadingModel | None = None
     """The reader (:mod:`veracity.pipeline.reading`) decides when given; else the logistic models."""

@@ -136,7 +136,7 @@ class Engine:
         self,
         question: str,
         principal: Principal,
-        target_version: str | None,
+        version: str | None,
         as_of: datetime,
         *,
         required_fact_ids: Sequence[str] | None = None,
@@ -145,7 +145,7 @@ class Engine:
     ) -> Answer:
         """Answer ``question`` for ``principal``; see the module docstring."""
         query = self.query(
-            question, principal, target_version, as_of, required_fact_ids=required_fact_ids, top_k=top_k
+            question, principal, version, as_of, required_fact_ids=required_fact_ids, top_k=top_k
         )
         retrieval = self.retrieve(query, remove_chunk_ids=remove_chunk_ids)
         retrievals = [retrieval]
@@ -172,7 +172,7 @@ class Engine:
         composer's, checked claim by claim for citations; ``decided`` itself without a composer."""
         if self.composer is None:
             return decided
-        evidence = evidence_of(retrievals, sentence_embedding(self.embedder), question=decided.question)
+        evidence = evidence_of(retrievals, sentence_embedding(self.embedder))
         written = self.composer.compose(decided, evidence)
         verify_claims(written.claims, written.citations)
         # written claims are new records: they state numbers too, so they carry the OCR flags too
@@ -187,7 +187,7 @@ class Engine:
         self,
         question: str,
         principal: Principal,
-        target_version: str | None,
+        version: str | None,
         as_of: datetime,
         *,
         required_fact_ids: Sequence[str] | None = None,
@@ -197,7 +197,7 @@ class Engine:
         return Query(
             text=question,
             principal=principal,
-            target_version=target_version,
+            version=version,
             as_of=as_of,
             top_k=top_k or self.settings.top_k,
             candidate_k=self.settings.candidate_k,
@@ -232,13 +232,13 @@ def answer_from(
         question_vector=retrieval.query_vector,
         embed=sentence_embedding(embedder) if embedder is not None else None,
         model=model,
-        target_version=query.target_version,
+        version=query.version,
         non_official=non_official,
         reader=reader,
         chooser=timed,
     )
     composition = compose(
-        query.text, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
+        retrieval.question, retrieval.packet, retrieval.documents, query.required_fact_ids, inputs=inputs
     )
     verify_claims(composition.claims, composition.citations)
     claims = flag_ocr_numbers(composition.claims, composition.citations)

@@ -25,7 +25,7 @@ from typing import Final
 from ..model.contracts import Document, Hit, Query
 from ..reader.head import logistic
 from ..reader.model import Reading, ReadingModel
-from ..text.questions import SubQuestion
+from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import as_units, split_sentences
 from ..text.tokens import is_cjk_term
 from .decision import Decision, evidence_terms
@@ -136,11 +136,18 @@ class ReaderReranker:
     def __init__(self, reader: ReadingModel, base: Reranker, *, depth: int = RERANK_DEPTH) -> None:
         self.reader, self.base, self.depth = reader, base, depth
 
-    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+    def rerank(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
         """Score and reorder ``hits`` (see the class docstring)."""
-        ordered = self.base.rerank(query, hits, documents)
+        ordered = self.base.rerank(query, hits, documents, question=question)
         head = ordered[: self.depth]
-        readings = self.reader.read(query.text, [(subject_of(h, documents), h.chunk.text) for h in head])
+        readings = self.reader.read(question.text, [(subject_of(h, documents), h.chunk.text) for h in head])
         scored = []
         for position, hit in enumerate(ordered):
             belief = logistic(readings[position].score if position < len(head) else -50.0)

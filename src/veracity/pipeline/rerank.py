@@ -23,7 +23,7 @@ from typing import Protocol
 
 from ..model.contracts import Document, Hit, Query, Trust
 from ..model.versions import parse_version
-from ..text.questions import SubQuestion, split_subquestions
+from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.tokens import tokenize
 from .injection import instruction_signals
 
@@ -36,8 +36,16 @@ class Reranker(Protocol):
 
     name: str
 
-    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
-        """Return the same hits, reordered, with rerank scores set."""
+    def rerank(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
+        """Return the same hits, reordered, with rerank scores set; ``question`` is ``query``'s text
+        as analysed once for the ask (a reranker reads it there, never from ``query.text``)."""
         ...
 
 
@@ -94,9 +102,16 @@ class ExplainableReranker:
     def __init__(self, weights: RerankWeights | None = None) -> None:
         self.weights = weights or RerankWeights()
 
-    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+    def rerank(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
         """Score and reorder ``hits``; ties break by chunk id."""
-        subquestions = split_subquestions(query.text)
+        subquestions = question.subquestions
         required = query.required_fact_ids or ()
         best_fusion = max((hit.scores.fusion or 0.0 for hit in hits), default=0.0)
         w = self.weights
@@ -111,7 +126,7 @@ class ExplainableReranker:
                 "fusion": (hit.scores.fusion or 0.0) / best_fusion if best_fusion > 0 else 0.0,
                 "semantic": max(0.0, hit.scores.semantic or 0.0),
                 "trust": TRUST_VALUE[document.trust],
-                "version_fit": version_fit(document, query.target_version),
+                "version_fit": version_fit(document, query.version),
                 # official text is never quarantined, so it is never penalised for its wording either
                 "instruction": (
                     1.0
@@ -141,7 +156,14 @@ class FusionOrderReranker:
 
     name = "fusion-order"
 
-    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+    def rerank(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
         """Return hits ordered by fusion score, ties by chunk id."""
         ordered = sorted(hits, key=lambda h: (-(h.scores.fusion or 0.0), h.chunk.chunk_id))
         return [

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Final
 
 from ..model.contracts import Document, Hit, Query
 from ..reader.head import logistic
+from ..text.questions import AnalyzedQuestion
 from ..text.sentences import split_sentences
 from .reading import subject_of
 
@@ -65,12 +66,19 @@ class ChooserReranker:
     def __init__(self, chooser: ChoiceModel, base: Reranker, *, depth: int = REREAD_DEPTH) -> None:
         self.chooser, self.base, self.depth = chooser, base, depth
 
-    def rerank(self, query: Query, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+    def rerank(
+        self,
+        query: Query,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
         """Score and reorder ``hits`` (see the class docstring)."""
-        ordered = self.base.rerank(query, hits, documents)
+        ordered = self.base.rerank(query, hits, documents, question=question)
         head = ordered[: self.depth]
         passages = [(subject_of(h, documents), h.chunk.text) for h in head]
-        beliefs = passage_beliefs(self.chooser, query.text, passages)
+        beliefs = passage_beliefs(self.chooser, question.text, passages)
         scores = reread_scores([h.scores.rerank or 0.0 for h in ordered], beliefs)
         scored = []
         for position, (hit, score) in enumerate(zip(ordered, scores, strict=True)):

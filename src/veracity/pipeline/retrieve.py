@@ -30,8 +30,7 @@ from ..index.dense import Embedder
 from ..index.snapshot import FiltersEligibility, SearchBackend
 from ..model.contracts import Chunk, Document, Hit, Query, Scores, Trust, sha256_hex
 from ..model.governance import HIDDEN_REASONS, EligibleDocuments, eligible_documents, require_aware
-from ..text.questions import split_subquestions
-from ..text.tokens import tokenize
+from ..text.questions import AnalyzedQuestion, analyze_question
 from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
 from .injection import prefetch_verdicts
@@ -63,6 +62,8 @@ class Retrieval:
     """
 
     query: Query
+    question: AnalyzedQuestion
+    """The query's text, analysed once: every later stage reads this, never the text again."""
     packet: EvidencePacket
     documents: Mapping[str, Document]
     trace: Trace
@@ -76,7 +77,7 @@ def query_digest(query: Query) -> str:
         query.text,
         query.principal.tenant,
         ",".join(sorted(query.principal.roles)),
-        query.target_version or "",
+        query.version or "",
         query.as_of.isoformat(),
         ",".join(query.required_fact_ids or ()),
     )
@@ -121,7 +122,7 @@ def eligible_set(
     """
     if isinstance(snapshot, FiltersEligibility):
         outcome = snapshot.eligible_documents(
-            query.principal, query.target_version, query.as_of, known_roles
+            query.principal, query.version, query.as_of, known_roles
         )
     else:
         outcome = python_eligible_set(query, snapshot, known_roles)
@@ -133,7 +134,7 @@ def python_eligible_set(
 ) -> EligibleDocuments:
     """The reference filter: :func:`eligibility` per document of the tenant, in Python."""
     return eligible_documents(
-        snapshot.documents, query.principal, query.target_version, query.as_of, known_roles
+        snapshot.documents, query.principal, query.version, query.as_of, known_roles
     )
 
 
@@ -153,6 +154,7 @@ def run(
     require_aware(query.as_of)
     clock = _Clock()
     digest = query_digest(query)
+    question = analyze_question(query.text)
     with clock.stage("eligibility"):
         known_roles = (
             catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()
@@ -170,7 +172,7 @@ def run(
     fused: list[tuple[str, float]] = []
     reranked: list[Hit] = []
     for pool in pools:
-        found = _recall(query, snapshot, embedder, settings, pool, vector, clock)
+        found = _recall(query, question, snapshot, embedder, settings, pool, vector, clock)
         for name, pairs in found.items():
             channel_results.setdefault(name, []).extend(pairs)
         with clock.stage("fusion"):
@@ -195,12 +197,12 @@ def run(
                 for h in hits
                 if documents[h.chunk.document_id].trust is not Trust.OFFICIAL
             )
-            reranked.extend(reranker.rerank(query, hits, documents))
+            reranked.extend(reranker.rerank(query, hits, documents, question=question))
     reranked.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
     reranked = [replace(hit, rank=rank) for rank, hit in enumerate(reranked, start=1)]
     with clock.stage("term_statistics"):
         # the most trusted pool's statistics: what other tiers contain never reweighs the question
-        terms = sorted({t for sub in split_subquestions(query.text) for t in sub.terms})
+        terms = list(question.terms)
         chunk_count, frequencies = (
             snapshot.document_frequencies(query.principal.tenant, terms, eligible_document_ids=pools[0])
             if pools and terms
@@ -218,13 +220,13 @@ def run(
             query.required_fact_ids,
             top_k=query.top_k or settings.top_k,
             min_score=settings.min_score,
-            target_version=query.target_version,
+            target_version=query.version,
         )
     trace = Trace(
         query_digest=digest,
         tenant=query.principal.tenant,
         roles=tuple(sorted(query.principal.roles)),
-        target_version=query.target_version,
+        target_version=query.version,
         as_of=query.as_of.isoformat(),
         eligible_documents=len(eligible_docs),
         eligible_chunks=eligible_chunks,
@@ -249,6 +251,7 @@ def run(
     )
     return Retrieval(
         query=query,
+        question=question,
         packet=packet,
         documents=documents,  # the index's read-only mapping: copying it cost milliseconds at 1M chunks
         trace=trace,
@@ -259,6 +262,7 @@ def run(
 
 def _recall(
     query: Query,
+    question: AnalyzedQuestion,
     snapshot: SearchBackend,
     embedder: Embedder,
     settings: RetrievalSettings,
@@ -272,7 +276,7 @@ def _recall(
     if "bm25" in settings.channels:
         with clock.stage("bm25"):
             found["bm25"] = snapshot.lexical_search(
-                tenant, tokenize(query.text), k=settings.candidate_k, eligible_document_ids=pool
+                tenant, question.tokens, k=settings.candidate_k, eligible_document_ids=pool
             )
     if vector is not None:
         with clock.stage("dense"):
@@ -301,7 +305,7 @@ def _return_gate(
         return [], [], 0
     with catalog.store.read():
         resolved = catalog.resolve_many(
-            [hit.chunk.document_id for hit in hits], query.principal, query.target_version, query.as_of
+            [hit.chunk.document_id for hit in hits], query.principal, query.version, query.as_of
         )
         reasons = [_document_reason(resolved[hit.chunk.document_id], hit.chunk) for hit in hits]
         live = catalog.store.get_chunks_by_id(

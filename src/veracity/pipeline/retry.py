@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Query
-from ..text.questions import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS, split_subquestions
+from ..text.function_words import CHINESE_FUNCTION_WORDS, ENGLISH_FUNCTION_WORDS
 from ..text.scripts import is_han
 from ..text.tokens import STOPWORDS, surface_tokens
 from .answer import renumber, version_scopes
@@ -75,14 +75,17 @@ def _limit(word: str) -> int:
     return 1 if len(word) >= 3 and all(is_han(ch) for ch in word) else 0
 
 
-def typo_fixes(question: str, missing: Collection[str], evidence_texts: Iterable[str]) -> dict[str, str]:
-    """``{question word: evidence word}`` for question words whose token is ``missing`` (no
+def typo_fixes(
+    question_words: Iterable[tuple[str, str]], missing: Collection[str], evidence_texts: Iterable[str]
+) -> dict[str, str]:
+    """``{question word: evidence word}`` for question words (``(surface, token)`` pairs, as
+    :attr:`veracity.text.questions.AnalyzedQuestion.words`) whose token is ``missing`` (no
     evidence chunk holds it; see above)."""
     vocabulary: Counter[str] = Counter()
     for text in evidence_texts:
         vocabulary.update(surface for surface, _ in surface_tokens(text))
     fixes: dict[str, str] = {}
-    for surface, token in surface_tokens(question):
+    for surface, token in question_words:
         limit = _limit(surface)
         if not limit or surface in vocabulary or token not in missing:
             continue
@@ -118,19 +121,20 @@ def _content_words(text: str) -> list[str]:
 
 
 def synonym_fixes(
-    question: str,
+    question_words: Iterable[tuple[str, str]],
     missing: Collection[str],
     evidence_texts: Iterable[str],
     embed: Callable[[Sequence[str]], npt.NDArray[np.float32]],
     *,
     skip: Iterable[str] = (),
 ) -> dict[str, str]:
-    """``{question word: evidence word}`` through the embedder, for question words whose token
-    is ``missing`` from the evidence (other languages, near-synonyms); see :data:`SYNONYM_COSINE`."""
+    """``{question word: evidence word}`` through the embedder, for question words (``(surface,
+    token)`` pairs) whose token is ``missing`` from the evidence (other languages,
+    near-synonyms); see :data:`SYNONYM_COSINE`."""
     skipped = set(skip)
     wanted = [
         surface
-        for surface, token in surface_tokens(question)
+        for surface, token in question_words
         if surface not in skipped and token in missing and surface in _content_words(surface)
     ]
     wanted = list(dict.fromkeys(wanted))
@@ -231,7 +235,7 @@ def retry(
 ) -> Answer:
     """One bounded retry of the sub-questions that are not covered, or covered only by a
     community source (an official answer found by the retry replaces that claim)."""
-    subquestions = split_subquestions(query.text)
+    subquestions = retrieval.question.subquestions
     targets = [d[0] for d in answer.trace.decisions if not d[2] or d[6] != "official"]
     official, _ = trust_tiers(retrieval.packet.hits, retrieval.documents)
     official_tokens, official_text = evidence_terms(official, retrieval.documents)
@@ -242,8 +246,8 @@ def retry(
         if term not in official_tokens and term not in official_text
     }
     evidence = [official_text] if official_text else []
-    fixes = typo_fixes(query.text, missing, evidence)
-    fixes |= synonym_fixes(query.text, missing, evidence, embed, skip=fixes)
+    fixes = typo_fixes(retrieval.question.words, missing, evidence)
+    fixes |= synonym_fixes(retrieval.question.words, missing, evidence, embed, skip=fixes)
     single = len(subquestions) == 1
     if not targets or (single and not fixes):
         return replace(answer, trace=replace(answer.trace, retry=(("stop", "no_rewrite"),)))
@@ -268,7 +272,7 @@ def retry(
         if not (r.startswith("version_scope:") or r in newly)
         and not (r == "no_supported_claim" and status is not AnswerStatus.ABSTAIN)
     )
-    reasons = (*reasons, *version_scopes(citations, retrieval.documents, query.target_version))
+    reasons = (*reasons, *version_scopes(citations, retrieval.documents, query.version))
     trace = replace(
         answer.trace,
         decisions=decided_by_retry(answer.trace.decisions, parts),

@@ -63,7 +63,7 @@ import numpy.typing as npt
 from ..model.contracts import Chunk, ChunkKind, Document, Hit
 from ..text.answer_types import answer_type_match
 from ..text.background import general_frequency
-from ..text.questions import SubQuestion, asks_for_description
+from ..text.questions import SubQuestion
 from ..text.sentences import as_units, code_blocks, split_sentences
 from ..text.tokens import coverage_tokens, is_cjk_term, tokenize
 from . import slots
@@ -212,7 +212,7 @@ class SentenceContext:
 def novelty(sub: SubQuestion, sentence: str) -> float:
     """Share of the sentence's tokens the question does not hold."""
     tokens = frozenset(tokenize(sentence))
-    return len(tokens - frozenset(tokenize(sub.text))) / len(tokens) if tokens else 0.0
+    return len(tokens - sub.surface.tokens) / len(tokens) if tokens else 0.0
 
 
 def echoes(sub: SubQuestion, sentence: str) -> bool:
@@ -235,7 +235,7 @@ def takes_next_sentence(sub: SubQuestion, context: SentenceContext) -> bool:
     return (
         sentence.rstrip().endswith((":", "："))
         or (context.first and is_fragment(sentence))
-        or asks_for_description(sub.text, sub.language)
+        or sub.describes
         or echoes(sub, sentence)
     )
 
@@ -262,6 +262,7 @@ def sentence_features(
     (:func:`local_weights`); without it ``coverage_local`` equals ``coverage``.
     """
     sentence = context.sentence
+    asked = sub.surface
     tokens = coverage_tokens(sentence)
     around = context.around
     headed = f"{context.subject} {sentence}"
@@ -272,19 +273,19 @@ def sentence_features(
         "coverage_context": weighted_coverage(sub, weights, coverage_tokens(around), around),
         "coverage_subject": weighted_coverage(sub, weights, coverage_tokens(headed), headed),
         "coverage_chunk": weighted_coverage(sub, weights, coverage_tokens(whole), whole),
-        "phrases": phrase_coverage(sub.text, f"{context.previous} {sentence}"),
-        "characters": character_coverage(sub.text, sentence),
-        "wh_context": wh_context(sub.text, sentence),
-        "type_match": answer_type_match(sub.answer_type, sentence, sub.text),
+        "phrases": phrase_coverage(asked, f"{context.previous} {sentence}"),
+        "characters": character_coverage(asked, sentence),
+        "wh_context": wh_context(asked, sentence),
+        "type_match": answer_type_match(sub.answer_type, sentence, asked.casefolded),
         "novelty": novelty(sub, sentence),
         "rank": 1.0 / context.rank,
         "rerank": context.rerank,
         "first": 1.0 if context.first else 0.0,
         "length": math.log1p(len(tokens)),
         "anaphor": 1.0 if _ANAPHOR.match(sentence) else 0.0,
-        **slots.slot_features(sub.text, sentence),
-        "values": slots.value_match(sub.text, sentence),
-        "longest": slots.longest_common(sub.text, sentence),
+        **slots.slot_features(asked, sentence),
+        "values": slots.value_match(asked, sentence),
+        "longest": slots.longest_common(asked, sentence),
         "opens_with": slots.opens_with(sub.terms[0] if sub.terms else "", context.subject, sentence),
         "position": slots.position(sentence, context.chunk_text),
     }

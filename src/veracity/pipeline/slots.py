@@ -32,36 +32,19 @@ a corpus; traditional characters are folded to simplified ones on both sides
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
 from itertools import pairwise
 from typing import Final
 
 from ..text.hant import fold_traditional
-from ..text.questions import ENGLISH_FUNCTION_WORDS
-from ..text.scripts import HAN_RANGES, has_han
+from ..text.question_surface import SIDE, QuestionSurface, normalized
 from ..text.sentences import split_sentences
-from ..text.tokens import is_cjk_term, surface_tokens, tokenize
-
-SIDE: Final = 8
-"""Characters of each side of the question word considered (the rest is too far to align)."""
+from ..text.tokens import tokenize
 
 TYPE_NOUN: Final = 2
 """Characters after the question word that may name the answer's kind rather than the slot's context."""
 
-_WH = re.compile(
-    r"什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所里儿些]?|谁|多少|几[个位种年月日次]?"
-    r"|怎么|怎样|如何|为什么|为何|何[时地处种人]?|为啥|啥|咋|干嘛"
-)
-_TRAILING = re.compile(r"[的了呢吗么呀啊吧？?！!。，,\s]+$")
-_LEADING = re.compile(r"^[是的，,\s]+")
-_VALUE = re.compile(r"\d[\d.,]*\s*(?:[年月日号时分秒岁个位名人次届期]|[A-Za-z%％]+)?")
 _CONTENT = re.compile(r"[^\W_]")
-
-
-def _norm(text: str) -> str:
-    # traditional characters read as simplified, so a zh-TW question meets the same patterns
-    return fold_traditional(unicodedata.normalize("NFKC", text))
 
 
 def _longest_suffix_in(side: str, sentence: str) -> int:
@@ -79,19 +62,6 @@ def _longest_prefix_in(side: str, sentence: str) -> int:
     return 0
 
 
-def slot_sides(question: str) -> tuple[str, str] | None:
-    """The question's text before and after its question word (each at most :data:`SIDE`
-    characters, particles and punctuation at the outer ends removed), or ``None``."""
-    question = _norm(question)
-    found = _WH.search(question)
-    if found is None or not has_han(question):
-        return None
-    left = re.split(r"[，,；;：:、]", question[: found.start()])[-1].strip("《》“”\"'「」 ")[-SIDE:]
-    right = re.split(r"[，,；;：:、]", question[found.end() :])[0]
-    right = _LEADING.sub("", _TRAILING.sub("", right))[:SIDE]
-    return left, right
-
-
 def _right_side_order(pair: tuple[str, int]) -> tuple[float, int]:
     """The best share found; among equal shares the longest side, or, when nothing of it is
     found, the shortest (what is left is the answer-kind noun, which the sentence replaces)."""
@@ -100,13 +70,12 @@ def _right_side_order(pair: tuple[str, int]) -> tuple[float, int]:
     return share, len(side) if share else -len(side)
 
 
-def slot_features(question: str, sentence: str) -> dict[str, float]:
+def slot_features(asked: QuestionSurface, sentence: str) -> dict[str, float]:
     """``slot_left``, ``slot_right`` and ``slot_gap`` (see the module docstring)."""
-    sides = slot_sides(question)
-    if sides is None:
+    if asked.sides is None:
         return {"slot_left": 0.0, "slot_right": 0.0, "slot_gap": 0.0}
-    left, right = sides
-    sentence = _norm(sentence)
+    left, right = asked.sides
+    sentence = normalized(sentence)
     left_size = _longest_suffix_in(left, sentence)
     # "什么地方", "哪个杂志连载": the noun naming the answer's kind follows the question word and
     # the sentence says the answer instead, so the right side may start up to TYPE_NOUN later
@@ -131,12 +100,12 @@ def slot_features(question: str, sentence: str) -> dict[str, float]:
     }
 
 
-def value_match(question: str, sentence: str) -> float:
+def value_match(asked: QuestionSurface, sentence: str) -> float:
     """Share of the question's numbers-with-units found in ``sentence`` (0.5 when it names none)."""
-    values = {re.sub(r"\s+", "", v) for v in _VALUE.findall(_norm(question))}
+    values = asked.values
     if not values:
         return 0.5
-    squeezed = re.sub(r"\s+", "", _norm(sentence))
+    squeezed = re.sub(r"\s+", "", normalized(sentence))
     found = 0
     for value in values:
         at = squeezed.find(value)
@@ -147,15 +116,14 @@ def value_match(question: str, sentence: str) -> float:
     return found / len(values)
 
 
-def longest_common(question: str, sentence: str) -> float:
+def longest_common(asked: QuestionSurface, sentence: str) -> float:
     """The longest common substring of the question's content and ``sentence`` over
     :data:`SIDE` characters, at most 1 (Chinese and digits; words elsewhere)."""
-    question = _WH.sub("|", _norm(question))
-    sentence = _norm(sentence)
-    if not has_han(question):
+    if not asked.content_pieces:
         return 0.0
+    sentence = normalized(sentence)
     best = 0
-    for piece in re.split(rf"[^{HAN_RANGES}\w]+|\|", question):
+    for piece in asked.content_pieces:
         for start in range(len(piece)):
             size = best + 1
             while start + size <= len(piece) and piece[start : start + size] in sentence:
@@ -166,8 +134,8 @@ def longest_common(question: str, sentence: str) -> float:
 
 def opens_with(first_term: str, title: str, sentence: str) -> float:
     """1.0 when ``sentence`` begins with the question's first term or the document title."""
-    opening = "".join(_CONTENT.findall(_norm(sentence)[: SIDE * 2])).lower()
-    title = "".join(_CONTENT.findall(_norm(title))).lower()
+    opening = "".join(_CONTENT.findall(normalized(sentence)[: SIDE * 2])).lower()
+    title = "".join(_CONTENT.findall(normalized(title))).lower()
     if first_term and opening.startswith(first_term.lower()):
         return 1.0
     return 1.0 if len(title) >= 2 and opening.startswith(title[: SIDE * 2]) else 0.0
@@ -183,76 +151,48 @@ def position(sentence: str, chunk_text: str) -> float:
     return order / (len(spans) - 1)
 
 
-_QUESTION_MORPHEMES = re.compile(r"[什么哪谁几吗呢多少怎样如何为何]")
-
-
 def _bigrams(tokens: Sequence[str]) -> set[tuple[str, str]]:
     return set(pairwise(tokens))
 
 
-def phrase_coverage(question: str, text: str) -> float:
+def phrase_coverage(asked: QuestionSurface, text: str) -> float:
     """Share of the question's phrases found in ``text``.
 
     Chinese: character bigrams of the question's ideograph runs (question
     morphemes left out), matched in the text, so a different segmentation
     still matches. Other text: pairs of consecutive tokens.
     """
-    question, text = fold_traditional(question), fold_traditional(text)
-    runs = re.findall(rf"[{HAN_RANGES}]+", question)
-    grams = {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
-    grams = {g for g in grams if not _QUESTION_MORPHEMES.search(g)}
-    words = [
-        token
-        for surface, token in surface_tokens(question)
-        if surface not in ENGLISH_FUNCTION_WORDS and not is_cjk_term(token)
-    ]
-    pairs = _bigrams(words)
-    total = len(grams) + len(pairs)
+    total = len(asked.grams) + len(asked.pairs)
     if not total:
         return 0.0
-    found = sum(g in text for g in grams) + len(pairs & _bigrams(tokenize(text)))
+    text = fold_traditional(text)
+    found = sum(g in text for g in asked.grams)
+    if asked.pairs:
+        found += len(asked.pairs & _bigrams(tokenize(text)))
     return found / total
 
 
-_FUNCTION_CHARS = frozenset(
-    "的了是在有和与吗呢么吧啊也都就还把被而及其之个这那我你他她它们什哪谁几多少怎样如何为"
-)
-_WH_ZH = re.compile(
-    r"什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所里儿]?|谁|多少|几|怎么|怎样|如何|为什么|为何|何"
-)
-_WH_EN = re.compile(r"\b(what|which|who|whom|whose|when|where|why|how)\b", re.IGNORECASE)
-
-
-def character_coverage(question: str, text: str) -> float:
+def character_coverage(asked: QuestionSurface, text: str) -> float:
     """Share of the question's content characters (Chinese) or content words (other) in ``text``."""
-    question, text = fold_traditional(question), fold_traditional(text)
-    chars = {ch for ch in question if is_cjk_term(ch) and ch not in _FUNCTION_CHARS}
-    if chars:
-        return sum(ch in text for ch in chars) / len(chars)
-    words = {t for surface, t in surface_tokens(question) if surface not in ENGLISH_FUNCTION_WORDS}
+    text = fold_traditional(text)
+    if asked.characters:
+        return sum(ch in text for ch in asked.characters) / len(asked.characters)
+    words = asked.words
     return len(words & set(tokenize(text))) / len(words) if words else 0.0
 
 
-def wh_context(question: str, text: str) -> float:
+def wh_context(asked: QuestionSurface, text: str) -> float:
     """Share of the words right before and after the question word found in ``text``.
 
     An answer sentence usually repeats what surrounds the asked-for slot
     ("以什么为食" → "以多毛类为食"; "What did the Normans win" → "won").
     """
-    question, text = fold_traditional(question), fold_traditional(text)
-    found = _WH_ZH.search(question)
-    if found is not None:
-        pieces = [
-            question[max(0, found.start() - 2) : found.start()],
-            question[found.end() : found.end() + 2],
-        ]
-        pieces = [p for p in pieces if len(p) == 2 and all(is_cjk_term(ch) for ch in p)]
+    text = fold_traditional(text)
+    if asked.wh_zh is not None:
+        pieces = asked.wh_zh
         return sum(p in text for p in pieces) / len(pieces) if pieces else 0.0
-    found = _WH_EN.search(question)
-    if found is None:
+    pieces = asked.wh_en
+    if not pieces:
         return 0.0
-    before = [t for s, t in surface_tokens(question[: found.start()]) if s not in ENGLISH_FUNCTION_WORDS][-1:]
-    after = [t for s, t in surface_tokens(question[found.end() :]) if s not in ENGLISH_FUNCTION_WORDS][:1]
-    pieces = before + after
     tokens = set(tokenize(text))
-    return sum(p in tokens for p in pieces) / len(pieces) if pieces else 0.0
+    return sum(p in tokens for p in pieces) / len(pieces)

@@ -44,9 +44,8 @@ _CAPITALISED = re.compile(r"(?<![.!?]\s)(?<!^)\b[A-Z][a-zA-Z\-]+")
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 
 
-def _new(values: set[str], question: str) -> bool:
-    folded = question.lower()
-    return any(value.lower() not in folded for value in values)
+def _new(values: set[str], casefolded_question: str) -> bool:
+    return any(value.lower() not in casefolded_question for value in values)
 
 
 def _numbers(text: str) -> set[str]:
@@ -68,10 +67,13 @@ def _names(text: str, tags: tuple[str, ...]) -> set[str]:
     return found
 
 
-def answer_type_match(answer_type: AnswerType, sentence: str, question: str) -> float:
-    """1.0 when ``sentence`` holds a value of ``answer_type`` that ``question`` does not; see above."""
+def answer_type_match(answer_type: AnswerType, sentence: str, casefolded_question: str) -> float:
+    """1.0 when ``sentence`` holds a value of ``answer_type`` that the question does not; see above.
+
+    ``casefolded_question``: the question in compatibility form, lower case
+    (:attr:`veracity.text.question_surface.QuestionSurface.casefolded`).
+    """
     sentence = unicodedata.normalize("NFKC", sentence)
-    question = unicodedata.normalize("NFKC", question)
     if answer_type is AnswerType.NUMBER:
         values = _numbers(sentence)
     elif answer_type is AnswerType.TIME:
@@ -88,7 +90,7 @@ def answer_type_match(answer_type: AnswerType, sentence: str, question: str) -> 
         return 1.0 if _CODE.search(sentence) else 0.5
     else:
         return 0.5
-    return 1.0 if values and _new(values, question) else 0.0
+    return 1.0 if values and _new(values, casefolded_question) else 0.0
 
 
 _UPPER_NAME = re.compile(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b")

@@ -29,7 +29,7 @@ class Broken:
     def embed_batch(self, texts, *, kind="passage"):
         raise RuntimeError("model server gone")
 
-    def rerank(self, query, hits, documents):
+    def rerank(self, query, hits, documents, *, question):
         raise RuntimeError("reranker crashed")
 
 
@@ -42,9 +42,9 @@ class Slow:
         self.inner = inner
         self.release = threading.Event()
 
-    def rerank(self, query, hits, documents):
+    def rerank(self, query, hits, documents, *, question):
         self.release.wait(10)
-        return self.inner.rerank(query, hits, documents)
+        return self.inner.rerank(query, hits, documents, question=question)
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ from dataclasses import replace
 
 from ...model.contracts import AnswerStatus, Claim, Hit, Trust
 from ...model.errors import LLMUnavailableError
-from ...text.questions import SubQuestion, split_subquestions
+from ...text.questions import SubQuestion
 from ..answer import renumber, version_scopes
 from ..composer import Evidence
 from ..outcome import Answer
@@ -135,7 +135,7 @@ class LLMComposer:
         )  # fmt: skip
         number_of = {b.chunk_id: b.number for b in blocks}
         by_facts = bool(evidence.required_fact_ids)
-        subquestions = () if by_facts else split_subquestions(evidence.question)
+        subquestions = () if by_facts else evidence.question.subquestions
         covered: dict[int, tuple[int, ...]] = {}
         for claim in decided.claims:
             if claim.subquestion is not None and not by_facts:
@@ -144,11 +144,11 @@ class LLMComposer:
                     dict.fromkeys((*covered.get(claim.subquestion, ()), *numbers))
                 )
         if by_facts:
-            parts = [Part(evidence.question, tuple(sorted({number_of[c] for c in reserved})))]
+            parts = [Part(evidence.question.text, tuple(sorted({number_of[c] for c in reserved})))]
         else:
             parts = [Part(subquestions[i].text, covered[i]) for i in sorted(covered)]
         missing = [*decided.uncovered_subquestions, *(f"fact {f}" for f in decided.missing_fact_ids)]
-        messages = prompt(evidence.question, blocks, parts, missing)
+        messages = prompt(evidence.question.text, blocks, parts, missing)
         verifier = Verifier(
             blocks={b.number: b for b in blocks},
             subquestions=subquestions,
@@ -250,7 +250,7 @@ class LLMComposer:
             *reasons,
             *(f"unverified:{i}" for i in lost_parts),
             *(f"unverified_fact:{f}" for f in lost_facts),
-            *version_scopes(cited, evidence.documents, evidence.target_version),
+            *version_scopes(cited, evidence.documents, evidence.version),
         )
         outcome = "partly_verified" if dropped or status is not decided.status else "verified"
         answer = replace(

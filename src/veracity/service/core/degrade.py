@@ -46,6 +46,7 @@ from ...pipeline.outcome import Answer
 from ...pipeline.rerank import Reranker
 from ...pipeline.retrieve import Retrieval, RetrievalSettings
 from ...pipeline.trace import Trace
+from ...text.questions import AnalyzedQuestion
 
 __all__ = [
     "UNREACHABLE",
@@ -188,12 +189,26 @@ class GuardedReranker:
         """Let its threads end (a call still running finishes; no new one is taken)."""
         self._pool.shutdown(wait=False, cancel_futures=True)
 
-    def rerank(self, query: object, hits: Sequence[Hit], documents: Mapping[str, Document]) -> list[Hit]:
+    def rerank(
+        self,
+        query: object,
+        hits: Sequence[Hit],
+        documents: Mapping[str, Document],
+        *,
+        question: AnalyzedQuestion,
+    ) -> list[Hit]:
         """The inner order, or the fused order (noting ``rerank_unavailable``)."""
         if not hits:
             return []
         context = contextvars.copy_context()  # the request's context (stored verdicts) goes along
-        future = self._pool.submit(context.run, self.inner.rerank, query, hits, documents)  # type: ignore[arg-type]
+        future = self._pool.submit(
+            context.run,
+            self.inner.rerank,
+            query,
+            hits,
+            documents,
+            question=question,  # type: ignore[arg-type]
+        )
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:
@@ -217,18 +232,16 @@ def lexical_engine(engine: Engine) -> Engine:
     )
 
 
-def denied(
-    question: str, principal: Principal, target_version: str | None, as_of: datetime, reason: str
-) -> Answer:
+def denied(question: str, principal: Principal, version: str | None, as_of: datetime, reason: str) -> Answer:
     """An abstain that says nothing because the catalog could not check anything (``reason``)."""
     roles = tuple(sorted(principal.roles))
-    digest = sha256_hex("\x1f".join((question, principal.tenant, ",".join(roles), target_version or "")))
+    digest = sha256_hex("\x1f".join((question, principal.tenant, ",".join(roles), version or "")))
     reasons = (reason,)
     trace = Trace(
         query_digest=digest,
         tenant=principal.tenant,
         roles=roles,
-        target_version=target_version,
+        target_version=version,
         as_of=as_of.isoformat(),
         status=AnswerStatus.ABSTAIN.value,
         reasons=reasons,

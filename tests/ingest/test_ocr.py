@@ -63,13 +63,13 @@ def test_image_is_read_into_ocr_nodes_with_confidence_box_and_numbers() -> None:
 
 @pytest.mark.parametrize("settings", [RAPID, TESSERACT], ids=["rapidocr", "tesseract"])
 def test_both_engines_read_chinese(settings: OcrSettings) -> None:
-    if settings.engine.value == "tesseract":
+    if settings.engine == "tesseract":
         need_tesseract()
     parsed = parse_bytes(image_bytes(small_image(CHINESE), "JPEG", quality=92), "image", source="a.jpg",
                          ocr=settings)  # fmt: skip
     # exact here (rapidocr-onnxruntime 1.4, Tesseract 5.3); a little slack for other builds
     assert character_error_rate("\n".join(CHINESE), parsed.body) <= 0.1
-    assert parsed.diagnostics.ocr_engine == settings.engine.value
+    assert parsed.diagnostics.ocr_engine == settings.engine
     assert "7" in [n.text for node in parsed.nodes for n in node.ocr_numbers]
 
 

@@ -138,7 +138,7 @@ def test_a_claim_on_a_low_confidence_ocr_number_says_so(
     from veracity.ingest import ocr
 
     settings = OcrSettings()
-    monkeypatch.setitem(ocr._ENGINES, (settings.engine.value, settings.languages, settings.threads),
+    monkeypatch.setitem(ocr._ENGINES, (settings.engine, settings.languages, settings.threads),
                         _DoubtfulEngine())  # fmt: skip
     sources = tmp_path / "sources"
     sources.mkdir()

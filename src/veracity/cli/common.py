@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import click
 
+from ..model.registry import COMPOSERS, EMBEDDERS, Registry
+
 if TYPE_CHECKING:
     from ..catalog.lock import WriterInfo
     from ..pipeline.engine import Engine
@@ -64,9 +66,26 @@ class KnowledgeBaseLocation(click.ParamType):
         return path
 
 
-EMBEDDER_CHOICE: Final = click.Choice(["use", "e5", "fake"])
-"""The names of ``veracity.index.embedders.EMBEDDERS``, written out so that a command's ``--help``
-does not import the embedders (a test keeps the two equal)."""
+class RegistryChoice(click.Choice[str]):
+    """The names of a registry (:mod:`veracity.model.registry`), read when first shown or checked:
+    built-ins and installed plugins, without importing any of them."""
+
+    def __init__(self, registry: Registry, *extra: str) -> None:
+        self.registry, self.extra = registry, extra
+        super().__init__(())
+
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The registry's names, then the extra ones (``none``)."""
+        return (*self.registry.names(), *self.extra)
+
+    @choices.setter
+    def choices(self, _: object) -> None:
+        pass  # click sets them in __init__; they are the registry's
+
+
+EMBEDDER_CHOICE: Final = RegistryChoice(EMBEDDERS)
+"""The embedders' names (``use``, ``e5``, ``fake`` and any a plugin registers)."""
 
 KB_ENV: Final = "VERACITY_KB"
 """Where ``--kb`` is read from when the option is not given."""
@@ -281,7 +300,7 @@ def llm_options(command: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
             "--composer",
-            type=click.Choice(["extractive", "llm"]),
+            type=RegistryChoice(COMPOSERS),
             default=None,
             help="Who writes the claims [default: llm when an endpoint is given or stored].",
         ),

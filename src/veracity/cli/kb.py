@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from ..model.registry import OCR_ENGINES
 from ..text.display import printable
 from .common import (
     CHECK_OPTION,
@@ -21,6 +22,7 @@ from .common import (
     KB_OPTION,
     NO_WAIT_OPTION,
     KnowledgeBaseLocation,
+    RegistryChoice,
     library_errors,
     llm_options,
     print_json,
@@ -92,7 +94,7 @@ __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_comm
 @click.option(
     "--ocr",
     "ocr_engine",
-    type=click.Choice(["rapidocr", "tesseract", "none"]),
+    type=RegistryChoice(OCR_ENGINES, "none"),
     default="rapidocr",
     show_default=True,
     help="OCR engine for scanned PDF pages and images ('ocr' extra); none: never OCR.",
@@ -200,7 +202,7 @@ def ingest_command(
                 metadata_file=metadata_file,
                 limits=limits,
                 follow_symlinks=follow_symlinks,
-                ocr=None if ocr_engine == "none" else OcrSettings(engine=ocr_engine),  # type: ignore[arg-type]
+                ocr=None if ocr_engine == "none" else OcrSettings(engine=ocr_engine),
                 images=images,
                 jobs=jobs,
                 progress=callback,

@@ -111,6 +111,7 @@ def _register_kb_commands() -> None:
     from .lifecycle import LIFECYCLE_COMMANDS
     from .mcp import mcp_command
     from .pg import pg
+    from .plugins import plugins_command
     from .serve import keys, serve_command
     from .settings import settings_command
     from .sync import sync_command
@@ -131,6 +132,7 @@ def _register_kb_commands() -> None:
     main.add_command(sync_command)
     main.add_command(feedback_group)
     main.add_command(settings_command)
+    main.add_command(plugins_command)
     for command in (*LIFECYCLE_COMMANDS, *INDEX_COMMANDS):
         main.add_command(command)
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 
+from ..model import registry
 from ..model.errors import ConfigError, EmbedderMismatchError
 from ..text.tokens import tokenize
 from .dense import Embedder, EmbedKind, FloatMatrix
@@ -223,12 +224,9 @@ class FakeEmbedder:
         return f"FakeEmbedder(dim={self.dim})"
 
 
-EMBEDDERS: Final[dict[str, Callable[[], Embedder]]] = {
-    "use": UniversalSentenceEncoder,
-    "e5": E5SmallEmbedder,
-    "fake": FakeEmbedder,
-}
-"""Embedder factories by name; :func:`make_embedder` is the way in."""
+EMBEDDERS: Final = registry.EMBEDDERS
+"""Embedder factories by name, this module's three and any a plugin registers
+(:mod:`veracity.model.registry`); :func:`make_embedder` is the way in."""
 
 DEFAULT_EMBEDDER: Final = "use"
 """The embedder used when none is named."""
@@ -236,11 +234,8 @@ DEFAULT_EMBEDDER: Final = "use"
 
 def make_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
     """Build the embedder registered as ``name``; ``ConfigError`` lists the valid names."""
-    factory = EMBEDDERS.get(name)
-    if factory is None:
-        valid = ", ".join(sorted(EMBEDDERS))
-        raise ConfigError(f"unknown embedder {name!r}; valid values: {valid}")
-    return factory()
+    embedder: Embedder = EMBEDDERS[name]()
+    return embedder
 
 
 __all__ = [

@@ -22,18 +22,16 @@ from __future__ import annotations
 import os
 import threading
 from dataclasses import dataclass
-from enum import StrEnum
 from typing import Any, Protocol
 
-from ..model.contracts import parse_enum
 from ..model.errors import ConfigError
+from ..model.registry import OCR_ENGINES
 from .errors import MissingExtraError
 from .layout import PageText, Word
 
 __all__ = [
     "DEFAULT_SETTINGS",
     "OcrEngine",
-    "OcrEngineName",
     "OcrSettings",
     "RapidOcrEngine",
     "TesseractEngine",
@@ -42,30 +40,27 @@ __all__ = [
 ]
 
 
-class OcrEngineName(StrEnum):
-    """The OCR engines veracity can drive."""
-
-    RAPIDOCR = "rapidocr"
-    TESSERACT = "tesseract"
-
-
 @dataclass(frozen=True, slots=True)
 class OcrSettings:
     """How scanned pages and images are read.
 
-    ``engine`` names the OCR engine; ``dpi`` is the resolution image-only PDF
+    ``engine`` names the OCR engine (``rapidocr``, ``tesseract`` or one a plugin registers:
+    :data:`veracity.model.registry.OCR_ENGINES`); ``dpi`` is the resolution image-only PDF
     pages are rendered at; ``languages`` are Tesseract's language packs
     (RapidOCR's models read Chinese and English together); ``threads`` caps the
     engine's threads (``None``: the engine's default, every core).
     """
 
-    engine: OcrEngineName = OcrEngineName.RAPIDOCR
+    engine: str = "rapidocr"
     dpi: int = 300
     languages: str = "chi_sim+eng"
     threads: int | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "engine", parse_enum(OcrEngineName, self.engine, what="OCR engine"))
+        if self.engine not in OCR_ENGINES:
+            raise ConfigError(
+                f"unknown OCR engine {self.engine!r}; valid values: {', '.join(sorted(OCR_ENGINES))}"
+            )
         if not 72 <= self.dpi <= 1200:
             raise ConfigError(f"OCR dpi must be between 72 and 1200, got {self.dpi!r}")
         if self.threads is not None and self.threads < 1:
@@ -234,16 +229,23 @@ def ocr_engine(settings: OcrSettings = DEFAULT_SETTINGS, *, source: str = "<ocr>
     engine's package is missing, ``ConfigError`` when Tesseract or a language
     pack is.
     """
-    key = (settings.engine.value, settings.languages, settings.threads)
+    key = (settings.engine, settings.languages, settings.threads)
     with _ENGINES_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            if settings.engine is OcrEngineName.TESSERACT:
-                engine = TesseractEngine(settings.languages, settings.threads, source=source)
-            else:
-                engine = RapidOcrEngine(settings.threads, source=source)
+            engine = OCR_ENGINES[settings.engine](settings, source=source)
             _ENGINES[key] = engine
         return engine
+
+
+def rapidocr_engine(settings: OcrSettings, *, source: str = "<ocr>") -> OcrEngine:
+    """The ``rapidocr`` engine for ``settings`` (its thread cap)."""
+    return RapidOcrEngine(settings.threads, source=source)
+
+
+def tesseract_engine(settings: OcrSettings, *, source: str = "<ocr>") -> OcrEngine:
+    """The ``tesseract`` engine for ``settings`` (its language packs and thread cap)."""
+    return TesseractEngine(settings.languages, settings.threads, source=source)
 
 
 def ocr_page(image: Any, number: int, engine: OcrEngine, *, scale: float = 1.0) -> PageText:

@@ -15,8 +15,11 @@ import re
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
 
+from ..model.registry import PARSERS
 from ..text.normalize import normalize_body
 from ..text.scripts import HAN
 from .errors import (
@@ -40,8 +43,10 @@ __all__ = [
     "DEFAULT_MAX_BYTES",
     "FORMATS",
     "IMAGE_SUFFIXES",
+    "DocumentParser",
     "decode_text",
     "format_of",
+    "known_suffixes",
     "parse_bytes",
     "parse_file",
     "parse_text",
@@ -77,9 +82,7 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t\u3000]*\n")
 def parse_plain_text(text: str, *, source: str = "<text>") -> ParsedSource:
     """Plain text: paragraphs split at blank lines, line breaks and spacing kept."""
     body = normalize_body(text)
-    blocks = [
-        Block(NodeKind.PARAGRAPH, part, collapse=False) for part in _PARAGRAPH_BREAK.split(body)
-    ]
+    blocks = [Block(NodeKind.PARAGRAPH, part, collapse=False) for part in _PARAGRAPH_BREAK.split(body)]
     return assemble(blocks, fmt="text")
 
 
@@ -91,45 +94,95 @@ _TEXT_PARSERS: dict[str, Callable[..., ParsedSource]] = {
 }
 
 
-def _parse_pdf(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+def read_pdf(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+    """A PDF (the ``pdf`` extra, loaded when the first PDF is read)."""
     from .pdf import parse_pdf
 
     return parse_pdf(data, source=source, ocr=ocr, limits=limits)
 
 
-def _parse_docx(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+def read_docx(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+    """A Word document (the ``docx`` extra)."""
     from .docx import parse_docx
 
     return parse_docx(data, source=source, limits=limits)
 
 
-def _parse_image(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+def read_image(data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None) -> ParsedSource:
+    """An image, read by OCR (the ``ocr`` extra)."""
     from .images import parse_image
 
     return parse_image(data, source=source, ocr=ocr, limits=limits)
 
 
 _BINARY_PARSERS: dict[str, Callable[..., ParsedSource]] = {
-    "pdf": _parse_pdf,
-    "docx": _parse_docx,
-    "image": _parse_image,
+    "pdf": read_pdf,
+    "docx": read_docx,
+    "image": read_image,
 }
+
+
+@runtime_checkable
+class DocumentParser(Protocol):
+    """A document format a plugin adds (:data:`veracity.model.registry.PARSERS`, entry point group
+    ``veracity.parsers``, named by the format): the suffixes of its files and how to read them.
+
+    ``parse`` gets the file's bytes within ``limits`` (already checked against ``max_bytes``) and
+    returns its :class:`ParsedSource`; it raises an :class:`IngestError` naming ``source`` for a
+    file it cannot read. What it returns is checked as a built-in parser's is (no text: refused;
+    over ``max_text_chars``: refused).
+    """
+
+    suffixes: tuple[str, ...]
+
+    def parse(
+        self, data: bytes, *, source: str, limits: InputLimits, ocr: OcrSettings | None
+    ) -> ParsedSource:
+        """The parsed document."""
+        ...
+
+
+def _plugin_parsers() -> dict[str, Any]:
+    """The formats plugins add (a built-in format's name is the built-in's): each registered
+    object, or an instance of it when it is a class (made once)."""
+    built_in = {*_TEXT_PARSERS, *_BINARY_PARSERS}
+    return {name: _instance(PARSERS[name]) for name in PARSERS if name not in built_in}
+
+
+@lru_cache(maxsize=64)
+def _instance(registered: Any) -> Any:
+    return registered() if isinstance(registered, type) else registered
+
+
+def known_suffixes() -> dict[str, str]:
+    """Every suffix a parser reads, with its format: :data:`FORMATS`, then the plugins' (a suffix
+    a built-in reads stays the built-in's)."""
+    found = dict(FORMATS)
+    for name, parser in _plugin_parsers().items():
+        for suffix in getattr(parser, "suffixes", ()):
+            found.setdefault(str(suffix).lower(), name)
+    return found
+
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffd]")
 
 
-def _supported() -> str:
-    return ", ".join(sorted(FORMATS))
+def _supported(suffixes: dict[str, str]) -> str:
+    return ", ".join(sorted(suffixes))
 
 
 def format_of(path: Path | str) -> str:
     """The format name for ``path``'s suffix; ``UnsupportedFormatError`` lists the valid ones."""
     suffix = Path(path).suffix.lower()
-    if suffix not in FORMATS:
+    if suffix in FORMATS:
+        return FORMATS[suffix]
+    suffixes = known_suffixes()
+    if suffix not in suffixes:
         what = f"suffix {suffix!r}" if suffix else "no suffix"
         raise UnsupportedFormatError(
-            f"unknown format ({what}); supported suffixes: {_supported()}", path=str(path)
+            f"unknown format ({what}); supported suffixes: {_supported(suffixes)}", path=str(path)
         )
-    return FORMATS[suffix]
+    return suffixes[suffix]
 
 
 def _megabytes(size: int) -> str:
@@ -266,6 +319,9 @@ def parse_bytes(
     """
     started = time.perf_counter()
     binary = _BINARY_PARSERS.get(fmt)
+    if binary is None and fmt not in _TEXT_PARSERS:
+        plugin = _plugin_parsers().get(fmt)
+        binary = plugin.parse if plugin is not None else None
     if binary is not None:
         parsed: ParsedSource = binary(data, source=source, limits=limits, ocr=ocr)
         if not parsed.body:
@@ -277,7 +333,7 @@ def parse_bytes(
         parsed = parse_text(text, fmt, source=source, limits=limits)
         illegal = len(_CONTROL.findall(text))
     else:
-        valid = ", ".join(sorted({*_TEXT_PARSERS, *_BINARY_PARSERS}))
+        valid = ", ".join(sorted({*_TEXT_PARSERS, *_BINARY_PARSERS, *_plugin_parsers()}))
         raise UnsupportedFormatError(f"unknown format {fmt!r}; valid values: {valid}", path=source)
     diagnostics = replace(
         parsed.diagnostics, bytes=len(data), characters=len(parsed.body), illegal_characters=illegal,

@@ -242,7 +242,7 @@ def parse_pdf(
         ocr_pages=len(ocr_read),
         ocr_characters=ocr_chars,
         ocr_confidence=confidence,
-        ocr_engine=ocr.engine.value if ocr_read and ocr is not None else None,
+        ocr_engine=ocr.engine if ocr_read and ocr is not None else None,
         pages_needing_ocr=needing,
         tables=sum(len(page.tables) for page in pages),
         header_footer_lines_removed=removed,

@@ -23,18 +23,22 @@ from typing import TYPE_CHECKING, Any, Final
 import apsw
 
 from ..catalog.settings import delete_setting, get_setting, put_setting
+from ..model import registry
 from ..model.errors import ConfigError
 from ..pipeline.composer import Composer
 
 if TYPE_CHECKING:  # the LLM client loads when a composer is made, not for every extractive ask
     from ..pipeline.llm.client import LLMSettings
 
-__all__ = ["API_KEY_ENV", "COMPOSERS", "LLMOptions", "make_composer", "store_llm", "stored_llm"]
+__all__ = [
+    "API_KEY_ENV", "COMPOSERS", "LLMOptions", "llm_composer", "make_composer", "store_llm", "stored_llm",
+]  # fmt: skip
 
 API_KEY_ENV: Final = "VERACITY_LLM_API_KEY"
 """The default variable holding the LLM endpoint's API key (a knowledge base stores only the
 variable's name, never the key)."""
-COMPOSERS: Final = ("extractive", "llm")
+COMPOSERS: Final = registry.COMPOSERS
+"""Composers by name: ``extractive``, ``llm`` and any a plugin registers (:mod:`veracity.model.registry`)."""
 _SETTING: Final = "llm"
 _STORED_FIELDS: Final = (
     "base_url", "model", "timeout_s", "stream", "context_tokens", "tokenizer", "api_key_env",
@@ -114,8 +118,7 @@ def make_composer(
     """
     stored = dict(stored or {})
     name = options.composer or ("llm" if options.base_url or stored else "extractive")
-    if name not in COMPOSERS:
-        raise ConfigError(f"unknown composer {name!r}; valid: {', '.join(COMPOSERS)}")
+    factory = COMPOSERS[name]  # ConfigError naming the valid ones
     if name == "extractive":
         return None
     given = {
@@ -127,9 +130,14 @@ def make_composer(
         "tokenizer": options.tokenizer,
     }
     values = {**stored, **{k: v for k, v in given.items() if v is not None}}
+    composer: Composer = factory(values, os.environ if environ is None else environ)
+    return composer
+
+
+def llm_composer(values: Mapping[str, Any], environ: Mapping[str, str]) -> Composer:
+    """The ``llm`` composer for the settings ``values`` (endpoint, model, …; the key from ``environ``)."""
     from ..pipeline.llm.client import OpenAIChat
     from ..pipeline.llm.composer import LLMComposer
 
-    settings = _settings(values, os.environ if environ is None else environ)
+    settings = _settings(values, environ)
     return LLMComposer(OpenAIChat(settings), context_tokens=settings.context_tokens)
-

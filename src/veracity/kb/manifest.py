@@ -88,7 +88,11 @@ def embedder_name(embedder: Embedder) -> str | None:
     """The :data:`veracity.index.embedders.EMBEDDERS` name that builds this very model, if any."""
     from ..index.embedders import EMBEDDERS, make_embedder
 
-    for name, factory in EMBEDDERS.items():
+    for name in EMBEDDERS:
+        try:
+            factory = EMBEDDERS[name]
+        except ConfigError:  # a plugin that does not load builds nothing
+            continue
         if isinstance(factory, type) and type(embedder) is factory:
             try:
                 if make_embedder(name).model_id == embedder.model_id:

@@ -1,7 +1,7 @@
 """Which files an ingest reads, what it skips, and where each source came from.
 
 :func:`scan_sources` walks the given files and folders in sorted order. It
-reads files whose suffix a parser knows (:data:`veracity.ingest.parsers.FORMATS`)
+reads files whose suffix a parser knows (:func:`veracity.ingest.parsers.known_suffixes`)
 and the ``tenant.yaml`` of a folder; it never descends into hidden folders
 (``.vitepress``, ``.git``, ``.overrides``…) or ``node_modules``, and counts
 everything else it skipped by suffix, so a summary can say "skipped 12 files:
@@ -31,7 +31,7 @@ import apsw
 
 from ..catalog.sources import record_source_paths
 from ..ingest.metadata import SIDECAR_SUFFIX
-from ..ingest.parsers import FORMATS, IMAGE_SUFFIXES
+from ..ingest.parsers import IMAGE_SUFFIXES, known_suffixes
 from ..ingest.walk import SKIPPED_FOLDERS, walk_folder
 from ..model.errors import NotFoundError
 
@@ -101,6 +101,7 @@ def scan_sources(
     roots: list[str] = []
     links: list[tuple[str, str]] = []
     empty: list[str] = []
+    readable = known_suffixes()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -113,7 +114,7 @@ def scan_sources(
                 empty.append(str(path))
             for relative, file in walk.found:
                 suffix = file.suffix.lower()
-                if suffix in FORMATS and (images or suffix not in IMAGE_SUFFIXES):
+                if suffix in readable and (images or suffix not in IMAGE_SUFFIXES):
                     files.append(SourceFile(relative, file, root))
                 elif file.name == TENANT_FILE:
                     tenant_files.append(file)

@@ -31,6 +31,7 @@ from contextvars import ContextVar
 from dataclasses import replace
 from datetime import datetime
 from enum import StrEnum
+from functools import partial
 from typing import Final
 
 import apsw
@@ -201,14 +202,8 @@ class GuardedReranker:
         if not hits:
             return []
         context = contextvars.copy_context()  # the request's context (stored verdicts) goes along
-        future = self._pool.submit(
-            context.run,
-            self.inner.rerank,
-            query,
-            hits,
-            documents,
-            question=question,  # type: ignore[arg-type]
-        )
+        run = partial(self.inner.rerank, query, hits, documents, question=question)  # type: ignore[arg-type]
+        future = self._pool.submit(context.run, run)
         try:
             return future.result(timeout=self.timeout_s)
         except FutureTimeout:

@@ -50,6 +50,7 @@ from ..model.errors import (
     WriterBusyError,
 )
 from ..pipeline.engine import Engine
+from ..pipeline.retrieve import RetrievalSettings
 from .backends import describe, location_of, open_store
 from .manifest import (
     CATALOG_FILE,
@@ -65,6 +66,7 @@ from .manifest import (
     tokenizer_version,
     write_manifest,
 )
+from .overrides import apply_overrides, stored_overrides
 from .settings import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 from .status import check_file
 from .verdicts import store_verdicts
@@ -151,7 +153,12 @@ def open_kb(
     except BaseException:
         store.close()
         raise
-    kb = Engine(Catalog(store), embedder, backend=index)
+    try:
+        settings = apply_overrides(RetrievalSettings(), stored_overrides(store.connection))
+    except BaseException:
+        store.close()
+        raise
+    kb = Engine(Catalog(store), embedder, backend=index, settings=settings)
     kb.non_official_policies = non_official_policies(store.connection)
     index_part = manifest.get("index", {})
     if (index_part.get("version"), index_part.get("generation")) != read_pointer(store.connection):

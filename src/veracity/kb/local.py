@@ -40,11 +40,13 @@ from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
 from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
+from ..pipeline.retrieve import RetrievalSettings
 from .backends import describe, location_of
 from .browse import document_rows, show_document
 from .composing import store_llm, stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
+from .overrides import apply_overrides, checked_value, store_override, stored_overrides
 from .search import SearchHit, search_hits
 from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
 from .writing import writing
@@ -138,6 +140,28 @@ class LocalKnowledgeBase:
             raise ValidationError("only a knowledge base on disk stores an LLM setting", field="llm")
         with writing(self.engine, "composer"), self.engine.catalog.store.transaction():
             return store_llm(connection, values)
+
+    def overrides(self) -> dict[str, int | float]:
+        """The settings this knowledge base overrides (:mod:`veracity.kb.overrides`), by name."""
+        return stored_overrides(self._connection())
+
+    def set_override(self, name: str, value: object) -> dict[str, int | float]:
+        """Store (``None``: forget) this knowledge base's value of the setting ``name`` and apply
+        it to this engine; returns every override now stored. Checked first (its range, and
+        candidates never fewer than the hits an answer reads)."""
+        connection = self._connection()
+        if connection is None:
+            raise ValidationError("only a knowledge base on disk stores settings", field="settings")
+        with writing(self.engine, "settings"), self.engine.catalog.store.transaction():
+            wanted = stored_overrides(connection)
+            if value is None:
+                wanted.pop(name, None)
+            else:
+                wanted[name] = checked_value(name, value)
+            settings = apply_overrides(RetrievalSettings(), wanted)
+            store_override(connection, name, None if value is None else wanted[name])
+        self.engine.settings = settings
+        return wanted
 
     def ask_defaults(self, tenant: str) -> AskDefaults:
         """What ``ask`` uses for ``tenant`` when the caller gives nothing."""
@@ -361,4 +385,3 @@ def open_local(
     waiting: dict[str, Any] = {"writer_wait": writer_wait, "on_wait": on_wait}
     engine = open_or_create_kb(path, embedder, **waiting) if create else open_kb(path, embedder, **waiting)
     return LocalKnowledgeBase(engine, path)
-

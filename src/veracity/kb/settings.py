@@ -16,6 +16,8 @@ written by :mod:`veracity.catalog.settings`), so they travel with it:
   gives nothing: roles, product version, moment and question. Only a
   ``tenant.yaml`` with a ``defaults:`` block (the bundled demo's) sets them;
   without them ``ask`` uses :data:`DEFAULT_ROLES`, no version filter and now.
+- ``overrides/<name>``: the retrieval settings the knowledge base changes for itself
+  (:mod:`veracity.kb.overrides`).
 """
 
 from __future__ import annotations

@@ -46,7 +46,7 @@ from .function_words import (
 from .language import detect_language
 from .question_surface import QuestionSurface, read_surface
 from .scripts import is_han
-from .sentences import split_sentences
+from .sentences import sentence_texts
 from .tokens import STOPWORDS, surface_tokens, tokenize
 
 
@@ -149,7 +149,7 @@ _ZH_TYPE_NOUN = re.compile(
     r"(?:什么|哪[一两二三四五六七八九十几]?[个位种家座本部条名只项门类所]?|何种|多少|几[个种位名条项]?|第几)"
 )
 
-_SENTENCE = re.compile(r"[^？?。！!；;\n]+[？?。！!；;]?")
+_MARKS: Final = "？?。！!；;"
 _QUESTION_MARK = re.compile(r"[？?]|吗\s*$|呢\s*$|么\s*$")
 _PREMISE_SPLIT = re.compile(r"[,，、:：]")
 
@@ -335,12 +335,8 @@ def split_subquestions(question: str, language: str | None = None) -> tuple[SubQ
     A text with no question sentence is one sub-question as a whole.
     """
     language = language or detect_language(question)
-    sentences = [
-        piece.strip()
-        for start, end in split_sentences(question)
-        for piece in _SENTENCE.findall(question[start:end])
-        if piece.strip()
-    ]
+    # a piece of sentence marks alone ("？？" splits into "？" and "？") asks nothing
+    sentences = [s for s in sentence_texts(question, clauses=True) if s.strip(_MARKS)]
     asked = [s for s in sentences if _QUESTION_MARK.search(s)]
     if not asked:
         asked = [question.strip()]

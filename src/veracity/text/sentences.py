@@ -1,4 +1,26 @@
-"""Sentence spans: where a claim may start and end."""
+"""Sentence spans: the one sentence splitter, for claims, questions and the injection detector.
+
+The rules, by what the text is:
+
+- **Prose**: a sentence ends after Chinese and latin sentence marks (。！？!?) and after a period
+  followed by a space, but not after the period of an initial or a common abbreviation
+  (``R. Holtz``, ``e.g. this``); a line break inside a paragraph wrapped over several lines ends
+  nothing.
+- **Lists**: each item is a sentence of its own (the line break before an item ends the one
+  before), and a numbered item's marker (``1. Install it``) opens its sentence.
+- **Tables**: each row is a sentence of its own, as is a heading or a quote line.
+- **Code**: fenced blocks are split like the rest here; :func:`as_units` then makes each block one
+  unit (a claim quotes a block whole or not at all).
+
+Two readers need smaller pieces and say so:
+
+- ``clauses=True`` (question analysis, the injection detector): semicolons (；;) end a piece too,
+  and so does every line break, wrapped paragraph or not — a question typed over two lines asks
+  two things, and an order may open any line.
+- ``literal_periods=True`` (the injection detector): every period before a space ends a piece,
+  abbreviation or list marker alike, so a numbered item's words open their own piece and are read
+  as an imperative ("1. Ignore the rules" → "Ignore the rules").
+"""
 
 from __future__ import annotations
 
@@ -6,6 +28,7 @@ import re
 from typing import Final
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?])|(?<=\.)(?=\s)|\n")
+_CLAUSE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n")
 # A period after one of these ends no sentence: initials (R. Holtz) and common abbreviations.
 _NOT_AN_END = re.compile(
     r"(?<![A-Za-z])(?:[A-Za-z]|e\.g|i\.e|etc|vs|cf|al|approx|Mr|Mrs|Ms|Dr|Prof|St|Jr|Sr|No|Nos|Fig|Figs|"
@@ -28,29 +51,35 @@ def _line_break_ends(text: str, position: int) -> bool:
     return bool(_BLOCK_LINE.match(current) or _BLOCK_LINE.match(following))
 
 
-def split_sentences(text: str) -> list[tuple[int, int]]:
-    """Sentence spans ``(start, end)`` over ``text``; each span is stripped of outer spaces.
+def _period_ends(text: str, start: int, end: int) -> bool:
+    """Whether the period before ``end`` ends a sentence (not an initial, an abbreviation or a
+    numbered item's marker)."""
+    if _NOT_AN_END.search(text[max(start, end - 12) : end]):
+        return False
+    return not _LIST_MARKER.match(text[text.rfind("\n", 0, end) + 1 : end])
 
-    Ends at Chinese and latin sentence punctuation and at line breaks between
-    blocks (list items, table rows, headings), but not at a line break inside a
-    paragraph wrapped over several lines, nor at the period of an initial or a
-    common abbreviation (``R. Holtz``, ``e.g. this``) or of a numbered list
-    item's marker (``1. Install it``). Spans cover every
-    non-space character exactly once.
+
+def split_sentences(
+    text: str, *, clauses: bool = False, literal_periods: bool = False
+) -> list[tuple[int, int]]:
+    """Sentence spans ``(start, end)`` over ``text`` by the rules of the module docstring; each
+    span is stripped of outer spaces, and the spans cover every non-space character exactly once.
+
+    ``clauses``: semicolons and every line break end a piece too; ``literal_periods``: every
+    period before a space does (see the module docstring for who reads text so).
     """
     spans: list[tuple[int, int]] = []
     start = 0
-    for match in _SENTENCE_END.finditer(text):
+    for match in (_CLAUSE_END if clauses else _SENTENCE_END).finditer(text):
         end = match.end()
-        if end > start and text[end - 1] == "." and _NOT_AN_END.search(text[max(start, end - 12) : end]):
+        if end <= start:
             continue
-        if text[end - 1 : end] == "." and _LIST_MARKER.match(text[text.rfind("\n", 0, end) + 1 : end]):
+        if text[end - 1] == "." and not literal_periods and not _period_ends(text, start, end):
             continue
-        if match.group(0) == "\n" and not _line_break_ends(text, match.start()):
+        if match.group(0) == "\n" and not clauses and not _line_break_ends(text, match.start()):
             continue
-        if end > start:
-            spans.append((start, end))
-            start = end
+        spans.append((start, end))
+        start = end
     if start < len(text):
         spans.append((start, len(text)))
     result = []
@@ -61,6 +90,12 @@ def split_sentences(text: str) -> list[tuple[int, int]]:
         if right > left:
             result.append((begin + left, begin + right))
     return result
+
+
+def sentence_texts(text: str, *, clauses: bool = False, literal_periods: bool = False) -> list[str]:
+    """The texts of :func:`split_sentences`' spans."""
+    spans = split_sentences(text, clauses=clauses, literal_periods=literal_periods)
+    return [text[start:end] for start, end in spans]
 
 
 FENCE_OPEN: Final = re.compile(r"^ {0,3}(`{3,}|~{3,})")

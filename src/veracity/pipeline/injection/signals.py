@@ -30,6 +30,7 @@ from typing import Final
 
 from ...text.reveal import fold_pattern, plain, reveal
 from ...text.scripts import CJK, HAN_RANGES
+from ...text.sentences import sentence_texts
 from .address import MODEL_TURN, USER_TURN, described_model, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
 
@@ -116,7 +117,6 @@ _NEGATION = re.compile(
 )
 # Negation after the verb, where German, Dutch and French put it ("zeigt nie", "ne montre jamais").
 _NEGATION_AFTER = re.compile(r"\w*\W*(?:nie|niemals|nicht|keine?|nooit|niet|jamais|pas|plus|nunca)\b")
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)(?=\s)|\n+")
 # Words that turn a mention of the official source into a contrast: "rather than the official pages".
 _CONTRAST = re.compile(
     r"(?:\bnot|\bnever|n't|rather than|instead of|leave out|ignore|over|than|outdated"
@@ -160,8 +160,10 @@ class Window:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of revealed text (cut after sentence marks and at line breaks)."""
-    return [piece.strip() for piece in _SENTENCE_END.split(text) if piece and piece.strip()]
+    """Pieces of revealed text, each read on its own: cut after every sentence mark and semicolon,
+    every period before a space and every line break (:func:`veracity.text.sentences.split_sentences`
+    with ``clauses`` and ``literal_periods``: an order may open any of them)."""
+    return sentence_texts(text, clauses=True, literal_periods=True)
 
 
 def _families(text: str) -> set[str]:

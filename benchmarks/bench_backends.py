@@ -38,8 +38,8 @@ from bench_hybrid_100k import AS_OF, VERSION, K, hybrid, load, make_queries, sta
 from synthetic_kb import RandomEmbedder, write_corpus
 
 from veracity.index.postgres.search import EXACT_MAX_CHUNKS
+from veracity.ingest.run import ingest_paths
 from veracity.kb.directory import create_kb, open_kb
-from veracity.kb.ingest import ingest_paths
 from veracity.pipeline.engine import Engine
 
 

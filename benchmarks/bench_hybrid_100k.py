@@ -52,7 +52,7 @@ from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
-from veracity.kb.ingest import ingest_paths
+from veracity.ingest.run import ingest_paths
 from veracity.model.contracts import Principal, Query
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.fusion import reciprocal_rank_fusion

@@ -4,7 +4,7 @@ For each format (markdown, text, html, pdf, docx) the script writes ``--files``
 Chinese + English documents (a title, two sections of a few paragraphs, one
 table where the format has tables: Markdown, HTML, DOCX) with governance
 metadata, then ingests that format's folder into its own fresh knowledge base
-with :func:`veracity.kb.ingest.ingest_paths` and prints one row per format.
+with :func:`veracity.ingest.run.ingest_paths` and prints one row per format.
 
 Metadata: Markdown front matter, HTML ``<meta name="veracity:FIELD">`` tags,
 and for text, PDF and DOCX a ``NAME.meta.yaml`` sidecar per file
@@ -54,8 +54,8 @@ import yaml
 
 from veracity.index.dense import Embedder
 from veracity.index.embedders import FakeEmbedder, make_embedder
+from veracity.ingest.run import IngestReport, ingest_paths
 from veracity.kb.directory import create_kb
-from veracity.kb.ingest import IngestReport, ingest_paths
 from veracity.testing.pdf_builder import PdfLine, build_pdf
 
 FORMATS = ("markdown", "text", "html", "pdf", "docx")

@@ -4,8 +4,8 @@ Pages are A4 images rendered with Noto Sans CJK SC (:mod:`veracity.testing.page_
 English product-documentation prose and the Chinese paragraphs of the Starship
 demo, with their numbers, versions, amounts and percentages, at ``--dpi``
 (300 by default) and 11 pt. Each engine reads each page through veracity's
-own path (:func:`veracity.ingest.ocr.ocr_page`, then lines in reading order,
-:mod:`veracity.ingest.layout`); the character error rate is the Levenshtein
+own path (:func:`veracity.parse.ocr.ocr_page`, then lines in reading order,
+:mod:`veracity.parse.layout`); the character error rate is the Levenshtein
 distance to the known text over the reference length, after NFKC (full-width
 and half-width forms compare equal) with whitespace removed. Speed: the
 process is pinned to one CPU, RapidOCR runs one ONNX thread and Tesseract
@@ -26,8 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from veracity.ingest.layout import group_lines, reading_order
-from veracity.ingest.ocr import OcrSettings, ocr_engine, ocr_page
+from veracity.parse.layout import group_lines, reading_order
+from veracity.parse.ocr import OcrSettings, ocr_engine, ocr_page
 from veracity.testing.page_images import character_error_rate, chinese_lines, english_lines, render_page
 
 LINES_PER_PAGE = 36

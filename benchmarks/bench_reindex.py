@@ -32,8 +32,8 @@ from synthetic_kb import RandomEmbedder, write_corpus
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import switch_to
+from veracity.ingest.run import ingest_paths
 from veracity.kb.directory import create_kb, open_kb
-from veracity.kb.ingest import ingest_paths
 from veracity.kb.reindex import rebuild, rollback
 from veracity.text.tokens import tokenize
 

@@ -18,11 +18,12 @@ PACKAGE_ROOT = Path(veracity.__file__).parent
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("model", "_version"),
     ("text",),
-    ("ingest",),
+    ("parse",),
     ("fixtures",),
     ("catalog",),
     ("index", "reader", "guard"),
     ("pipeline",),
+    ("ingest",),
     ("kb",),
     ("sync",),
     ("evaluate",),

@@ -6,8 +6,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from veracity.catalog.store import Store
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Chunk, ChunkKind, Document, sha256_hex
+from veracity.parse.documents import make_document
 
 MakeStore = Callable[[], Store]
 """A factory that opens the store under test (see ``StoreContract``)."""

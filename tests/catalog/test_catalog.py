@@ -11,9 +11,9 @@ import pytest
 from veracity.catalog.catalog import Catalog, Resolution
 from veracity.catalog.memory import InMemoryStore
 from veracity.catalog.sqlite import SQLiteStore
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Chunk, ChunkKind, Document, ExclusionReason, Principal, Status
 from veracity.model.errors import NotFoundError, StaleWriteError, ValidationError, VersionRangeError
+from veracity.parse.documents import make_document
 
 R = ExclusionReason
 NOW = datetime(2025, 3, 1, tzinfo=UTC)

@@ -14,10 +14,10 @@ import pytest
 
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import SearchBackend
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Chunk, Document, Trust
 from veracity.model.errors import EmbedderMismatchError
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 from veracity.text.tokens import tokenize
 
 Items = list[tuple[Document, tuple[Chunk, ...]]]

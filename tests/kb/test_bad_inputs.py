@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from veracity.index.embedders import make_embedder
-from veracity.ingest.limits import InputLimits
 from veracity.kb.local import open_local
+from veracity.parse.limits import InputLimits
 from veracity.testing.bad_inputs import CASES, GOOD_FILES, BadSizes, write_case
 from veracity.text.display import printable
 

@@ -14,8 +14,8 @@ import pytest
 from tests.kb.tables import is_postgres, tables_of
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.versioned import index_for
+from veracity.ingest.run import ingest_paths
 from veracity.kb.directory import create_kb, open_kb, read_manifest
-from veracity.kb.ingest import ingest_paths
 
 SCRIPT = """
 import sys
@@ -25,7 +25,7 @@ from tests.kb.tables import is_postgres, tables_of
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.versioned import index_for
 from veracity.kb.directory import open_or_create_kb, write_manifest
-from veracity.kb.ingest import ingest_paths
+from veracity.ingest.run import ingest_paths
 kb = open_or_create_kb(sys.argv[1], FakeEmbedder())
 print("started", flush=True)
 ingest_paths(kb, [sys.argv[2]], tenant="acme", roles=["public"])

@@ -5,10 +5,10 @@ from __future__ import annotations
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.demo import demo_catalog
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.documents import make_document, metadata_of
 from veracity.kb.directory import init_demo_kb, open_kb
 from veracity.kb.events import ChangeEvent, EventOutcome, apply_events, kb_hooks
 from veracity.model.contracts import Document, Status
+from veracity.parse.documents import make_document, metadata_of
 
 SOURCE = "faq-3.2-sso"
 

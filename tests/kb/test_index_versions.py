@@ -10,13 +10,13 @@ from veracity.index.embedders import FakeEmbedder
 from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import get_version, list_versions, read_pointer
 from veracity.index.versioned import index_for
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.kb.directory import open_kb, read_manifest
 from veracity.kb.lifecycle import change_status, delete, status_report
 from veracity.kb.reindex import publish, rebuild, rollback
 from veracity.model.contracts import Status
 from veracity.model.errors import EmbedderMismatchError, IndexVerificationError, SearchIndexError
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 
 
 class DriftingEmbedder(FakeEmbedder):

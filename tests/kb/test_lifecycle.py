@@ -57,8 +57,8 @@ def test_deleted_document_is_gone_from_every_table_and_every_query(demo_kb_at, a
 
 def test_ingestion_ledger_records_states_and_quarantine(tmp_path, kb_backend, request) -> None:
     from veracity.catalog.ledger import history
+    from veracity.ingest.run import ingest_paths
     from veracity.kb.directory import create_kb
-    from veracity.kb.ingest import ingest_paths
 
     docs = tmp_path / "docs"
     docs.mkdir()

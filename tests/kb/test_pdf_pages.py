@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from veracity.index.embedders import FakeEmbedder
+from veracity.ingest.run import ingest_paths
 from veracity.kb.directory import create_kb, open_kb
-from veracity.kb.ingest import ingest_paths
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.render import answer_dict, answer_text
 from veracity.testing.pdf_builder import write_pdf

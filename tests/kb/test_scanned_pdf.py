@@ -13,8 +13,8 @@ from click.testing import CliRunner
 from veracity.catalog.ledger import history
 from veracity.cli.main import main
 from veracity.index.embedders import FakeEmbedder
+from veracity.ingest.run import ingest_paths
 from veracity.kb.directory import create_kb, open_kb
-from veracity.kb.ingest import ingest_paths
 from veracity.kb.status import folder_status
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.render import answer_dict, answer_text
@@ -22,8 +22,8 @@ from veracity.pipeline.render import answer_dict, answer_text
 pytest.importorskip("pdfplumber", reason="PDF parsing needs the 'pdf' extra")
 pytest.importorskip("rapidocr_onnxruntime", reason="OCR needs the 'ocr' extra")
 
-from veracity.ingest.layout import Word
-from veracity.ingest.ocr import OcrSettings
+from veracity.parse.layout import Word
+from veracity.parse.ocr import OcrSettings
 from veracity.testing.page_images import find_cjk_font, image_bytes, render_page
 from veracity.testing.pdf_builder import write_pdf
 
@@ -135,7 +135,7 @@ class _DoubtfulEngine:
 def test_a_claim_on_a_low_confidence_ocr_number_says_so(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from veracity.ingest import ocr
+    from veracity.parse import ocr
 
     settings = OcrSettings()
     monkeypatch.setitem(ocr._ENGINES, (settings.engine, settings.languages, settings.threads),

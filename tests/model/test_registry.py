@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from veracity.ingest import parsers
 from veracity.model.errors import ConfigError
 from veracity.model.registry import COMPOSERS, EMBEDDERS, OCR_ENGINES, PARSERS
+from veracity.parse import parsers
 
 PLUGIN_MODULE = '''
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.nodes import Block, NodeKind, assemble
+from veracity.parse.nodes import Block, NodeKind, assemble
 from veracity.pipeline.composer import ExtractiveComposer
 
 
@@ -112,7 +112,7 @@ def test_a_plugin_embedder_is_built_by_name_and_offered_on_the_command_line(plug
 
 
 def test_a_plugin_format_is_read_by_suffix_and_found_in_folders(plugin: Path, tmp_path: Path) -> None:
-    from veracity.kb.sources import scan_sources
+    from veracity.ingest.sources import scan_sources
 
     folder = tmp_path / "docs"
     folder.mkdir()
@@ -135,7 +135,7 @@ def test_a_plugin_composer_gets_the_settings(plugin: Path) -> None:
 
 def test_a_plugin_that_does_not_load_is_named_where_it_is_used(plugin: Path) -> None:
     from veracity.cli.main import main
-    from veracity.ingest.ocr import OcrSettings, ocr_engine
+    from veracity.parse.ocr import OcrSettings, ocr_engine
 
     settings = OcrSettings(engine="broken")  # a registered name
     with pytest.raises(

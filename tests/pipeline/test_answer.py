@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.ingest.chunking import chunk_document
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import AnswerStatus, Citation, Claim, Hit, Scores
 from veracity.model.errors import CitationError
+from veracity.parse.chunking import chunk_document
+from veracity.parse.documents import make_document
 from veracity.pipeline.answer import compose, verify_claims
 from veracity.pipeline.evidence import build_packet
 from veracity.text.questions import analyze_question

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Hit, Scores
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 from veracity.pipeline.evidence import build_packet
 
 BODY = (

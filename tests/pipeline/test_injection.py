@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from veracity.bench.injection.corpus import corpus_digest, generate, select
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Trust
 from veracity.model.errors import ConfigError
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 from veracity.pipeline.injection import (
     DetectorModel,
     default_model,

@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from veracity.ingest.chunking import chunk_document
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Hit, Principal, Query, Scores
+from veracity.parse.chunking import chunk_document
+from veracity.parse.documents import make_document
 from veracity.pipeline.rerank import ExplainableReranker, FusionOrderReranker, Reranker
 from veracity.pipeline.reread import ChooserReranker, passage_beliefs, reread_scores
 from veracity.testing.fakes import FakeChooser

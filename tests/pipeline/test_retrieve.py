@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from veracity.index.lexical import TermStatistics
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Principal
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 from veracity.pipeline.engine import Answer, Engine
 from veracity.pipeline.render import answer_dict
 from veracity.pipeline.trace import Audience

@@ -7,11 +7,11 @@ import json
 import pytest
 
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
-from veracity.ingest.site_markup import clean_site_markup
 from veracity.model.contracts import Hit, Scores
 from veracity.model.errors import ConfigError
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
+from veracity.parse.site_markup import clean_site_markup
 from veracity.pipeline.decision import (
     DECISION_FEATURES,
     MODEL_FILES,

@@ -7,8 +7,8 @@ import pytest
 
 from veracity.fixtures import fixture_documents, tenant_config
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Principal, Trust
+from veracity.parse.documents import make_document
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.retrieve import trust_pools
 

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from veracity.index.embedders import FakeEmbedder
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ValidationError
-from veracity.pipeline.decision import NON_OFFICIAL_RELATED
+from veracity.model.governance import NON_OFFICIAL_RELATED
+from veracity.parse.documents import make_document
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.render import answer_text
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from veracity.ingest.errors import IngestError
+from veracity.parse.errors import IngestError
 from veracity.sync.config import load_sources, parse_sources
 from veracity.sync.run import selected
 

@@ -35,10 +35,10 @@ from typing import Any
 from ..catalog.catalog import Catalog
 from ..evaluate.scoring import composition_scores, composition_summary
 from ..index.dense import Embedder
-from ..ingest.chunking import chunk_for_index
-from ..ingest.documents import make_document
 from ..kb.directory import create_kb, open_kb, tokenizer_version
 from ..model.contracts import AnswerStatus, Document, Principal
+from ..parse.chunking import chunk_for_index
+from ..parse.documents import make_document
 from ..pipeline.composer import Composer
 from ..pipeline.engine import Answer, Engine
 from ..pipeline.retrieve import Retrieval

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ..ingest.chunking import chunk_for_index
 from ..model.contracts import Document
+from ..parse.chunking import chunk_for_index
 from .catalog import Catalog
 from .sqlite import SQLiteStore
 

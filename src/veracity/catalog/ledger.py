@@ -8,7 +8,7 @@ with a reason. Later lifecycle changes append ``withdrawn``, ``retired`` or
 also blanks its ids in earlier rows (its name leaves the file with its text).
 A ``parsed`` step (and the ``failed`` step of a file that parsed to no text)
 carries the file's parse diagnostics as a JSON object
-(:class:`~veracity.ingest.diagnostics.ParseDiagnostics`): pages, OCR,
+(:class:`~veracity.parse.diagnostics.ParseDiagnostics`): pages, OCR,
 tables, header and footer lines removed, illegal characters, time, bytes.
 A failed file also gets a quarantine row (replaced when it fails again,
 removed when it later succeeds), so nothing rejected is silently forgotten.

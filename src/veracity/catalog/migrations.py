@@ -332,8 +332,8 @@ MIGRATIONS: tuple[Migration, ...] = (
             BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
         """,
     ),
-    # Layout and OCR on chunks (veracity.ingest.pages), and what parsing each file found
-    # (veracity.ingest.diagnostics) on its ledger step. NULL for chunks and steps stored before.
+    # Layout and OCR on chunks (veracity.parse.pages), and what parsing each file found
+    # (veracity.parse.diagnostics) on its ledger step. NULL for chunks and steps stored before.
     Migration(
         "0015_chunk_layout",
         """

@@ -1,6 +1,6 @@
 """The ``kb_settings`` table: a knowledge base's own settings, one JSON value per key.
 
-What the keys mean lives with their users (:mod:`veracity.kb.settings` for the
+What the keys mean lives with their users (:mod:`veracity.catalog.defaults` for the
 default tenant, ask defaults and non-official policies; :mod:`veracity.kb.composing`
 for the language model). The SQL is portable: it runs as written on a SQLite
 connection and through :class:`~veracity.catalog.postgres.connection.PgConnection`.

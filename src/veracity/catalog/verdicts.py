@@ -1,7 +1,7 @@
 """The injection detector's verdicts kept in a SQL catalog: one implementation for SQLite and PostgreSQL.
 
 Ingest judges every text a non-official source may put in front of the model
-(:mod:`veracity.kb.verdicts`) and the catalog keeps its signals under
+(:mod:`veracity.ingest.verdicts`) and the catalog keeps its signals under
 :func:`~veracity.pipeline.injection.verdict_key` (a digest of the detector, the
 headings and the text, never the text), so an ask reads them
 (:func:`~veracity.pipeline.injection.stored_verdicts`) instead of judging again.

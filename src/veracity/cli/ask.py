@@ -35,9 +35,9 @@ DEMO_NOTICE = "answering from the built-in Starship demo (use --kb DIR to ask yo
 
 def _open(kb_dir: Path | None, embedder: str | None) -> Any:
     """The knowledge base in ``kb_dir``, else the demo with the demo's ask defaults."""
+    from ..catalog.defaults import AskDefaults
     from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
     from ..kb.local import LocalKnowledgeBase, open_local
-    from ..kb.settings import AskDefaults
     from ..pipeline.engine import Engine
 
     if kb_dir is not None:

@@ -168,8 +168,8 @@ def chunk_command(
 
     Operator view.
     """
-    from ..ingest.chunking import HARD_LIMIT_FACTOR, chunk_document
     from ..kb.browse import find_document
+    from ..parse.chunking import HARD_LIMIT_FACTOR, chunk_document
     from ..pipeline.render import chunk_dict
 
     with library_errors(), _catalog(kb_dir) as (catalog, _):

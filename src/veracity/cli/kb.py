@@ -2,7 +2,7 @@
 ``veracity composer`` (the stored LLM setting).
 
 Registered on the ``veracity`` group by :mod:`veracity.cli.main`. Thin: parse,
-call :mod:`veracity.kb.directory` / :mod:`veracity.kb.ingest`, print a summary.
+call :mod:`veracity.kb.directory` / :mod:`veracity.ingest.run`, print a summary.
 """
 
 from __future__ import annotations
@@ -169,11 +169,11 @@ def ingest_command(
     with --no-wait it exits with status 3 instead.
     """
     from ..index.embedders import make_embedder
-    from ..ingest.limits import InputLimits
-    from ..ingest.ocr import OcrSettings
+    from ..ingest.run import ingest_paths
+    from ..ingest.writing import writing
     from ..kb.directory import check_file, open_or_create_kb, write_manifest
-    from ..kb.ingest import ingest_paths
-    from ..kb.writing import writing
+    from ..parse.limits import InputLimits
+    from ..parse.ocr import OcrSettings
 
     if tenant is not None and not tenant.strip():
         raise click.BadParameter("the tenant is empty; give a name or leave it out", param_hint="--tenant")

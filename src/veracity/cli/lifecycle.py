@@ -133,7 +133,7 @@ def _source_lines(sources: list[dict[str, Any]]) -> list[str]:
 
 def _parsing_lines(parsing: dict[str, Any]) -> list[str]:
     """Totals over every file, then one line per file whose pages were OCR'd or gave no text."""
-    from ..ingest.diagnostics import ParseDiagnostics
+    from ..parse.diagnostics import ParseDiagnostics
 
     totals = parsing["totals"]
     if not totals["files"]:

@@ -47,7 +47,7 @@ def _names(names: Any) -> str:
 
 
 def _skipped_lines(report: Any) -> list[str]:
-    from ..ingest.parsers import IMAGE_SUFFIXES  # loaded already by the ingest that made the report
+    from ..parse.parsers import IMAGE_SUFFIXES  # loaded already by the ingest that made the report
 
     lines = []
     scan = report.scan
@@ -75,7 +75,7 @@ def _skipped_lines(report: Any) -> list[str]:
 
 
 def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
-    """What ``report`` (an :class:`~veracity.kb.ingest.IngestReport`) says, one finding per line."""
+    """What ``report`` (an :class:`~veracity.ingest.run.IngestReport`) says, one finding per line."""
     index = report.index
     reused = f" (reused {index.reused_chunks})" if index.reused_chunks else ""
     lines = [
@@ -98,7 +98,7 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
     if pruned.deleted:
         lines.append(f"  pruned (file gone), deleted {len(pruned.deleted)}: {_names(pruned.deleted)}")
     if report.oversize_chunks:
-        from ..ingest.chunking import CHUNK_SIZE
+        from ..parse.chunking import CHUNK_SIZE
 
         lines.append(
             f"  {report.oversize_chunks} chunks are over twice the {CHUNK_SIZE}-character budget "

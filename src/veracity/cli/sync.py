@@ -106,8 +106,8 @@ def sync_command(
     last sync and error. Exit status 1 when a source failed or a file was rejected.
     """
     from ..index.embedders import make_embedder
+    from ..ingest.writing import writing
     from ..kb.directory import open_or_create_kb, write_manifest
-    from ..kb.writing import writing
     from ..sync.config import load_sources
     from ..sync.run import sync_sources
 

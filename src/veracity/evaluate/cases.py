@@ -18,9 +18,9 @@ from datetime import datetime
 from typing import Any
 
 from ..fixtures import TenantConfig
-from ..ingest.documents import parse_moment
 from ..model.contracts import AnswerStatus, Principal, parse_enum
 from ..model.errors import ConfigError, ValidationError
+from ..parse.documents import parse_moment
 
 MODES = ("conformance", "failure_probe")
 

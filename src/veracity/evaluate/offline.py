@@ -9,10 +9,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..catalog.catalog import Catalog
-from ..ingest.chunking import Strategy, block_spans, chunk_document, fact_chunk_map
-from ..ingest.documents import make_document, metadata_of
 from ..model.contracts import ChunkKind, Citation, Claim, Document, Visibility
 from ..model.governance import eligibility
+from ..parse.chunking import Strategy, block_spans, chunk_document, fact_chunk_map
+from ..parse.documents import make_document, metadata_of
 from .scoring import citation_scores
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ V0_FIXED_ANSWER = "可以继续使用 SAML；成员数超过上限时，多出�
 
 def publish_edited_revision(catalog: Catalog, document: Document) -> Document:
     """Publish the next revision of ``document`` with one sentence added (old one retired)."""
-    from ..ingest.chunking import chunk_for_index
+    from ..parse.chunking import chunk_for_index
 
     metadata = {**metadata_of(document), "revision": str(int(document.revision) + 1)}
     edited = make_document(metadata, document.body + "\n\n本文已更新。")

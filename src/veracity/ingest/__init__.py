@@ -1,11 +1,14 @@
-"""From files to validated documents and their chunks.
+"""Ingest: what a knowledge base reads and how it stores it — scan the sources (files, folders,
+their ``tenant.yaml``), load each file (parse, chunk, judge for injection), write the documents
+and their index in batches, honour tombstones, prune what left a folder.
 
-- :mod:`.parsers` dispatches by format to :mod:`.markdown`, :mod:`.html`,
-  :mod:`.pdf`, :mod:`.docx` (and plain text), all producing :mod:`.nodes`;
-- :mod:`.front_matter` and :mod:`.metadata`: governance metadata from front
-  matter, sidecars or a mapping file; :mod:`.documents`: identity and validation;
-- :mod:`.chunking`: fixed, structural and contextual chunkers; :mod:`.pages`:
-  PDF pages onto chunks;
-- :mod:`.batch` loads many files with per-file rejection; :mod:`.ledger`
-  records each file's way; :mod:`.errors`: per-file ingest errors.
+- :mod:`.run`: :func:`~.run.ingest_paths`, the whole ingest, and its report;
+- :mod:`.sources`: which files, what is skipped; :mod:`.loading`: one file to documents and
+  chunks (in worker processes); :mod:`.file_parts`: writing them, with revisions and tombstones;
+- :mod:`.tenants`: tenants, roles and ask defaults from ``tenant.yaml``; :mod:`.prune` and
+  :mod:`.removal`: withdrawing or deleting what left a folder; :mod:`.verdicts`: injection
+  verdicts judged as text enters; :mod:`.writing`: the writer lock held across a whole write.
+
+Parsing one file is :mod:`veracity.parse`; the knowledge base's API (:mod:`veracity.kb`) calls
+this package.
 """

@@ -1,7 +1,7 @@
 """Looking at the documents of a knowledge base: rows for ``docs list``, details for ``docs show``.
 
 Pure views over a :class:`~veracity.catalog.catalog.Catalog` and the source
-paths the knowledge base remembers (:func:`veracity.kb.sources.source_paths`;
+paths the knowledge base remembers (:func:`veracity.ingest.sources.source_paths`;
 the in-memory demo has none). A document is found by source id or 64-hex
 document id, within one tenant when one is given (source ids are per tenant).
 """

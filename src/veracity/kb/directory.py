@@ -16,7 +16,7 @@ the database is the truth, and the manifest is rewritten when it lags.
 
 :func:`open_kb` is instant: nothing is re-embedded. Opening with an embedder
 whose model differs from the manifest's raises ``EmbedderMismatchError``.
-Ingesting Markdown lives in :mod:`veracity.kb.ingest`.
+Ingesting Markdown lives in :mod:`veracity.ingest.run`.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..catalog.catalog import Catalog
+from ..catalog.defaults import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 from ..catalog.demo import demo_catalog
 from ..catalog.faults import storage_faults
 from ..catalog.lock import OnWait, Wait, hold_writer, lock_path
@@ -42,6 +43,7 @@ from ..index.sqlite.versions import (
     set_embedder,
 )
 from ..index.versioned import index_for
+from ..ingest.verdicts import store_verdicts
 from ..model.errors import (
     ConfigError,
     EmbedderMismatchError,
@@ -67,9 +69,7 @@ from .manifest import (
     write_manifest,
 )
 from .overrides import apply_overrides, stored_overrides
-from .settings import AskDefaults, non_official_policies, set_ask_defaults, set_default_tenant
 from .status import check_file
-from .verdicts import store_verdicts
 
 __all__ = [
     "CATALOG_FILE",

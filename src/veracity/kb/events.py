@@ -132,7 +132,7 @@ def kb_hooks(kb: Engine, folder: str | os.PathLike[str]) -> tuple[StatusHook, Re
     rewrites the manifest; use as ``apply_events(kb.catalog, events,
     on_status=status, on_revise=revise)``.
     """
-    from ..ingest.chunking import chunk_for_index
+    from ..parse.chunking import chunk_for_index
     from .directory import write_manifest
     from .lifecycle import change_status
 
@@ -231,7 +231,7 @@ def _default_status(catalog: Catalog) -> StatusHook:
 
 
 def _default_revise(catalog: Catalog) -> ReviseHook:
-    from ..ingest.chunking import chunk_for_index
+    from ..parse.chunking import chunk_for_index
 
     def revise(old_document_id: str, document: Document, expected: int) -> int:
         catalog.new_revision(old_document_id, document, chunk_for_index(document), expected)

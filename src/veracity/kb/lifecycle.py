@@ -17,20 +17,14 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..catalog.erase import erase_freed_storage
-from ..catalog.ledger import Ledger, forget_document, source_of
-from ..catalog.sources import forget_source
-from ..catalog.store import DatabaseStore
-from ..catalog.tombstones import add_tombstone
-from ..index.versioned import VersionedIndex
-from ..model.contracts import Document, Status
+from ..ingest.removal import delete_documents, erase_freed_pages, parts, record
+from ..ingest.writing import writing
+from ..model.contracts import Status
 from ..model.errors import ConfigError
 from ..pipeline.engine import Engine
 from .backends import location_of
 from .directory import read_manifest, write_manifest
 from .status import status_of_store
-from .verdicts import forget_verdicts
-from .writing import writing
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +38,6 @@ class Change:
     chunks_removed: int = 0
 
 
-def _parts(kb: Engine) -> tuple[DatabaseStore, VersionedIndex]:
-    store, index = kb.catalog.store, kb.snapshot
-    if not isinstance(store, DatabaseStore) or not isinstance(index, VersionedIndex):
-        raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
-    return store, index
-
-
 def change_status(
     kb: Engine,
     folder: str | os.PathLike[str],
@@ -62,7 +49,7 @@ def change_status(
     """Withdraw or retire a document in the catalog and the index together."""
     if status not in (Status.WITHDRAWN, Status.RETIRED):
         raise ConfigError(f"status must be withdrawn or retired, got {status.value!r}")
-    store, index = _parts(kb)
+    store, index = parts(kb)
     with writing(kb, "withdraw" if status is Status.WITHDRAWN else "retire"):
         document = kb.catalog.document(id_or_source_id)
         with store.transaction():
@@ -70,48 +57,10 @@ def change_status(
                 revision = kb.catalog.withdraw(document.document_id, expected_revision)
             else:
                 revision = kb.catalog.retire(document.document_id, expected_revision)
-            _record(store, document, status.value, "by request")
+            record(store, document, status.value, "by request")
             index.sync(kb.catalog, kb.embedder)
         write_manifest(folder, kb)
     return Change(status.value, document.source_id, document.document_id, revision)
-
-
-def _record(store: DatabaseStore, document: Document, state: str, reason: str, *, ids: bool = True) -> None:
-    """Append ``state`` for the file ``document`` was ingested from, if the ledger knows it."""
-    source = source_of(store.connection, document.document_id)
-    if source is not None:
-        source_id, document_id = (document.source_id, document.document_id) if ids else (None, None)
-        ledger = Ledger(store.connection)
-        ledger.step(source, state, reason=reason, source_id=source_id, document_id=document_id)
-
-
-def delete_documents(kb: Engine, documents: list[Document], *, tombstone: bool, reason: str) -> int:
-    """Delete documents from the catalog and every index version in one transaction; chunks removed.
-
-    The ledger's rows lose the documents' ids and get a ``deleted`` step; with
-    ``tombstone``, a later ingest of the same source skips it. Call
-    :func:`erase_freed_pages` afterwards so the bytes leave the file.
-    """
-    store, index = _parts(kb)
-    with store.transaction():
-        removed = index.remove([d.document_id for d in documents])
-        for document in documents:
-            _record(store, document, "deleted", reason, ids=False)
-            forget_document(store.connection, document.document_id)
-            forget_verdicts(store, document, kb.catalog.chunks(document.document_id))
-            store.delete_document(document.document_id)
-            if tombstone:
-                add_tombstone(store.connection, document)
-            if not store.find_documents(source_id=document.source_id, tenant=document.tenant):
-                forget_source(store.connection, document.tenant, document.source_id)
-    return removed
-
-
-def erase_freed_pages(kb: Engine) -> None:
-    """Rewrite the file so deleted documents' text and ids are gone from disk, not only from queries."""
-    store, _ = _parts(kb)
-    with writing(kb, "delete"):
-        erase_freed_storage(store.connection, store.path)
 
 
 def delete(kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
@@ -129,5 +78,5 @@ def delete(kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str) -> 
 
 def status_report(kb: Engine, folder: str | os.PathLike[str]) -> dict[str, Any]:
     """Counts per tenant and status, index counts and the manifest summary (see :mod:`veracity.kb.status`)."""
-    store, _ = _parts(kb)
+    store, _ = parts(kb)
     return status_of_store(store, read_manifest(location_of(folder)))

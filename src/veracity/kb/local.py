@@ -5,7 +5,7 @@ creates it when it holds none. :class:`LocalKnowledgeBase` wraps the engine
 (:class:`~veracity.pipeline.engine.Engine`, whose positional ``ask``
 stays as it is) with the knowledge base's own defaults:
 
-- ``tenant=None``: its default tenant (:mod:`veracity.kb.settings`);
+- ``tenant=None``: its default tenant (:mod:`veracity.catalog.defaults`);
 - ``roles``: ``("public",)`` unless given;
 - ``version=None``: no version filter (every product version), unless the
   tenant recorded a default version (the bundled demo does); ``"all"``: no
@@ -28,16 +28,18 @@ from datetime import UTC, date, datetime, time, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
+from ..catalog.defaults import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
 from ..catalog.lock import OnWait, Wait
 from ..catalog.scope import acting_for
 from ..catalog.sources import source_paths
 from ..catalog.state import tenants_in_use
 from ..catalog.store import DatabaseStore
 from ..index.dense import Embedder
-from ..ingest.documents import parse_moment
-from ..ingest.limits import DEFAULT_LIMITS, InputLimits
+from ..ingest.writing import writing
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
+from ..parse.documents import parse_moment
+from ..parse.limits import DEFAULT_LIMITS, InputLimits
 from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
 from ..pipeline.retrieve import RetrievalSettings
@@ -48,11 +50,9 @@ from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
 from .overrides import apply_overrides, checked_value, store_override, stored_overrides
 from .search import SearchHit, search_hits
-from .settings import DEFAULT_ROLES, AskDefaults, ask_defaults, default_tenant
-from .writing import writing
 
 if TYPE_CHECKING:  # the ingest machinery (parsers, markdown, yaml) loads when ingesting, not to ask
-    from .ingest import IngestReport, Progress
+    from ..ingest.run import IngestReport, Progress
 
 __all__ = ["LocalKnowledgeBase", "open_local", "parse_as_of"]
 
@@ -331,10 +331,10 @@ class LocalKnowledgeBase:
         follow_symlinks: bool = False,
         jobs: int | None = None,
     ) -> IngestReport:
-        """Ingest files and folders (see :func:`veracity.kb.ingest.ingest_paths`); rewrites the manifest."""
+        """Ingest files and folders (see :func:`veracity.ingest.run.ingest_paths`); rewrites the manifest."""
         if self.path is None:
             raise ValidationError("this knowledge base lives in memory; open a directory to ingest into")
-        from .ingest import ingest_paths
+        from ..ingest.run import ingest_paths
 
         listed = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
         with writing(self.engine, "ingest"):

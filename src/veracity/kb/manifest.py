@@ -55,7 +55,7 @@ FORMAT_VERSION: Final = 1
 
 def chunker_name() -> str:
     """The chunker that cut the indexed chunks, with its budget and veracity's version."""
-    from ..ingest.chunking import CHUNK_SIZE
+    from ..parse.chunking import CHUNK_SIZE
 
     return f"contextual-structural/size={CHUNK_SIZE}@veracity-{__version__}"
 

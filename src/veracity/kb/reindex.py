@@ -49,6 +49,8 @@ from ..index.sqlite.versions import (
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, read_vector_model
 from ..index.versioned import VersionedIndex, index_for
+from ..ingest.verdicts import judge_missing
+from ..ingest.writing import writing
 from ..model.errors import ConfigError, IndexVerificationError, SearchIndexError
 from ..pipeline.engine import Engine
 from .directory import (
@@ -59,8 +61,6 @@ from .directory import (
     tokenizer_version,
     write_manifest,
 )
-from .verdicts import judge_missing
-from .writing import writing
 
 __all__ = [
     "KEEP_PREVIOUS",

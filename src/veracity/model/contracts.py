@@ -154,7 +154,7 @@ class FactAnnotation:
 class Document:
     """One revision of one source document, with its governance metadata.
 
-    Build through :func:`veracity.ingest.documents.make_document`, which validates and
+    Build through :func:`veracity.parse.documents.make_document`, which validates and
     computes ``document_id`` and ``content_digest``.
 
     ``extra_metadata`` holds the source's metadata keys that are not governance

@@ -12,10 +12,20 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Final
 
 from .contracts import Document, Eligibility, ExclusionReason, Principal, Status, Visibility
 from .errors import ValidationError
 from .versions import in_range
+
+NON_OFFICIAL_MARKED: Final = "marked"
+"""A non-official (community) source may answer a sub-question no official source covers; its
+claim is marked as such. Untrusted sources never answer."""
+NON_OFFICIAL_RELATED: Final = "related"
+"""Non-official sources never answer; what they cover is only cited as related."""
+NON_OFFICIAL_POLICIES: Final = (NON_OFFICIAL_MARKED, NON_OFFICIAL_RELATED)
+"""The policies a tenant may choose for its non-official sources (``non_official:`` in its
+``tenant.yaml``)."""
 
 HIDDEN_REASONS = frozenset({ExclusionReason.TENANT, ExclusionReason.ROLE})
 """Reasons the trace counts without naming the document (another tenant's, a role's)."""

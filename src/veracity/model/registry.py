@@ -142,27 +142,27 @@ PARSERS = Registry(
     "parsers",
     "parser",
     {
-        "markdown": "veracity.ingest.markdown:parse_markdown",
-        "rst": "veracity.ingest.rst:parse_rst",
-        "text": "veracity.ingest.parsers:parse_plain_text",
-        "html": "veracity.ingest.html:parse_html",
-        "pdf": "veracity.ingest.parsers:read_pdf",
-        "docx": "veracity.ingest.parsers:read_docx",
-        "image": "veracity.ingest.parsers:read_image",
+        "markdown": "veracity.parse.markdown:parse_markdown",
+        "rst": "veracity.parse.rst:parse_rst",
+        "text": "veracity.parse.parsers:parse_plain_text",
+        "html": "veracity.parse.html:parse_html",
+        "pdf": "veracity.parse.parsers:read_pdf",
+        "docx": "veracity.parse.parsers:read_docx",
+        "image": "veracity.parse.parsers:read_image",
     },
 )
-"""Document formats by name. A plugin's object is a ``veracity.ingest.parsers.DocumentParser`` (or
+"""Document formats by name. A plugin's object is a ``veracity.parse.parsers.DocumentParser`` (or
 a class of one, made once): the file suffixes it reads and ``parse(data, source=..., limits=...,
 ocr=...)`` returning a ``ParsedSource``. The built-ins are listed for their names;
-``veracity.ingest.parsers`` reads them itself (a test keeps its tables and these names equal)."""
+``veracity.parse.parsers`` reads them itself (a test keeps its tables and these names equal)."""
 
 OCR_ENGINES = Registry(
     "ocr",
     "OCR engine",
     {
-        "rapidocr": "veracity.ingest.ocr:rapidocr_engine",
-        "tesseract": "veracity.ingest.ocr:tesseract_engine",
+        "rapidocr": "veracity.parse.ocr:rapidocr_engine",
+        "tesseract": "veracity.parse.ocr:tesseract_engine",
     },
 )
-"""OCR engines: a callable taking ``(settings, source=...)`` (a ``veracity.ingest.ocr.OcrSettings``:
-languages, threads) and returning a ``veracity.ingest.ocr.OcrEngine``."""
+"""OCR engines: a callable taking ``(settings, source=...)`` (a ``veracity.parse.ocr.OcrSettings``:
+languages, threads) and returning a ``veracity.parse.ocr.OcrEngine``."""

@@ -21,10 +21,10 @@ from dataclasses import dataclass, field, replace
 
 from ..model.contracts import AnswerStatus, Citation, Claim, Document, Hit, Trust
 from ..model.errors import CitationError
+from ..model.governance import NON_OFFICIAL_MARKED
 from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import split_sentences
 from .decision import (
-    NON_OFFICIAL_MARKED,
     AnswerInputs,
     Decision,
     decide,

@@ -40,6 +40,7 @@ import numpy.typing as npt
 from ..index.embedders import DEFAULT_EMBEDDER
 from ..model.contracts import Document, Hit, Trust
 from ..model.errors import ConfigError
+from ..model.governance import NON_OFFICIAL_MARKED
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
 from .choice import rechoose
@@ -303,14 +304,6 @@ def decision_features(
     if "reader" in features:  # the sentence reader read it (a model with a choice stage)
         found["reader"] = features["reader"]
     return found
-
-
-NON_OFFICIAL_MARKED: Final = "marked"
-"""A non-official (community) source may answer a sub-question no official source covers; its
-claim is marked as such. Untrusted sources never answer."""
-NON_OFFICIAL_RELATED: Final = "related"
-"""Non-official sources never answer; what they cover is only cited as related."""
-NON_OFFICIAL_POLICIES: Final = (NON_OFFICIAL_MARKED, NON_OFFICIAL_RELATED)
 
 
 @dataclass(frozen=True, slots=True)

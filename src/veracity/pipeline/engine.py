@@ -22,12 +22,13 @@ from ..index.dense import Embedder
 from ..index.snapshot import IndexSnapshot, SearchBackend
 from ..model.contracts import Document, Principal, Query
 from ..model.errors import IdentityError
+from ..model.governance import NON_OFFICIAL_MARKED
 from ..reader.choice import ChoiceModel
 from ..reader.model import ReadingModel
 from .answer import compose, verify_claims
 from .choice import TimedChoice
 from .composer import Composer, evidence_of
-from .decision import NON_OFFICIAL_MARKED, AnswerInputs, AnswerModel, chooser_of, model_for_embedder
+from .decision import AnswerInputs, AnswerModel, chooser_of, model_for_embedder
 from .injection import stored_verdicts
 from .ocr_flags import flag_ocr_numbers
 from .outcome import Answer

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from ..ingest.structure import NUMBER
 from ..model.contracts import Citation, Claim
+from ..parse.structure import NUMBER
 
 __all__ = ["LOW_OCR_CONFIDENCE", "flag_ocr_numbers"]
 
@@ -31,7 +31,7 @@ def flag_ocr_numbers(
     """``claims`` with ``ocr_uncertain`` set to the low-confidence OCR numbers each one states.
 
     A number counts when it occurs in the claim's text (as a whole number,
-    :data:`~veracity.ingest.structure.NUMBER`) and one of the claim's cited
+    :data:`~veracity.parse.structure.NUMBER`) and one of the claim's cited
     chunks has it among its OCR numbers with a confidence below ``threshold``.
     Claims without such a number come back unchanged.
     """

@@ -6,8 +6,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from ..ingest.documents import metadata_of
 from ..model.contracts import Chunk, Citation, Claim, Document, PageBox
+from ..parse.documents import metadata_of
 from .trace import Audience
 
 if TYPE_CHECKING:  # only annotations: rendering a document needs no engine (fast `veracity docs`)

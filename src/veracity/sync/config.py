@@ -42,9 +42,9 @@ from typing import Any, Final
 
 import yaml
 
-from ..ingest.errors import IngestError
-from ..ingest.yaml_text import load_yaml
 from ..model.contracts import Status, Trust, Visibility, sha256_hex
+from ..parse.errors import IngestError
+from ..parse.yaml_text import load_yaml
 
 __all__ = [
     "DEFAULT_SOURCES_FILE",

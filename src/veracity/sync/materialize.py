@@ -18,7 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from ..kb.sources import scan_sources
+from ..ingest.sources import scan_sources
 from .config import SourceSpec
 from .git import GitError, list_tree, mirror, resolve_commit, write_blobs
 

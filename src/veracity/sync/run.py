@@ -4,8 +4,8 @@ Per source (:mod:`veracity.sync.materialize` gives its files and their fingerpri
 
 1. each file's fingerprint is combined with its sidecar's and the source's governance, and
    compared with the one remembered from the last sync (:mod:`veracity.catalog.syncs`);
-2. the files whose fingerprint changed are ingested (:func:`veracity.kb.ingest.ingest_paths`
-   with a :class:`~veracity.kb.ingest.Selection`): new and changed files become documents or
+2. the files whose fingerprint changed are ingested (:func:`veracity.ingest.run.ingest_paths`
+   with a :class:`~veracity.ingest.run.Selection`): new and changed files become documents or
    revisions; unchanged files are neither parsed nor embedded;
 3. documents whose files left the source are withdrawn (or, with ``on_remove: delete``,
    deleted) through the ingest's prune;
@@ -28,10 +28,10 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..catalog.syncs import SyncSourceRow, read_sync_files, record_sync_run, write_sync_files
-from ..ingest.metadata import MetadataMap
-from ..kb.ingest import IngestReport, Selection, ingest_paths
+from ..ingest.run import IngestReport, Selection, ingest_paths
 from ..model.contracts import sha256_hex
 from ..model.errors import ValidationError
+from ..parse.metadata import MetadataMap
 from ..pipeline.engine import Engine
 from .config import SourceSpec
 from .materialize import Materialized, SourceError, materialize

@@ -19,10 +19,10 @@ from veracity.catalog.demo import demo_catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.snapshot import FiltersEligibility, IndexSnapshot
 from veracity.index.sqlite.search import SQLiteSearchIndex
-from veracity.ingest.chunking import chunk_for_index
-from veracity.ingest.documents import make_document
 from veracity.model.contracts import Document, Principal, Query
 from veracity.model.governance import eligible_documents
+from veracity.parse.chunking import chunk_for_index
+from veracity.parse.documents import make_document
 from veracity.pipeline.retrieve import eligible_set
 
 ROLES = ["public", "support", "security", "maintainer"]

@@ -20,8 +20,8 @@ from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
 from veracity.index.sqlite.verify import verify_version
 from veracity.index.sqlite.versions import begin_version
-from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import Principal
+from veracity.parse.chunking import chunk_for_index
 from veracity.pipeline.engine import Engine
 
 SENTENCE = "紫色长颈鹿在周二下午校准了量子风车 purple-giraffe-7731"

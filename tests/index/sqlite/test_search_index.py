@@ -17,10 +17,10 @@ from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.fts import fts_table_name
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.vectors import fetch_vectors, load_partition
-from veracity.ingest.chunking import chunk_for_index
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ConfigError, SearchIndexError
 from veracity.model.governance import eligibility
+from veracity.parse.chunking import chunk_for_index
 from veracity.pipeline.engine import Engine
 from veracity.text.tokens import tokenize
 

@@ -42,9 +42,9 @@ from urllib.parse import quote
 
 import yaml
 
-from ...ingest.chunking import chunk_for_index
-from ...ingest.documents import make_document
 from ...model.contracts import Chunk, Document
+from ...parse.chunking import chunk_for_index
+from ...parse.documents import make_document
 
 SPLITS: Final = ("tune", "test", "blind", "unread")
 # every template file of a label, in the order their samples are generated

@@ -32,10 +32,10 @@ from typing import Any, Final
 
 import yaml
 
-from ...ingest.batch import load_sources
-from ...ingest.chunking import chunk_for_index
-from ...ingest.metadata import GovernanceDefaults
 from ...model.contracts import Chunk, Document
+from ...parse.batch import load_sources
+from ...parse.chunking import chunk_for_index
+from ...parse.metadata import GovernanceDefaults
 from ...pipeline.injection.signals import Window, windows
 
 DOCS_WINDOWS_FILE: Final = Path(__file__).with_name("docs_windows.json")

@@ -20,7 +20,7 @@ from typing import Any
 from ...fixtures import STARSHIP, fixture_documents, tenant_config
 from ...index.dense import Embedder
 from ...model.contracts import Principal
-from ...pipeline.decision import NON_OFFICIAL_MARKED
+from ...model.governance import NON_OFFICIAL_MARKED
 from ...pipeline.engine import Answer, Engine
 from ...pipeline.injection import default_model, hold_back
 from .corpus import Sample, generate, labeled_chunks, select, slot_values

@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from ...catalog.catalog import Resolution
+from ...catalog.defaults import ask_defaults
 from ...catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
 from ...catalog.postgres.replay import replay_fence
 from ...catalog.scope import acting_for
@@ -70,7 +71,6 @@ from ...kb.explain import explain as explain_answer
 from ...kb.keys import ApiKey, authenticate
 from ...kb.local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from ...kb.reindex import rebuild
-from ...kb.settings import ask_defaults
 from ...model.contracts import Citation, Principal
 from ...model.errors import ForbiddenError, NotFoundError, ValidationError
 from ...pipeline.engine import answer_step

@@ -22,9 +22,9 @@ from typing import Any, Final
 
 import yaml
 
+from ...ingest.run import IngestReport
 from ...kb.backends import UPLOADS, uploads_folder
 from ...kb.browse import find_document
-from ...kb.ingest import IngestReport
 from ...kb.lifecycle import change_status, delete, status_report
 from ...kb.local import LocalKnowledgeBase
 from ...model.contracts import Status

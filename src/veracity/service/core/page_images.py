@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Final
 
 from ...catalog.catalog import Catalog
-from ...ingest.parsers import IMAGE_SUFFIXES
 from ...model.contracts import Principal, Status
 from ...model.errors import NotFoundError, ValidationError
+from ...parse.parsers import IMAGE_SUFFIXES
 from .visible import visible_document
 
 __all__ = ["MAX_WIDTH_PX", "page_png"]

@@ -1,0 +1,277 @@
+"""Deciding and writing a part of files (``FILES_PER_PART``) for :mod:`veracity.ingest.run`.
+
+A part's files are decided from the catalog as it was before the part (one
+read of their sources' documents and one of their tombstones), then written
+together: the new documents in one ``put_documents``, the source paths,
+tombstones, verdicts and ledger rows each in one statement. A file that is
+rejected writes nothing but its ledger steps.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..catalog.bulk import documents_by_source
+from ..catalog.ledger import Ledger
+from ..catalog.store import NewDocument
+from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
+from ..index.ahead import AheadTokens
+from ..model.contracts import Document, Status
+from ..model.errors import StorageError, VeracityError
+from ..parse.chunking import oversize_chunks
+from ..parse.diagnostics import ParseDiagnostics
+from ..parse.documents import next_revision, same_but_revision, with_revision
+from ..parse.limits import InputLimits, over_limit
+from ..pipeline.engine import Engine
+from .loading import Loaded, SourceLoader, chunks_of
+from .sources import SourceFile, record_sources
+from .verdicts import store_many_verdicts
+
+__all__ = ["NoLedger", "Outcome", "Plan", "Rejected", "Run", "Skipped", "parts", "write_part"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened to one file."""
+
+    kind: str  # added | revised | unchanged | skipped | restored
+    source_id: str
+    document_id: str = ""
+    document: Document | None = None
+    chunks: int = 0
+    oversize: int = 0
+    reason: str = ""
+
+
+@dataclass
+class Run:
+    """The settings of one ingest, shared by every file."""
+
+    kb: Engine
+    options: dict[str, Any]
+    ledger: Ledger | NoLedger
+    restore: bool
+    seconds: dict[str, float]
+    loader: SourceLoader
+    connection: Any = None
+    """The catalog's connection (``None``: a store without one keeps no sources or tombstones)."""
+    tokens: AheadTokens = field(default_factory=AheadTokens)
+    """Index tokens the parse workers computed for the chunks written (the index sync takes them)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file left out on purpose when it was loaded (a page template; no text)."""
+
+    reason: str
+
+
+Rejected = (VeracityError, OSError, UnicodeDecodeError)
+"""What rejects one file (a ``StorageError`` is the disk, not the file: it stops the ingest)."""
+
+
+def parts(
+    loaded: Sequence[tuple[SourceFile, Loaded | Skipped | Exception]],
+) -> Iterator[list[tuple[SourceFile, Loaded | Skipped | Exception]]]:
+    """``loaded`` in consecutive parts in which no source id comes twice: a part's files are
+    decided from what the catalog held before it, so each part is read and written at once."""
+    part: list[tuple[SourceFile, Loaded | Skipped | Exception]] = []
+    seen: set[str] = set()
+    for file, result in loaded:
+        source_id = result[0].source_id if isinstance(result, tuple) else None
+        if source_id is not None and source_id in seen:
+            yield part
+            part, seen = [], set()
+        part.append((file, result))
+        if source_id is not None:
+            seen.add(source_id)
+    if part:
+        yield part
+
+
+@dataclass
+class Plan:
+    """What one file comes to: its ledger steps, its outcome (or why it is rejected), its writes."""
+
+    file: SourceFile
+    steps: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    outcome: Outcome | None = None
+    failure: Exception | None = None
+    put: NewDocument | None = None
+    judged: Any = None
+    tokens: tuple[str | None, ...] | None = None
+    """The put's chunks' index tokens, computed by a parse worker (``None``: none)."""
+    source: tuple[str, str] | None = None
+    """``(tenant, source_id)`` to record in ``source_files``."""
+    untomb: bool = False
+    restore: str | None = None
+
+    def step(self, state: str, **details: Any) -> None:
+        self.steps.append((state, details))
+
+    def skip(self, name: str, reason: str) -> None:
+        self.step("skipped", reason=reason)
+        self.outcome = Outcome("skipped", name, reason=reason)
+
+    def fail(self, exc: Exception) -> None:
+        """Rejected: nothing of the file is written, and the ledger says why (the steps it had
+        reached are dropped, as the file's rollback dropped them)."""
+        self.failure, self.outcome, self.put = exc, None, None
+        self.source, self.untomb, self.restore = None, False, None
+        found = getattr(exc, "diagnostics", None)  # a file that parsed to no text says what it found
+        diagnostics = found.as_dict() if isinstance(found, ParseDiagnostics) else None
+        self.steps = [self.steps[0], ("failed", {"reason": str(exc), "diagnostics": diagnostics})]
+
+
+def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exception]]) -> list[Plan]:
+    """Decide and write the files of one part (see :func:`parts`), in order.
+
+    One read of the documents of the part's sources and one of their tombstones; each file
+    decided from those (:func:`_plan`); then the new documents in one
+    :meth:`~veracity.catalog.store.Store.put_documents` (a file whose put is refused is
+    rejected), the source paths, tombstones, verdicts and ledger rows each in one statement.
+    """
+    store = run.kb.catalog.store
+    connection = run.connection
+    documents = [result[0] for _, result in part if isinstance(result, tuple)]
+    by_source = documents_by_source(store, [document.source_id for document in documents])
+    tombstones: dict[tuple[str, str], Tombstone] = {}
+    if connection is not None:
+        tombstones = find_tombstones(connection, [(d.tenant, d.source_id) for d in documents])
+    plans = [_plan(run, file, result, by_source, tombstones) for file, result in part]
+    puts = [(plan, plan.put) for plan in plans if plan.put is not None]
+    for (plan, put), error in zip(puts, store.put_documents([put for _, put in puts]), strict=True):
+        if error is not None:
+            plan.fail(error)
+        elif plan.tokens is not None:
+            run.tokens.keep(put.chunks, plan.tokens)
+    if connection is not None:
+        sources = [(plan.source, plan) for plan in plans if plan.source is not None]
+        record_sources(connection, [(*source, plan.file) for source, plan in sources])
+        remove_tombstones(connection, [source for source, plan in sources if plan.untomb])
+    for plan in plans:
+        if plan.restore is not None:
+            store.set_status(plan.restore, Status.ACTIVE, store.catalog_revision(plan.restore))
+    start = time.perf_counter()
+    try:
+        stored = [(plan.put, plan.judged) for plan in plans if plan.put is not None]
+        store_many_verdicts(store, [(put.document, put.chunks, judged) for put, judged in stored])
+    finally:
+        run.seconds["verdicts"] += time.perf_counter() - start
+    for plan in plans:
+        for state, details in plan.steps:
+            run.ledger.step(plan.file.source, state, **details)
+    return plans
+
+
+def _plan(
+    run: Run,
+    file: SourceFile,
+    loaded: Loaded | Skipped | Exception,
+    by_source: dict[str, list[Document]],
+    tombstones: dict[tuple[str, str], Tombstone],
+) -> Plan:
+    """What ``file`` comes to, decided from the catalog as it was before its part."""
+    plan = Plan(file)
+    plan.step("discovered")
+    if isinstance(loaded, Skipped):
+        plan.skip(file.source, loaded.reason)
+        return plan
+    try:
+        if isinstance(loaded, Exception):
+            raise loaded
+        _decide(run, plan, loaded, by_source, tombstones)
+    except StorageError:
+        raise
+    except Rejected as exc:
+        plan.fail(exc)
+    return plan
+
+
+def _decide(
+    run: Run,
+    plan: Plan,
+    loaded: Loaded,
+    by_source: dict[str, list[Document]],
+    tombstones: dict[tuple[str, str], Tombstone],
+) -> None:
+    """Fill in ``plan`` for a loaded file; raises if it is rejected."""
+    document, parsed, cut, judged, tokens = loaded
+    ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
+    plan.step("parsed", diagnostics=parsed.diagnostics.as_dict(), **ids)
+    revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
+    if run.connection is not None:
+        tombstone = tombstones.get((document.tenant, document.source_id))
+        if tombstone is not None and not run.restore:
+            same = tombstone.content_digest == document.content_digest
+            changed = "" if same else "; its content changed since"
+            reason = f"deleted earlier ({tombstone.deleted_at}), skipped{changed}; --restore ingests it again"
+            plan.skip(document.source_id, reason)
+            return
+        plan.untomb = tombstone is not None
+        plan.source = (document.tenant, document.source_id)
+    if "revision" in document.defaulted_fields:
+        document = _numbered(document, revisions)
+        ids["document_id"] = document.document_id
+    stored = next((d for d in revisions if d.document_id == document.document_id), None)
+    if stored is not None:
+        plan.step("unchanged", **ids)
+        if (
+            run.restore
+            and stored.status is Status.WITHDRAWN
+            and not any(d.status is Status.ACTIVE for d in revisions)
+        ):
+            plan.restore = stored.document_id
+            plan.outcome = Outcome("restored", document.source_id, document.document_id)
+        else:
+            plan.outcome = Outcome("unchanged", document.source_id, document.document_id)
+        return
+    start = time.perf_counter()
+    try:
+        chunks = chunks_of(document, parsed, cut)
+    finally:
+        run.seconds["chunk"] += time.perf_counter() - start
+    limits: InputLimits = run.options["limits"]
+    if len(chunks) > limits.max_chunks:
+        raise over_limit(plan.file.source, "the document makes {value} chunks", len(chunks), "max_chunks",
+                         limits.max_chunks)  # fmt: skip
+    plan.step("chunked", **ids)
+    previous = [d for d in revisions if d.status is Status.ACTIVE]
+    plan.put = NewDocument(document, chunks, replaces=previous[-1].document_id if previous else None)
+    plan.judged = judged
+    plan.tokens = tokens if chunks is cut else None  # computed on the worker's own chunks only
+    kind = "revised" if previous else "added"
+    oversize = oversize_chunks(chunks)
+    plan.outcome = Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
+
+
+def _numbered(document: Document, revisions: Sequence[Document]) -> Document:
+    """The latest stored revision when nothing changed, else the next number (see the module docstring)."""
+    if revisions and same_but_revision(revisions[-1], document):
+        return revisions[-1]
+    return with_revision(document, next_revision(revisions))
+
+
+class NoLedger:
+    """Stands in for the ledger on a catalog that has none (not SQLite)."""
+
+    def step(self, source: str, state: str, **_: Any) -> None:
+        """Record nothing."""
+
+    def steps(self, states: Any, sources: Any) -> None:
+        """Record nothing."""
+
+    def held(self) -> AbstractContextManager[None]:
+        """Hold nothing."""
+        return nullcontext()
+
+    def mark(self) -> int:
+        """Nothing held."""
+        return 0
+
+    def discard(self, mark: int) -> None:
+        """Nothing to forget."""

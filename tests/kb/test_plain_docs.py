@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.ingest.test_site_markup import leaks
+from tests.parse.test_site_markup import leaks
 from veracity.cli.main import main
 from veracity.index.embedders import FakeEmbedder
 from veracity.kb.directory import open_kb

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ingest.conftest import check_parsed
+from tests.parse.conftest import check_parsed
 from veracity.parse.parsers import parse_file
 from veracity.parse.rst import parse_rst, rst_to_markdown
 

@@ -29,7 +29,7 @@ from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import as_units, split_sentences
 from ..text.tokens import is_cjk_term
 from .decision import Decision, evidence_terms
-from .rerank import Reranker
+from .rerank import Reranker, ranked
 from .sentences import Candidate, code_in, is_fragment, labels_of, table_headers
 
 READ_PASSAGES: Final = 4
@@ -74,8 +74,8 @@ def read(
     evidence order)."""
     chosen = list(hits[:READ_PASSAGES])
     readings = reader.read(sub.text, [(subject_of(h, documents), h.chunk.text) for h in chosen])
-    ranked = sorted(range(len(chosen)), key=lambda i: (-readings[i].score, i))
-    return [(chosen[i], readings[i]) for i in ranked]
+    order = sorted(range(len(chosen)), key=lambda i: (-readings[i].score, i))
+    return [(chosen[i], readings[i]) for i in order]
 
 
 def reader_decide(
@@ -154,5 +154,4 @@ class ReaderReranker:
             parts = (*hit.scores.rerank_parts, ("reader", round(belief, 6)))
             total = (hit.scores.rerank or 0.0) + READER_WEIGHT * belief
             scored.append(replace(hit, scores=replace(hit.scores, rerank=total, rerank_parts=parts)))
-        scored.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
-        return [replace(hit, rank=rank) for rank, hit in enumerate(scored, start=1)]
+        return ranked(scored)

@@ -49,6 +49,13 @@ class Reranker(Protocol):
         ...
 
 
+def ranked(hits: Sequence[Hit]) -> list[Hit]:
+    """``hits`` by rerank score, best first, ties by chunk id, ranked 1..n (what every reranker
+    returns, and what the trust pools' reranked hits are merged into)."""
+    ordered = sorted(hits, key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
+    return [replace(hit, rank=rank) for rank, hit in enumerate(ordered, start=1)]
+
+
 @dataclass(frozen=True, slots=True)
 class RerankWeights:
     """Weights of the explainable reranker's parts (``instruction`` is subtracted)."""
@@ -147,8 +154,7 @@ class ExplainableReranker:
             )
             scores = replace(hit.scores, rerank=score, rerank_parts=tuple(sorted(parts.items())))
             scored.append(replace(hit, scores=scores))
-        scored.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
-        return [replace(hit, rank=rank) for rank, hit in enumerate(scored, start=1)]
+        return ranked(scored)
 
 
 class FusionOrderReranker:

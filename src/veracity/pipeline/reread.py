@@ -21,6 +21,7 @@ from ..reader.head import logistic
 from ..text.questions import AnalyzedQuestion
 from ..text.sentences import split_sentences
 from .reading import subject_of
+from .rerank import ranked
 
 if TYPE_CHECKING:
     from ..reader.choice import ChoiceModel
@@ -86,5 +87,4 @@ class ChooserReranker:
             if position < len(beliefs):
                 parts = (*parts, ("reader", round(beliefs[position], 6)))
             scored.append(replace(hit, scores=replace(hit.scores, rerank=score, rerank_parts=parts)))
-        scored.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
-        return [replace(hit, rank=rank) for rank, hit in enumerate(scored, start=1)]
+        return ranked(scored)

@@ -34,7 +34,7 @@ from ..text.questions import AnalyzedQuestion, analyze_question
 from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
 from .injection import prefetch_verdicts
-from .rerank import Reranker
+from .rerank import Reranker, ranked
 from .sentences import TermWeights
 from .trace import Trace
 
@@ -198,8 +198,7 @@ def run(
                 if documents[h.chunk.document_id].trust is not Trust.OFFICIAL
             )
             reranked.extend(reranker.rerank(query, hits, documents, question=question))
-    reranked.sort(key=lambda h: (-(h.scores.rerank or 0.0), h.chunk.chunk_id))
-    reranked = [replace(hit, rank=rank) for rank, hit in enumerate(reranked, start=1)]
+    reranked = ranked(reranked)
     with clock.stage("term_statistics"):
         # the most trusted pool's statistics: what other tiers contain never reweighs the question
         terms = list(question.terms)

@@ -14,7 +14,7 @@ what serving needs, and every HTTP route is one call to it:
   ranked permitted chunks;
 - **documents** as the caller may see them (:mod:`veracity.service.core.visible`);
   operator actions on the caller's tenant (:mod:`veracity.service.core.operate`);
-- **health**: :meth:`Gateway.readiness`.
+- **health**: :meth:`Gateway.readiness` (:mod:`veracity.service.core.health`).
 
 Every read for a caller runs inside :func:`~veracity.catalog.scope.acting_for`
 the key's tenant: on PostgreSQL with a reader role (``VERACITY_READER_URL``)
@@ -62,9 +62,6 @@ from ...catalog.scope import acting_for
 from ...catalog.sources import source_file, source_path
 from ...catalog.store import DatabaseStore
 from ...index.embedders import make_embedder
-from ...index.sqlite.verify import verify_version
-from ...index.sqlite.versions import get_version
-from ...index.versioned import VersionedIndex
 from ...kb.backends import open_store, uploads_folder
 from ...kb.composing import LLMOptions, make_composer
 from ...kb.explain import explain as explain_answer
@@ -92,6 +89,7 @@ from .degrade import (
     retrieve_or_degrade,
 )
 from .flight import SingleFlight
+from .health import IndexHealth
 from .operate import change_document, tenant_status, upload_files
 from .page_images import page_png
 from .rate_limits import RateLimit, RateLimiter
@@ -172,7 +170,7 @@ class Gateway:
         self._lock = threading.RLock()
         self._flight: SingleFlight[tuple[Answer, tuple[Degradation, ...]]] = SingleFlight()
         self.sessions = SessionPool(self._open_session, max(1, self.settings.answer_sessions))
-        self._verified: dict[int, tuple[bool, str]] = {}
+        self.health = IndexHealth(kb, self.side, self.embedder, self._lock)
 
     def _open_session(self) -> AnswerSession:
         """Another engine on the same knowledge base, with this gateway's embedder and composer."""
@@ -470,7 +468,7 @@ class Gateway:
         assert self.kb.path is not None
         with self._lock:
             report = rebuild(self.kb.engine, self.kb.path, embedder=self.embedder.inner)
-            self._verified[report.version] = (report.verification.passed, "verified by reindex")
+            self.health.record(report.version, report.verification.passed, "verified by reindex")
         return {
             "version": report.version,
             "published": report.published,
@@ -481,61 +479,10 @@ class Gateway:
 
     # -- health -------------------------------------------------------------------
 
-    def _index(self) -> VersionedIndex:
-        index = self.kb.engine.snapshot
-        assert isinstance(index, VersionedIndex)
-        return index
-
     def check_index(self, *, verify: bool = True) -> tuple[bool, str]:
-        """Whether the published index version passed verification: as recorded when it was
-        published, else (``verify``) by verifying it now; the verdict is kept per version."""
-        version = catalog_state(self.side).index_version
-        if version in self._verified:
-            return self._verified[version]
-        with self.side.read():
-            manifest = get_version(self.side.connection, version).manifest or {}
-        if (manifest.get("verification") or {}).get("passed"):
-            self._verified[version] = (True, "verified when published")
-        elif verify:
-            with self._lock:
-                index = self._index()
-                result = verify_version(index, self.kb.engine.catalog, self.embedder.inner)
-                detail = "; ".join(result.failures()) or "verified when the service started"
-                self._verified[index.version] = (result.passed, detail)
-                version = index.version
-        else:
-            return False, f"version {version} has not been verified"
-        return self._verified[version]
+        """Whether the published index version passed verification (:meth:`IndexHealth.check_index`)."""
+        return self.health.check_index(verify=verify)
 
     def readiness(self, *, detail: bool = True) -> dict[str, Any]:
-        """``ready`` when the catalog answers, the published index version is verified and the
-        read replica (``--read-url``), when there is one, answers.
-
-        ``detail=False`` (what an unauthenticated probe gets) keeps only each check's ``ok``.
-        """
-        checks: dict[str, Any] = {}
-        try:
-            state = catalog_state(self.side)
-            checks["catalog"] = {"ok": True, "revision": state.catalog_revision}
-            verified, why = self.check_index(verify=False)
-            checks["index"] = {"ok": verified, "version": state.index_version, "detail": why}
-        except UNREACHABLE as exc:
-            checks["catalog"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
-        check_reader = getattr(self.side, "check_reader", None)  # PostgreSQL's reader URL
-        if check_reader is not None and getattr(self.side, "scoped_reads", False):
-            try:
-                check_reader()
-                checks["reader"] = {"ok": True}
-            except UNREACHABLE as exc:
-                checks["reader"] = {"ok": False, "detail": f"{type(exc).__name__}: {exc}"}
-        checks["dense"] = {"ok": self.embedder.available, "detail": "lexical fallback while unavailable"}
-        ready = bool(
-            checks["catalog"]["ok"]
-            and checks.get("index", {}).get("ok")
-            and checks.get("reader", {"ok": True})["ok"]
-        )
-        if not detail:
-            checks = {name: {"ok": check["ok"]} for name, check in checks.items()}
-        return {"ready": ready, "checks": checks}
-
-
+        """Whether this service is ready to answer (:meth:`IndexHealth.readiness`)."""
+        return self.health.readiness(detail=detail)

@@ -96,6 +96,7 @@ CALLS: dict[str, Call] = {
         before=(("keys", "create", "--kb", "{kb}", "--tenant", "starship", "--roles", "public", "--name",
                  "revoked-by-test"),),
     ),
+    "settings": Call(("--kb", "{kb}", "--set", "retrieval.top_k=7"), "retrieval.top_k = 7 (default 6)"),
     "publish": Call(
         ("--kb", "{kb}"),
         "published index version",

@@ -114,7 +114,7 @@ def test_few_files_or_one_job_load_in_this_process(tmp_path: Path) -> None:
 def test_workers_fork_only_beside_daemon_threads() -> None:
     import threading
 
-    from veracity.kb import loading
+    from veracity.ingest import loading
 
     stop = threading.Event()
     assert loading._can_fork()

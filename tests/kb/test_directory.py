@@ -151,7 +151,7 @@ def test_manifest_records_the_model_and_detects_edits(tmp_path) -> None:
     assert manifest["index"]["chunks"] == stats.chunks == stats.vectors == manifest["catalog"]["chunks"]
     assert manifest["catalog"]["documents_by_status"] == {"active": 15, "retired": 2, "withdrawn": 1}
     assert manifest["chunker"] and manifest["tokenizer"].startswith("veracity.text.tokenize@")
-    assert manifest["parsers"]["veracity.parse"] and "markdown-it-py" in manifest["parsers"]
+    assert manifest["parsers"]["veracity.ingest"] and "markdown-it-py" in manifest["parsers"]
     path = tmp_path / "kb" / MANIFEST_FILE
     edited = json.loads(path.read_text("utf-8"))
     edited["embedding"]["dim"] = 512

@@ -15,7 +15,7 @@ from veracity.kb.local import LocalKnowledgeBase, parse_as_of
 from veracity.model.errors import IdentityError, ValidationError
 
 ROOT = Path(__file__).parents[2]
-SITE = ROOT / "tests" / "ingest" / "sites" / "vitepress"
+SITE = ROOT / "tests" / "parse" / "sites" / "vitepress"
 
 
 @pytest.fixture

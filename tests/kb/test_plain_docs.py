@@ -16,7 +16,7 @@ from veracity.cli.main import main
 from veracity.index.embedders import FakeEmbedder
 from veracity.kb.directory import open_kb
 
-SITES = Path(__file__).parents[1] / "ingest" / "sites"
+SITES = Path(__file__).parents[1] / "parse" / "sites"
 
 
 def run(*args: str):

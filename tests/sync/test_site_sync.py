@@ -28,7 +28,7 @@ from veracity.service.core.served import cited_url
 from veracity.sync.config import parse_sources
 from veracity.sync.run import sync_sources
 
-SITES = Path(__file__).parents[1] / "ingest" / "sites"
+SITES = Path(__file__).parents[1] / "parse" / "sites"
 QUESTIONS = ("How long does Tidewater keep daily snapshots?", "Tidewater 默认保留每日快照多少天？")
 GUIDE = """<html><head><title>Backups</title></head><body>
 <nav><a href="/">Home</a> <a href="/guide/restore.html">Restore</a></nav>

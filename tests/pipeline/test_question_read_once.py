@@ -94,11 +94,11 @@ def reads_watched(monkeypatch: pytest.MonkeyPatch) -> Iterator[Reads]:
 def test_the_watch_catches_a_stage_reading_the_question_through_its_own_import(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from veracity.pipeline import retrieve, sentences
+    from veracity.pipeline import candidates, retrieve
 
     with reads_watched(monkeypatch) as reads:
         analysed = retrieve.analyze_question("默认端口是多少？")
-        sentences.tokenize(analysed.text)  # what a stage re-reading the question would do
+        candidates.tokenize(analysed.text)  # what a stage re-reading the question would do
     assert [name for name, _ in reads.outside] == ["tokenize"]
 
 

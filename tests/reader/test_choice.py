@@ -10,9 +10,9 @@ from dataclasses import replace
 import pytest
 
 from veracity.model.contracts import Chunk, ChunkKind, Hit, Scores
+from veracity.pipeline.candidates import Candidate
 from veracity.pipeline.choice import CHOICE_DEPTH, reader_input, rechoose, second_stage
 from veracity.pipeline.decision import AnswerModel, LogisticModel, Ranked, shipped_model
-from veracity.pipeline.sentences import Candidate
 from veracity.reader.choice import (
     MAX_LENGTH,
     MODEL_NAME,

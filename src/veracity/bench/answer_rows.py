@@ -23,8 +23,8 @@ from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
 from ..index.snapshot import index_text
 from ..kb.local import open_local
 from ..model.contracts import Hit, Principal
+from ..pipeline.candidates import TermWeights, sentence_contexts, takes_next_sentence
 from ..pipeline.engine import Engine, sentence_embedding
-from ..pipeline.sentences import TermWeights, sentence_contexts, takes_next_sentence
 from ..text.questions import split_subquestions
 from ..text.tokens import tokenize
 from .answers import AS_OF, ROLE, TARGET_VERSION, TENANT, build_kb, contains_answer

@@ -45,10 +45,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from ..index.dense import Embedder
+from ..pipeline.candidates import Embed, TermWeights
 from ..pipeline.engine import sentence_embedding
 from ..pipeline.llm.claims import MIN_COVERAGE, MIN_SIMILARITY, DropReason, Verifier
 from ..pipeline.llm.context import Block
-from ..pipeline.sentences import Embed, TermWeights
 from ..reader.choice import ChoiceModel
 from ..text.scripts import has_han
 from ..text.sentences import split_sentences

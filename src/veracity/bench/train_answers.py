@@ -10,7 +10,7 @@ evidence that is on topic but does not hold the answer (the common case on a
 real knowledge base). Two stages:
 
 1. *collect* (slow: retrieval): for every question, every candidate sentence's
-   features (:mod:`veracity.pipeline.sentences`) and whether its claim contains
+   features (:mod:`veracity.pipeline.candidates`) and whether its claim contains
    a gold answer; written to ``--rows`` (JSON lines), whose sha256 is the
    training data digest recorded in the model;
 2. *fit* (fast): a listwise sentence model on all candidates, and one per
@@ -48,6 +48,13 @@ import numpy as np
 import numpy.typing as npt
 
 from ..index.embedders import DEFAULT_EMBEDDER, EMBEDDERS, make_embedder
+from ..pipeline.candidates import (
+    FEATURES,
+    SentenceContext,
+    TermWeights,
+    local_weights,
+    sentence_features,
+)
 from ..pipeline.choice import second_stage
 from ..pipeline.decision import (
     DECISION_FEATURES,
@@ -56,13 +63,6 @@ from ..pipeline.decision import (
     LogisticModel,
     Ranked,
     decision_features,
-)
-from ..pipeline.sentences import (
-    FEATURES,
-    SentenceContext,
-    TermWeights,
-    local_weights,
-    sentence_features,
 )
 from ..reader.choice import ChoiceModel, named_chooser
 from ..text.questions import SubQuestion, split_subquestions

@@ -24,6 +24,7 @@ from ..model.errors import CitationError
 from ..model.governance import NON_OFFICIAL_MARKED
 from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import split_sentences
+from .candidates import Candidate
 from .decision import (
     AnswerInputs,
     Decision,
@@ -34,7 +35,6 @@ from .decision import (
 from .evidence import EvidencePacket
 from .reading import reader_decide
 from .rerank import TRUST_VALUE, version_fit
-from .sentences import Candidate
 
 
 @dataclass(frozen=True, slots=True)

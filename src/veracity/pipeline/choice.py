@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
-from .sentences import Candidate
+from .candidates import Candidate
 
 if TYPE_CHECKING:
     from ..reader.choice import ChoiceModel

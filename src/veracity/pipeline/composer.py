@@ -26,9 +26,9 @@ import numpy.typing as npt
 
 from ..model.contracts import Citation, Document, Hit
 from ..text.questions import AnalyzedQuestion
+from .candidates import Embed, TermWeights
 from .outcome import Answer
 from .retrieve import Retrieval
-from .sentences import Embed, TermWeights
 
 
 @dataclass(frozen=True, slots=True)

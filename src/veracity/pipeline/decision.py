@@ -8,7 +8,7 @@ scale is its own; a knowledge base answers with the model of the embedder that
 built its index, :func:`model_for_embedder`):
 
 - the *sentence model* scores each candidate sentence
-  (:mod:`veracity.pipeline.sentences`); the best one is the claim. A language
+  (:mod:`veracity.pipeline.candidates`); the best one is the claim. A language
   with enough tuning questions has its own (Chinese character overlap and
   English word overlap do not mean the same); any other language gets the
   model fitted on all of them;
@@ -43,9 +43,9 @@ from ..model.errors import ConfigError
 from ..model.governance import NON_OFFICIAL_MARKED
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
+from .candidates import Candidate, Embed, TermWeights, candidates, weighted_coverage
 from .choice import rechoose
 from .injection import MODEL_TURN
-from .sentences import Candidate, Embed, TermWeights, candidates, weighted_coverage
 
 if TYPE_CHECKING:
     from ..reader.choice import ChoiceModel

@@ -28,9 +28,9 @@ from ..reader.model import Reading, ReadingModel
 from ..text.questions import AnalyzedQuestion, SubQuestion
 from ..text.sentences import as_units, split_sentences
 from ..text.tokens import is_cjk_term
+from .candidates import Candidate, code_in, is_fragment, labels_of, table_headers
 from .decision import Decision, evidence_terms
 from .rerank import Reranker, ranked
-from .sentences import Candidate, code_in, is_fragment, labels_of, table_headers
 
 READ_PASSAGES: Final = 4
 """Evidence chunks of a tier the reader reads per sub-question, best ranked first."""

@@ -31,11 +31,11 @@ from ..index.snapshot import FiltersEligibility, SearchBackend
 from ..model.contracts import Chunk, Document, Hit, Query, Scores, Trust, sha256_hex
 from ..model.governance import HIDDEN_REASONS, EligibleDocuments, eligible_documents, require_aware
 from ..text.questions import AnalyzedQuestion, analyze_question
+from .candidates import TermWeights
 from .evidence import EvidencePacket, build_packet
 from .fusion import reciprocal_rank_fusion
 from .injection import prefetch_verdicts
 from .rerank import Reranker, ranked
-from .sentences import TermWeights
 from .trace import Trace
 
 CHANNELS = ("bm25", "dense")

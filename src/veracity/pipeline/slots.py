@@ -2,7 +2,7 @@
 around the question word, and where the asked-for slot would sit.
 
 ``phrase_coverage``, ``character_coverage`` and ``wh_context`` are described
-in :mod:`veracity.pipeline.sentences`.
+in :mod:`veracity.pipeline.candidates`.
 
 A reading-comprehension answer sentence usually restates the question with the
 question word replaced by the answer ("天生三桥位于什么地方" → "天生三桥位于重庆

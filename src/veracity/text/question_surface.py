@@ -4,7 +4,7 @@ compare every evidence sentence with.
 Sentence choice scores tens of sentences per sub-question; each feature reads the question's side
 (its folded text, its phrases, the words around its question word, the numbers it pins down) from
 here instead of reading the question again per sentence. The features themselves, the sentence's
-side, are in :mod:`veracity.pipeline.slots` and described in :mod:`veracity.pipeline.sentences`.
+side, are in :mod:`veracity.pipeline.slots` and described in :mod:`veracity.pipeline.candidates`.
 
 All are surface patterns of the question (grammar: question words, particles, digits with units),
 never words of a corpus; traditional characters are folded to simplified ones

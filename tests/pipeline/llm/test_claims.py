@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from veracity.pipeline.candidates import TermWeights
 from veracity.pipeline.llm.claims import DropReason, Verifier, WrittenClaim, split_claims
 from veracity.pipeline.llm.context import Block
-from veracity.pipeline.sentences import TermWeights
 from veracity.text.questions import split_subquestions
 
 SSO = "3.2 的 Team 计划不能再使用旧版 SAML 单点登录：如需继续使用 SAML，需要升级到 Enterprise 计划。"

@@ -19,7 +19,7 @@ it fails is its reason (:class:`DropReason`):
 5. the cited blocks carry at least :data:`MIN_COVERAGE` of its content terms' weight
    (``low_term_coverage``): the question analysis of :mod:`veracity.text.questions` applied to
    the claim, weighted by IDF over the blocks' sentences, measured by
-   :func:`veracity.pipeline.sentences.weighted_coverage`, as sentence choice measures a
+   :func:`veracity.pipeline.candidates.weighted_coverage`, as sentence choice measures a
    sentence against a question;
 6. its dense similarity with the closest cited sentence (or whole block) is at least
    :data:`MIN_SIMILARITY` with the index's embedder (``low_similarity``); skipped when the
@@ -45,8 +45,8 @@ from ...text.questions import SubQuestion, analyze
 from ...text.sentences import split_sentences
 from ...text.tokens import tokenize
 from ...text.values import codes, fold, names, negates, numbers
+from ..candidates import Embed, TermWeights, local_weights, weighted_coverage
 from ..injection import instruction_signals
-from ..sentences import Embed, TermWeights, local_weights, weighted_coverage
 from .context import Block
 
 MIN_COVERAGE: Final = 0.5

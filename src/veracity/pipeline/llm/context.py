@@ -34,8 +34,8 @@ import numpy as np
 from ...model.contracts import Claim, Document, Hit, Trust
 from ...text.scripts import CJK
 from ...text.tokens import tokenize
+from ..candidates import Embed
 from ..render import version_label
-from ..sentences import Embed
 from .client import Message
 
 MMR_LAMBDA: Final = 0.5

@@ -12,6 +12,13 @@ from veracity.model.errors import ConfigError
 from veracity.parse.chunking import chunk_for_index
 from veracity.parse.documents import make_document
 from veracity.parse.site_markup import clean_site_markup
+from veracity.pipeline.candidates import (
+    FEATURES,
+    TermWeights,
+    candidates,
+    phrase_coverage,
+    weighted_coverage,
+)
 from veracity.pipeline.decision import (
     DECISION_FEATURES,
     MODEL_FILES,
@@ -21,13 +28,6 @@ from veracity.pipeline.decision import (
     decision_features,
     model_for_embedder,
     shipped_model,
-)
-from veracity.pipeline.sentences import (
-    FEATURES,
-    TermWeights,
-    candidates,
-    phrase_coverage,
-    weighted_coverage,
 )
 from veracity.text.normalize import normalize_body
 from veracity.text.question_surface import read_surface

@@ -17,7 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from .diagnostics import ParseDiagnostics
+from .diagnostics import paged_diagnostics
 from .errors import CorruptFileError, MissingExtraError, NoTextError
 from .layout import PageText
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
@@ -66,23 +66,9 @@ def parse_image(
     engine = ocr_engine(settings, source=source)
     pages: list[PageText] = [ocr_page(frame, number, engine) for number, frame in enumerate(frames, 1)]
     blocks, removed = layout_blocks(pages)
-    words = [w for page in pages for w in page.words]
-    characters = sum(len(w.text) for w in words)
-    confidence = sum((w.confidence or 0.0) * len(w.text) for w in words) / characters if characters else None
     parsed = assemble(blocks, fmt="image")
-    with_text = {node.page for node in parsed.nodes}
-    diagnostics = ParseDiagnostics(
-        bytes=len(data),
-        characters=len(parsed.body),
-        pages_total=len(pages),
-        pages_parsed=len(with_text),
-        empty_pages=len(pages) - len(with_text),
-        ocr_pages=len(pages),
-        ocr_characters=characters,
-        ocr_confidence=confidence,
-        ocr_engine=engine.name,
-        header_footer_lines_removed=removed,
-        seconds=time.perf_counter() - started,
+    diagnostics = paged_diagnostics(
+        data, parsed, pages, pages, engine.name, removed=removed, seconds=time.perf_counter() - started
     )
     if not parsed.body:
         raise NoTextError(f"no text: OCR found none in its {len(pages)} page(s)", path=source,

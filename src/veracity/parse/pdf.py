@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
-from .diagnostics import ParseDiagnostics, clean_extracted
+from .diagnostics import clean_extracted, paged_diagnostics
 from .errors import CorruptFileError, MissingExtraError, NoTextError
 from .layout import PageText, TableRegion, Word
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
@@ -226,29 +226,12 @@ def parse_pdf(
         else:
             needing = len(read.scans)
     blocks, removed = layout_blocks(pages)
-    ocr_words = [w for page in ocr_read for w in page.words]
-    ocr_chars = sum(len(w.text) for w in ocr_words)
-    confidence = (
-        sum((w.confidence or 0.0) * len(w.text) for w in ocr_words) / ocr_chars if ocr_chars else None
-    )
     parsed = assemble(blocks, title=read.title, fmt="pdf")
-    with_text = {node.page for node in parsed.nodes}
-    diagnostics = ParseDiagnostics(
-        bytes=len(data),
-        characters=len(parsed.body),
-        pages_total=len(pages),
-        pages_parsed=len(with_text),
-        empty_pages=len(pages) - len(with_text),
-        ocr_pages=len(ocr_read),
-        ocr_characters=ocr_chars,
-        ocr_confidence=confidence,
-        ocr_engine=ocr.engine if ocr_read and ocr is not None else None,
-        pages_needing_ocr=needing,
-        tables=sum(len(page.tables) for page in pages),
-        header_footer_lines_removed=removed,
-        illegal_characters=read.illegal,
-        seconds=time.perf_counter() - started,
-    )
+    diagnostics = paged_diagnostics(
+        data, parsed, pages, ocr_read, ocr.engine if ocr_read and ocr is not None else None,
+        removed=removed, seconds=time.perf_counter() - started, pages_needing_ocr=needing,
+        tables=sum(len(page.tables) for page in pages), illegal_characters=read.illegal,
+    )  # fmt: skip
     if not parsed.body:
         if needing:
             reason = (

@@ -1,6 +1,6 @@
 """An ingest writes many files per catalog statement: the outcome is still each file's own.
 
-``kb.ingest`` decides a part of files from one read of the catalog and writes them
+The ingest decides a part of files from one read of the catalog and writes them
 together (``veracity.ingest.file_parts.write_part``); these check, on both backends, that a file
 refused when it is written is rejected alone, that two files of one source in one part
 still make a revision, and that a run spanning parts and a re-run report what a

@@ -93,6 +93,8 @@ def test_the_parser_registry_names_exactly_the_formats_the_parsers_read() -> Non
 def test_an_unknown_name_lists_the_valid_ones() -> None:
     with pytest.raises(ConfigError, match=r"unknown embedder 'nope'; valid values: e5, fake, use"):
         EMBEDDERS["nope"]
+    assert EMBEDDERS.get("nope") is None and "nope" not in EMBEDDERS
+    assert EMBEDDERS.get("fake").__name__ == "FakeEmbedder"
 
 
 def test_a_plugin_adds_names_and_never_replaces_a_built_in(plugin: Path) -> None:

@@ -111,7 +111,13 @@ class Registry(Mapping[str, Any]):
         return len(self.names())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self.names()
+        # a built-in name is known without reading the installed packages' entry points
+        return isinstance(name, str) and (name in self._built_in or name in self.names())
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The object registered as ``name``; ``default`` for a name nothing registers (one that
+        fails to load still raises ``ConfigError``)."""
+        return self[name] if name in self else default
 
 
 EMBEDDERS = Registry(

@@ -13,15 +13,10 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass, fields
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..text.normalize import fold_lookalikes
-
-if TYPE_CHECKING:
-    from .layout import PageText
-    from .nodes import ParsedSource
 
 __all__ = ["ParseDiagnostics", "clean_extracted", "strip_illegal"]
 
@@ -116,37 +111,3 @@ class ParseDiagnostics:
         parts.append(f"{self.seconds:.2f} s")
         parts.append(f"{self.bytes:,} bytes")
         return " · ".join(parts)
-
-
-def paged_diagnostics(
-    data: bytes,
-    parsed: ParsedSource,
-    pages: Sequence[PageText],
-    ocr_pages: Sequence[PageText],
-    ocr_engine: str | None,
-    *,
-    removed: int,
-    seconds: float,
-    **more: Any,
-) -> ParseDiagnostics:
-    """What parsing a paged source (a PDF, an image) found: its pages and those with text, the
-    pages OCR read, their characters and the confidence per character, the running headers and
-    footers removed; ``more`` for the format's own counts."""
-    words = [word for page in ocr_pages for word in page.words]
-    characters = sum(len(word.text) for word in words)
-    confidence = sum((w.confidence or 0.0) * len(w.text) for w in words) / characters if characters else None
-    with_text = {node.page for node in parsed.nodes}
-    return ParseDiagnostics(
-        bytes=len(data),
-        characters=len(parsed.body),
-        pages_total=len(pages),
-        pages_parsed=len(with_text),
-        empty_pages=len(pages) - len(with_text),
-        ocr_pages=len(ocr_pages),
-        ocr_characters=characters,
-        ocr_confidence=confidence,
-        ocr_engine=ocr_engine,
-        header_footer_lines_removed=removed,
-        seconds=seconds,
-        **more,
-    )

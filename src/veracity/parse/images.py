@@ -17,9 +17,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from .diagnostics import paged_diagnostics
 from .errors import CorruptFileError, MissingExtraError, NoTextError
-from .layout import PageText
+from .layout import PageText, paged_diagnostics
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
 from .nodes import ParsedSource, assemble
 from .ocr import DEFAULT_SETTINGS, OcrSettings, ocr_engine, ocr_page

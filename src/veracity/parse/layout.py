@@ -27,8 +27,11 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from ..text.scripts import UNSPACED_RANGES
+from .diagnostics import ParseDiagnostics
+from .nodes import ParsedSource
 
 __all__ = [
     "GUTTER_SUPPORT",
@@ -292,3 +295,37 @@ def remove_running_lines(pages: Sequence[PageText]) -> tuple[list[PageText], int
         removed += len(page.lines) - len(kept)
         kept_pages.append(replace(page, lines=kept))
     return kept_pages, removed
+
+
+def paged_diagnostics(
+    data: bytes,
+    parsed: ParsedSource,
+    pages: Sequence[PageText],
+    ocr_pages: Sequence[PageText],
+    ocr_engine: str | None,
+    *,
+    removed: int,
+    seconds: float,
+    **more: Any,
+) -> ParseDiagnostics:
+    """What parsing a paged source (a PDF, an image) found: its pages and those with text, the
+    pages OCR read, their characters and the confidence per character, the running headers and
+    footers removed; ``more`` for the format's own counts."""
+    words = [word for page in ocr_pages for word in page.words]
+    characters = sum(len(word.text) for word in words)
+    confidence = sum((w.confidence or 0.0) * len(w.text) for w in words) / characters if characters else None
+    with_text = {node.page for node in parsed.nodes}
+    return ParseDiagnostics(
+        bytes=len(data),
+        characters=len(parsed.body),
+        pages_total=len(pages),
+        pages_parsed=len(with_text),
+        empty_pages=len(pages) - len(with_text),
+        ocr_pages=len(ocr_pages),
+        ocr_characters=characters,
+        ocr_confidence=confidence,
+        ocr_engine=ocr_engine,
+        header_footer_lines_removed=removed,
+        seconds=seconds,
+        **more,
+    )

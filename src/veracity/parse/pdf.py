@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
-from .diagnostics import clean_extracted, paged_diagnostics
+from .diagnostics import clean_extracted
 from .errors import CorruptFileError, MissingExtraError, NoTextError
-from .layout import PageText, TableRegion, Word
+from .layout import PageText, TableRegion, Word, paged_diagnostics
 from .limits import DEFAULT_LIMITS, InputLimits, over_limit
 from .nodes import ParsedSource, assemble
 from .ocr import DEFAULT_SETTINGS, OcrSettings, ocr_engine, ocr_page

@@ -34,7 +34,10 @@ from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.guard.model import named_guard
 from veracity.index.sqlite.search import SQLiteSearchIndex
-from veracity.ingest.run import ingest_paths
+try:
+    from veracity.ingest.run import ingest_paths
+except ImportError:  # a tree from before the ingest package (--src): the function lived in kb/
+    from veracity.kb.ingest import ingest_paths
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.injection import use_guard
 

@@ -7,7 +7,7 @@ import pytest
 from veracity.text.answer_types import answer_type_match
 from veracity.text.language import detect_language
 from veracity.text.question_surface import read_surface
-from veracity.text.questions import AnswerType, TermRole, split_subquestions
+from veracity.text.questions import AnswerType, TermRole, analyze_question, split_subquestions
 from veracity.text.tokens import tokenize
 
 
@@ -148,3 +148,18 @@ def test_a_function_character_glued_to_a_name_is_not_part_of_the_term() -> None:
     assert "黄华麒" in split_subquestions("黄华麒是哪个大学毕业的？")[0].terms
     # words that end in such a character but are not nouns stay whole
     assert "现在" in split_subquestions("白岳峰现在在哪里工作？")[0].terms
+
+
+def test_a_question_is_read_once_into_everything_the_stages_need() -> None:
+    analysed = analyze_question("If the quota is exceeded, is the gateway restarted? Who restarts it?")
+    assert analysed.language == "en"
+    assert [s.text for s in analysed.subquestions] == [
+        "If the quota is exceeded, is the gateway restarted?",
+        "Who restarts it?",
+    ]
+    assert analysed.answer_types[1] is AnswerType.PERSON
+    assert analysed.premise_terms == ("quota", "exceed")  # the scene the first part sets
+    assert list(analysed.terms) == sorted({t for s in analysed.subquestions for t in s.terms})
+    assert analysed.tokens == tuple(tokenize(analysed.text))
+    assert ("restarted", "restart") in analysed.words
+    assert analysed.subquestions[1].surface.wh_en == ("restart",)  # the word after "who"

@@ -154,7 +154,8 @@ def run(
     require_aware(query.as_of)
     clock = _Clock()
     digest = query_digest(query)
-    question = analyze_question(query.text)
+    with clock.stage("question"):  # read once here; every later stage takes the analysis
+        question = analyze_question(query.text)
     with clock.stage("eligibility"):
         known_roles = (
             catalog.roles(query.principal.tenant) if query.principal.tenant else frozenset()

@@ -84,7 +84,8 @@ class QuestionSurface:
 def read_surface(text: str) -> QuestionSurface:
     """The surface of the sub-question ``text``."""
     folded = fold_traditional(text)
-    norm = normalized(text)
+    compatible = unicodedata.normalize("NFKC", text)
+    norm = fold_traditional(compatible)  # normalized(text), computed from the form read once
     plain = [
         (surface, token) for surface, token in surface_tokens(folded) if surface not in ENGLISH_FUNCTION_WORDS
     ]
@@ -92,9 +93,9 @@ def read_surface(text: str) -> QuestionSurface:
     grams = {run[i : i + 2] for run in runs for i in range(len(run) - 1)}
     unslotted = _WH.sub("|", norm)
     return QuestionSurface(
-        casefolded=unicodedata.normalize("NFKC", text).lower(),
+        casefolded=compatible.lower(),
         tokens=frozenset(tokenize(text)),
-        sides=slot_sides(text),
+        sides=_sides(norm),
         values=frozenset(re.sub(r"\s+", "", v) for v in _VALUE.findall(norm)),
         content_pieces=(tuple(re.split(rf"[^{HAN_RANGES}\w]+|\|", unslotted)) if has_han(unslotted) else ()),
         grams=frozenset(g for g in grams if not _QUESTION_MORPHEMES.search(g)),
@@ -109,7 +110,11 @@ def read_surface(text: str) -> QuestionSurface:
 def slot_sides(question: str) -> tuple[str, str] | None:
     """The question's text before and after its question word (each at most :data:`SIDE`
     characters, particles and punctuation at the outer ends removed), or ``None``."""
-    question = normalized(question)
+    return _sides(normalized(question))
+
+
+def _sides(question: str) -> tuple[str, str] | None:
+    """:func:`slot_sides` of a question already :func:`normalized`."""
     found = _WH.search(question)
     if found is None or not has_han(question):
         return None

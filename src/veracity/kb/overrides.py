@@ -79,12 +79,18 @@ OVERRIDABLE: Final = {
 """Every setting a knowledge base may override, by name."""
 
 
-def checked_value(name: str, raw: object) -> int | float:
-    """``raw`` (a string from the command line, or a stored number) as the setting ``name``'s
-    value; ``ConfigError`` naming the valid names, the type or the range."""
+def _overridable(name: str) -> Overridable:
+    """The setting ``name``; ``ConfigError`` naming the valid names for any other."""
     setting = OVERRIDABLE.get(name)
     if setting is None:
         raise ConfigError(f"{name!r} cannot be set per knowledge base; valid names: {', '.join(OVERRIDABLE)}")
+    return setting
+
+
+def checked_value(name: str, raw: object) -> int | float:
+    """``raw`` (a string from the command line, or a stored number) as the setting ``name``'s
+    value; ``ConfigError`` naming the valid names, the type or the range."""
+    setting = _overridable(name)
     try:
         value = _number(setting.kind, raw)
     except (TypeError, ValueError):
@@ -123,9 +129,7 @@ def stored_overrides(connection: Any) -> dict[str, int | float]:
 def store_override(connection: Any, name: str, value: int | float | None) -> None:
     """Store (``None``: forget) the override of ``name`` (call inside a writer's transaction)."""
     if value is None:
-        if name not in OVERRIDABLE:
-            checked_value(name, 0)  # the error naming the valid names
-        delete_setting(connection, _PREFIX + name)
+        delete_setting(connection, _PREFIX + _overridable(name).name)
     else:
         put_setting(connection, _PREFIX + name, checked_value(name, value))
 

@@ -68,6 +68,10 @@ class VersionedIndex(SearchBackend, Protocol):
         """Make the index match ``catalog`` (``SyncReport``; ``tokens``: an ``AheadTokens``)."""
         ...
 
+    def add(self, items: Any, embedder: Embedder | None, *, tokens: Any = ...) -> Any:
+        """Index the ``(document, chunks)`` of ``items`` not indexed yet (``SyncReport``)."""
+        ...
+
     def ensure_model(self, tables: Any, model_id: str, dim: int) -> Any:
         """Record (or check) the embedding model of a version, inside a transaction."""
         ...

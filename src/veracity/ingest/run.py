@@ -46,9 +46,8 @@ from typing import Any
 from ..catalog.bulk import all_document_ids
 from ..catalog.ledger import Ledger
 from ..catalog.store import DatabaseStore
-from ..index.ahead import AheadTokens
 from ..index.sqlite.search import SyncReport
-from ..index.versioned import VersionedIndex
+from ..model.contracts import Chunk, Document
 from ..model.errors import StorageError, ValidationError
 from ..parse.errors import EmptySourceError, TemplateSourceError
 from ..parse.limits import DEFAULT_LIMITS, InputLimits
@@ -57,6 +56,7 @@ from ..parse.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..parse.ocr import OcrSettings
 from ..pipeline.engine import Engine
 from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
+from .indexing import IndexFeed
 from .loading import Loaded, SourceLoader
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources
@@ -225,11 +225,12 @@ def _ingest(
     known = partial(all_document_ids, store)  # read only if workers start
     with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(store), known=known) as loader:
         run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
-        outcomes, rejected, pending = _write_files(run, files, strict=strict, progress=progress)
+        feed = IndexFeed(kb, run.tokens)
+        outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
     pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
-    index_report = _index(kb, progress, run.tokens)
+    index_report = feed.finish(progress)
     with kb.catalog.store.transaction():
         run.ledger.steps(("embedded", "indexed", "active"), pending)
     seconds["tokenize"] = index_report.tokenize_seconds
@@ -240,7 +241,7 @@ def _ingest(
 
 
 def _write_files(
-    run: Run, files: Sequence[SourceFile], *, strict: bool, progress: Progress | None
+    run: Run, files: Sequence[SourceFile], feed: IndexFeed, *, strict: bool, progress: Progress | None
 ) -> tuple[list[Outcome], list[tuple[str, str]], list[tuple[str, str, str]]]:
     """Store every file in the catalog, in order: outcomes, rejected files, and what to index.
 
@@ -248,7 +249,7 @@ def _write_files(
     a few statements per table for every :data:`FILES_PER_PART` files (:func:`write_part`),
     not per file. Every file is checked before anything of it is written, so a rejected file
     writes nothing but its ledger rows; a fault of the storage rolls the whole transaction
-    back and stops the ingest.
+    back and stops the ingest. What a transaction wrote goes to ``feed`` once it commits.
     """
     kb = run.kb
     outcomes: list[Outcome] = []
@@ -259,11 +260,14 @@ def _write_files(
         start = time.perf_counter()
         before = sum(run.seconds[k] for k in ("parse", "chunk", "verdicts"))
         last = min(first + FILES_PER_TRANSACTION, len(files))
+        written: list[tuple[Document, Sequence[Chunk]]] = []
         with kb.catalog.store.transaction(), run.ledger.held():  # the ledger rows written together
             for at in range(first, last, FILES_PER_PART):
                 part_files = files[at : min(at + FILES_PER_PART, last)]
                 loaded = [(file, _load_file(run, file, skip_empty=not strict)) for file in part_files]
                 for plan in (plan for part in parts(loaded) for plan in write_part(run, part)):
+                    if plan.put is not None:
+                        written.append((plan.put.document, plan.put.chunks))
                     if plan.failure is not None:
                         rejected.append((plan.file.source, str(plan.failure)))
                     elif (outcome := plan.outcome) is not None:
@@ -275,6 +279,7 @@ def _write_files(
                         progress("parse", done, len(files))
         spent = sum(run.seconds[k] for k in ("parse", "chunk", "verdicts")) - before
         run.seconds["catalog"] += time.perf_counter() - start - spent
+        feed.committed(written)  # timed as the index's tokenize and write seconds
     return outcomes, rejected, pending
 
 
@@ -346,12 +351,3 @@ def _connection(kb: Engine) -> Any:
 def _ledger(kb: Engine) -> Ledger | NoLedger:
     connection = _connection(kb)
     return Ledger(connection) if connection is not None else NoLedger()
-
-
-def _index(kb: Engine, progress: Progress | None, tokens: AheadTokens) -> SyncReport:
-    backend = kb.snapshot
-    if isinstance(backend, VersionedIndex):
-        callback = (lambda done, total: progress("index", done, total)) if progress else None
-        return backend.sync(kb.catalog, kb.embedder, progress=callback, tokens=tokens)
-    kb.reindex()
-    return SyncReport()

@@ -1,0 +1,98 @@
+"""A lexical-only index is written as each catalog transaction commits, and ends as a final sync would.
+
+``veracity.ingest.indexing.IndexFeed``: the writer indexes what a transaction wrote once it
+has committed (instead of waiting for the parse workers), and the final sync still carries
+removals and status changes. With an embedder nothing is indexed before the last file.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from veracity.catalog.catalog import Catalog
+from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.embedders import FakeEmbedder
+from veracity.index.sqlite.search import SQLiteSearchIndex
+from veracity.ingest import run as ingest_run
+from veracity.ingest.run import ingest_paths
+from veracity.model.contracts import Principal
+from veracity.pipeline.engine import Engine
+
+DOC = (
+    "---\nid: {id}\nrevision: '{revision}'\ntitle: T\ntenant: acme\nvalid_from: 2026-01-01\n"
+    "status: active\nvisibility: public\ntrust: official\n---\n\n# 第 {n} 节\n\n{body}\n"
+)
+
+
+def _write(folder: Path, n: int, *, revision: str = "1", body: str = "") -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    text = DOC.format(id=f"doc-{n}", revision=revision, n=n, body=body or f"编号 k{n}x 的说明文字。")
+    (folder / f"doc-{n}.md").write_text(text, "utf-8")
+
+
+def _engine(tmp_path: Path, embedder: FakeEmbedder | None) -> Engine:
+    store = SQLiteStore(tmp_path / "kb.sqlite")
+    return Engine(Catalog(store), embedder, backend=SQLiteSearchIndex(store))
+
+
+def _indexed_after_each_commit(monkeypatch, engine: Engine) -> list[int]:
+    """The number of indexed documents seen each time the index is added to."""
+    seen: list[int] = []
+    index = engine.snapshot
+    original = index.add
+
+    def add(items, embedder, **options):  # type: ignore[no-untyped-def]
+        items = list(items)
+        seen.append(len(items))
+        return original(items, embedder, **options)
+
+    monkeypatch.setattr(index, "add", add)
+    return seen
+
+
+def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch) -> None:
+    docs = tmp_path / "docs"
+    for n in range(7):
+        _write(docs, n)
+    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 3)
+    engine = _engine(tmp_path, None)
+    adds = _indexed_after_each_commit(monkeypatch, engine)
+    report = ingest_paths(engine, [docs], roles=["public"], jobs=1)
+    assert adds == [3, 3, 1, 0]  # three transactions, then the final sync finds nothing new
+    assert report.index.added_documents == 7 and report.index.indexed_chunks == report.chunks_added
+    assert engine.snapshot.stats().chunks == report.chunks_added
+    assert report.seconds["write"] > 0
+
+
+def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(tmp_path, monkeypatch) -> None:
+    docs = tmp_path / "docs"
+    for n in range(4):
+        _write(docs, n)
+    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 2)
+    engine = _engine(tmp_path, None)
+    ingest_paths(engine, [docs], roles=["public"], jobs=1)
+    _write(docs, 0, revision="2", body="改写后的说明文字。")
+    report = ingest_paths(engine, [docs], roles=["public"], jobs=1)
+    assert report.revised == ("doc-0",) and report.index.updated_documents == 1
+    active = {d.document_id for d in engine.catalog.documents() if d.status.value == "active"}
+    assert len(active) == 4
+    eligible = engine.snapshot.eligible_document_ids(  # the index's own governance snapshot
+        Principal.of("acme", "public"), None, datetime(2026, 6, 1, tzinfo=UTC), {"public"}
+    )
+    assert eligible == active  # the retired first revision is not among them
+
+
+@pytest.mark.parametrize("files", [1, 5])
+def test_with_an_embedder_nothing_is_indexed_before_the_last_file(tmp_path, monkeypatch, files) -> None:
+    docs = tmp_path / "docs"
+    for n in range(files):
+        _write(docs, n)
+    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 2)
+    engine = _engine(tmp_path, FakeEmbedder())
+    adds = _indexed_after_each_commit(monkeypatch, engine)
+    report = ingest_paths(engine, [docs], roles=["public"], jobs=1)
+    assert adds == [files]  # one add, from the final sync
+    assert report.index.embedded_chunks == report.chunks_added

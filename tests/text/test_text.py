@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import rjieba
 
@@ -56,6 +58,13 @@ def test_normalize_keeps_lines_and_collapses_blank_runs() -> None:
 
 def test_identity_text_collapses_all_whitespace() -> None:
     assert identity_text(" a \n\n b\tc ") == "a b c"
+
+
+def test_identity_text_counts_as_whitespace_what_a_pattern_s_backslash_s_does() -> None:
+    whitespace = [chr(code) for code in range(0x3001) if re.fullmatch(r"\s", chr(code))]
+    assert "\u3000" in whitespace and "\x1c" in whitespace and "\u200b" not in whitespace
+    text = "x".join(whitespace) + "\u200b" + "".join(whitespace)
+    assert identity_text(text) == re.sub(r"\s+", " ", text).strip()
 
 
 def test_sentences_cover_text_without_outer_spaces() -> None:

@@ -33,6 +33,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -69,7 +70,8 @@ Verdicts = list[tuple[str, tuple[str, ...]]]
 Loaded = tuple[
     Document, ParsedSource, tuple[Chunk, ...] | None, Verdicts | None, tuple[str | None, ...] | None
 ]
-"""A loaded file: its document, its parse, the chunks a worker cut (``None``: not cut), the
+"""A loaded file: its document, its parse (from a worker, what the writer reads of it:
+:func:`_for_writer`), the chunks a worker cut (``None``: not cut), the
 injection verdicts it judged on them (:mod:`veracity.ingest.verdicts`; ``None``: not judged) and
 their index tokens (:func:`veracity.index.ahead.joined_index_tokens`; ``None``: not tokenized)."""
 
@@ -133,6 +135,16 @@ def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] |
     return with_pages(chunk_for_index(document), parsed)
 
 
+def _for_writer(parsed: ParsedSource) -> ParsedSource:
+    """What the writer reads of a parse: its diagnostics (for the ledger) and, for a source with
+    pages, the body and nodes :func:`with_pages` re-reads when a numbered revision is cut again.
+    A source without pages goes back without them (its nodes were most of what a worker pickled
+    and the writer unpickled, and ``with_pages`` returns a pageless source's chunks as given)."""
+    if any(node.page is not None for node in parsed.nodes):
+        return parsed
+    return replace(parsed, body="", nodes=(), metadata={})
+
+
 def _load_in_worker(
     path: Path, relative: str, options: dict[str, Any], judge: bool, spent: dict[str, float]
 ) -> Loaded | None:
@@ -141,9 +153,10 @@ def _load_in_worker(
     try:
         start = time.process_time()
         document, parsed = load_source(path, relative=relative, **options)
+        parsed_for_writer = _for_writer(parsed)
         if document.document_id in _KNOWN:  # stored already: the writer needs neither chunks nor tokens
             spent["load"] += time.process_time() - start
-            return document, parsed, None, None, None
+            return document, parsed_for_writer, None, None, None
         chunks = chunks_of(document, parsed, None)
         loaded = time.process_time()
         tokens = tuple(joined_index_tokens(chunk) for chunk in chunks)
@@ -152,7 +165,7 @@ def _load_in_worker(
         spent["load"] += loaded - start
         spent["tokenize"] += tokenized - loaded
         spent["judge"] += time.process_time() - tokenized
-        return document, parsed, chunks, verdicts, tokens
+        return document, parsed_for_writer, chunks, verdicts, tokens
     except Exception:
         return None
 

@@ -16,7 +16,6 @@ _LOOKALIKES = re.compile("[\u2e80-\u2eff\u2f00-\u2fdf\uf900-\ufaff]")
 write ideographs as these look-alikes (⽀持 for 支持), which no question typed on a keyboard holds."""
 _TRAILING_SPACE = re.compile(r"[ \t\u3000]+$", re.MULTILINE)
 _BLANK_RUNS = re.compile(r"\n{3,}")
-_WHITESPACE_RUN = re.compile(r"\s+")
 
 
 def normalize_body(text: str) -> str:
@@ -35,5 +34,6 @@ def fold_lookalikes(text: str) -> str:
 
 
 def identity_text(text: str) -> str:
-    """Whitespace-collapsed form used for identities and content digests."""
-    return _WHITESPACE_RUN.sub(" ", unicodedata.normalize("NFC", text)).strip()
+    """Whitespace-collapsed form used for identities and content digests: every run of
+    whitespace (``str.isspace``, as ``\\s`` in a pattern) becomes one space, none at the ends."""
+    return " ".join(unicodedata.normalize("NFC", text).split())

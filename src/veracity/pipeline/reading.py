@@ -126,15 +126,17 @@ RERANK_DEPTH: Final = 8
 """Candidates (in the base reranker's order) the reader reads; the rest keep their base order."""
 
 
-class ReaderReranker:
-    """A :class:`~veracity.pipeline.rerank.Reranker`: the base reranker's order, then the reader
-    reads the first :data:`RERANK_DEPTH` candidates and adds ``reader`` (the logistic of its answer
-    score, in [0, 1]) to their score as a named part. Ties break by chunk id."""
+Passages = Sequence[tuple[str, str]]
+"""``(subject, text)`` per passage a model reads."""
 
-    name = "reader-v1"
 
-    def __init__(self, reader: ReadingModel, base: Reranker, *, depth: int = RERANK_DEPTH) -> None:
-        self.reader, self.base, self.depth = reader, base, depth
+class HeadReranker:
+    """A :class:`~veracity.pipeline.rerank.Reranker` that keeps ``base``'s order and lets a model read
+    the first ``depth`` hits as ``(subject, text)`` passages; :meth:`rescored` turns what it read
+    into scores. Ties break by chunk id."""
+
+    base: Reranker
+    depth: int
 
     def rerank(
         self,
@@ -146,12 +148,29 @@ class ReaderReranker:
     ) -> list[Hit]:
         """Score and reorder ``hits`` (see the class docstring)."""
         ordered = self.base.rerank(query, hits, documents, question=question)
-        head = ordered[: self.depth]
-        readings = self.reader.read(question.text, [(subject_of(h, documents), h.chunk.text) for h in head])
+        passages = [(subject_of(hit, documents), hit.chunk.text) for hit in ordered[: self.depth]]
+        return ranked(self.rescored(ordered, passages, question.text))
+
+    def rescored(self, ordered: Sequence[Hit], passages: Passages, question: str) -> list[Hit]:
+        """``ordered`` with new scores, the first ``len(passages)`` read as ``passages``."""
+        raise NotImplementedError
+
+
+class ReaderReranker(HeadReranker):
+    """The base reranker's order, then the reader reads the first :data:`RERANK_DEPTH` candidates and
+    adds ``reader`` (the logistic of its answer score, in [0, 1]) to their score as a named part."""
+
+    name = "reader-v1"
+
+    def __init__(self, reader: ReadingModel, base: Reranker, *, depth: int = RERANK_DEPTH) -> None:
+        self.reader, self.base, self.depth = reader, base, depth
+
+    def rescored(self, ordered: Sequence[Hit], passages: Passages, question: str) -> list[Hit]:
+        readings = self.reader.read(question, list(passages))
         scored = []
         for position, hit in enumerate(ordered):
-            belief = logistic(readings[position].score if position < len(head) else -50.0)
+            belief = logistic(readings[position].score if position < len(passages) else -50.0)
             parts = (*hit.scores.rerank_parts, ("reader", round(belief, 6)))
             total = (hit.scores.rerank or 0.0) + READER_WEIGHT * belief
             scored.append(replace(hit, scores=replace(hit.scores, rerank=total, rerank_parts=parts)))
-        return ranked(scored)
+        return scored

@@ -12,16 +12,14 @@ it reads. Used by :class:`ChooserReranker` and the retrieval benchmark's
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from ..model.contracts import Document, Hit, Query
+from ..model.contracts import Hit
 from ..reader.head import logistic
-from ..text.questions import AnalyzedQuestion
 from ..text.sentences import split_sentences
-from .reading import subject_of
-from .rerank import ranked
+from .reading import HeadReranker, Passages
 
 if TYPE_CHECKING:
     from ..reader.choice import ChoiceModel
@@ -33,7 +31,7 @@ SENTENCES_PER_PASSAGE: Final = 12
 """A bound on the pairs read per passage (a long passage's later sentences are not read)."""
 
 
-def passage_beliefs(chooser: ChoiceModel, question: str, passages: Sequence[tuple[str, str]]) -> list[float]:
+def passage_beliefs(chooser: ChoiceModel, question: str, passages: Passages) -> list[float]:
     """Per ``(subject, text)`` passage, the logistic of its best sentence's reader logit (0 for a
     passage without a sentence)."""
     pairs: list[tuple[str, str]] = []
@@ -57,34 +55,22 @@ def reread_scores(base: Sequence[float], beliefs: Sequence[float]) -> list[float
     return [top + b for b in beliefs] + list(base[len(beliefs) :])
 
 
-class ChooserReranker:
-    """A :class:`~veracity.pipeline.rerank.Reranker`: ``base``'s order, then the sentence reader
-    rereads the first ``depth`` hits (see the module docstring); its belief is the named part
-    ``reader`` of the score breakdown. Ties break by chunk id."""
+class ChooserReranker(HeadReranker):
+    """``base``'s order, then the sentence reader rereads the first ``depth`` hits (see the module
+    docstring); its belief is the named part ``reader`` of the score breakdown."""
 
     name = "chooser-v1"
 
     def __init__(self, chooser: ChoiceModel, base: Reranker, *, depth: int = REREAD_DEPTH) -> None:
         self.chooser, self.base, self.depth = chooser, base, depth
 
-    def rerank(
-        self,
-        query: Query,
-        hits: Sequence[Hit],
-        documents: Mapping[str, Document],
-        *,
-        question: AnalyzedQuestion,
-    ) -> list[Hit]:
-        """Score and reorder ``hits`` (see the class docstring)."""
-        ordered = self.base.rerank(query, hits, documents, question=question)
-        head = ordered[: self.depth]
-        passages = [(subject_of(h, documents), h.chunk.text) for h in head]
-        beliefs = passage_beliefs(self.chooser, question.text, passages)
-        scores = reread_scores([h.scores.rerank or 0.0 for h in ordered], beliefs)
+    def rescored(self, ordered: Sequence[Hit], passages: Passages, question: str) -> list[Hit]:
+        beliefs = passage_beliefs(self.chooser, question, passages)
+        scores = reread_scores([hit.scores.rerank or 0.0 for hit in ordered], beliefs)
         scored = []
         for position, (hit, score) in enumerate(zip(ordered, scores, strict=True)):
             parts = hit.scores.rerank_parts
             if position < len(beliefs):
                 parts = (*parts, ("reader", round(beliefs[position], 6)))
             scored.append(replace(hit, scores=replace(hit.scores, rerank=score, rerank_parts=parts)))
-        return ranked(scored)
+        return scored

@@ -97,6 +97,11 @@ _DOCUMENT_INSERT: Final = (*DOCUMENT_COLUMNS.split(", "), "catalog_revision", "s
 _CHUNK_INSERT: Final = tuple(CHUNK_COLUMNS.split(", "))
 
 
+_TEXT_LIST_JSON: Final = json.JSONEncoder(ensure_ascii=False)
+"""The encoder of a chunk's heading path and fact ids, made once (``json.dumps`` with an option
+makes one per call, and an ingest writes two lists per chunk)."""
+
+
 def insert_documents(
     connection: apsw.Connection, items: Sequence[tuple[Document, Sequence[Chunk]]], now: str
 ) -> None:
@@ -132,14 +137,14 @@ def insert_documents(
                 chunk.chunk_id,
                 chunk.document_id,
                 chunk.document_digest,
-                json.dumps(list(chunk.heading_path), ensure_ascii=False),
+                _TEXT_LIST_JSON.encode(list(chunk.heading_path)),
                 chunk.ordinal,
                 chunk.start,
                 chunk.end,
                 ChunkKind(chunk.kind).value,
                 chunk.text,
                 chunk.context_prefix,
-                json.dumps(list(chunk.fact_ids), ensure_ascii=False),
+                _TEXT_LIST_JSON.encode(list(chunk.fact_ids)),
                 chunk.page_start,
                 chunk.page_end,
                 boxes_json(chunk.boxes),

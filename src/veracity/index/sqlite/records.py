@@ -78,8 +78,13 @@ def version_key(version: str | None) -> str | None:
     return ".".join(f"{part:0{VERSION_WIDTH}d}" for part in parts)
 
 
+_COMPACT_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+"""One encoder for every record (``json.dumps`` with options builds a new one per call: an
+ingest writes two records per chunk)."""
+
+
 def _dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return _COMPACT_JSON.encode(data)
 
 
 def document_to_json(document: Document) -> str:

@@ -33,6 +33,15 @@ def _write(folder: Path, n: int, *, revision: str = "1", body: str = "") -> None
     (folder / f"doc-{n}.md").write_text(text, "utf-8")
 
 
+def _folder(tmp_path: Path, monkeypatch, files: int, *, per_transaction: int) -> Path:
+    """``files`` sources in a folder, ingested ``per_transaction`` files per catalog transaction."""
+    docs = tmp_path / "docs"
+    for n in range(files):
+        _write(docs, n)
+    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", per_transaction)
+    return docs
+
+
 def _engine(tmp_path: Path, embedder: FakeEmbedder | None) -> Engine:
     store = SQLiteStore(tmp_path / "kb.sqlite")
     return Engine(Catalog(store), embedder, backend=SQLiteSearchIndex(store))
@@ -54,10 +63,7 @@ def _indexed_after_each_commit(monkeypatch, engine: Engine) -> list[int]:
 
 
 def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch) -> None:
-    docs = tmp_path / "docs"
-    for n in range(7):
-        _write(docs, n)
-    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 3)
+    docs = _folder(tmp_path, monkeypatch, 7, per_transaction=3)
     engine = _engine(tmp_path, None)
     adds = _indexed_after_each_commit(monkeypatch, engine)
     report = ingest_paths(engine, [docs], roles=["public"], jobs=1)
@@ -68,10 +74,7 @@ def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch) -> N
 
 
 def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(tmp_path, monkeypatch) -> None:
-    docs = tmp_path / "docs"
-    for n in range(4):
-        _write(docs, n)
-    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 2)
+    docs = _folder(tmp_path, monkeypatch, 4, per_transaction=2)
     engine = _engine(tmp_path, None)
     ingest_paths(engine, [docs], roles=["public"], jobs=1)
     _write(docs, 0, revision="2", body="改写后的说明文字。")
@@ -87,10 +90,7 @@ def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(tmp_path,
 
 @pytest.mark.parametrize("files", [1, 5])
 def test_with_an_embedder_nothing_is_indexed_before_the_last_file(tmp_path, monkeypatch, files) -> None:
-    docs = tmp_path / "docs"
-    for n in range(files):
-        _write(docs, n)
-    monkeypatch.setattr(ingest_run, "FILES_PER_TRANSACTION", 2)
+    docs = _folder(tmp_path, monkeypatch, files, per_transaction=2)
     engine = _engine(tmp_path, FakeEmbedder())
     adds = _indexed_after_each_commit(monkeypatch, engine)
     report = ingest_paths(engine, [docs], roles=["public"], jobs=1)

@@ -43,9 +43,12 @@ class IndexFeed:
         self._kb = kb
         self._tokens = tokens
         backend = kb.snapshot
+        # Asked once, before anything is written: on Python 3.11 an isinstance check against a
+        # runtime protocol reads every property, and the index's load every indexed document.
+        self._versioned = backend if isinstance(backend, VersionedIndex) else None
         self._early: VersionedIndex | None = None
-        if isinstance(backend, VersionedIndex) and kb.embedder is None and backend.vector_model() is None:
-            self._early = backend
+        if self._versioned is not None and kb.embedder is None and self._versioned.vector_model() is None:
+            self._early = self._versioned
         self._reports: list[SyncReport] = []
 
     def committed(self, written: Sequence[tuple[Document, Sequence[Chunk]]]) -> None:
@@ -56,8 +59,8 @@ class IndexFeed:
 
     def finish(self, progress: Progress | None) -> SyncReport:
         """Make the index match the catalog; the report counts what :meth:`committed` indexed too."""
-        backend = self._kb.snapshot
-        if not isinstance(backend, VersionedIndex):
+        backend = self._versioned
+        if backend is None:
             self._kb.reindex()
             return summed(self._reports)
         callback = (lambda done, total: progress("index", done, total)) if progress else None

@@ -21,7 +21,7 @@ from dataclasses import fields
 
 from ..index.ahead import AheadTokens
 from ..index.sqlite.search import SyncReport
-from ..index.versioned import VersionedIndex
+from ..index.versioned import VersionedIndex, is_versioned
 from ..model.contracts import Chunk, Document
 from ..pipeline.engine import Engine
 
@@ -43,9 +43,7 @@ class IndexFeed:
         self._kb = kb
         self._tokens = tokens
         backend = kb.snapshot
-        # Asked once, before anything is written: on Python 3.11 an isinstance check against a
-        # runtime protocol reads every property, and the index's load every indexed document.
-        self._versioned = backend if isinstance(backend, VersionedIndex) else None
+        self._versioned = backend if is_versioned(backend) else None
         self._early: VersionedIndex | None = None
         if self._versioned is not None and kb.embedder is None and self._versioned.vector_model() is None:
             self._early = self._versioned

@@ -13,7 +13,7 @@ from ..catalog.ledger import Ledger, forget_document, source_of
 from ..catalog.sources import forget_source
 from ..catalog.store import DatabaseStore
 from ..catalog.tombstones import add_tombstone
-from ..index.versioned import VersionedIndex
+from ..index.versioned import VersionedIndex, is_versioned
 from ..model.contracts import Document
 from ..model.errors import ConfigError
 from ..pipeline.engine import Engine
@@ -25,7 +25,7 @@ __all__ = ["delete_documents", "erase_freed_pages", "parts", "record"]
 
 def parts(kb: Engine) -> tuple[DatabaseStore, VersionedIndex]:
     store, index = kb.catalog.store, kb.snapshot
-    if not isinstance(store, DatabaseStore) or not isinstance(index, VersionedIndex):
+    if not isinstance(store, DatabaseStore) or not is_versioned(index):
         raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
     return store, index
 

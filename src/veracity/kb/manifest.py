@@ -166,10 +166,10 @@ def write_manifest(
 ) -> dict[str, Any]:
     """Write ``manifest.json`` for the knowledge base in ``path`` (its published version); return it."""
     from ..index.sqlite.writer import DISTANCE, NORMALIZATION
-    from ..index.versioned import VersionedIndex
+    from ..index.versioned import is_versioned
 
     index = kb.snapshot
-    if not isinstance(index, VersionedIndex) or index.pinned:
+    if not is_versioned(index) or index.pinned:
         raise ConfigError("write_manifest needs a knowledge base opened with open_kb or create_kb")
     store = index.store
     in_database = is_database_url(path)

@@ -48,7 +48,7 @@ from ..index.sqlite.versions import (
     switch_to,
 )
 from ..index.sqlite.writer import DISTANCE, NORMALIZATION, read_vector_model
-from ..index.versioned import VersionedIndex, index_for
+from ..index.versioned import VersionedIndex, index_for, is_versioned
 from ..ingest.verdicts import judge_missing
 from ..ingest.writing import writing
 from ..model.errors import ConfigError, IndexVerificationError, SearchIndexError
@@ -95,7 +95,7 @@ class VersionReport:
 
 def _store(kb: Engine) -> DatabaseStore:
     store = kb.catalog.store
-    if not isinstance(store, DatabaseStore) or not isinstance(kb.snapshot, VersionedIndex):
+    if not isinstance(store, DatabaseStore) or not is_versioned(kb.snapshot):
         raise ConfigError("index versions need an on-disk knowledge base (open it with open_kb)")
     return store
 

@@ -12,7 +12,7 @@ from typing import Any
 from ...catalog.store import DatabaseStore
 from ...index.sqlite.verify import verify_version
 from ...index.sqlite.versions import get_version
-from ...index.versioned import VersionedIndex
+from ...index.versioned import VersionedIndex, is_versioned
 from ...kb.local import LocalKnowledgeBase
 from .cache import catalog_state
 from .degrade import UNREACHABLE, GuardedEmbedder
@@ -36,7 +36,7 @@ class IndexHealth:
 
     def _index(self) -> VersionedIndex:
         index = self.kb.engine.snapshot
-        assert isinstance(index, VersionedIndex)
+        assert is_versioned(index)
         return index
 
     def check_index(self, *, verify: bool = True) -> tuple[bool, str]:

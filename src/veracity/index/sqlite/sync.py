@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ...catalog.bulk import chunks_by_document, stored_document_ids
 from ...catalog.catalog import Catalog
-from ...catalog.sql import all_rows
+from ...catalog.sql import all_rows, in_values
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document
 from ...model.errors import ConfigError, EmbedderMismatchError
@@ -138,13 +138,17 @@ class IndexWriter:
                 )
         elif model is not None:
             raise ConfigError("this index holds vectors: adding documents needs its embedder")
-        indexed = {row[0] for row in self._conn.execute(f"SELECT document_id FROM {tables.documents}")}
         totals = {"docs": 0, "chunks": 0, "embedded": 0, "reused": 0, "tok": 0.0, "emb": 0.0, "write": 0.0}
         pending: list[tuple[Document, tuple[Chunk, ...]]] = []
+        seen: set[str] = set()
         size = 0
 
         def flush() -> None:
             nonlocal pending, size
+            # Only the batch's own ids are looked up: an ingest adds each transaction's documents
+            # as it commits, and reading every indexed id each time grew with the index.
+            indexed = self._indexed_among(tables, [document.document_id for document, _ in pending])
+            pending = [item for item in pending if item[0].document_id not in indexed]
             if pending:
                 self._write_batch(pending, embedder, batch_size, totals, ahead, progress, total_chunks)
                 if progress is not None:
@@ -152,9 +156,9 @@ class IndexWriter:
             pending, size = [], 0
 
         for document, chunks in items:
-            if document.document_id in indexed:
+            if document.document_id in seen:
                 continue
-            indexed.add(document.document_id)
+            seen.add(document.document_id)
             pending.append((document, tuple(chunks)))
             size += len(chunks)
             if size >= batch_chunks:
@@ -169,6 +173,14 @@ class IndexWriter:
             embed_seconds=totals["emb"],
             write_seconds=totals["write"],
         )
+
+    def _indexed_among(self, tables: IndexTables, document_ids: Sequence[str]) -> set[str]:
+        """Which of ``document_ids`` the version ``tables`` has indexed."""
+        if not document_ids:
+            return set()
+        where, bound = in_values(self._conn, "document_id", document_ids)
+        rows = self._conn.execute(f"SELECT document_id FROM {tables.documents} WHERE {where}", (bound,))
+        return {str(row[0]) for row in rows}
 
     def _write_batch(
         self,

@@ -12,7 +12,8 @@ what serving needs, and every HTTP route is one call to it:
   :mod:`veracity.service.core.degrade` says (dense down → lexical, reranker down →
   fused order, catalog down → deny); :meth:`Gateway.search` returns the
   ranked permitted chunks;
-- **documents** as the caller may see them (:mod:`veracity.service.core.visible`);
+- **documents** as the caller may see them (:class:`~veracity.service.core.document_reads.DocumentReads`,
+  a part of the gateway; what a caller may see: :mod:`veracity.service.core.visible`);
   operator actions on the caller's tenant (:mod:`veracity.service.core.operate`);
 - **health**: :meth:`Gateway.readiness` (:mod:`veracity.service.core.health`).
 
@@ -47,36 +48,28 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from datetime import datetime
 from functools import partial
-from pathlib import Path
 from typing import Any
 
-from ...catalog.catalog import Resolution
 from ...catalog.defaults import ask_defaults
 from ...catalog.postgres.connection import ENGINE_CONNECTIONS, pool_size, side_connections
-from ...catalog.postgres.replay import replay_fence
-from ...catalog.scope import acting_for
-from ...catalog.sources import source_file, source_path
+from ...catalog.sources import source_path
 from ...catalog.store import DatabaseStore
 from ...index.embedders import make_embedder
-from ...kb.backends import open_store, uploads_folder
+from ...kb.backends import open_store
 from ...kb.composing import LLMOptions, make_composer
 from ...kb.explain import explain as explain_answer
-from ...kb.keys import ApiKey, authenticate
+from ...kb.keys import authenticate
 from ...kb.local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from ...kb.reindex import rebuild
 from ...model.contracts import Citation, Principal
-from ...model.errors import ForbiddenError, NotFoundError, ValidationError
+from ...model.errors import ForbiddenError, ValidationError
 from ...pipeline.engine import answer_step
 from ...pipeline.outcome import Answer
 from ...pipeline.trace import Audience
-from .cache import DEFAULT_ENTRIES, AnswerCache, CacheKey, as_of_bucket, catalog_state
+from .cache import AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .degrade import (
-    DENSE_RETRY_SECONDS,
-    RERANK_TIMEOUT_SECONDS,
     UNREACHABLE,
     Degradation,
     GuardedEmbedder,
@@ -88,63 +81,22 @@ from .degrade import (
     noting,
     retrieve_or_degrade,
 )
+from .document_reads import Caller, DocumentReads, request_scope
 from .flight import SingleFlight
 from .health import IndexHealth
 from .operate import change_document, tenant_status, upload_files
-from .page_images import page_png
-from .rate_limits import RateLimit, RateLimiter
+from .rate_limits import RateLimiter
 from .served import CitedSource, ServedAnswer, cited_url, hit_dict
 from .sessions import AnswerSession, SessionPool
+from .settings import GatewaySettings
 from .shared import SharedAnswers, open_shared
 from .streaming import answer_events
-from .visible import chunk_context, document_view, served_paths, shown_path, visible_documents
+from .visible import shown_path
 
 __all__ = ["Caller", "Gateway", "GatewaySettings"]
 
 
-@dataclass(frozen=True, slots=True)
-class Caller:
-    """Who a request comes from: a stored API key (never anything the request says)."""
-
-    key: ApiKey
-
-    @property
-    def principal(self) -> Principal:
-        """The tenant and roles of the key."""
-        return self.key.principal
-
-    @property
-    def operator(self) -> bool:
-        """Whether the key may use operator actions."""
-        return self.key.operator
-
-
-@contextmanager
-def _request(tenant: str) -> Iterator[None]:
-    """One request's reads: acting for ``tenant``, and on a read replica waiting for the primary's
-    position once for them all (:func:`~veracity.catalog.postgres.replay.replay_fence`)."""
-    with acting_for(tenant), replay_fence():
-        yield
-
-
-@dataclass(frozen=True, slots=True)
-class GatewaySettings:
-    """Limits and fallbacks of a gateway."""
-
-    cache_entries: int = DEFAULT_ENTRIES
-    rate_limit: RateLimit = field(default_factory=RateLimit)
-    rerank_timeout_s: float = RERANK_TIMEOUT_SECONDS
-    dense_retry_s: float = DENSE_RETRY_SECONDS
-    search_limit: int = 20
-    page_images: bool = True
-    """Serve cited PDF pages and images as pictures (``serve --no-page-images`` turns it off)."""
-    answer_sessions: int = 2
-    """Engines answering at the same time in one process (each holds its own index state)."""
-    shared: bool = True
-    """Share the answer cache and rate limits with the other workers of the knowledge base."""
-
-
-class Gateway:
+class Gateway(DocumentReads):
     """See the module docstring."""
 
     def __init__(self, kb: LocalKnowledgeBase, settings: GatewaySettings | None = None) -> None:
@@ -266,7 +218,7 @@ class Gateway:
             raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
         principal = caller.principal
         hit = False
-        with noting() as notes, _request(principal.tenant):
+        with noting() as notes, request_scope(principal.tenant):
             try:
                 moment = self._moment(principal.tenant, as_of)
                 key = CacheKey.of(
@@ -349,7 +301,7 @@ class Gateway:
             raise ValidationError("the query is empty", field="query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         principal = caller.principal
-        with noting() as notes, self.sessions.session() as session, _request(principal.tenant):
+        with noting() as notes, self.sessions.session() as session, request_scope(principal.tenant):
             moment = self._moment(principal.tenant, as_of)
             retrieval = retrieve_or_degrade(
                 session.kb, session.lexical, self.embedder, principal, query, version, moment, top_k
@@ -358,79 +310,6 @@ class Gateway:
             ranked = retrieval.packet.hits[:top_k] if retrieval else ()
             hits = [hit_dict(h, retrieval.documents) for h in ranked] if retrieval else []
         return {"query": query, "hits": hits, "degraded": [d.value for d in notes]}
-
-    # -- documents ----------------------------------------------------------------
-
-    def _paths(self, tenant: str) -> dict[tuple[str, str], str]:
-        """The tenant's source paths, uploads by the name they were uploaded under."""
-        from ...catalog.sources import source_paths
-
-        assert self.kb.path is not None
-        uploads = uploads_folder(self.kb.path).resolve()
-        return served_paths(source_paths(self.store.connection, tenant), uploads)
-
-    def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
-        """The documents ``caller`` may see (an operator: every one of its tenant)."""
-        principal = caller.principal
-        with self._lock, _request(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
-            return visible_documents(
-                self.kb.engine.catalog,
-                principal,
-                moment,
-                self._paths(principal.tenant),
-                operator=caller.operator,
-            )
-
-    def document(self, caller: Caller, id_or_source_id: str, *, as_of: Moment = None) -> dict[str, Any]:
-        """One visible document with its chunks; ``NotFoundError`` for any other."""
-        principal = caller.principal
-        with self._lock, _request(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
-            return document_view(
-                self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
-                operator=caller.operator,
-            )  # fmt: skip
-
-    def uncitable(self, caller: Caller, document_ids: Sequence[str], version: str | None) -> list[Resolution]:
-        """Of ``document_ids`` cited earlier, those an answer for ``caller`` could not cite now
-        (withdrawn, retired, deleted, no longer permitted), as the live catalog resolves them."""
-        principal = caller.principal
-        with self._lock, _request(principal.tenant):
-            moment = self._moment(principal.tenant, None)
-            found = self.kb.engine.catalog.resolve_many(list(document_ids), principal, version, moment)
-        return [resolution for resolution in found.values() if not resolution.eligible]
-
-    def page_image(
-        self, caller: Caller, id_or_source_id: str, page: int, *, width: int = 1000, as_of: Moment = None
-    ) -> bytes:
-        """A page of a visible document's original file as PNG (see :mod:`.page_images`)."""
-        if not self.settings.page_images:
-            raise NotFoundError("page images are turned off on this server")
-        principal = caller.principal
-
-        def original(tenant: str, source_id: str) -> Path | None:
-            with self.side.read():
-                found = source_file(self.side.connection, tenant, source_id)
-            return Path(found) if found else None
-
-        with self._lock, _request(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
-            return page_png(self.kb.engine.catalog, id_or_source_id, page, principal, moment, original,
-                            operator=caller.operator, width_px=width)  # fmt: skip
-
-    def chunk_context(
-        self, caller: Caller, id_or_source_id: str, chunk_id: str, *, quote: str | None = None,
-        around: int = 1, as_of: Moment = None,
-    ) -> dict[str, Any]:  # fmt: skip
-        """A cited chunk in its visible document, the quote highlighted; ``NotFoundError`` otherwise."""
-        principal = caller.principal
-        with self._lock, _request(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
-            return chunk_context(
-                self.kb.engine.catalog, id_or_source_id, chunk_id, principal, moment,
-                self._paths(principal.tenant), operator=caller.operator, quote=quote, around=around,
-            )  # fmt: skip
 
     # -- operator actions ---------------------------------------------------------
 

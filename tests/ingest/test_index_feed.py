@@ -13,9 +13,13 @@ from pathlib import Path
 import pytest
 
 from veracity.catalog.catalog import Catalog
+from veracity.catalog.postgres.store import PostgresStore
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.embedders import FakeEmbedder
+from veracity.index.postgres.search import PostgresSearchIndex
+from veracity.index.postgres.tables import ensure_index_tables
 from veracity.index.sqlite.search import SQLiteSearchIndex
+from veracity.index.sqlite.tables import IndexTables
 from veracity.ingest import run as ingest_run
 from veracity.ingest.run import ingest_paths
 from veracity.model.contracts import Principal
@@ -42,9 +46,18 @@ def _folder(tmp_path: Path, monkeypatch, files: int, *, per_transaction: int) ->
     return docs
 
 
-def _engine(tmp_path: Path, embedder: FakeEmbedder | None) -> Engine:
-    store = SQLiteStore(tmp_path / "kb.sqlite")
-    return Engine(Catalog(store), embedder, backend=SQLiteSearchIndex(store))
+def _engine(
+    tmp_path: Path, embedder: FakeEmbedder | None, kb_backend: str = "sqlite", request=None
+) -> Engine:
+    """An engine on ``kb_backend`` whose index is the store's own (lexical only without an embedder)."""
+    if kb_backend == "sqlite":
+        store = SQLiteStore(tmp_path / "kb.sqlite")
+        return Engine(Catalog(store), embedder, backend=SQLiteSearchIndex(store))
+    postgres = PostgresStore(request.getfixturevalue("pg_url"), pool_size=2)
+    index = PostgresSearchIndex(postgres)
+    with postgres.transaction():
+        ensure_index_tables(postgres.connection, IndexTables(index.version))
+    return Engine(Catalog(postgres), embedder, backend=index)
 
 
 def _indexed_after_each_commit(monkeypatch, engine: Engine) -> list[int]:
@@ -62,9 +75,9 @@ def _indexed_after_each_commit(monkeypatch, engine: Engine) -> list[int]:
     return seen
 
 
-def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch) -> None:
+def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch, kb_backend, request) -> None:
     docs = _folder(tmp_path, monkeypatch, 7, per_transaction=3)
-    engine = _engine(tmp_path, None)
+    engine = _engine(tmp_path, None, kb_backend, request)
     adds = _indexed_after_each_commit(monkeypatch, engine)
     report = ingest_paths(engine, [docs], roles=["public"], jobs=1)
     assert adds == [3, 3, 1, 0]  # three transactions, then the final sync finds nothing new
@@ -73,9 +86,11 @@ def test_each_transaction_is_indexed_when_it_commits(tmp_path, monkeypatch) -> N
     assert report.seconds["write"] > 0
 
 
-def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(tmp_path, monkeypatch) -> None:
+def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(
+    tmp_path, monkeypatch, kb_backend, request
+) -> None:
     docs = _folder(tmp_path, monkeypatch, 4, per_transaction=2)
-    engine = _engine(tmp_path, None)
+    engine = _engine(tmp_path, None, kb_backend, request)
     ingest_paths(engine, [docs], roles=["public"], jobs=1)
     _write(docs, 0, revision="2", body="改写后的说明文字。")
     report = ingest_paths(engine, [docs], roles=["public"], jobs=1)

@@ -3,7 +3,7 @@
 Read with ``ast``, so a comment or a string that mentions ``execute(`` does not
 count: a call ``<anything>.execute(…)`` or ``<anything>.executemany(…)``, or a
 call of the row helpers of :mod:`veracity.catalog.sql` (``all_rows``,
-``one_row``, ``scalar``: they run the SQL they are given), outside those two
+``one_row``, ``scalar``, ``values_present``: they run SQL), outside those two
 packages fails the test, naming the file and line.
 """
 
@@ -17,7 +17,7 @@ import veracity
 PACKAGE_ROOT = Path(veracity.__file__).parent
 SQL_PACKAGES = ("catalog", "index")
 RUNNERS = frozenset({"execute", "executemany"})
-ROW_HELPERS = frozenset({"all_rows", "one_row", "scalar"})
+ROW_HELPERS = frozenset({"all_rows", "one_row", "scalar", "values_present"})
 
 
 def _helpers_imported(tree: ast.Module) -> set[str]:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from ..model.contracts import Chunk, Document
 from ..model.errors import NotFoundError
 from .rows import CHUNK_COLUMNS, chunk_of, select_documents
-from .sql import in_values
+from .sql import in_values, values_present
 from .store import DatabaseStore, Store
 
 __all__ = ["all_document_ids", "chunks_by_document", "documents_by_source", "stored_document_ids"]
@@ -60,10 +60,8 @@ def stored_document_ids(store: Store, document_ids: Sequence[str]) -> set[str]:
                 continue
             found.add(document_id)
         return found
-    where, bound = in_values(store.connection, "document_id", ids)
     with store.read():
-        rows = store.connection.execute(f"SELECT document_id FROM documents WHERE {where}", (bound,))
-        return {str(row[0]) for row in rows}
+        return values_present(store.connection, "documents", "document_id", ids)
 
 
 def chunks_by_document(store: Store, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:

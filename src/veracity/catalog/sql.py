@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import apsw
 
-__all__ = ["all_rows", "dialect_of", "in_values", "one_row", "scalar"]
+__all__ = ["all_rows", "dialect_of", "in_values", "one_row", "scalar", "values_present"]
 
 
 def all_rows(connection: apsw.Connection, sql: str, params: Any = ()) -> list[Any]:
@@ -42,3 +42,12 @@ def in_values(connection: Any, column: str, values: Sequence[Any]) -> tuple[str,
     if dialect_of(connection) == "postgresql":
         return f"{column} = ANY(?)", list(values)
     return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
+
+
+def values_present(connection: Any, table: str, column: str, values: Sequence[Any]) -> set[str]:
+    """Which of ``values`` stand in ``table.column`` (one statement, :func:`in_values`)."""
+    if not values:
+        return set()
+    where, bound = in_values(connection, column, values)
+    rows = connection.execute(f"SELECT {column} FROM {table} WHERE {where}", (bound,))
+    return {str(row[0]) for row in rows}

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ...catalog.bulk import chunks_by_document, stored_document_ids
 from ...catalog.catalog import Catalog
-from ...catalog.sql import all_rows, in_values
+from ...catalog.sql import all_rows, values_present
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document
 from ...model.errors import ConfigError, EmbedderMismatchError
@@ -147,7 +147,8 @@ class IndexWriter:
             nonlocal pending, size
             # Only the batch's own ids are looked up: an ingest adds each transaction's documents
             # as it commits, and reading every indexed id each time grew with the index.
-            indexed = self._indexed_among(tables, [document.document_id for document, _ in pending])
+            ids = [document.document_id for document, _ in pending]
+            indexed = values_present(self._conn, tables.documents, "document_id", ids)
             pending = [item for item in pending if item[0].document_id not in indexed]
             if pending:
                 self._write_batch(pending, embedder, batch_size, totals, ahead, progress, total_chunks)
@@ -173,14 +174,6 @@ class IndexWriter:
             embed_seconds=totals["emb"],
             write_seconds=totals["write"],
         )
-
-    def _indexed_among(self, tables: IndexTables, document_ids: Sequence[str]) -> set[str]:
-        """Which of ``document_ids`` the version ``tables`` has indexed."""
-        if not document_ids:
-            return set()
-        where, bound = in_values(self._conn, "document_id", document_ids)
-        rows = self._conn.execute(f"SELECT document_id FROM {tables.documents} WHERE {where}", (bound,))
-        return {str(row[0]) for row in rows}
 
     def _write_batch(
         self,

@@ -16,8 +16,10 @@ import re
 from functools import cache
 from typing import Final
 
-from .scripts import HAN_RANGES
+from .scripts import HAN_RANGES, is_han
 
+BMP_END: Final = 0x10000
+"""Past the Basic Multilingual Plane, where every range :func:`~veracity.text.scripts.is_han` knows lies."""
 CJK_SHARE: Final = 0.2
 """Share of CJK ideographs among letters from which a text counts as Chinese."""
 
@@ -31,9 +33,8 @@ _OTHER_LETTER_CANDIDATE: Final = re.compile(rf"[^\W\d_A-Za-z{HAN_RANGES}]")
 def _han_letters() -> re.Pattern[str]:
     """Runs of the Han ranges' code points that are letters in this Python's Unicode tables (the
     ranges hold a few unassigned ones, which ``isalpha`` does not count)."""
-    blocks = [(ord(HAN_RANGES[i]), ord(HAN_RANGES[i + 2])) for i in range(0, len(HAN_RANGES), 3)]
     spans: list[list[int]] = []
-    for code in (c for low, high in blocks for c in range(low, high + 1) if chr(c).isalpha()):
+    for code in (c for c in range(BMP_END) if is_han(chr(c)) and chr(c).isalpha()):
         if spans and spans[-1][1] == code - 1:
             spans[-1][1] = code
         else:

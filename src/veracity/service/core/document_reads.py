@@ -85,11 +85,17 @@ class DocumentReads:
         uploads = uploads_folder(self.kb.path).resolve()
         return served_paths(source_paths(self.store.connection, tenant), uploads)
 
+    @contextmanager
+    def _reading_for(self, caller: Caller, as_of: Moment) -> Iterator[datetime]:
+        """Under the gateway's lock, in ``caller``'s request scope: the moment to read at."""
+        tenant = caller.principal.tenant
+        with self._lock, request_scope(tenant):
+            yield self._moment(tenant, as_of)
+
     def documents(self, caller: Caller, *, as_of: Moment = None) -> list[dict[str, Any]]:
         """The documents ``caller`` may see (an operator: every one of its tenant)."""
         principal = caller.principal
-        with self._lock, request_scope(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
+        with self._reading_for(caller, as_of) as moment:
             return visible_documents(
                 self.kb.engine.catalog,
                 principal,
@@ -101,8 +107,7 @@ class DocumentReads:
     def document(self, caller: Caller, id_or_source_id: str, *, as_of: Moment = None) -> dict[str, Any]:
         """One visible document with its chunks; ``NotFoundError`` for any other."""
         principal = caller.principal
-        with self._lock, request_scope(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
+        with self._reading_for(caller, as_of) as moment:
             return document_view(
                 self.kb.engine.catalog, id_or_source_id, principal, moment, self._paths(principal.tenant),
                 operator=caller.operator,
@@ -111,10 +116,8 @@ class DocumentReads:
     def uncitable(self, caller: Caller, document_ids: Sequence[str], version: str | None) -> list[Resolution]:
         """Of ``document_ids`` cited earlier, those an answer for ``caller`` could not cite now
         (withdrawn, retired, deleted, no longer permitted), as the live catalog resolves them."""
-        principal = caller.principal
-        with self._lock, request_scope(principal.tenant):
-            moment = self._moment(principal.tenant, None)
-            found = self.kb.engine.catalog.resolve_many(list(document_ids), principal, version, moment)
+        with self._reading_for(caller, None) as moment:
+            found = self.kb.engine.catalog.resolve_many(list(document_ids), caller.principal, version, moment)
         return [resolution for resolution in found.values() if not resolution.eligible]
 
     def page_image(
@@ -130,8 +133,7 @@ class DocumentReads:
                 found = source_file(self.side.connection, tenant, source_id)
             return Path(found) if found else None
 
-        with self._lock, request_scope(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
+        with self._reading_for(caller, as_of) as moment:
             return page_png(self.kb.engine.catalog, id_or_source_id, page, principal, moment, original,
                             operator=caller.operator, width_px=width)  # fmt: skip
 
@@ -141,8 +143,7 @@ class DocumentReads:
     ) -> dict[str, Any]:  # fmt: skip
         """A cited chunk in its visible document, the quote highlighted; ``NotFoundError`` otherwise."""
         principal = caller.principal
-        with self._lock, request_scope(principal.tenant):
-            moment = self._moment(principal.tenant, as_of)
+        with self._reading_for(caller, as_of) as moment:
             return chunk_context(
                 self.kb.engine.catalog, id_or_source_id, chunk_id, principal, moment,
                 self._paths(principal.tenant), operator=caller.operator, quote=quote, around=around,

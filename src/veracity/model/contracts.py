@@ -7,6 +7,7 @@ Stages never mutate a record they were given; they return new ones
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
@@ -83,6 +84,15 @@ class AnswerStatus(StrEnum):
 def sha256_hex(text: str) -> str:
     """Hex sha256 of the UTF-8 bytes of ``text``."""
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """Hex sha256 of the bytes of the file at ``path``, read a mebibyte at a time."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)

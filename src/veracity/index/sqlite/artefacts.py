@@ -33,6 +33,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ...catalog.sql import all_rows
+from ...model.contracts import file_sha256
 from ..ann import (
     ANN_FORMAT,
     ANN_FORMAT_VERSION,
@@ -62,7 +63,6 @@ __all__ = [
 ]
 
 ANN_SUFFIX: Final = "-ann"
-_READ_BLOCK: Final = 1 << 20
 
 
 def ann_folder(store: Any) -> Path | None:
@@ -82,14 +82,6 @@ def _stem(model: VectorModel, tenant: str) -> str:
 def manifest_path(folder: Path, model: VectorModel, tenant: str) -> Path:
     """Where the manifest of ``tenant``'s artefact for ``model`` (of one index version) lives."""
     return folder / f"{_stem(model, tenant)}.json"
-
-
-def _sha256(path: Path) -> str:
-    state = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(_READ_BLOCK):
-            state.update(block)
-    return state.hexdigest()
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +116,7 @@ def write_artefact(folder: Path, version: int, model: VectorModel, tenant: str, 
     staged_index, staged_keys = folder / f"{stem}.tmp.faiss", folder / f"{stem}.tmp.npy"
     faiss.write_index(ann.index, str(staged_index))
     np.save(staged_keys, ann.keys.astype("<i8"), allow_pickle=False)
-    index_sha, keys_sha = _sha256(staged_index), _sha256(staged_keys)
+    index_sha, keys_sha = file_sha256(staged_index), file_sha256(staged_keys)
     index_file, keys_file = f"{stem}.{index_sha[:12]}.faiss", f"{stem}.{keys_sha[:12]}.npy"
     os.replace(staged_index, folder / index_file)
     os.replace(staged_keys, folder / keys_file)
@@ -183,7 +175,7 @@ def load_artefact(
         return Loaded(manifest, None, problem)
     keys_path, index_path = folder / manifest.keys_file, folder / manifest.index_file
     try:
-        if _sha256(keys_path) != manifest.keys_sha256:
+        if file_sha256(keys_path) != manifest.keys_sha256:
             return Loaded(manifest, None, f"{keys_path.name}: sha256 differs from the manifest")
         keys = np.load(keys_path, allow_pickle=False)
         if (
@@ -197,7 +189,7 @@ def load_artefact(
         if not read_index:
             ok = index_path.exists()
             return Loaded(manifest, None, "" if ok else f"{index_path.name} is missing")
-        if _sha256(index_path) != manifest.index_sha256:
+        if file_sha256(index_path) != manifest.index_sha256:
             return Loaded(manifest, None, f"{index_path.name}: sha256 differs from the manifest")
         faiss = faiss_module()
         if faiss is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from .errors import VersionRangeError
 
@@ -56,3 +57,29 @@ def in_range(target: str, version_min: str | None, version_max: str | None) -> b
         if version[: len(high)] > high:
             return False
     return True
+
+
+@dataclass(frozen=True, slots=True)
+class RangeWords:
+    """How a range open on one side, or on both, is written (``{}`` stands for the bound)."""
+
+    at_least: str
+    at_most: str
+    unbounded: str
+
+
+READER_RANGE = RangeWords("{} and later", "up to {}", "")
+"""For people reading an answer or a page: ``3.2 and later``, ``up to 2.8``; nothing when unbounded."""
+PREFIX_RANGE = RangeWords("≥{}", "≤{}", "全部")
+"""For a chunk's context prefix (indexed text, so it never changes): ``≥3.2``, ``≤2.8``, ``全部``."""
+
+
+def range_label(version_min: str | None, version_max: str | None, words: RangeWords = READER_RANGE) -> str:
+    """``2.8–3.1``, or ``3.2`` when both bounds are one version; an open side in ``words``."""
+    if version_min and version_max:
+        return version_min if version_min == version_max else f"{version_min}–{version_max}"
+    if version_min:
+        return words.at_least.format(version_min)
+    if version_max:
+        return words.at_most.format(version_max)
+    return words.unbounded

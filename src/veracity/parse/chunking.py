@@ -32,6 +32,7 @@ from enum import StrEnum
 
 from ..model.contracts import Chunk, ChunkKind, Document, parse_enum, sha256_hex
 from ..model.errors import ValidationError
+from ..model.versions import PREFIX_RANGE, range_label
 from ..text.normalize import identity_text
 from ..text.sentences import split_sentences
 from .blocks import FENCE_OPEN, MarkdownBlock, block_spans, parse_blocks
@@ -45,7 +46,6 @@ __all__ = [
     "fact_chunk_map",
     "oversize_chunks",
     "parse_strategy",
-    "version_label",
     "with_context",
 ]
 
@@ -77,21 +77,10 @@ def chunk_id_for(document_id: str, heading_path: Sequence[str], ordinal: int, te
     return sha256_hex("\x1f".join(parts))
 
 
-def version_label(document: Document) -> str:
-    """Human-readable product-version range of a document, e.g. ``2.0–3.2`` or ``≥3.2``."""
-    low, high = document.version_min, document.version_max
-    if low and high:
-        return low if low == high else f"{low}–{high}"
-    if low:
-        return f"≥{low}"
-    if high:
-        return f"≤{high}"
-    return "全部"
-
-
 def context_prefix(document: Document, heading_path: Sequence[str]) -> str:
     """``"{title} | 版本 {range} | {heading > path}"``: the context a contextual chunk carries."""
-    return f"{document.title} | 版本 {version_label(document)} | {' > '.join(heading_path)}"
+    versions = range_label(document.version_min, document.version_max, PREFIX_RANGE)
+    return f"{document.title} | 版本 {versions} | {' > '.join(heading_path)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,6 +7,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from ..model.contracts import Chunk, Citation, Claim, Document, PageBox
+from ..model.versions import range_label
 from ..parse.documents import metadata_of
 from .trace import Audience
 
@@ -35,24 +36,13 @@ def citation_dict(citation: Citation) -> dict[str, Any]:
         "page_end": citation.page_end,
         "boxes": [box_dict(box) for box in citation.boxes],
         "ocr_confidence": citation.ocr_confidence,
-        "versions": version_label(citation.version_min, citation.version_max) or None,
+        "versions": range_label(citation.version_min, citation.version_max) or None,
     }
 
 
 def box_dict(box: PageBox) -> dict[str, Any]:
     """Where on a page: ``page`` (1-based) and the corners as fractions of its width and height."""
     return {"page": box.page, "x0": box.x0, "top": box.top, "x1": box.x1, "bottom": box.bottom}
-
-
-def version_label(version_min: str | None, version_max: str | None) -> str:
-    """``3.2 and later``, ``up to 2.8``, ``2.8–3.1``, ``3.2``; ``""`` when unbounded."""
-    if version_min and version_max:
-        return version_min if version_min == version_max else f"{version_min}–{version_max}"
-    if version_min:
-        return f"{version_min} and later"
-    if version_max:
-        return f"up to {version_max}"
-    return ""
 
 
 def page_label(page_start: int | None, page_end: int | None) -> str:
@@ -140,7 +130,7 @@ def answer_text(answer: Answer) -> str:
             pages = page_label(c.page_start, c.page_end)
             where = f"{path} · {pages}" if pages else path
             scope = (
-                f" · covers versions {version_label(c.version_min, c.version_max)}"
+                f" · covers versions {range_label(c.version_min, c.version_max)}"
                 f" (asked: {answer.trace.target_version})"
                 if c.citation_id in scoped
                 else ""
@@ -166,22 +156,6 @@ def composer_line(composer: dict[str, str], dropped: tuple[tuple[int, str], ...]
     if dropped:
         line += "; dropped: " + ", ".join(f"claim {index} ({why})" for index, why in dropped)
     return line
-
-
-def document_row(document: Document) -> dict[str, Any]:
-    """The columns of ``docs list``."""
-    versions = f"{document.version_min or ''}–{document.version_max or ''}"
-    return {
-        "id": document.source_id,
-        "revision": document.revision,
-        "status": document.status.value,
-        "versions": versions,
-        "valid_from": document.valid_from.date().isoformat(),
-        "valid_until": document.valid_until.date().isoformat() if document.valid_until else "",
-        "visibility": document.visibility.value
-        + (f" ({', '.join(document.allowed_roles)})" if document.allowed_roles else ""),
-        "trust": document.trust.value,
-    }
 
 
 def chunk_dict(chunk: Chunk, *, text: bool = False) -> dict[str, Any]:

@@ -32,10 +32,10 @@ from typing import Final
 import numpy as np
 
 from ...model.contracts import Claim, Document, Hit, Trust
+from ...model.versions import range_label
 from ...text.scripts import CJK
 from ...text.tokens import tokenize
 from ..candidates import Embed
-from ..render import version_label
 from .client import Message
 
 MMR_LAMBDA: Final = 0.5
@@ -205,7 +205,7 @@ def _draft(
         source_id=document.source_id,
         revision=document.revision,
         trust=document.trust.value,
-        versions=version_label(document.version_min, document.version_max),
+        versions=range_label(document.version_min, document.version_max),
         relevance=relevance,
         tokens=0,
     )

@@ -22,7 +22,8 @@ from ...kb.browse import document_rows, find_document
 from ...model.contracts import Chunk, Document, Principal
 from ...model.errors import NotFoundError
 from ...model.governance import eligibility
-from ...pipeline.render import box_dict, chunk_dict, page_label, version_label
+from ...model.versions import range_label
+from ...pipeline.render import box_dict, chunk_dict, page_label
 
 __all__ = [
     "chunk_context", "document_view", "quote_spans", "served_paths", "shown_path", "visible_document",
@@ -79,7 +80,7 @@ def _asker_row(document: Document, chunks: int, path: str) -> dict[str, Any]:
         "title": document.title,
         "path": shown_path(path),
         "revision": document.revision,
-        "versions": version_label(document.version_min, document.version_max) or "all",
+        "versions": range_label(document.version_min, document.version_max) or "all",
         "language": document.language,
         "chunks": chunks,
     }

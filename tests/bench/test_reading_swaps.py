@@ -1,7 +1,7 @@
 import random
 
 from veracity.bench.reading.swaps import SWAP_SUFFIX, swapped_question, swapped_questions
-from veracity.reader.features import Example
+from veracity.reader.features import ReadingExample
 
 CHOPIN = (
     "Chopin left Warsaw in 1830. In Paris he met George Sand, and the two spent a winter in "
@@ -10,7 +10,9 @@ CHOPIN = (
 TESLA = "Nikola Tesla was born in Smiljan. He moved to New York City and worked for Thomas Edison."
 
 
-def example(question: str, context: str = CHOPIN, title: str = "Frédéric_Chopin", **kw: object) -> Example:
+def example(
+    question: str, context: str = CHOPIN, title: str = "Frédéric_Chopin", **kw: object
+) -> ReadingExample:
     fields: dict[str, object] = {
         "example_id": "q1",
         "source": "squad",
@@ -22,7 +24,7 @@ def example(question: str, context: str = CHOPIN, title: str = "Frédéric_Chopi
         "impossible": False,
     }
     fields.update(kw)
-    return Example(**fields)  # type: ignore[arg-type]
+    return ReadingExample(**fields)  # type: ignore[arg-type]
 
 
 def test_a_swap_asks_about_something_the_paragraph_never_mentions() -> None:

@@ -18,7 +18,7 @@ from veracity.model.contracts import AnswerStatus, Principal
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.reading import claim_bounds
 from veracity.reader.e5_file import load_state_dict, read_e5_file
-from veracity.reader.features import Example, WindowMaker, hard_negatives, passage_text, windows
+from veracity.reader.features import ReadingExample, WindowMaker, hard_negatives, passage_text, windows
 from veracity.reader.model import ChoosingReader, Reader, ReadingModel, best_span
 from veracity.reader.tokenizer import Tokenizer
 from veracity.testing.fakes import FakeReader
@@ -47,8 +47,8 @@ def test_a_window_targets_the_tokens_of_the_answer() -> None:
 
 
 def test_training_windows_and_hard_negatives() -> None:
-    def example(number: int, context: str, question: str, answer: str) -> Example:
-        return Example(
+    def example(number: int, context: str, question: str, answer: str) -> ReadingExample:
+        return ReadingExample(
             f"e{number}", "src", "en", "Guide", context, question, ((answer, context.index(answer)),), False
         )
 

@@ -6,7 +6,7 @@ token stands for "no answer in this window". A passage is the text an ask shows 
 document's title and heading path on the first line, then the chunk (:func:`passage_text`), so
 the model learns to read headings as context, as it will see them.
 
-From each :class:`~veracity.bench.reading.data.ReadingExample`:
+From each :class:`ReadingExample`:
 
 - the question over its own context, cut into windows of ``max_length`` tokens that overlap by
   ``stride``: a window that holds a gold answer whole targets its tokens, any other window (and
@@ -59,8 +59,9 @@ class Window:
 
 
 @dataclass(frozen=True, slots=True)
-class Example:
-    """What :func:`windows` needs of a training example (a ``ReadingExample`` fits)."""
+class ReadingExample:
+    """One question on one context; ``answers`` are (text, char_start) with
+    ``context[start:start + len(text)] == text``; empty when ``impossible``."""
 
     example_id: str
     source: str
@@ -122,7 +123,7 @@ def _words(text: str) -> set[str]:
     return set(_WORDS.findall(text.lower()))
 
 
-def hard_negatives(examples: Sequence[Example], seed: int = 0) -> dict[str, str]:
+def hard_negatives(examples: Sequence[ReadingExample], seed: int = 0) -> dict[str, str]:
     """Per answerable example id, another context of its source sharing the most question words
     (rare words count more), holding none of its gold answers; ties broken at random (seeded)."""
     by_source: dict[str, list[str]] = defaultdict(list)
@@ -158,7 +159,7 @@ def hard_negatives(examples: Sequence[Example], seed: int = 0) -> dict[str, str]
 
 
 def windows(
-    examples: Iterable[Example], maker: WindowMaker, negatives: dict[str, str] | None = None
+    examples: Iterable[ReadingExample], maker: WindowMaker, negatives: dict[str, str] | None = None
 ) -> Iterator[Window]:
     """The training windows of ``examples`` (see the module docstring)."""
     for example in examples:

@@ -35,7 +35,7 @@ import numpy as np
 
 from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, pair_ids
 from ...reader.e5_file import load_state_dict, read_e5_file
-from ...reader.features import Example, Group, _words, hard_negatives
+from ...reader.features import Group, ReadingExample, _words, hard_negatives
 from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, add_run_arguments
@@ -55,7 +55,7 @@ def tuning_fold(context: str) -> int:
     return context_hash(context) % 2
 
 
-def subject_of(example: Example) -> str:
+def subject_of(example: ReadingExample) -> str:
     return example.title.replace("_", " ")
 
 
@@ -74,7 +74,7 @@ def ranked_others(
 
 
 def example_groups(
-    example: Example, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
+    example: ReadingExample, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
 ) -> list[Group]:
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]

@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final
 
+from ...reader.features import ReadingExample
 from ...text.scripts import HAN_RANGES
 from ..docs_questions import EMPHASIS, SPACE, load_docs_questions
 from ..qa import NAMED_PARTS
@@ -41,21 +42,6 @@ MAX_CONTEXT: Final = 1200
 
 Answer = tuple[str, int]
 _docs_set = lru_cache(maxsize=16)(load_docs_questions)
-
-
-@dataclass(frozen=True, slots=True)
-class ReadingExample:
-    """One question on one context; ``answers`` are (text, char_start) with
-    ``context[start:start + len(text)] == text``; empty when ``impossible``."""
-
-    example_id: str
-    source: str
-    language: str
-    title: str
-    context: str
-    question: str
-    answers: tuple[Answer, ...]
-    impossible: bool
 
 
 @dataclass(frozen=True, slots=True)

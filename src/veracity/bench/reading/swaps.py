@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Final
 
-from ...reader.features import Example
+from ...reader.features import ReadingExample
 
 _NAME: Final = re.compile(r"(?<![\w'’-])[A-Z][\w'’-]*(?:\s+[A-Z][\w'’-]*)*")
 _SENTENCE_END: Final = ".!?:;\"“”\n"
@@ -38,7 +38,7 @@ def _absent(candidate: str, context: str) -> bool:
     return candidate.lower() not in context.lower()
 
 
-def _title(example: Example) -> str:
+def _title(example: ReadingExample) -> str:
     return example.title.replace("_", " ")
 
 
@@ -58,11 +58,11 @@ def _number_swap(text: str, context: str, rng: random.Random) -> list[tuple[int,
 
 
 def swapped_question(
-    example: Example,
+    example: ReadingExample,
     names_by_words: dict[int, list[str]],
     titles: Sequence[str],
     rng: random.Random,
-) -> Example | None:
+) -> ReadingExample | None:
     """``example`` asked about something its paragraph never mentions, or ``None`` when the
     question holds nothing to replace. Answers are kept: they mark the sentence that answered the
     original question (a negative now); ``impossible`` is set."""
@@ -87,7 +87,9 @@ def swapped_question(
     return replace(example, example_id=example.example_id + SWAP_SUFFIX, question=changed, impossible=True)
 
 
-def swapped_questions(examples: Sequence[Example], share: float, seed: int = 0) -> list[Example]:
+def swapped_questions(
+    examples: Sequence[ReadingExample], share: float, seed: int = 0
+) -> list[ReadingExample]:
     """For ``share`` of the answerable examples (seeded), :func:`swapped_question`, with names and
     titles drawn from the other paragraphs of the example's own source."""
     names: dict[str, dict[int, set[str]]] = defaultdict(lambda: defaultdict(set))

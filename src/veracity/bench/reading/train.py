@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from ...reader.e5_file import load_state_dict, read_e5_file
-from ...reader.features import MAX_LENGTH, STRIDE, Example, WindowMaker, hard_negatives, windows
+from ...reader.features import MAX_LENGTH, STRIDE, ReadingExample, WindowMaker, hard_negatives, windows
 from ...reader.model import MODEL_NAME, Reader
 from ...reader.tokenizer import Tokenizer
 from ..answers import normalize_answer
@@ -53,7 +53,7 @@ def held_out(context: str, share: float) -> bool:
     return context_hash(context) / 0xFFFFFFFF < share
 
 
-def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:
+def validate(reader: Reader, examples: Sequence[ReadingExample]) -> dict[str, Any]:
     """Scores of ``reader`` on held-out examples: for answerable ones, whether the best span is a
     gold answer (normalized) and its answer score; for the rest, the answer score. The AUC says
     how well the answer score tells the two apart (what the answer/abstain threshold relies on)."""
@@ -74,14 +74,14 @@ def validate(reader: Reader, examples: Sequence[Example]) -> dict[str, Any]:
     }
 
 
-def reading_examples(tally: Counter[str]) -> list[Example]:
+def reading_examples(tally: Counter[str]) -> list[ReadingExample]:
     """Every licence-checked training example on this machine (:mod:`.data`) as the reader's
     records, counted in ``tally``; says which sources are missing."""
     sources = available_sources()
     if missing := [s for s in SOURCES if s not in sources]:
         where = "benchmarks/reader_data/SOURCES.md"
         print(f"not here, trained without: {', '.join(missing)} ({where})", file=sys.stderr)
-    return [Example(**asdict(e)) for e in training_examples(sources, tally=tally)]
+    return [ReadingExample(**asdict(e)) for e in training_examples(sources, tally=tally)]
 
 
 def pairwise_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -91,8 +91,11 @@ def card_tail(module: str, argv: Sequence[str] | None, weights_path: Path) -> di
     }
 
 
-def write_card(folder: Path, name: str, card: dict[str, Any]) -> None:
-    """``card`` as ``<folder>/<name>.json`` beside its weights."""
+def write_card(folder: Path, name: str, card: dict[str, Any], shown: Mapping[str, Any]) -> None:
+    """``card`` as ``<folder>/<name>.json`` beside its weights; says so, with the figures ``shown``
+    (one JSON line on standard error)."""
     (folder / f"{name}.json").write_text(
         json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8"
     )
+    print(json.dumps(shown), file=sys.stderr)
+    print(f"wrote {folder / name}.* (weights and model card)", file=sys.stderr)

@@ -17,7 +17,6 @@ Needs ``veracity[train]`` (PyTorch, CPU). Seeded throughout:
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -218,17 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ],
         **card_tail("veracity.bench.guard.train", argv, weights_path),
     }
-    write_card(folder, args.name, card)
-    print(
-        json.dumps(
-            {
-                "threshold": card["threshold"],
-                "heldout": card["heldout"],
-                "calibration": card["calibration"],
-            }
-        ),
-        file=sys.stderr,
-    )
+    write_card(folder, args.name, card, {key: card[key] for key in ("threshold", "heldout", "calibration")})
     return 0
 
 

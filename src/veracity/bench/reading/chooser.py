@@ -22,7 +22,6 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import sys
 import time
@@ -228,9 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation": scores,
         **card_tail("veracity.bench.reading.chooser", argv, weights_path),
     }
-    write_card(folder, args.name, card)
-    print(json.dumps(scores), file=sys.stderr)
-    print(f"wrote {weights_path} and its model card", file=sys.stderr)
+    write_card(folder, args.name, card, scores)
     return 0
 
 

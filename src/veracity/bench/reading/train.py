@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import json
 import random
 import sys
 import time
@@ -179,9 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "validation": scores,
         **card_tail("veracity.bench.reading.train", argv, weights_path),
     }
-    write_card(folder, args.name, card)
-    print(json.dumps(scores), file=sys.stderr)
-    print(f"wrote {weights_path} and its model card", file=sys.stderr)
+    write_card(folder, args.name, card, scores)
     return 0
 
 

@@ -49,7 +49,7 @@ from ..sqlite.search import IndexStats
 from ..sqlite.sync import IndexSQL, IndexWriter
 from ..sqlite.tables import IndexTables
 from ..sqlite.versions import read_pointer
-from ..sqlite.views import IndexState, TenantView, VersionedReads, load_doc_keys
+from ..sqlite.views import IndexState, TenantView, VersionedReads
 from ..sqlite.writer import VectorModel
 from . import writer
 from .segments import read_segment_postings
@@ -168,11 +168,6 @@ class PostgresSearchIndex(OpenedIndex, SearchEntry, PostingsBM25, ResidentDense,
         if token is not None:
             self._pointer_held = (token, pointer)
         return pointer
-
-    def _doc_keys(self, state: IndexState) -> dict[str, int]:
-        if state.doc_keys is None:
-            state.doc_keys = load_doc_keys(self._conn, state.tables)
-        return state.doc_keys
 
     def _read_postings(self, state: IndexState, view: TenantView, terms: Sequence[str]) -> list[Postings]:
         """The terms' postings from the tenant's segments (for :class:`~..sqlite.bm25_plan.PostingsBM25`)."""

@@ -10,7 +10,7 @@ statistics over the eligible chunks only, so a chunk the asker may not see
 changes none of the asker's scores and gets no score of its own.
 
 A mixin: :class:`~.entry.SearchEntry` checks the arguments before ``_lexical`` or
-``_frequencies`` run; the index supplies ``_conn`` and ``_doc_keys``.
+``_frequencies`` run; the index supplies ``_conn`` and ``_read_postings``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from .entry import Among, Frequencies, Hits, best_first
 from .fts import Postings, bm25_scores, posting_positions, with_positions
-from .views import IndexState, TenantView, load_tenant_view
+from .views import IndexState, TenantView, load_doc_keys, load_tenant_view
 
 __all__ = ["POSTINGS_CACHE_ENTRIES", "PostingsBM25"]
 
@@ -45,7 +45,10 @@ class PostingsBM25:
         raise NotImplementedError
 
     def _doc_keys(self, state: IndexState) -> dict[str, int]:
-        raise NotImplementedError
+        """Document id → the integer key the index's rows carry, read once per generation."""
+        if state.doc_keys is None:
+            state.doc_keys = load_doc_keys(self._conn, state.tables)
+        return state.doc_keys
 
     def _postings(self, state: IndexState, view: TenantView, tokens: Sequence[str]) -> list[Postings]:
         """Postings of the distinct ``tokens`` (sorted), cached per generation up to a size bound."""

@@ -60,7 +60,6 @@ from .views import (
     IndexState,
     TenantView,
     VersionedReads,
-    load_doc_keys,
 )
 from .writer import VectorModel, read_vector_model
 
@@ -153,11 +152,6 @@ class SQLiteSearchIndex(
             if cache is None or cache.generation != generation or cache.tables != tables:
                 self._cache = cache = IndexState(tables, generation)
             return cache
-
-    def _doc_keys(self, state: IndexState) -> dict[str, int]:
-        if state.doc_keys is None:
-            state.doc_keys = load_doc_keys(self._conn, state.tables)
-        return state.doc_keys
 
     def _read_postings(self, state: IndexState, view: TenantView, terms: Sequence[str]) -> list[Postings]:
         """The terms' postings from the tenant's FTS5 table (for :class:`.bm25_plan.PostingsBM25`)."""

@@ -56,6 +56,38 @@ OKAPI_EPSILON: Final = 0.25
 _SPARSE_RATIO: Final = 48
 
 
+def sum_by_position(
+    position_parts: Sequence[np.ndarray],
+    weight_parts: Sequence[np.ndarray],
+    n: int,
+    *,
+    dense_share: int,
+    all_positive: bool,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct positions (ascending) among ``position_parts`` and the sum of their weights.
+
+    Few postings (fewer than ``n / dense_share``) are sorted and summed; more are summed into one
+    slot per position, the same sums in the same order. With ``all_positive`` a summed slot above 0
+    is a touched one; otherwise the touched slots are marked.
+    """
+    if not position_parts:
+        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
+    if len(position_parts) == 1:
+        return position_parts[0], weight_parts[0]
+    every, weights = np.concatenate(position_parts), np.concatenate(weight_parts)
+    if every.size * dense_share < n:
+        positions, inverse = np.unique(every, return_inverse=True)
+        return positions, np.bincount(inverse, weights=weights, minlength=positions.size)
+    sums = np.bincount(every, weights=weights, minlength=n)
+    if all_positive:
+        positions = np.flatnonzero(sums > 0)
+    else:
+        touched = np.zeros(n, dtype=bool)
+        touched[every] = True
+        positions = np.flatnonzero(touched)
+    return positions, sums[positions]
+
+
 class _AllDocuments:
     """Type of :data:`ALL`."""
 
@@ -318,19 +350,9 @@ class BM25Index:
                 )
             doc_parts.append(docs)
             weight_parts.append(weights * count if count != 1 else weights)
-        if not doc_parts:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        if len(doc_parts) == 1:
-            return doc_parts[0], weight_parts[0]
-        docs = np.concatenate(doc_parts)
-        weights = np.concatenate(weight_parts)
-        n = len(self._ids)
-        if self._positive and docs.size * _SPARSE_RATIO >= n:
-            dense = np.bincount(docs, weights=weights, minlength=n)
-            positions = np.flatnonzero(dense > 0)  # every impact is > 0: touched == positive
-            return positions, dense[positions]
-        positions, inverse = np.unique(docs, return_inverse=True)
-        return positions, np.bincount(inverse, weights=weights, minlength=positions.size)
+        return sum_by_position(
+            doc_parts, weight_parts, len(self._ids), dense_share=_SPARSE_RATIO, all_positive=self._positive
+        )
 
     def search(
         self,

@@ -35,7 +35,7 @@ import numpy.typing as npt
 
 from ...catalog.sql import scalar
 from ...model.errors import ValidationError
-from ..lexical import BM25Variant, TermStatistics
+from ..lexical import BM25Variant, TermStatistics, sum_by_position
 
 __all__ = [
     "FTS_TOKENIZER",
@@ -219,18 +219,7 @@ def bm25_scores(
         count = counts[posting.term]
         parts_pos.append(positions)
         parts_weight.append(weights * count if count != 1 else weights)
-    if not parts_pos:
-        return np.empty(0, dtype=np.intp), np.empty(0, dtype=np.float64)
-    if len(parts_pos) == 1:
-        return parts_pos[0], parts_weight[0]
-    every, weights = np.concatenate(parts_pos), np.concatenate(parts_weight)
-    if every.size * DENSE_SUM_SHARE < n:
-        positions, inverse = np.unique(every, return_inverse=True)
-        scores = np.bincount(inverse, weights=weights, minlength=positions.size)
-        return positions.astype(np.intp), scores.astype(np.float64)
-    # Many postings: sum into one slot per chunk instead of sorting them (same sums, same order).
-    touched = np.zeros(n, dtype=bool)
-    touched[every] = True
-    sums = np.bincount(every, weights=weights, minlength=n)
-    positions = np.flatnonzero(touched)
-    return positions.astype(np.intp), sums[positions].astype(np.float64)
+    positions, scores = sum_by_position(
+        parts_pos, parts_weight, n, dense_share=DENSE_SUM_SHARE, all_positive=False
+    )
+    return positions.astype(np.intp), scores.astype(np.float64)

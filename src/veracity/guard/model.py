@@ -18,7 +18,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 
 from ..reader.head import OneLogitModel, logistic
-from ..reader.model import load_tuned
+from ..reader.model import load_tuned, named_model
 from ..reader.tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 192
@@ -90,12 +90,7 @@ def load_guard(name: str = MODEL_NAME, folder: str | Path | None = None) -> Guar
 def named_guard(name: str) -> Guard | None:
     """The guard a command-line value names: ``none``, ``shipped``, or the path of a guard's ``.npz``
     (its ``.json`` model card beside it)."""
-    if name == "none":
-        return None
-    if name == "shipped":
-        return load_guard()
-    path = Path(name)
-    return load_guard(path.stem, path.parent)
+    return named_model(name, load_guard, load_guard)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 import numpy as np
 
 from .head import OneLogitModel
-from .model import load_tuned
+from .model import load_tuned, named_model
 from .tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 96
@@ -104,9 +104,4 @@ def package_chooser(name: str = MODEL_NAME) -> Chooser:
 def named_chooser(name: str) -> Chooser | None:
     """The sentence reader a command-line value names: ``none``, ``shipped``, or the path of a
     chooser's ``.npz`` (its ``.json`` model card beside it)."""
-    if name == "none":
-        return None
-    if name == "shipped":
-        return load_chooser()
-    path = Path(name)
-    return load_chooser(path.stem, path.parent)
+    return named_model(name, load_chooser, load_chooser)

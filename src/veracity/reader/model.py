@@ -19,7 +19,7 @@ import hashlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -219,6 +219,17 @@ def load_tuned(build: type[Built], kind: str, name: str, weights_path: Path, car
     card_text = _checked_card(kind, name, weights_path, card_path)
     return cast(Built, _load_tuned(build, str(weights_path), card_text))  # built by ``build``
 
+
+
+def named_model(name: str, load: Callable[[str, Path], Built], shipped: Callable[[], Built]) -> Built | None:
+    """The model a command-line value names: ``none``, ``shipped``, or the path of its ``.npz``
+    (its ``.json`` model card beside it), read with ``load(stem, folder)``."""
+    if name == "none":
+        return None
+    if name == "shipped":
+        return shipped()
+    path = Path(name)
+    return load(path.stem, path.parent)
 
 @lru_cache(maxsize=4)
 def _load_tuned(build: type[TunedModel], weights_path: str, card_text: str) -> TunedModel:

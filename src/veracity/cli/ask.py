@@ -17,10 +17,9 @@ import click
 
 from .common import (
     EMBEDDER_CHOICE,
-    KB_ENV,
     READ_URL_OPTION,
-    KnowledgeBaseLocation,
     composer_of,
+    kb_option,
     library_errors,
     llm_options,
     print_json,
@@ -69,12 +68,9 @@ def _roles(role: str | None) -> tuple[str, ...] | None:
 )
 @click.option("--fact", "facts", multiple=True, help="A fact id the answer must cover (repeatable).")
 @click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
-@click.option(
-    "--kb",
-    "kb_dir",
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(),
-    help="Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
+@kb_option(
+    "Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
+    required=False,
 )
 @READ_URL_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")

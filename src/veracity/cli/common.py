@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
@@ -34,6 +34,9 @@ from ..model.registry import COMPOSERS, EMBEDDERS, Registry
 if TYPE_CHECKING:
     from ..catalog.lock import WriterInfo
     from ..pipeline.engine import Engine
+
+F = TypeVar("F", bound=Callable[..., Any])
+"""A click command function, as a decorator takes and returns it."""
 
 EXIT_FAILED: Final = 1
 EXIT_BUSY: Final = 3
@@ -90,14 +93,22 @@ EMBEDDER_CHOICE: Final = RegistryChoice(EMBEDDERS)
 KB_ENV: Final = "VERACITY_KB"
 """Where ``--kb`` is read from when the option is not given."""
 
-KB_OPTION = click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(exists=True),
-    help="Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).",
-)
+
+
+def kb_option(help: str, *, exists: bool = False, required: bool = True) -> Callable[[F], F]:
+    """``--kb`` (or ``$VERACITY_KB``): a knowledge base's directory or ``postgresql://`` URL, passed
+    as ``kb_dir``; ``exists`` when the command reads one that must be there."""
+    return click.option(
+        "--kb",
+        "kb_dir",
+        required=required,
+        envvar=KB_ENV,
+        type=KnowledgeBaseLocation(exists=exists),
+        help=help,
+    )
+
+
+KB_OPTION = kb_option("Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).", exists=True)
 
 
 def print_json(data: Any) -> None:

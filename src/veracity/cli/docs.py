@@ -13,16 +13,14 @@ from typing import Any
 
 import click
 
-from .common import KB_ENV, KnowledgeBaseLocation, library_errors, print_json, print_table
+from .common import kb_option, library_errors, print_json, print_table
 
 __all__ = ["chunk_command", "docs"]
 
-KB_READ_OPTION = click.option(
-    "--kb",
-    "kb_dir",
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(exists=True),
-    help="Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
+KB_READ_OPTION = kb_option(
+    "Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
+    exists=True,
+    required=False,
 )
 TENANT_OPTION = click.option("--tenant", help="Only this tenant's documents.")
 OPERATOR_NOTE = (

@@ -9,20 +9,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
 
 from ..model.registry import OCR_ENGINES
+from ..parse.limits import DEFAULT_LIMITS, MiB
 from ..text.display import printable
 from .common import (
     CHECK_OPTION,
     EMBEDDER_CHOICE,
-    KB_ENV,
     KB_OPTION,
     NO_WAIT_OPTION,
+    F,
     KnowledgeBaseLocation,
     RegistryChoice,
+    kb_option,
     library_errors,
     llm_options,
     print_json,
@@ -34,16 +36,33 @@ from .summary import ingest_json, ingest_summary
 __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_command", "kb_group"]
 
 
+_LIMIT_HELP: Final = (
+    ("max_bytes", "Reject files larger than this, unread"),
+    ("max_text_chars", "Reject a file whose text (decoded, or extracted from PDF/DOCX) is longer"),
+    ("max_chunks", "Reject a document of more chunks"),
+    ("max_unzipped_bytes", "Reject a DOCX expanding past this"),
+    ("max_zip_ratio", "Reject a DOCX member expanding more than this many times"),
+    ("max_html_depth", "Read HTML nested deeper as flat text"),
+)
+
+
+def input_limit_options(command: F) -> F:
+    """``--max-bytes`` … ``--max-html-depth``: each an ``InputLimits`` field, its default shown."""
+    for name, text in reversed(_LIMIT_HELP):
+        default = getattr(DEFAULT_LIMITS, name)
+        if isinstance(default, float):
+            kind: click.ParamType = click.FloatRange(min=1)
+            shown = f"{default:g}"
+        else:
+            kind = click.IntRange(min=1)
+            shown = f"{default // MiB} MiB" if name.endswith("_bytes") else f"{default:,}"
+        command = click.option("--" + name.replace("_", "-"), type=kind, help=f"{text} [{shown}].")(command)
+    return command
+
+
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
-@click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(),
-    help="Knowledge base: a directory or a postgresql:// URL (created if it holds none; or $VERACITY_KB).",
-)
+@kb_option("Knowledge base: a directory or a postgresql:// URL (created if it holds none; or $VERACITY_KB).")
 @click.option(
     "--tenant",
     help="Tenant of files whose metadata names none (others are rejected); "
@@ -71,26 +90,7 @@ __all__ = ["composer_command", "copy_command", "ingest_command", "init_demo_comm
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="YAML/JSON file mapping paths or globs to governance metadata.",
 )
-@click.option(
-    "--max-bytes", type=click.IntRange(min=1), help="Reject files larger than this, unread [50 MiB]."
-)
-@click.option(
-    "--max-text-chars",
-    type=click.IntRange(min=1),
-    help="Reject a file whose text (decoded, or extracted from PDF/DOCX) is longer [4,000,000].",
-)
-@click.option("--max-chunks", type=click.IntRange(min=1), help="Reject a document of more chunks [10,000].")
-@click.option(
-    "--max-unzipped-bytes", type=click.IntRange(min=1), help="Reject a DOCX expanding past this [100 MiB]."
-)
-@click.option(
-    "--max-zip-ratio",
-    type=click.FloatRange(min=1),
-    help="Reject a DOCX member expanding more than this many times [100].",
-)
-@click.option(
-    "--max-html-depth", type=click.IntRange(min=1), help="Read HTML nested deeper as flat text [512]."
-)
+@input_limit_options
 @click.option(
     "--ocr",
     "ocr_engine",
@@ -224,14 +224,7 @@ def ingest_command(
 
 
 @click.command("init-demo")
-@click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(),
-    help="A new directory or an empty postgresql:// database (or $VERACITY_KB).",
-)
+@kb_option("A new directory or an empty postgresql:// database (or $VERACITY_KB).")
 @click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
     """Write the bundled Starship Workbench demo into a new knowledge base directory."""

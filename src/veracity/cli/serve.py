@@ -15,10 +15,9 @@ import click
 
 from .common import (
     EMBEDDER_CHOICE,
-    KB_ENV,
     KB_OPTION,
     READ_URL_OPTION,
-    KnowledgeBaseLocation,
+    kb_option,
     library_errors,
     use_read_url,
 )
@@ -67,14 +66,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 
 
 @click.command("serve")
-@click.option(
-    "--kb",
-    "kb_dir",
-    required=True,
-    envvar=KB_ENV,
-    type=KnowledgeBaseLocation(),
-    help="Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).",
-)
+@kb_option("Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).")
 @READ_URL_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")

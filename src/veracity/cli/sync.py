@@ -13,9 +13,8 @@ import click
 from ..text.display import printable
 from .common import (
     EMBEDDER_CHOICE,
-    KB_ENV,
     NO_WAIT_OPTION,
-    KnowledgeBaseLocation,
+    kb_option,
     library_errors,
     print_json,
     progress_bar,
@@ -73,10 +72,7 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
 
 
 @click.command("sync")
-@click.option(
-    "--kb", "kb_dir", required=True, envvar=KB_ENV, type=KnowledgeBaseLocation(),
-    help="Knowledge base: a directory or a postgresql:// URL (created if it holds none; or $VERACITY_KB).",
-)  # fmt: skip
+@kb_option("Knowledge base: a directory or a postgresql:// URL (created if it holds none; or $VERACITY_KB).")
 @click.option(
     "--sources", "sources_file", type=click.Path(dir_okay=False, path_type=Path),
     default=Path("veracity.yaml"), show_default=True,

@@ -49,6 +49,17 @@ class Migration:
     sql: str
 
 
+
+def _revision_triggers(*tables: tuple[str, str]) -> str:
+    """Triggers that move ``catalog_revision`` on every insert, update and delete of each
+    ``(name, table)``: ``catalog_revision_<name>_added`` / ``_changed`` / ``_deleted``."""
+    return "\n".join(
+        f"        CREATE TRIGGER catalog_revision_{name}_{event} AFTER {verb} ON {table}\n"
+        "            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;"
+        for name, table in tables
+        for event, verb in (("added", "INSERT"), ("changed", "UPDATE"), ("deleted", "DELETE"))
+    )
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(
         "0001_documents",
@@ -306,30 +317,13 @@ MIGRATIONS: tuple[Migration, ...] = (
     # whichever process made it.
     Migration(
         "0014_catalog_revision",
-        """
+        f"""
         CREATE TABLE catalog_revision (
             id       INTEGER PRIMARY KEY CHECK (id = 1),
             revision INTEGER NOT NULL
         );
         INSERT INTO catalog_revision (id, revision) VALUES (1, 1);
-        CREATE TRIGGER catalog_revision_document_added AFTER INSERT ON documents
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_document_changed AFTER UPDATE ON documents
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_document_deleted AFTER DELETE ON documents
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_roles_added AFTER INSERT ON tenant_roles
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_roles_changed AFTER UPDATE ON tenant_roles
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_roles_deleted AFTER DELETE ON tenant_roles
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_settings_added AFTER INSERT ON kb_settings
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_settings_changed AFTER UPDATE ON kb_settings
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
-        CREATE TRIGGER catalog_revision_settings_deleted AFTER DELETE ON kb_settings
-            BEGIN UPDATE catalog_revision SET revision = revision + 1 WHERE id = 1; END;
+{_revision_triggers(("document", "documents"), ("roles", "tenant_roles"), ("settings", "kb_settings"))}
         """,
     ),
     # Layout and OCR on chunks (veracity.parse.pages), and what parsing each file found

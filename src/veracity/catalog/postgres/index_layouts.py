@@ -11,6 +11,23 @@ from __future__ import annotations
 __all__ = ["index_layout", "postings_segments"]
 
 
+def _each_version(variables: str, body: str) -> str:
+    """A ``DO`` block running ``body`` for every index version, oldest first, with ``p`` (the
+    version's table prefix) and ``postings`` (its postings table) set, and ``variables`` declared."""
+    return f"""
+    DO $$
+    DECLARE
+        v record; p text; postings text; {variables}
+    BEGIN
+        FOR v IN SELECT version FROM index_versions ORDER BY version LOOP
+            p := 'ix' || v.version || '_';
+            postings := p || 'postings';
+{body.strip(chr(10))}
+        END LOOP;
+    END $$;
+    """
+
+
 def index_layout(reader_role: str, tenant_setting: str) -> str:
     """Existing index versions to the layout of :mod:`veracity.index.postgres.tables` (pg0007).
 
@@ -18,14 +35,9 @@ def index_layout(reader_role: str, tenant_setting: str) -> str:
     their document and chunk length (rebuilt sorted by tenant and term); no foreign
     keys; vector tables keep each vector's sign bits and no HNSW index.
     """
-    return f"""
-    DO $$
-    DECLARE
-        v record; t record; p text; postings text; renamed text;
-    BEGIN
-        FOR v IN SELECT version FROM index_versions ORDER BY version LOOP
-            p := 'ix' || v.version || '_';
-            postings := p || 'postings';
+    return _each_version(
+        "t record; renamed text;",
+        f"""
             CONTINUE WHEN to_regclass(p || 'documents') IS NULL;
             EXECUTE format('ALTER TABLE %I ADD COLUMN IF NOT EXISTS n_chunks INTEGER NOT NULL DEFAULT 0, '
                            'ADD COLUMN IF NOT EXISTS n_tokens BIGINT NOT NULL DEFAULT 0', p || 'documents');
@@ -65,9 +77,8 @@ def index_layout(reader_role: str, tenant_setting: str) -> str:
                 EXECUTE format('ALTER TABLE %I ALTER COLUMN bits SET NOT NULL, '
                                'ALTER COLUMN embedding SET STORAGE EXTERNAL', t.table_name);
             END LOOP;
-        END LOOP;
-    END $$;
-    """
+""",
+    )
 
 
 def postings_segments(reader_role: str, tenant_setting: str) -> str:
@@ -77,14 +88,9 @@ def postings_segments(reader_role: str, tenant_setting: str) -> str:
     recorded in ``ix<v>_segments``): per term, the chunk keys ascending and the
     term frequencies in the same order; later batches add segments beside it.
     """
-    return f"""
-    DO $$
-    DECLARE
-        v record; p text; postings text; segments text; old text;
-    BEGIN
-        FOR v IN SELECT version FROM index_versions ORDER BY version LOOP
-            p := 'ix' || v.version || '_';
-            postings := p || 'postings';
+    return _each_version(
+        "segments text; old text;",
+        f"""
             segments := p || 'segments';
             CONTINUE WHEN to_regclass(postings) IS NULL OR to_regclass(segments) IS NOT NULL;
             old := p || 'postings_rows';
@@ -115,6 +121,5 @@ def postings_segments(reader_role: str, tenant_setting: str) -> str:
                            '(doc_tenant = current_setting(''{tenant_setting}'', true))', segments);
             EXECUTE format('GRANT SELECT ON %I TO {reader_role}', postings);
             EXECUTE format('GRANT SELECT ON %I TO {reader_role}', segments);
-        END LOOP;
-    END $$;
-    """
+""",
+    )

@@ -11,6 +11,7 @@ browser keeps in session storage only. No build step: the files in
 from __future__ import annotations
 
 import html
+import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Final
@@ -27,9 +28,26 @@ STATIC: Final = Path(__file__).parent / "static"
 router = APIRouter(include_in_schema=False)
 
 
+_PAGES: Final = {"page.html": ("/", "veracity"), "operator.html": ("/operator", "veracity · operator")}
+"""Each page: the link of its own in the navigation, and its title (the knowledge base's name follows)."""
+
+
 @lru_cache(maxsize=4)
 def _template(name: str) -> str:
-    return (STATIC / name).read_text(encoding="utf-8")
+    """The page ``name`` with its top (``static/top.html``: head, navigation, key panel) and the
+    labels (``static/labels.json``, as data in the head) filled in."""
+    link, title = _PAGES[name]
+    labels = json.loads((STATIC / "labels.json").read_text(encoding="utf-8"))
+    # inside <script>, "</" would end the element: JSON may write it "<\/"
+    labels_text = json.dumps(labels, ensure_ascii=False, separators=(",", ":")).replace("</", "<\\/")
+    top = (
+        (STATIC / "top.html")
+        .read_text(encoding="utf-8")
+        .replace("{{title}}", title)
+        .replace(f'<a href="{link}" ', f'<a href="{link}" aria-current="page" ')
+        .replace("{{labels}}", labels_text)
+    )
+    return (STATIC / name).read_text(encoding="utf-8").replace("{{top}}", top)
 
 
 def render(name: str, kb_name: str) -> str:

@@ -36,6 +36,19 @@ def shared_folder() -> Path | None:
     return datasets.parent if datasets is not None else None
 
 
+def add_fit_arguments(
+    parser: argparse.ArgumentParser, *, layers: int, epochs: float, batch_tokens: int
+) -> None:
+    """The fit's options every training command takes, with that command's defaults: ``--layers``,
+    ``--epochs``, ``--learning-rate`` and ``--batch-tokens`` (read by ``tuned.train_settings``)."""
+    parser.add_argument(
+        "--layers", type=int, default=layers, help=f"encoder layers kept (default {layers} of 12)"
+    )
+    parser.add_argument("--epochs", type=float, default=epochs)
+    parser.add_argument("--learning-rate", type=float, default=1e-4)
+    parser.add_argument("--batch-tokens", type=int, default=batch_tokens, help="padded tokens per batch")
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, name: str, kind: str) -> None:
     """The options every training command of a model shipped in ``src/veracity/<kind>/`` shares:
     ``--limit``, ``--seed``, ``--threads``, ``--name``, ``--out`` and ``--ship``."""

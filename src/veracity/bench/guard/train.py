@@ -31,7 +31,7 @@ from ...reader.features import Window
 from ...reader.tokenizer import Tokenizer
 from ..reading.data import DATA as READER_DATA
 from ..reading.data import docs_trees_manifest
-from ..shared import PROJECT_ROOT, add_run_arguments
+from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from . import data
 
@@ -112,10 +112,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--epochs", type=float, default=2.0)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--batch-tokens", type=int, default=4096)
+    add_fit_arguments(parser, layers=4, epochs=2.0, batch_tokens=4096)
     parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
     parser.add_argument(
         "--prompting-budget",

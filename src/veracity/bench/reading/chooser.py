@@ -37,7 +37,7 @@ from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Group, ReadingExample, _words, hard_negatives
 from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
-from ..shared import PROJECT_ROOT, add_run_arguments
+from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import manifest
 from .swaps import SWAP_SUFFIX, swapped_questions
@@ -131,10 +131,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--layers", type=int, default=4, help="encoder layers kept (default 4 of 12)")
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--batch-tokens", type=int, default=3072, help="padded tokens per batch")
+    add_fit_arguments(parser, layers=4, epochs=1.0, batch_tokens=3072)
     parser.add_argument("--negatives", type=int, default=4, help="other sentences per group")
     parser.add_argument("--negative-share", type=float, default=0.3)
     parser.add_argument(

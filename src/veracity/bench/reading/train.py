@@ -35,7 +35,7 @@ from ...reader.features import MAX_LENGTH, STRIDE, ReadingExample, WindowMaker, 
 from ...reader.model import MODEL_NAME, Reader
 from ...reader.tokenizer import Tokenizer
 from ..answers import normalize_answer
-from ..shared import PROJECT_ROOT, add_run_arguments
+from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
 from .data import SOURCES, available_sources, manifest, training_examples
 
@@ -96,10 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--layers", type=int, default=6, help="encoder layers kept (default 6 of 12)")
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--learning-rate", type=float, default=1e-4)
-    parser.add_argument("--batch-tokens", type=int, default=4096, help="padded tokens per batch")
+    add_fit_arguments(parser, layers=6, epochs=1.0, batch_tokens=4096)
     parser.add_argument(
         "--negative-share",
         type=float,

@@ -17,7 +17,7 @@ import veracity
 PACKAGE_ROOT = Path(veracity.__file__).parent
 SQL_PACKAGES = ("catalog", "index")
 RUNNERS = frozenset({"execute", "executemany"})
-ROW_HELPERS = frozenset({"all_rows", "one_row", "scalar", "values_present"})
+ROW_HELPERS = frozenset({"all_rows", "one_row", "rows_among", "scalar", "values_present"})
 
 
 def _helpers_imported(tree: ast.Module) -> set[str]:

@@ -17,7 +17,7 @@ from typing import Any, Final, Protocol
 
 from ..model.contracts import Chunk, Document, FactAnnotation
 from .rows import CHUNK_COLUMNS, DOCUMENT_COLUMNS, chunk_of, document_of
-from .sql import dialect_of, in_values
+from .sql import dialect_of, rows_among
 
 __all__ = ["BatchReads"]
 
@@ -37,22 +37,18 @@ class BatchReads:
 
     def get_documents(self: _SqlStore, document_ids: Sequence[str]) -> dict[str, Document]:
         """See :meth:`veracity.catalog.store.Store.get_documents`."""
-        ids = sorted(set(document_ids))
-        if not ids:
-            return {}
         dialect = dialect_of(self.connection)
         aggregate, array = _AGGREGATE[dialect], _ARRAY[dialect]
-        where, bound = in_values(self.connection, "document_id", ids)
-        sql = (
+        select = (
             f"SELECT {DOCUMENT_COLUMNS}, "
             f"(SELECT {aggregate}(r.role ORDER BY r.ordinal) FROM document_roles AS r "
             "WHERE r.document_id = d.document_id), "
             f"(SELECT {aggregate}({array}(f.fact_id, f.quote, f.stance) ORDER BY f.ordinal) "
             "FROM document_facts AS f WHERE f.document_id = d.document_id) "
-            f"FROM documents AS d WHERE {where}"
+            "FROM documents AS d"
         )
         with self.read():
-            rows = self.connection.execute(sql, (bound,)).fetchall()
+            rows = rows_among(self.connection, select, "document_id", sorted(set(document_ids)))
         found: dict[str, Document] = {}
         for row in rows:
             *columns, roles, facts = row
@@ -66,26 +62,17 @@ class BatchReads:
 
     def catalog_revisions(self: _SqlStore, document_ids: Sequence[str]) -> dict[str, int]:
         """See :meth:`veracity.catalog.store.Store.catalog_revisions`."""
-        ids = sorted(set(document_ids))
-        if not ids:
-            return {}
-        where, bound = in_values(self.connection, "document_id", ids)
+        select = "SELECT document_id, catalog_revision FROM documents"
         with self.read():
-            rows = self.connection.execute(
-                f"SELECT document_id, catalog_revision FROM documents WHERE {where}", (bound,)
-            ).fetchall()
+            rows = rows_among(self.connection, select, "document_id", sorted(set(document_ids)))
         return {str(row[0]): int(row[1]) for row in rows}
 
     def get_chunks_by_id(self: _SqlStore, chunk_ids: Sequence[str]) -> dict[str, Chunk]:
         """See :meth:`veracity.catalog.store.Store.get_chunks_by_id`."""
-        ids = sorted(set(chunk_ids))
-        if not ids:
-            return {}
-        where, bound = in_values(self.connection, "chunk_id", ids)
         with self.read():
-            rows = self.connection.execute(
-                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE {where}", (bound,)
-            ).fetchall()
+            rows = rows_among(
+                self.connection, f"SELECT {CHUNK_COLUMNS} FROM chunks", "chunk_id", sorted(set(chunk_ids))
+            )
         chunks = (chunk_of(row) for row in rows)
         return {chunk.chunk_id: chunk for chunk in chunks}
 

@@ -8,7 +8,7 @@ from typing import Any, cast
 
 import apsw
 
-__all__ = ["all_rows", "dialect_of", "in_values", "one_row", "scalar", "values_present"]
+__all__ = ["all_rows", "dialect_of", "in_values", "one_row", "rows_among", "scalar", "values_present"]
 
 
 def all_rows(connection: apsw.Connection, sql: str, params: Any = ()) -> list[Any]:
@@ -44,10 +44,15 @@ def in_values(connection: Any, column: str, values: Sequence[Any]) -> tuple[str,
     return f"{column} IN (SELECT value FROM json_each(?))", json.dumps(list(values))
 
 
+def rows_among(connection: Any, select: str, column: str, values: Sequence[Any]) -> list[Any]:
+    """The rows of ``select`` (a statement up to its ``WHERE``) whose ``column`` is among ``values``,
+    in one statement (:func:`in_values`); none for no values."""
+    if not values:
+        return []
+    where, bound = in_values(connection, column, values)
+    return cast(list[Any], connection.execute(f"{select} WHERE {where}", (bound,)).fetchall())
+
+
 def values_present(connection: Any, table: str, column: str, values: Sequence[Any]) -> set[str]:
     """Which of ``values`` stand in ``table.column`` (one statement, :func:`in_values`)."""
-    if not values:
-        return set()
-    where, bound = in_values(connection, column, values)
-    rows = connection.execute(f"SELECT {column} FROM {table} WHERE {where}", (bound,))
-    return {str(row[0]) for row in rows}
+    return {str(row[0]) for row in rows_among(connection, f"SELECT {column} FROM {table}", column, values)}

@@ -31,6 +31,10 @@ def publish_edited_revision(catalog: Catalog, document: Document) -> Document:
     return catalog.new_revision(document.document_id, edited, chunk_for_index(edited))
 
 
+def _checked(metrics: dict[str, Any], failures: list[str]) -> CaseOutput:
+    """An offline check's output: no answer status, its metrics and what failed, no trace."""
+    return {"status": None, "metrics": metrics, "failures": failures}, None
+
 def check_baseline_v0(ctx: Context, case: Case) -> CaseOutput:
     """v0: one fixed answer, no retrieval, no citation."""
     claim = Claim(text=V0_FIXED_ANSWER, citation_ids=())
@@ -82,7 +86,7 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
         set(contradicting) | set(instructing)
     ) != sorted(params["conflicting_documents"]):
         failures.append("conflicting documents differ from the case")
-    return {"status": None, "metrics": counts, "failures": failures}, None
+    return _checked(counts, failures)
 
 
 def _chunk_document(
@@ -119,11 +123,7 @@ def check_chunk_fixed(ctx: Context, case: Case) -> CaseOutput:
     failures = (
         [] if any(cut.get(kind, 0) for kind in expected) else ["no table or code block was cut"]
     )
-    return {
-        "status": None,
-        "metrics": {"chunks": len(chunks), "blocks_cut": cut},
-        "failures": failures,
-    }, None
+    return _checked({"chunks": len(chunks), "blocks_cut": cut}, failures)
 
 
 def check_chunk_structural(ctx: Context, case: Case) -> CaseOutput:
@@ -137,11 +137,7 @@ def check_chunk_structural(ctx: Context, case: Case) -> CaseOutput:
     failures += [
         f"heading {h!r} lost" for h in case.params.get("expect_headings", []) if h not in headings
     ]
-    return {
-        "status": None,
-        "metrics": {"chunks": len(chunks), "blocks_cut": cut},
-        "failures": failures,
-    }, None
+    return _checked({"chunks": len(chunks), "blocks_cut": cut}, failures)
 
 
 def check_chunk_contextual(ctx: Context, case: Case) -> CaseOutput:
@@ -157,11 +153,7 @@ def check_chunk_contextual(ctx: Context, case: Case) -> CaseOutput:
         failures.append("chunk text or ids changed")
     if any(c.document_digest != document.content_digest for c in contextual):
         failures.append("document digest changed")
-    return {
-        "status": None,
-        "metrics": {"chunks": len(contextual), "prefixes": prefixes},
-        "failures": failures,
-    }, None
+    return _checked({"chunks": len(contextual), "prefixes": prefixes}, failures)
 
 
 def check_citation_mapping(ctx: Context, case: Case) -> CaseOutput:
@@ -213,4 +205,4 @@ def check_citation_mapping(ctx: Context, case: Case) -> CaseOutput:
     ):
         if key in case.params and abs(metrics[name] - case.params[key]) > 1e-9:
             failures.append(f"{name} {metrics[name]}, expected {case.params[key]}")
-    return {"status": None, "metrics": metrics, "failures": failures}, None
+    return _checked(metrics, failures)

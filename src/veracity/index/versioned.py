@@ -69,6 +69,10 @@ class VersionedIndex(SearchBackend, Protocol):
         """Make the index match ``catalog`` (``SyncReport``; ``tokens``: an ``AheadTokens``)."""
         ...
 
+    def refresh(self, catalog: Any, document_ids: Any) -> bool:
+        """Bring every kept version's snapshot of ``document_ids`` in line with ``catalog``."""
+        ...
+
     def add(self, items: Any, embedder: Embedder | None, *, tokens: Any = ...) -> Any:
         """Index the ``(document, chunks)`` of ``items`` not indexed yet (``SyncReport``)."""
         ...

@@ -58,7 +58,7 @@ def change_status(
             else:
                 revision = kb.catalog.retire(document.document_id, expected_revision)
             record(store, document, status.value, "by request")
-            index.sync(kb.catalog, kb.embedder)
+            index.refresh(kb.catalog, [document.document_id])
         write_manifest(folder, kb)
     return Change(status.value, document.source_id, document.document_id, revision)
 

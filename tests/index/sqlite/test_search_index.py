@@ -221,6 +221,30 @@ def test_sync_updates_status_and_removes_without_re_embedding() -> None:
     assert embedder.texts == embedded + len(chunk_for_index(extra))
 
 
+
+def test_refresh_brings_in_line_only_the_documents_it_names() -> None:
+    embedder = CountingEmbedder()
+    items = corpus()
+    index = sqlite_index(items, embedder)
+    catalog = Catalog(index.store)
+    install = next(d for d, _ in items if d.source_id == "install")
+    logs = next(d for d, _ in items if d.source_id == "logs" and d.tenant == "acme")
+    catalog.withdraw(install.document_id)
+    catalog.withdraw(logs.document_id)
+    assert index.refresh(catalog, [install.document_id]) is True
+    assert index.documents[install.document_id].status.value == "withdrawn"
+    assert index.documents[logs.document_id].status.value == "active"  # not named: left to sync
+    assert index.refresh(catalog, [install.document_id]) is False  # nothing left to change
+    catalog.store.delete_document(install.document_id)
+    assert index.refresh(catalog, [install.document_id]) is True
+    assert install.document_id not in index.documents
+    extra = doc("fresh", text="# 新文档\n\n离线模式说明。")
+    catalog.add(extra, chunk_for_index(extra))
+    assert index.refresh(catalog, [extra.document_id]) is False  # not indexed yet: sync indexes it
+    assert extra.document_id not in index.documents
+    report = index.sync(catalog, embedder)
+    assert (report.updated_documents, report.removed_documents, report.added_documents) == (1, 0, 1)
+
 def test_vectors_are_all_or_nothing(embedder) -> None:
     items = corpus()
     lexical_only = sqlite_index(items[:3], None)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -161,6 +161,12 @@ class ApproximateDense:
         report: SyncReport = super().sync(catalog, embedder, **options)  # type: ignore[misc]
         self.refresh_ann()
         return report
+
+    def refresh(self, catalog: Catalog, document_ids: Sequence[str]) -> bool:
+        """``IndexWriter.refresh``, then the approximate indexes, as after :meth:`sync`."""
+        touched: bool = super().refresh(catalog, document_ids)  # type: ignore[misc]
+        self.refresh_ann()
+        return touched
 
     def refresh_ann(self) -> list[str]:
         """Build the version's missing or stale approximate-index artefacts; return the tenants built.

@@ -28,7 +28,7 @@ import numpy.typing as npt
 
 from ...catalog.bulk import chunks_by_document, stored_document_ids
 from ...catalog.catalog import Catalog
-from ...catalog.sql import all_rows, values_present
+from ...catalog.sql import all_rows, rows_among, values_present
 from ...catalog.sqlite import SQLiteStore
 from ...model.contracts import Chunk, Document
 from ...model.errors import ConfigError, EmbedderMismatchError
@@ -268,6 +268,54 @@ class IndexWriter:
         self._cache = None
         return removed
 
+    def refresh(self, catalog: Catalog, document_ids: Sequence[str]) -> bool:
+        """Bring what every kept version holds of ``document_ids`` in line with ``catalog`` (one
+        transaction): a document the catalog no longer has is removed, one whose governance changed
+        (a status) gets its new snapshot. What :meth:`sync` does for every document, for these alone:
+        a withdraw reads one document, not the whole catalog. A document the index lacks is left to
+        :meth:`sync`, which indexes its chunks. True when anything changed."""
+        ids = sorted(set(document_ids))
+        with self._store.transaction():
+            live = catalog.store.get_documents(ids)
+            touched = self._reconcile(live, ids)[3]
+        if touched:
+            self._cache = None
+        return touched
+
+    def _reconcile(
+        self, live: dict[str, Document], among: Sequence[str] | None
+    ) -> tuple[dict[str, str], list[str], list[Document], bool]:
+        """Inside a transaction, in every kept version: remove the indexed documents (of ``among``,
+        else all) that ``live`` lacks and update those whose stored snapshot differs from ``live``'s.
+        Returns this version's stored records (id → JSON), what it removed and updated there, and
+        whether any version changed."""
+        own = self._tables()
+        stored: dict[str, str] = {}
+        gone: list[str] = []
+        changed: list[Document] = []
+        touched = False
+        for tables in self._versions():
+            select = f"SELECT document_id, record FROM {tables.documents}"
+            if among is None:
+                rows = all_rows(self._conn, select)
+            else:
+                rows = rows_among(self._conn, select, "document_id", among)
+            records = {str(i): current_document_record(str(r)) for i, r in rows}
+            version_gone = sorted(set(records) - set(live))
+            version_changed = [
+                d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)
+            ]
+            if version_gone or version_changed:
+                model = self._sql.read_vector_model(self._conn, tables)
+                self._sql.delete_documents(self._conn, tables, version_gone, model)
+                self._sql.update_documents(self._conn, tables, version_changed, model)
+                touched = True
+            if tables == own:
+                stored, gone, changed = records, version_gone, version_changed
+        if touched:
+            bump_generation(self._conn)
+        return stored, gone, changed, touched
+
     def sync(
         self,
         catalog: Catalog,
@@ -289,27 +337,7 @@ class IndexWriter:
             self.check_embedder(embedder)
         with self._store.transaction():
             live = {document.document_id: document for document in catalog.documents()}
-            own = self._tables()
-            stored: dict[str, str] = {}
-            gone: list[str] = []
-            changed: list[Document] = []
-            touched = False
-            for tables in self._versions():
-                sql = f"SELECT document_id, record FROM {tables.documents}"
-                records = {str(i): current_document_record(str(r)) for i, r in all_rows(self._conn, sql)}
-                version_gone = sorted(set(records) - set(live))
-                version_changed = [
-                    d for i, d in sorted(live.items()) if i in records and records[i] != document_to_json(d)
-                ]
-                if version_gone or version_changed:
-                    model = self._sql.read_vector_model(self._conn, tables)
-                    self._sql.delete_documents(self._conn, tables, version_gone, model)
-                    self._sql.update_documents(self._conn, tables, version_changed, model)
-                    touched = True
-                if tables == own:
-                    stored, gone, changed = records, version_gone, version_changed
-            if touched:
-                bump_generation(self._conn)
+            stored, gone, changed, touched = self._reconcile(live, None)
         if touched:
             self._cache = None
         new = [document for document_id, document in live.items() if document_id not in stored]

@@ -1,0 +1,113 @@
+"""Withdraw latency of one source tree against another on the same knowledge base, in the same run.
+
+Writes a seeded synthetic corpus (``synthetic_kb.py``), ingests it once into a SQLite knowledge
+base (the fake embedder's vectors), then for each tree (this one and, with ``--src DIR``, another:
+``PYTHONPATH=DIR``) withdraws the same documents one by one on its own copy of that file, in a
+fresh process, through ``veracity.kb.lifecycle.change_status`` (the catalog's compare-and-set,
+the index's governance snapshot in every kept version, the ledger and the manifest: what
+``veracity withdraw`` does after opening the knowledge base). Prints the median and the slowest
+withdraw per tree, and each figure of another tree as a ratio to this tree's.
+
+    python benchmarks/bench_lifecycle.py --chunks 100000 --src ../before/src
+
+Prints measured numbers only; the machine may be shared (load averages are printed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from synthetic_kb import write_corpus
+
+PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
+
+_OPEN = r"""
+import json, sys, time
+from pathlib import Path
+from veracity.catalog.catalog import Catalog
+from veracity.catalog.sqlite import SQLiteStore
+from veracity.index.embedders import FakeEmbedder
+from veracity.index.sqlite.search import SQLiteSearchIndex
+from veracity.pipeline.engine import Engine
+store = SQLiteStore(Path(sys.argv[1]))
+kb = Engine(Catalog(store), FakeEmbedder(), backend=SQLiteSearchIndex(store))
+"""
+
+BUILD = _OPEN + r"""
+from veracity.guard.model import named_guard
+from veracity.ingest.run import ingest_paths
+from veracity.pipeline.injection import use_guard
+use_guard(named_guard("shipped"))  # no verdicts at ingest: the corpus is written faster
+report = ingest_paths(kb, [Path(sys.argv[2])], progress=None)
+ids = sorted(d.source_id for d in kb.catalog.documents())
+print(json.dumps({"chunks": report.chunks_added, "source_ids": ids}))
+"""
+
+WITHDRAW = _OPEN + r"""
+from veracity.kb.lifecycle import change_status
+from veracity.model.contracts import Status
+seconds = []
+for source_id in sys.argv[3].split(","):
+    start = time.perf_counter()
+    change_status(kb, sys.argv[2], source_id, Status.WITHDRAWN)
+    seconds.append(time.perf_counter() - start)
+print(json.dumps(seconds))
+"""
+
+
+def run(program: str, args: list[str], pythonpath: str | None) -> object:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({pythonpath or 'this tree'}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
+    parser.add_argument("--withdrawals", type=int, default=5, help="documents withdrawn per tree")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
+    parser.add_argument("--workdir", type=Path, default=None)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
+        work = Path(tmp)
+        write_corpus(work / "corpus", int(args.chunks / PER_DOC) + 1, 3, args.seed)
+        built = run(BUILD, [str(work / "kb.sqlite"), str(work / "corpus")], None)
+        assert isinstance(built, dict)
+        step = max(1, len(built["source_ids"]) // args.withdrawals)
+        chosen = built["source_ids"][::step][: args.withdrawals]
+        print(f"knowledge base: {built['chunks']} chunks, {len(built['source_ids'])} documents;"
+              f" {len(chosen)} withdrawn per tree; {os.cpu_count()} cpus")
+        print("| tree | median ms | slowest ms | ratio (median) |")
+        print("|---|---|---|---|")
+        reference = None
+        trees = [("this tree", None)] + ([(args.src, args.src)] if args.src else [])
+        for number, (name, pythonpath) in enumerate(trees):
+            copy = work / f"copy-{number}"
+            copy.mkdir()
+            for path in work.glob("kb.sqlite*"):
+                shutil.copy(path, copy / path.name)
+            seconds = run(WITHDRAW, [str(copy / "kb.sqlite"), str(copy), ",".join(chosen)], pythonpath)
+            assert isinstance(seconds, list)
+            median = statistics.median(seconds) * 1000
+            reference = reference or median
+            print(f"| {name} | {median:,.0f} | {max(seconds) * 1000:,.0f} | {median / reference:.2f} |")
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()

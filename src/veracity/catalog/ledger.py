@@ -22,13 +22,12 @@ import json
 import uuid
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
-from datetime import UTC, datetime
 from itertools import groupby
 from typing import Any, Final
 
 import apsw
 
-from .rows import insert_rows
+from .rows import insert_rows, now_text
 from .sql import in_values
 
 STATES: Final = (
@@ -39,10 +38,6 @@ STATES: Final = (
 
 def _json(diagnostics: Mapping[str, Any] | None) -> str | None:
     return None if diagnostics is None else json.dumps(dict(diagnostics), sort_keys=True, ensure_ascii=False)
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="microseconds")
 
 
 _STEP_COLUMNS: Final = (
@@ -84,7 +79,7 @@ class Ledger:
         """Record that ``source`` reached ``state``, with parse ``diagnostics``; ``failed`` quarantines it."""
         if state not in STATES:
             raise ValueError(f"unknown ingestion state {state!r}; valid: {', '.join(STATES)}")
-        at = _now()
+        at = now_text()
         self._write(
             _STEP_SQL, (self.run_id, source, source_id, document_id, state, reason, at, _json(diagnostics))
         )

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from ..model.contracts import Chunk, Document, Status
 from ..model.errors import NotFoundError, StaleWriteError, ValidationError
-from .rows import CHUNK_COLUMNS, chunk_of, insert_document, insert_documents, select_documents
+from .rows import CHUNK_COLUMNS, chunk_of, insert_document, insert_documents, now_text, select_documents
 from .sql import dialect_of, in_values
 from .store import (
     NewDocument,
@@ -30,12 +29,7 @@ from .store import (
     iter_unique,
 )
 
-__all__ = ["CatalogQueries", "now_text"]
-
-
-def now_text() -> str:
-    """Now as the catalog stores moments: ISO-8601 UTC with microseconds (sorts as text)."""
-    return datetime.now(UTC).isoformat(timespec="microseconds")
+__all__ = ["CatalogQueries"]
 
 
 class _SqlStore(Protocol):

@@ -38,16 +38,26 @@ __all__ = [
     "insert_document",
     "insert_documents",
     "insert_rows",
+    "moment_text",
+    "now_text",
     "ocr_numbers_json",
     "ocr_numbers_of",
     "select_documents",
 ]
 
 
-def _moment(value: datetime | None) -> str | None:
-    if value is None:
-        return None
+def moment_text(value: datetime) -> str:
+    """A moment as the catalog stores it: ISO-8601 UTC text with microseconds (sorts as text)."""
     return value.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def now_text() -> str:
+    """Now, as :func:`moment_text` writes it."""
+    return moment_text(datetime.now(UTC))
+
+
+def _moment(value: datetime | None) -> str | None:
+    return None if value is None else moment_text(value)
 
 
 DOCUMENT_COLUMNS = (

@@ -9,8 +9,9 @@ file a citation came from. The SQL is portable (SQLite and PostgreSQL alike).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from typing import Any, Final
+
+from .rows import now_text
 
 __all__ = [
     "forget_source",
@@ -37,7 +38,7 @@ def record_source_path(connection: Any, tenant: str, source_id: str, root: str, 
 def record_source_paths(connection: Any, sources: Sequence[tuple[str, str, str, str]]) -> None:
     """:func:`record_source_path` of each ``(tenant, source_id, root, path)``, in order (one
     ``executemany``: pipelined on PostgreSQL)."""
-    now = datetime.now(UTC).isoformat(timespec="microseconds")
+    now = now_text()
     if len(sources) == 1:
         connection.execute(_RECORD_SQL, (*sources[0], now))
     elif sources:

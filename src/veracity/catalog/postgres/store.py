@@ -38,7 +38,8 @@ from typing import Any, Final
 from ...model.errors import CatalogUnavailableError, ReplicaUnavailableError, WriterBusyError
 from ..batch_reads import BatchReads
 from ..lock import POLL_SECONDS, OnWait, Wait, WriterInfo
-from ..queries import CatalogQueries, now_text
+from ..queries import CatalogQueries
+from ..rows import now_text
 from ..scope import current_tenant
 from ..verdicts import VerdictQueries
 from .connection import PgConnection, make_pool

@@ -24,9 +24,10 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Final
 
+from ...catalog.rows import moment_text
 from ...model.contracts import (
     Chunk,
     ChunkKind,
@@ -58,11 +59,6 @@ __all__ = [
 
 VERSION_WIDTH: Final = 10
 """Digits per version component in a :func:`version_key`."""
-
-
-def moment_text(value: datetime) -> str:
-    """ISO-8601 UTC text with microseconds (sorts as text), as the catalog stores moments."""
-    return value.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def version_key(version: str | None) -> str | None:

@@ -33,6 +33,7 @@ NAMES = [
     "0015_chunk_layout",
     "0016_injection_verdicts",
     "0017_sync_sources",
+    "0018_source_fingerprints",
 ]
 
 

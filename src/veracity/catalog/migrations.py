@@ -25,6 +25,7 @@ import apsw
 from ..model.errors import MigrationError, NewerFormatError
 from . import schema
 from .connection import connect
+from .sources import SOURCE_FINGERPRINTS
 from .syncs import SYNC_TABLES
 
 __all__ = [
@@ -350,6 +351,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     # The sources a knowledge base is kept in step with (veracity.sync, veracity.catalog.syncs).
     Migration("0017_sync_sources", SYNC_TABLES),
+    # What each source's file was when last ingested (veracity.ingest.fingerprints): a file whose
+    # bytes and ingest options are the same again is not parsed again.
+    Migration("0018_source_fingerprints", SOURCE_FINGERPRINTS),
 )
 
 LEDGER: Final = """

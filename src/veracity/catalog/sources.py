@@ -4,24 +4,52 @@ One row per ``(tenant, source_id)``: the folder it was found in (``root``, empty
 for a file given by itself) and its path (relative to ``root`` when there is one,
 absolute otherwise). ``prune`` finds a folder's sources here; answers name the
 file a citation came from. The SQL is portable (SQLite and PostgreSQL alike).
+
+A row also keeps what the file was when it was last ingested
+(:mod:`veracity.ingest.fingerprints`): the fingerprint of its bytes and the ingest's
+options, the document it came to and its parse diagnostics (JSON; no text). Deleting
+a document blanks them (:func:`forget_fingerprints`), as the ledger blanks its ids.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Final
 
 from .rows import now_text
 
 __all__ = [
+    "SOURCE_FINGERPRINTS",
+    "RecordedFile",
+    "forget_fingerprints",
     "forget_source",
+    "record_fingerprints",
     "record_source_path",
     "record_source_paths",
+    "recorded_files",
     "source_file",
     "source_path",
     "source_paths",
     "sources_under",
 ]
+
+SOURCE_FINGERPRINTS: Final = """
+ALTER TABLE source_files ADD COLUMN fingerprint TEXT;   -- sha256 of the bytes and the ingest's options
+ALTER TABLE source_files ADD COLUMN document_id TEXT;   -- the document the file came to then
+ALTER TABLE source_files ADD COLUMN diagnostics TEXT;   -- JSON: what parsing it found then
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedFile:
+    """What a file was when last ingested: its fingerprint, its document, its parse diagnostics."""
+
+    fingerprint: str
+    document_id: str
+    diagnostics: dict[str, Any]
+
 
 _RECORD_SQL: Final = (
     "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
@@ -83,3 +111,46 @@ def source_path(connection: Any, tenant: str, source_id: str) -> str | None:
         "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def record_fingerprints(
+    connection: Any, rows: Sequence[tuple[str, str, str | None, str, dict[str, Any]]]
+) -> None:
+    """For each ``(tenant, source_id, fingerprint, document_id, diagnostics)``, remember what its
+    file was (after :func:`record_source_paths` wrote its row); a ``None`` fingerprint forgets it."""
+    if rows:
+        connection.executemany(
+            "UPDATE source_files SET fingerprint = ?, document_id = ?, diagnostics = ? "
+            "WHERE tenant = ? AND source_id = ?",
+            [
+                (fingerprint, document_id if fingerprint else None,
+                 json.dumps(diagnostics, sort_keys=True) if fingerprint else None, tenant, source_id)
+                for tenant, source_id, fingerprint, document_id, diagnostics in rows
+            ],
+        )  # fmt: skip
+
+
+def recorded_files(connection: Any, roots: Sequence[str]) -> dict[tuple[str, str], RecordedFile]:
+    """``(root, path)`` → what the file there was when last ingested, for the files under ``roots``
+    (``""``: files given by themselves). A path two sources were ingested from (its front matter
+    changed the id) keeps the newer one."""
+    rows = connection.execute(
+        "SELECT root, path, fingerprint, document_id, diagnostics FROM source_files "
+        "WHERE fingerprint IS NOT NULL ORDER BY updated_at, tenant, source_id"
+    ).fetchall()
+    wanted = set(roots)
+    return {
+        (str(root), str(path)): RecordedFile(str(fingerprint), str(document_id), json.loads(str(diagnostics)))
+        for root, path, fingerprint, document_id, diagnostics in rows
+        if root in wanted
+    }
+
+
+def forget_fingerprints(connection: Any, document_ids: Sequence[str]) -> None:
+    """Blank what is remembered of the files that came to ``document_ids`` (they are deleted)."""
+    if document_ids:
+        connection.executemany(
+            "UPDATE source_files SET fingerprint = NULL, document_id = NULL, diagnostics = NULL "
+            "WHERE document_id = ?",
+            [(document_id,) for document_id in document_ids],
+        )

@@ -10,13 +10,15 @@ rejected writes nothing but its ledger steps.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..catalog.bulk import documents_by_source
 from ..catalog.ledger import Ledger
+from ..catalog.sources import record_fingerprints
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
 from ..index.ahead import AheadTokens
@@ -27,11 +29,14 @@ from ..parse.diagnostics import ParseDiagnostics
 from ..parse.documents import next_revision, same_but_revision, with_revision
 from ..parse.limits import InputLimits, over_limit
 from ..pipeline.engine import Engine
-from .loading import Loaded, SourceLoader, chunks_of
+from .fingerprints import recorded_parse
+from .loading import Loaded, SourceLoader, Unparsed, chunks_of
 from .sources import SourceFile, record_sources
 from .verdicts import store_many_verdicts
 
-__all__ = ["NoLedger", "Outcome", "Plan", "Rejected", "Run", "Skipped", "parts", "write_part"]
+__all__ = [
+    "NoLedger", "Outcome", "Plan", "Rejected", "Run", "Skipped", "parts", "resolve_unparsed", "write_part",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +114,9 @@ class Plan:
     """``(tenant, source_id)`` to record in ``source_files``."""
     untomb: bool = False
     restore: str | None = None
+    fingerprint: str | None = None
+    """The file's fingerprint, recorded with its source (:mod:`veracity.ingest.fingerprints`)."""
+    diagnostics: dict[str, Any] = field(default_factory=dict)
 
     def step(self, state: str, **details: Any) -> None:
         self.steps.append((state, details))
@@ -152,6 +160,11 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
     if connection is not None:
         sources = [(plan.source, plan) for plan in plans if plan.source is not None]
         record_sources(connection, [(*source, plan.file) for source, plan in sources])
+        record_fingerprints(
+            connection,
+            [(*source, plan.fingerprint, plan.outcome.document_id, plan.diagnostics)
+             for source, plan in sources if plan.outcome is not None],
+        )  # fmt: skip
         remove_tombstones(connection, [source for source, plan in sources if plan.untomb])
     for plan in plans:
         if plan.restore is not None:
@@ -166,6 +179,40 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
         for state, details in plan.steps:
             run.ledger.step(plan.file.source, state, **details)
     return plans
+
+
+def resolve_unparsed(
+    run: Run,
+    loaded: Sequence[tuple[SourceFile, Loaded | Unparsed | Skipped | Exception]],
+    parse: Callable[[SourceFile], Loaded | Skipped | Exception],
+) -> list[tuple[SourceFile, Loaded | Skipped | Exception]]:
+    """Each :class:`Unparsed` file of one part as the document it came to, when that is still the
+    latest revision of its source and no other file of the part has its source; else ``parse``d
+    (see :mod:`veracity.ingest.fingerprints`)."""
+    unparsed = [result for _, result in loaded if isinstance(result, Unparsed)]
+    if not unparsed:
+        return [(file, result) for file, result in loaded if not isinstance(result, Unparsed)]
+    store = run.kb.catalog.store
+    documents = store.get_documents([result.recorded.document_id for result in unparsed])
+    by_source = documents_by_source(store, [document.source_id for document in documents.values()])
+    sources = Counter(result[0].source_id for _, result in loaded if isinstance(result, tuple))
+    sources.update(d.source_id for d in (documents.get(u.recorded.document_id) for u in unparsed) if d)
+    resolved: list[tuple[SourceFile, Loaded | Skipped | Exception]] = []
+    for file, result in loaded:
+        if isinstance(result, Unparsed):
+            document = documents.get(result.recorded.document_id)
+            latest = None
+            if document is not None and sources[document.source_id] == 1:
+                revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
+                latest = revisions[-1] if revisions else None
+            if document is not None and latest is not None and latest.document_id == document.document_id:
+                resolved.append((file, (document, recorded_parse(result.recorded), None, None, None,
+                                        result.fingerprint)))  # fmt: skip
+            else:
+                resolved.append((file, parse(file)))
+        else:
+            resolved.append((file, result))
+    return resolved
 
 
 def _plan(
@@ -200,9 +247,10 @@ def _decide(
     tombstones: dict[tuple[str, str], Tombstone],
 ) -> None:
     """Fill in ``plan`` for a loaded file; raises if it is rejected."""
-    document, parsed, cut, judged, tokens = loaded
+    document, parsed, cut, judged, tokens, plan.fingerprint = loaded
     ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
-    plan.step("parsed", diagnostics=parsed.diagnostics.as_dict(), **ids)
+    plan.diagnostics = parsed.diagnostics.as_dict()
+    plan.step("parsed", diagnostics=plan.diagnostics, **ids)
     revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
     if run.connection is not None:
         tombstone = tombstones.get((document.tenant, document.source_id))

@@ -31,22 +31,32 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from dataclasses import replace
-from pathlib import Path
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
+from ..catalog.sources import RecordedFile
 from ..index.ahead import joined_index_tokens
 from ..model.contracts import Chunk, Document
 from ..parse.batch import load_source
 from ..parse.chunking import chunk_for_index
 from ..parse.nodes import ParsedSource
 from ..parse.pages import with_pages
+from .fingerprints import file_fingerprint, file_key, options_key
 from .sources import SourceFile
 from .verdicts import judge_texts
 
-__all__ = ["MAX_DEFAULT_JOBS", "PARALLEL_MIN_FILES", "Loaded", "SourceLoader", "chunks_of", "default_jobs"]
+__all__ = [
+    "MAX_DEFAULT_JOBS",
+    "PARALLEL_MIN_FILES",
+    "Loaded",
+    "Recorded",
+    "SourceLoader",
+    "Unparsed",
+    "chunks_of",
+    "default_jobs",
+]
 
 PARALLEL_MIN_FILES: Final = 64
 """Fewer files than this are loaded in this process: starting and feeding workers costs more."""
@@ -68,12 +78,26 @@ WORKER_STEPS: Final = ("load", "tokenize", "judge")
 
 Verdicts = list[tuple[str, tuple[str, ...]]]
 Loaded = tuple[
-    Document, ParsedSource, tuple[Chunk, ...] | None, Verdicts | None, tuple[str | None, ...] | None
+    Document,
+    ParsedSource,
+    tuple[Chunk, ...] | None,
+    Verdicts | None,
+    tuple[str | None, ...] | None,
+    str | None,
 ]
 """A loaded file: its document, its parse (from a worker, what the writer reads of it:
 :func:`_for_writer`), the chunks a worker cut (``None``: not cut), the
-injection verdicts it judged on them (:mod:`veracity.ingest.verdicts`; ``None``: not judged) and
-their index tokens (:func:`veracity.index.ahead.joined_index_tokens`; ``None``: not tokenized)."""
+injection verdicts it judged on them (:mod:`veracity.ingest.verdicts`; ``None``: not judged),
+their index tokens (:func:`veracity.index.ahead.joined_index_tokens`; ``None``: not tokenized)
+and the file's fingerprint (:mod:`veracity.ingest.fingerprints`; ``None``: none is kept)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Unparsed:
+    """A file not parsed: its fingerprint is the one recorded when it was last ingested."""
+
+    recorded: RecordedFile
+    fingerprint: str
 
 
 def default_jobs() -> int:
@@ -117,14 +141,18 @@ def _die_with_parent(parent: int) -> None:
 
 _KNOWN: set[str] = set()
 """In a worker: the ids of the documents the catalog held when the ingest began."""
+_RECORDED: dict[tuple[str, str], RecordedFile] = {}
+"""In a worker: what each file was when last ingested (:mod:`veracity.ingest.fingerprints`)."""
 
 
-def _start_worker(parent: int, known: frozenset[str]) -> None:
-    """Worker start: die with the writer; remember which documents the catalog holds (handed over
-    by the fork, not pickled with every task)."""
+def _start_worker(parent: int, known: frozenset[str], recorded: dict[tuple[str, str], RecordedFile]) -> None:
+    """Worker start: die with the writer; remember which documents the catalog holds and what the
+    files were (handed over by the fork, not pickled with every task)."""
     _die_with_parent(parent)
     _KNOWN.clear()
     _KNOWN.update(known)
+    _RECORDED.clear()
+    _RECORDED.update(recorded)
 
 
 def chunks_of(document: Document, parsed: ParsedSource, cut: tuple[Chunk, ...] | None) -> tuple[Chunk, ...]:
@@ -145,18 +173,45 @@ def _for_writer(parsed: ParsedSource) -> ParsedSource:
     return replace(parsed, body="", nodes=(), metadata={})
 
 
+Recorded = Mapping[tuple[str, str], RecordedFile]
+"""What each file was when last ingested, by ``(root, path)`` (:func:`.fingerprints.file_key`)."""
+
+
+def _fingerprinted(
+    file: SourceFile, options: dict[str, Any], key: str | None, recorded: Recorded
+) -> tuple[Document, ParsedSource, str | None] | Unparsed:
+    """The file parsed, with its fingerprint (``None``: ``key`` is, or the source has pages), or
+    :class:`Unparsed` when the fingerprint is the one ``recorded``."""
+    fingerprint = file_fingerprint(file.path, key) if key is not None else None
+    found = recorded.get(file_key(file)) if fingerprint is not None else None
+    if found is not None and fingerprint == found.fingerprint:
+        return Unparsed(found, fingerprint)
+    return _parsed(file, options, fingerprint)
+
+
+def _parsed(
+    file: SourceFile, options: dict[str, Any], fingerprint: str | None
+) -> tuple[Document, ParsedSource, str | None]:
+    document, parsed = load_source(file.path, relative=file.source, **options)
+    return document, parsed, fingerprint if parsed.diagnostics.pages_total is None else None
+
+
 def _load_in_worker(
-    path: Path, relative: str, options: dict[str, Any], judge: bool, spent: dict[str, float]
-) -> Loaded | None:
+    file: SourceFile, options: dict[str, Any], key: str | None, judge: bool, spent: dict[str, float]
+) -> Loaded | Unparsed | None:
     """Load and chunk one file (and, with ``judge``, judge it for injection); ``None`` when it
     fails (the writer loads it again to raise). Adds the CPU seconds of each step to ``spent``."""
     try:
         start = time.process_time()
-        document, parsed = load_source(path, relative=relative, **options)
+        found = _fingerprinted(file, options, key, _RECORDED)
+        if isinstance(found, Unparsed):
+            spent["load"] += time.process_time() - start
+            return found
+        document, parsed, fingerprint = found
         parsed_for_writer = _for_writer(parsed)
         if document.document_id in _KNOWN:  # stored already: the writer needs neither chunks nor tokens
             spent["load"] += time.process_time() - start
-            return document, parsed_for_writer, None, None, None
+            return document, parsed_for_writer, None, None, None, fingerprint
         chunks = chunks_of(document, parsed, None)
         loaded = time.process_time()
         tokens = tuple(joined_index_tokens(chunk) for chunk in chunks)
@@ -165,18 +220,20 @@ def _load_in_worker(
         spent["load"] += loaded - start
         spent["tokenize"] += tokenized - loaded
         spent["judge"] += time.process_time() - tokenized
-        return document, parsed_for_writer, chunks, verdicts, tokens
+        return document, parsed_for_writer, chunks, verdicts, tokens, fingerprint
     except Exception:
         return None
 
 
-LoadedBatch = tuple[list[Loaded | None], dict[str, float]]
+LoadedBatch = tuple[list[Loaded | Unparsed | None], dict[str, float]]
 """A task's files loaded (``None``: failed in the worker) and the CPU seconds spent on each step."""
 
 
-def _load_batch(batch: list[tuple[Path, str]], options: dict[str, Any], judge: bool) -> LoadedBatch:
+def _load_batch(
+    batch: list[SourceFile], options: dict[str, Any], key: str | None, judge: bool
+) -> LoadedBatch:
     spent = dict.fromkeys(WORKER_STEPS, 0.0)
-    return [_load_in_worker(path, relative, options, judge, spent) for path, relative in batch], spent
+    return [_load_in_worker(file, options, key, judge, spent) for file in batch], spent
 
 
 class SourceLoader:
@@ -194,26 +251,31 @@ class SourceLoader:
         jobs: int | None = None,
         judge: bool = True,
         known: Callable[[], frozenset[str]] | None = None,
+        recorded: Recorded | None = None,
     ) -> None:
         """``judge``: workers judge the chunks for injection too (when the store keeps verdicts).
         ``known``: the ids of the documents the catalog holds, asked for when workers start; a
         file that loads as one of them is stored already (unchanged), so its worker neither
-        chunks, tokenizes nor judges it."""
+        chunks, tokenizes nor judges it. ``recorded``: what the files were when last ingested
+        (:mod:`veracity.ingest.fingerprints`); a file whose fingerprint is the recorded one is
+        :class:`Unparsed`. ``None``: no fingerprints (a catalog that keeps no sources)."""
         self._options = options
         self._judge = judge
+        self._recorded = dict(recorded or {})
+        self._key = options_key(options) if recorded is not None else None
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
         self._executor: ProcessPoolExecutor | None = None
         self._batches: Iterator[list[SourceFile]] = iter(())
         self._pending: deque[tuple[list[SourceFile], Future[LoadedBatch]]] = deque()
         self.worker_seconds = dict.fromkeys(WORKER_STEPS, 0.0)
         """CPU seconds the workers spent on each of :data:`WORKER_STEPS` for the files handed out."""
-        self._ready: deque[tuple[SourceFile, Loaded | None]] = deque()
+        self._ready: deque[tuple[SourceFile, Loaded | Unparsed | None]] = deque()
         if self.jobs > 1 and len(files) >= PARALLEL_MIN_FILES and _can_fork():
             self._executor = ProcessPoolExecutor(
                 max_workers=self.jobs,
                 mp_context=multiprocessing.get_context("fork"),
                 initializer=_start_worker,
-                initargs=(os.getpid(), known() if known is not None else frozenset()),
+                initargs=(os.getpid(), known() if known is not None else frozenset(), self._recorded),
             )
             starts = range(0, len(files), FILES_PER_TASK)
             self._batches = (list(files[i : i + FILES_PER_TASK]) for i in starts)
@@ -225,9 +287,8 @@ class SourceLoader:
             batch = next(self._batches, None)
             if batch is None:
                 return
-            work = [(f.path, f.source) for f in batch]
             self._pending.append(
-                (batch, self._executor.submit(_load_batch, work, self._options, self._judge))
+                (batch, self._executor.submit(_load_batch, batch, self._options, self._key, self._judge))
             )
 
     @property
@@ -235,9 +296,10 @@ class SourceLoader:
         """Whether worker processes load the files."""
         return self._executor is not None
 
-    def load(self, file: SourceFile) -> Loaded:
-        """The next file's document, parse and chunks; files must be asked for in the given order."""
-        found: Loaded | None = None
+    def load(self, file: SourceFile) -> Loaded | Unparsed:
+        """The next file's document, parse and chunks (or :class:`Unparsed`); files must be asked
+        for in the given order."""
+        found: Loaded | Unparsed | None = None
         if self._executor is not None:
             if not self._ready:
                 batch, future = self._pending.popleft()
@@ -250,8 +312,19 @@ class SourceLoader:
             if expected.source != file.source:
                 raise RuntimeError(f"files asked out of order: {file.source!r}, expected {expected.source!r}")
         if found is None:
-            return (*load_source(file.path, relative=file.source, **self._options), None, None, None)
+            here = _fingerprinted(file, self._options, self._key, self._recorded)
+            if isinstance(here, Unparsed):
+                return here
+            document, parsed, fingerprint = here
+            return document, parsed, None, None, None, fingerprint
         return found
+
+    def parse(self, file: SourceFile) -> Loaded:
+        """``file`` parsed in this process, whatever was recorded of it (an :class:`Unparsed` file
+        whose document is no longer the latest revision of its source)."""
+        fingerprint = file_fingerprint(file.path, self._key) if self._key is not None else None
+        document, parsed, kept = _parsed(file, self._options, fingerprint)
+        return document, parsed, None, None, None, kept
 
     def close(self) -> None:
         """Stop the workers (files not yet asked for are dropped)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ..catalog.erase import erase_freed_storage
 from ..catalog.ledger import Ledger, forget_document, source_of
-from ..catalog.sources import forget_source
+from ..catalog.sources import forget_fingerprints, forget_source
 from ..catalog.store import DatabaseStore
 from ..catalog.tombstones import add_tombstone
 from ..index.versioned import VersionedIndex, is_versioned
@@ -49,6 +49,7 @@ def delete_documents(kb: Engine, documents: list[Document], *, tombstone: bool, 
     store, index = parts(kb)
     with store.transaction():
         removed = index.remove([d.document_id for d in documents])
+        forget_fingerprints(store.connection, [d.document_id for d in documents])
         for document in documents:
             record(store, document, "deleted", reason, ids=False)
             forget_document(store.connection, document.document_id)

@@ -41,10 +41,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..catalog.bulk import all_document_ids
 from ..catalog.ledger import Ledger
+from ..catalog.sources import recorded_files
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.search import SyncReport
 from ..model.contracts import Chunk, Document
@@ -55,9 +56,9 @@ from ..parse.metadata import GovernanceDefaults, MetadataMap
 from ..parse.ocr import DEFAULT_SETTINGS as DEFAULT_OCR
 from ..parse.ocr import OcrSettings
 from ..pipeline.engine import Engine
-from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, write_part
+from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, resolve_unparsed, write_part
 from .indexing import IndexFeed
-from .loading import Loaded, SourceLoader
+from .loading import Loaded, SourceLoader, Unparsed
 from .prune import PruneReport, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources
 from .tenants import TenantSetup, resolve_tenants
@@ -223,7 +224,10 @@ def _ingest(
     files = scan.files if selection is None else tuple(f for f in scan.files if f.source in selection.read)
     store = kb.catalog.store
     known = partial(all_document_ids, store)  # read only if workers start
-    with SourceLoader(files, options, jobs=jobs, judge=keeps_verdicts(store), known=known) as loader:
+    connection = _connection(kb)
+    recorded = recorded_files(connection, sorted({f.root for f in files})) if connection is not None else None
+    judge = keeps_verdicts(store)
+    with SourceLoader(files, options, jobs=jobs, judge=judge, known=known, recorded=recorded) as loader:
         run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
         feed = IndexFeed(kb, run.tokens)
         outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
@@ -265,7 +269,9 @@ def _write_files(
             for at in range(first, last, FILES_PER_PART):
                 part_files = files[at : min(at + FILES_PER_PART, last)]
                 loaded = [(file, _load_file(run, file, skip_empty=not strict)) for file in part_files]
-                for plan in (plan for part in parts(loaded) for plan in write_part(run, part)):
+                again = partial(_parse_file, run, skip_empty=not strict)
+                resolved = resolve_unparsed(run, loaded, again)
+                for plan in (plan for part in parts(resolved) for plan in write_part(run, part)):
                     if plan.put is not None:
                         written.append((plan.put.document, plan.put.chunks))
                     if plan.failure is not None:
@@ -321,18 +327,25 @@ def _report(
     )
 
 
-def _load(run: Run, file: SourceFile) -> Loaded:
+LoadResult = TypeVar("LoadResult", Loaded, Loaded | Unparsed)
+
+
+def _load_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Unparsed | Skipped | Exception:
+    """The file loaded (or :class:`Unparsed`), skipped, or the error that rejects it."""
+    return _loaded_or_why(run, run.loader.load, file, skip_empty)
+
+
+def _parse_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Skipped | Exception:
+    """:func:`_load_file`, parsed here whatever was recorded of the file."""
+    return _loaded_or_why(run, run.loader.parse, file, skip_empty)
+
+
+def _loaded_or_why(
+    run: Run, load: Callable[[SourceFile], LoadResult], file: SourceFile, skip_empty: bool
+) -> LoadResult | Skipped | Exception:
     start = time.perf_counter()
     try:
-        return run.loader.load(file)
-    finally:
-        run.seconds["parse"] += time.perf_counter() - start
-
-
-def _load_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Skipped | Exception:
-    """The file loaded, skipped, or the error that rejects it."""
-    try:
-        return _load(run, file)
+        return load(file)
     except TemplateSourceError as exc:
         return Skipped(exc.reason)
     except EmptySourceError as exc:
@@ -341,6 +354,8 @@ def _load_file(run: Run, file: SourceFile, *, skip_empty: bool) -> Loaded | Skip
         raise
     except Rejected as exc:
         return exc
+    finally:
+        run.seconds["parse"] += time.perf_counter() - start
 
 
 def _connection(kb: Engine) -> Any:

@@ -35,6 +35,7 @@ from typing import Any, Final
 from .. import schema
 from ..migrations import LEDGER, Migration, apply_missing, missing
 from ..schema import CONVERSATION_TABLES
+from ..sources import SOURCE_FINGERPRINTS
 from ..syncs import SYNC_TABLES
 from .index_layouts import index_layout, postings_segments
 
@@ -331,6 +332,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     # the HTTP service's conversations (veracity.catalog.conversations; a directory keeps them in
     # a side file): owned by one API key each, read and written by the owner's pool only
     Migration("pg0012_conversations", CONVERSATION_TABLES),
+    # as SQLite's 0018_source_fingerprints (veracity.catalog.sources)
+    Migration("pg0013_source_fingerprints", SOURCE_FINGERPRINTS),
 )
 
 

@@ -25,7 +25,6 @@ __all__ = [
     "RecordedFile",
     "forget_fingerprints",
     "forget_source",
-    "record_fingerprints",
     "record_source_path",
     "record_source_paths",
     "recorded_files",
@@ -52,9 +51,11 @@ class RecordedFile:
 
 
 _RECORD_SQL: Final = (
-    "INSERT INTO source_files (tenant, source_id, root, path, updated_at) VALUES (?, ?, ?, ?, ?) "
-    "ON CONFLICT (tenant, source_id) DO UPDATE SET root = excluded.root, path = excluded.path, "
-    "updated_at = excluded.updated_at"
+    "INSERT INTO source_files (tenant, source_id, root, path, updated_at, fingerprint, document_id, "
+    "diagnostics) VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant, source_id) DO UPDATE SET "
+    "root = excluded.root, path = excluded.path, updated_at = excluded.updated_at, "
+    "fingerprint = excluded.fingerprint, document_id = excluded.document_id, "
+    "diagnostics = excluded.diagnostics"
 )
 
 
@@ -63,14 +64,27 @@ def record_source_path(connection: Any, tenant: str, source_id: str, root: str, 
     record_source_paths(connection, [(tenant, source_id, root, path)])
 
 
-def record_source_paths(connection: Any, sources: Sequence[tuple[str, str, str, str]]) -> None:
+def record_source_paths(
+    connection: Any,
+    sources: Sequence[tuple[str, str, str, str]],
+    files: Sequence[RecordedFile | None] | None = None,
+) -> None:
     """:func:`record_source_path` of each ``(tenant, source_id, root, path)``, in order (one
-    ``executemany``: pipelined on PostgreSQL)."""
+    ``executemany``: pipelined on PostgreSQL), with what each file was (``files``, in the same
+    order; ``None`` forgets it)."""
     now = now_text()
-    if len(sources) == 1:
-        connection.execute(_RECORD_SQL, (*sources[0], now))
-    elif sources:
-        connection.executemany(_RECORD_SQL, [(*source, now) for source in sources])
+    rows = [
+        (*source, now, *(_recorded_columns(found) if found else (None, None, None)))
+        for source, found in zip(sources, files or [None] * len(sources), strict=True)
+    ]
+    if len(rows) == 1:
+        connection.execute(_RECORD_SQL, rows[0])
+    elif rows:
+        connection.executemany(_RECORD_SQL, rows)
+
+
+def _recorded_columns(found: RecordedFile) -> tuple[str, str, str]:
+    return found.fingerprint, found.document_id, json.dumps(found.diagnostics, sort_keys=True)
 
 
 def forget_source(connection: Any, tenant: str, source_id: str) -> None:
@@ -111,23 +125,6 @@ def source_path(connection: Any, tenant: str, source_id: str) -> str | None:
         "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
     ).fetchone()
     return None if row is None else str(row[0])
-
-
-def record_fingerprints(
-    connection: Any, rows: Sequence[tuple[str, str, str | None, str, dict[str, Any]]]
-) -> None:
-    """For each ``(tenant, source_id, fingerprint, document_id, diagnostics)``, remember what its
-    file was (after :func:`record_source_paths` wrote its row); a ``None`` fingerprint forgets it."""
-    if rows:
-        connection.executemany(
-            "UPDATE source_files SET fingerprint = ?, document_id = ?, diagnostics = ? "
-            "WHERE tenant = ? AND source_id = ?",
-            [
-                (fingerprint, document_id if fingerprint else None,
-                 json.dumps(diagnostics, sort_keys=True) if fingerprint else None, tenant, source_id)
-                for tenant, source_id, fingerprint, document_id, diagnostics in rows
-            ],
-        )  # fmt: skip
 
 
 def recorded_files(connection: Any, roots: Sequence[str]) -> dict[tuple[str, str], RecordedFile]:

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..catalog.bulk import documents_by_source
 from ..catalog.ledger import Ledger
-from ..catalog.sources import record_fingerprints
+from ..catalog.sources import RecordedFile
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
 from ..index.ahead import AheadTokens
@@ -118,6 +118,13 @@ class Plan:
     """The file's fingerprint, recorded with its source (:mod:`veracity.ingest.fingerprints`)."""
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
+    def recorded(self) -> RecordedFile | None:
+        """What to remember of the file (:mod:`veracity.ingest.fingerprints`): ``None`` without a
+        fingerprint or an outcome."""
+        if self.fingerprint is None or self.outcome is None:
+            return None
+        return RecordedFile(self.fingerprint, self.outcome.document_id, self.diagnostics)
+
     def step(self, state: str, **details: Any) -> None:
         self.steps.append((state, details))
 
@@ -159,12 +166,8 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
             run.tokens.keep(put.chunks, plan.tokens)
     if connection is not None:
         sources = [(plan.source, plan) for plan in plans if plan.source is not None]
-        record_sources(connection, [(*source, plan.file) for source, plan in sources])
-        record_fingerprints(
-            connection,
-            [(*source, plan.fingerprint, plan.outcome.document_id, plan.diagnostics)
-             for source, plan in sources if plan.outcome is not None],
-        )  # fmt: skip
+        files = [(*source, plan.file) for source, plan in sources]
+        record_sources(connection, files, [plan.recorded() for _, plan in sources])
         remove_tombstones(connection, [source for source, plan in sources if plan.untomb])
     for plan in plans:
         if plan.restore is not None:

@@ -26,6 +26,7 @@ engine that was installed since.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -51,13 +52,18 @@ def options_key(options: Mapping[str, Any]) -> str:
 
 def file_fingerprint(path: Path, key: str) -> str:
     """The fingerprint of the file at ``path`` under the options ``key`` (:func:`options_key`)."""
+    name = os.fspath(path)
     digest = hashlib.sha256(key.encode())
-    for sidecar in (path.with_name(path.name + SIDECAR_SUFFIX), path.with_name(path.stem + SIDECAR_SUFFIX)):
+    for sidecar in (name + SIDECAR_SUFFIX, os.path.splitext(name)[0] + SIDECAR_SUFFIX):
         digest.update(b"\x00sidecar\x00")
-        if sidecar.is_file():
-            digest.update(sidecar.read_bytes())
+        try:
+            with open(sidecar, "rb") as handle:
+                digest.update(handle.read())
+        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+            pass
     digest.update(b"\x00file\x00")
-    digest.update(path.read_bytes())
+    with open(name, "rb") as handle:
+        digest.update(handle.read())
     return digest.hexdigest()
 
 

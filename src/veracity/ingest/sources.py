@@ -29,7 +29,7 @@ from typing import Final
 
 import apsw
 
-from ..catalog.sources import record_source_paths
+from ..catalog.sources import RecordedFile, record_source_paths
 from ..model.errors import NotFoundError
 from ..parse.metadata import SIDECAR_SUFFIX
 from ..parse.parsers import IMAGE_SUFFIXES, known_suffixes
@@ -140,12 +140,18 @@ def record_source(connection: apsw.Connection, tenant: str, source_id: str, file
     record_sources(connection, [(tenant, source_id, file)])
 
 
-def record_sources(connection: apsw.Connection, sources: Sequence[tuple[str, str, SourceFile]]) -> None:
-    """:func:`record_source` of each ``(tenant, source_id, file)``, in order, in one statement."""
+def record_sources(
+    connection: apsw.Connection,
+    sources: Sequence[tuple[str, str, SourceFile]],
+    recorded: Sequence[RecordedFile | None] | None = None,
+) -> None:
+    """:func:`record_source` of each ``(tenant, source_id, file)``, in order, in one statement,
+    with what each file was (``recorded``: :mod:`veracity.ingest.fingerprints`)."""
     record_source_paths(
         connection,
         [
             (tenant, source_id, file.root, file.source if file.root else str(file.path.resolve()))
             for tenant, source_id, file in sources
         ],
+        recorded,
     )

@@ -16,14 +16,11 @@ Prints measured numbers only; the machine may be shared (load averages are print
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from synthetic_kb import write_corpus
+from synthetic_kb import add_tree_arguments, run_in_tree, write_corpus
 
 PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
 
@@ -63,15 +60,8 @@ print(json.dumps(runs))
 
 
 def run_tree(pythonpath: str | None, folder: Path, work: Path, guard: str) -> list[dict]:
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        command = [sys.executable, "-c", PROGRAM, str(folder), str(Path(tmp) / "kb.sqlite"), guard]
-        done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"ingest failed ({pythonpath or 'this tree'}): {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+        return run_in_tree(PROGRAM, [str(folder), str(Path(tmp) / "kb.sqlite"), guard], pythonpath)
 
 
 def load() -> str:
@@ -80,11 +70,8 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
+    add_tree_arguments(parser)
     parser.add_argument("--tenants", type=int, default=3)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
-    parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)

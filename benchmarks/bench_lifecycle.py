@@ -16,16 +16,13 @@ Prints measured numbers only; the machine may be shared (load averages are print
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-from synthetic_kb import write_corpus
+from synthetic_kb import add_tree_arguments, run_in_tree, write_corpus
 
 PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
 
@@ -63,30 +60,15 @@ print(json.dumps(seconds))
 """
 
 
-def run(program: str, args: list[str], pythonpath: str | None) -> object:
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
-    done = subprocess.run(
-        [sys.executable, "-c", program, *args], capture_output=True, text=True, env=env, check=False
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"failed ({pythonpath or 'this tree'}): {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
+    add_tree_arguments(parser)
     parser.add_argument("--withdrawals", type=int, default=5, help="documents withdrawn per tree")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
-    parser.add_argument("--workdir", type=Path, default=None)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
         write_corpus(work / "corpus", int(args.chunks / PER_DOC) + 1, 3, args.seed)
-        built = run(BUILD, [str(work / "kb.sqlite"), str(work / "corpus")], None)
+        built = run_in_tree(BUILD, [str(work / "kb.sqlite"), str(work / "corpus")], None)
         assert isinstance(built, dict)
         step = max(1, len(built["source_ids"]) // args.withdrawals)
         chosen = built["source_ids"][::step][: args.withdrawals]
@@ -101,7 +83,8 @@ def main() -> None:
             copy.mkdir()
             for path in work.glob("kb.sqlite*"):
                 shutil.copy(path, copy / path.name)
-            seconds = run(WITHDRAW, [str(copy / "kb.sqlite"), str(copy), ",".join(chosen)], pythonpath)
+            arguments = [str(copy / "kb.sqlite"), str(copy), ",".join(chosen)]
+            seconds = run_in_tree(WITHDRAW, arguments, pythonpath)
             assert isinstance(seconds, list)
             median = statistics.median(seconds) * 1000
             reference = reference or median

@@ -15,10 +15,16 @@ seconds and both backends under test get identical vectors.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import json
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -169,3 +175,26 @@ def write_corpus(folder: Path, n_docs: int, tenants: int, seed: int) -> list[Pat
             f"tenant: tenant-{tenant}\nroles: [{', '.join(TENANT_ROLES)}]\n", encoding="utf-8"
         )
     return files
+
+
+def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--chunks``, ``--seed``, ``--src`` and ``--workdir``: what a benchmark takes that compares
+    this source tree with another on a corpus of :func:`write_corpus`."""
+    parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
+    parser.add_argument("--workdir", type=Path, default=None)
+
+
+def run_in_tree(program: str, args: Sequence[str], pythonpath: str | None) -> Any:
+    """``python -c program *args`` in a fresh process with ``PYTHONPATH=pythonpath`` (``None``: this
+    tree), and the JSON of its output's last line; exits with its error output when it fails."""
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath
+    done = subprocess.run(
+        [sys.executable, "-c", program, *args], capture_output=True, text=True, env=env, check=False
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"failed ({pythonpath or 'this tree'}): {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

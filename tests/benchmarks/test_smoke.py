@@ -45,6 +45,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_lexical.py",
         "bench_reindex.py",
         "bench_ingest_formats.py",
+        "bench_lifecycle.py",
         "bench_embedders.py",
         "run_retrieval_tables.py",
         "synthetic_kb.py",
@@ -91,6 +92,13 @@ def test_ingest_against_another_tree(tmp_path: Path) -> None:
     out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", tmp_path)
     assert out.count("| this tree |") == 2 and out.count(f"| {ROOT / 'src'} |") == 2
     assert "without model steps" in out and "workers' CPU by step: load" in out
+
+
+def test_withdraw_against_another_tree(tmp_path: Path) -> None:
+    # the other tree is this one: both rows print
+    out = _run("bench_lifecycle.py", "--chunks", 300, "--withdrawals", 2, "--src", ROOT / "src",
+               "--workdir", tmp_path)  # fmt: skip
+    assert "| this tree |" in out and f"| {ROOT / 'src'} |" in out and "2 withdrawn per tree" in out
 
 
 def test_hybrid_without_peer_as_the_1m_profile_runs(tmp_path: Path) -> None:

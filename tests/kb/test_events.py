@@ -165,3 +165,11 @@ def test_kb_hooks_change_catalog_and_index_together(tmp_path) -> None:
     assert reopened.snapshot is not None and reopened.snapshot.stats().documents == len(
         reopened.catalog.documents()
     )
+    index = reopened.snapshot
+    assert index.documents[v1.document_id].status is Status.RETIRED
+    assert index.documents[v2.document_id].status is Status.WITHDRAWN
+    assert index.chunks_by_document[v2.document_id] == tuple(
+        c.chunk_id for c in reopened.catalog.chunks(v2.document_id)
+    )
+    settled = index.sync(reopened.catalog, reopened.embedder)  # the hooks left nothing for a full sync
+    assert (settled.added_documents, settled.updated_documents, settled.removed_documents) == (0, 0, 0)

@@ -132,6 +132,7 @@ def kb_hooks(kb: Engine, folder: str | os.PathLike[str]) -> tuple[StatusHook, Re
     rewrites the manifest; use as ``apply_events(kb.catalog, events,
     on_status=status, on_revise=revise)``.
     """
+    from ..index.versioned import is_versioned
     from ..parse.chunking import chunk_for_index
     from .directory import write_manifest
     from .lifecycle import change_status
@@ -143,8 +144,13 @@ def kb_hooks(kb: Engine, folder: str | os.PathLike[str]) -> tuple[StatusHook, Re
 
     def revise(old_document_id: str, document: Document, expected: int) -> int:
         with kb.catalog.store.transaction():
-            kb.catalog.new_revision(old_document_id, document, chunk_for_index(document), expected)
-            kb.reindex()  # a persistent index syncs in place, inside this transaction
+            stored = kb.catalog.new_revision(old_document_id, document, chunk_for_index(document), expected)
+            index = kb.snapshot
+            if is_versioned(index):  # the new revision added, the old one's snapshot refreshed: no full sync
+                index.add([(stored, tuple(kb.catalog.chunks(stored.document_id)))], kb.embedder)
+                index.refresh(kb.catalog, [old_document_id])
+            else:
+                kb.reindex()
         write_manifest(folder, kb)
         return kb.catalog.store.catalog_revision(old_document_id)
 

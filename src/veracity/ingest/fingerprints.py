@@ -36,9 +36,8 @@ from ..catalog.sources import RecordedFile
 from ..parse.diagnostics import ParseDiagnostics
 from ..parse.metadata import SIDECAR_SUFFIX
 from ..parse.nodes import ParsedSource
-from .sources import SourceFile
 
-__all__ = ["FORMAT", "file_fingerprint", "file_key", "options_key", "recorded_parse"]
+__all__ = ["FORMAT", "file_fingerprint", "options_key", "recorded_parse"]
 
 FORMAT: Final = "veracity.fingerprint/1"
 """Changes whenever what goes into a fingerprint does."""
@@ -65,11 +64,6 @@ def file_fingerprint(path: Path, key: str) -> str:
     with open(name, "rb") as handle:
         digest.update(handle.read())
     return digest.hexdigest()
-
-
-def file_key(file: SourceFile) -> tuple[str, str]:
-    """Where ``source_files`` says ``file`` is: ``(root, path)``, as ``record_sources`` writes it."""
-    return file.root, file.source if file.root else str(file.path.resolve())
 
 
 def recorded_parse(recorded: RecordedFile) -> ParsedSource:

@@ -43,7 +43,7 @@ from ..parse.batch import load_source
 from ..parse.chunking import chunk_for_index
 from ..parse.nodes import ParsedSource
 from ..parse.pages import with_pages
-from .fingerprints import file_fingerprint, file_key, options_key
+from .fingerprints import file_fingerprint, options_key
 from .sources import SourceFile
 from .verdicts import judge_texts
 
@@ -174,7 +174,7 @@ def _for_writer(parsed: ParsedSource) -> ParsedSource:
 
 
 Recorded = Mapping[tuple[str, str], RecordedFile]
-"""What each file was when last ingested, by ``(root, path)`` (:func:`.fingerprints.file_key`)."""
+"""What each file was when last ingested, by ``(root, path)`` (:attr:`.sources.SourceFile.location`)."""
 
 
 def _fingerprinted(
@@ -183,7 +183,7 @@ def _fingerprinted(
     """The file parsed, with its fingerprint (``None``: ``key`` is, or the source has pages), or
     :class:`Unparsed` when the fingerprint is the one ``recorded``."""
     fingerprint = file_fingerprint(file.path, key) if key is not None else None
-    found = recorded.get(file_key(file)) if fingerprint is not None else None
+    found = recorded.get(file.location) if fingerprint is not None else None
     if found is not None and fingerprint == found.fingerprint:
         return Unparsed(found, fingerprint)
     return _parsed(file, options, fingerprint)

@@ -228,7 +228,8 @@ def _ingest(
     recorded = recorded_files(connection, sorted({f.root for f in files})) if connection is not None else None
     judge = keeps_verdicts(store)
     with SourceLoader(files, options, jobs=jobs, judge=judge, known=known, recorded=recorded) as loader:
-        run = Run(kb, options, _ledger(kb), restore, seconds, loader, _connection(kb))
+        ledger = Ledger(connection) if connection is not None else NoLedger()
+        run = Run(kb, options, ledger, restore, seconds, loader, connection)
         feed = IndexFeed(kb, run.tokens)
         outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}
@@ -361,8 +362,3 @@ def _loaded_or_why(
 def _connection(kb: Engine) -> Any:
     store = kb.catalog.store
     return store.connection if isinstance(store, DatabaseStore) else None
-
-
-def _ledger(kb: Engine) -> Ledger | NoLedger:
-    connection = _connection(kb)
-    return Ledger(connection) if connection is not None else NoLedger()

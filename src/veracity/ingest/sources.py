@@ -59,6 +59,12 @@ class SourceFile:
     path: Path
     root: str
 
+    @property
+    def location(self) -> tuple[str, str]:
+        """``(root, path)`` as ``source_files`` records it: the path relative to ``root``, or the
+        file's absolute path when it was given by itself."""
+        return self.root, self.source if self.root else str(self.path.resolve())
+
 
 @dataclass(frozen=True, slots=True)
 class SourceScan:
@@ -149,9 +155,6 @@ def record_sources(
     with what each file was (``recorded``: :mod:`veracity.ingest.fingerprints`)."""
     record_source_paths(
         connection,
-        [
-            (tenant, source_id, file.root, file.source if file.root else str(file.path.resolve()))
-            for tenant, source_id, file in sources
-        ],
+        [(tenant, source_id, *file.location) for tenant, source_id, file in sources],
         recorded,
     )

@@ -70,8 +70,15 @@ PR_SET_PDEATHSIG: Final = 1
 FILES_PER_TASK: Final = 8
 """Files per task sent to a worker (fewer round trips than one file each)."""
 
-BATCHES_AHEAD: Final = 4
-"""Tasks in flight per worker."""
+FILES_AHEAD: Final = 256
+"""Files handed to the workers ahead of the writer: about one catalog transaction's worth
+(``veracity.ingest.run.FILES_PER_TRANSACTION``), so that the workers keep parsing while the
+writer indexes what a transaction committed. With 64 files ahead (4 tasks a worker, 2 workers)
+they sat idle then, and the writer waited for them 8 of the 33 s of an ingest of 100k chunks
+(``benchmarks/bench_ingest.py``); with 256, 0.5 s."""
+
+TASKS_PER_WORKER: Final = 2
+"""Tasks in flight per worker at the least, however many workers there are."""
 
 WORKER_STEPS: Final = ("load", "tokenize", "judge")
 """What the workers' CPU time is spent on: parse and chunk, index tokens, injection verdicts."""
@@ -239,8 +246,9 @@ def _load_batch(
 class SourceLoader:
     """Loads the files of one ingest in order, ahead of the writer when there are enough of them.
 
-    At most ``BATCHES_AHEAD × jobs`` batches are parsed but not yet written, so memory
-    stays bounded however far the workers could run ahead of the writer.
+    At most :data:`FILES_AHEAD` files (or ``TASKS_PER_WORKER × jobs`` tasks, when more) are
+    parsed but not yet written, so memory stays bounded however far the workers could run
+    ahead of the writer.
     """
 
     def __init__(
@@ -264,6 +272,7 @@ class SourceLoader:
         self._recorded = dict(recorded or {})
         self._key = options_key(options) if recorded is not None else None
         self.jobs = default_jobs() if jobs is None else max(1, int(jobs))
+        self._tasks_ahead = max(FILES_AHEAD // FILES_PER_TASK, TASKS_PER_WORKER * self.jobs)
         self._executor: ProcessPoolExecutor | None = None
         self._batches: Iterator[list[SourceFile]] = iter(())
         self._pending: deque[tuple[list[SourceFile], Future[LoadedBatch]]] = deque()
@@ -283,7 +292,7 @@ class SourceLoader:
 
     def _fill(self) -> None:
         assert self._executor is not None
-        while len(self._pending) < BATCHES_AHEAD * self.jobs:
+        while len(self._pending) < self._tasks_ahead:
             batch = next(self._batches, None)
             if batch is None:
                 return

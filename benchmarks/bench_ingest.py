@@ -8,7 +8,10 @@ at ingest: the rate without model steps); then ingests the same folder again (ev
 unchanged). Prints wall time, chunks/s, CPU of the writer and of the parse workers, and each
 figure of another tree as a ratio to this tree's.
 
-    python benchmarks/bench_ingest.py --chunks 100000 --src ../before/src
+    python benchmarks/bench_ingest.py --chunks 100000 --src ../before/src [--runs 4]
+
+With ``--runs N`` each tree runs N times per mode, which tree goes first alternating (on a
+shared machine the first of two runs can differ from the second), and the medians are printed.
 
 Prints measured numbers only; the machine may be shared (load averages are printed).
 """
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import tempfile
 from pathlib import Path
 
@@ -54,6 +58,7 @@ for _ in range(2):  # the first ingest, then the same folder again
         "workers_cpu_s": after.ru_utime + after.ru_stime - children.ru_utime - children.ru_stime,
         "chunks": report.chunks_added, "unchanged": len(report.unchanged),
         "worker_seconds": getattr(report, "worker_seconds", {}),
+        "writer_seconds": report.seconds,
     })
 print(json.dumps(runs))
 """
@@ -64,6 +69,13 @@ def run_tree(pythonpath: str | None, folder: Path, work: Path, guard: str) -> li
         return run_in_tree(PROGRAM, [str(folder), str(Path(tmp) / "kb.sqlite"), guard], pythonpath)
 
 
+def writer_steps(seconds: dict[str, float]) -> str:
+    """The writer's wall seconds by step; with parse workers, ``parse`` is its wait for their files
+    (and their unpickling), ``write`` the index's."""
+    shown = ("parse", "chunk", "catalog", "tokenize", "write", "verdicts")
+    return " · ".join(f"{k} {seconds[k]:.1f} s" for k in shown if k in seconds)
+
+
 def load() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
@@ -72,6 +84,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     add_tree_arguments(parser)
     parser.add_argument("--tenants", type=int, default=3)
+    parser.add_argument(
+        "--runs",
+        type=int,
+        default=1,
+        help="runs of each tree per mode, the trees' order alternating; with more than one, the "
+        "medians and the median of the paired ratios are printed too",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
@@ -81,20 +100,37 @@ def main() -> None:
         modes = [("as shipped: cue-word verdicts at ingest", "none"), ("without model steps", "shipped")]
         for label, guard in modes:
             print(f"\n{label}:")
-            print("| tree | chunks | wall s | chunks/s | ratio | writer CPU s | workers CPU s |"
-                  " again, unchanged: wall s |")
-            print("|---|---|---|---|---|---|---|---|")
-            reference = None
-            for name, pythonpath in trees:
-                first, again = run_tree(pythonpath, work / "corpus", work, guard)
-                rate = first["chunks"] / first["wall_s"]
-                reference = reference or rate
-                cpu = f"{first['writer_cpu_s']:.1f} | {first['workers_cpu_s']:.1f}"
-                print(f"| {name} | {first['chunks']} | {first['wall_s']:.1f} | {rate:,.0f} |"
-                      f" {rate / reference:.2f} | {cpu} | {again['wall_s']:.1f} |")
-                if steps := first["worker_seconds"]:
-                    shares = " · ".join(f"{k} {v:.1f} s" for k, v in steps.items())
-                    print(f"|   workers' CPU by step: {shares} |")
+            print(
+                "| run | tree | chunks | wall s | chunks/s | ratio | writer CPU s | workers CPU s |"
+                " again, unchanged: wall s |"
+            )
+            print("|---|---|---|---|---|---|---|---|---|")
+            rates: dict[str, list[float]] = {name: [] for name, _ in trees}
+            for run in range(1, max(1, args.runs) + 1):
+                order = trees if run % 2 else trees[::-1]  # the tree run first alternates
+                results = {
+                    name: run_tree(pythonpath, work / "corpus", work, guard) for name, pythonpath in order
+                }
+                for name, _ in trees:
+                    first, again = results[name]
+                    rates[name].append(first["chunks"] / first["wall_s"])
+                    ratio = rates[name][-1] / rates[trees[0][0]][-1]
+                    cpu = f"{first['writer_cpu_s']:.1f} | {first['workers_cpu_s']:.1f}"
+                    print(
+                        f"| {run} | {name} | {first['chunks']} | {first['wall_s']:.1f} |"
+                        f" {rates[name][-1]:,.0f} | {ratio:.2f} | {cpu} | {again['wall_s']:.1f} |"
+                    )
+                    if steps := first["worker_seconds"]:
+                        shares = " · ".join(f"{k} {v:.1f} s" for k, v in steps.items())
+                        print(f"|   | workers' CPU by step: {shares} |")
+                        print(f"|   | writer's wall by step: {writer_steps(first['writer_seconds'])} |")
+            if args.runs > 1:
+                for name, _ in trees:
+                    median = statistics.median(rates[name])
+                    print(f"median of {args.runs} runs, {name}: {median:,.0f} chunks/s")
+                for name, _ in trees[1:]:
+                    paired = [r / t for r, t in zip(rates[name], rates[trees[0][0]], strict=True)]
+                    print(f"median paired ratio, {name} / this tree: {statistics.median(paired):.2f}")
             print(f"load average {load()}")
 
 

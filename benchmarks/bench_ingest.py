@@ -24,9 +24,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from synthetic_kb import add_tree_arguments, run_in_tree, write_corpus
-
-PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
+from synthetic_kb import add_tree_arguments, documents_for, run_in_tree, write_corpus
 
 PROGRAM = r"""
 import json, resource, sys, time
@@ -94,7 +92,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
-        files = write_corpus(work / "corpus", int(args.chunks / PER_DOC) + 1, args.tenants, args.seed)
+        files = write_corpus(work / "corpus", documents_for(args.chunks), args.tenants, args.seed)
         print(f"corpus: {len(files)} Markdown files, {args.tenants} tenants; {os.cpu_count()} cpus")
         trees = [("this tree", None)] + ([(args.src, args.src)] if args.src else [])
         modes = [("as shipped: cue-word verdicts at ingest", "none"), ("without model steps", "shipped")]

@@ -22,9 +22,7 @@ import statistics
 import tempfile
 from pathlib import Path
 
-from synthetic_kb import add_tree_arguments, run_in_tree, write_corpus
-
-PER_DOC = 6.45  # mean chunks per synthetic document under the contextual chunker
+from synthetic_kb import add_tree_arguments, documents_for, run_in_tree, write_corpus
 
 _OPEN = r"""
 import json, sys, time
@@ -67,7 +65,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         work = Path(tmp)
-        write_corpus(work / "corpus", int(args.chunks / PER_DOC) + 1, 3, args.seed)
+        write_corpus(work / "corpus", documents_for(args.chunks), 3, args.seed)
         built = run_in_tree(BUILD, [str(work / "kb.sqlite"), str(work / "corpus")], None)
         assert isinstance(built, dict)
         step = max(1, len(built["source_ids"]) // args.withdrawals)

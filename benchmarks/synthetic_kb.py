@@ -158,6 +158,15 @@ def markdown_document(rng: np.random.Generator, number: int, tenants: int, strea
     return "\n".join(lines)
 
 
+CHUNKS_PER_DOCUMENT = 6.45
+"""Measured mean chunks per synthetic document under the contextual chunker."""
+
+
+def documents_for(chunks: int) -> int:
+    """How many documents :func:`write_corpus` writes for about ``chunks`` chunks."""
+    return int(chunks / CHUNKS_PER_DOCUMENT) + 1
+
+
 def write_corpus(folder: Path, n_docs: int, tenants: int, seed: int) -> list[Path]:
     """Write ``n_docs`` Markdown files plus one tenant.yaml per tenant; return the files."""
     rng = np.random.default_rng(seed)

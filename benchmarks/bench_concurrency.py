@@ -27,6 +27,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from synthetic_kb import made_folder
+
 from veracity.index.embedders import make_embedder
 from veracity.kb.local import open_local
 from veracity.testing.concurrency import consistency, hold_writer_script, run_ingests, write_corpus
@@ -135,7 +137,9 @@ def main() -> None:
     parser.add_argument("--asks", type=int, default=200, help="asks idle and under the lock (default 200)")
     parser.add_argument("--hold", type=float, default=30.0, help="seconds the writer holds (default 30)")
     parser.add_argument("--embedder", default="use", help="embedder of the asked knowledge base")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir", type=made_folder, default=None, help="where its files go (created if missing)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.workdir) as tmp:
         root = Path(tmp)

@@ -192,7 +192,20 @@ def add_tree_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--chunks", type=int, default=100_000, help="about this many chunks")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--src", default=None, help="another source tree to compare (its src folder)")
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir", type=made_folder, default=None,
+        help="where the corpus and knowledge bases go (created if missing; default: a temporary folder)",
+    )  # fmt: skip
+
+
+def made_folder(text: str) -> Path:
+    """``--workdir``'s type: the folder, created with its parents if it does not exist yet."""
+    folder = Path(text)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"cannot create {folder}: {exc.strerror}") from exc
+    return folder
 
 
 def run_in_tree(program: str, args: Sequence[str], pythonpath: str | None) -> Any:

@@ -17,6 +17,7 @@ import pytest
 
 from tests.system_packages import need_cjk_font, need_tesseract
 from veracity.bench.shared import datasets_folder
+from veracity.index.sqlite.fts import FTS_AUTOMERGE
 
 pytestmark = pytest.mark.bench_smoke
 
@@ -64,6 +65,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_chooser.py",
         "reader_fold_auc.py",
         "bench_ingest.py",
+        "bench_fts_merge.py",
         "bench_conversations.py",
         "guard_probe.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
@@ -89,11 +91,20 @@ def test_hybrid_100k(tmp_path: Path) -> None:
 
 
 def test_ingest_against_another_tree(tmp_path: Path) -> None:
-    # the other tree is this one: both rows print, the unchanged re-ingest too
-    out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", tmp_path, "--runs", 2)
+    # the other tree is this one: both rows print, the unchanged re-ingest too; a --workdir that
+    # does not exist yet is made
+    work = tmp_path / "not" / "yet"
+    out = _run("bench_ingest.py", "--chunks", 600, "--src", ROOT / "src", "--workdir", work, "--runs", 2)
+    assert work.is_dir()
     assert out.count("| this tree |") == 4 and out.count(f"| {ROOT / 'src'} |") == 4
     assert "without model steps" in out and "workers' CPU by step: load" in out
     assert "writer's wall by step: parse" in out and out.count("median paired ratio") == 2
+
+
+def test_fts_merge_settings_side_by_side() -> None:
+    out = _run("bench_fts_merge.py", "--rows", 600, "--batch", 100, "--terms", 20, "--runs", 2)
+    assert out.count("| FTS5 default (4) |") == 2 and out.count(f"| veracity ({FTS_AUTOMERGE}) |") == 2
+    assert "median ratio, veracity / default, insert time" in out
 
 
 def test_withdraw_against_another_tree(tmp_path: Path) -> None:

@@ -14,7 +14,7 @@ from veracity.catalog.demo import demo_catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.embedders import FakeEmbedder
 from veracity.index.snapshot import IndexSnapshot, index_text
-from veracity.index.sqlite.fts import fts_table_name
+from veracity.index.sqlite.fts import FTS_AUTOMERGE, fts_table_name
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.vectors import fetch_vectors, load_partition
 from veracity.model.contracts import AnswerStatus, Principal
@@ -152,6 +152,9 @@ def test_fts5_holds_exactly_the_veracity_tokens() -> None:
     keys = dict(connection.execute(f"SELECT chunk_id, chunk_key FROM ix{index.version}_chunks"))
     for chunk_id, key in keys.items():
         assert stored.get(key, []) == tokenize(index_text(index.chunks[chunk_id]))
+    # an ingest's many small segments are merged FTS_AUTOMERGE at a time, not FTS5's default 4
+    config = dict(connection.execute(f"SELECT k, v FROM {table}_config"))
+    assert config["automerge"] == FTS_AUTOMERGE != 4
 
 
 def test_vec0_selective_filter_returns_exactly_min_k_eligible() -> None:
@@ -221,7 +224,6 @@ def test_sync_updates_status_and_removes_without_re_embedding() -> None:
     assert embedder.texts == embedded + len(chunk_for_index(extra))
 
 
-
 def test_refresh_brings_in_line_only_the_documents_it_names() -> None:
     embedder = CountingEmbedder()
     items = corpus()
@@ -244,6 +246,7 @@ def test_refresh_brings_in_line_only_the_documents_it_names() -> None:
     assert extra.document_id not in index.documents
     report = index.sync(catalog, embedder)
     assert (report.updated_documents, report.removed_documents, report.added_documents) == (1, 0, 1)
+
 
 def test_vectors_are_all_or_nothing(embedder) -> None:
     items = corpus()

@@ -428,6 +428,19 @@ def test_gelu_is_the_erf_form() -> None:
     assert np.abs(gelu(x.copy()).ravel() - expected).max() < 1e-6
 
 
+def test_gelu_picks_each_sign_s_form_across_row_chunks() -> None:
+    # rows of mixed signs over several of gelu's row chunks (64 rows), and both zeros
+    from math import erf, sqrt
+
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((150, 384)) * 4).astype(np.float32)
+    x[0, :2] = [0.0, -0.0]
+    expected = np.vectorize(lambda v: 0.5 * v * (1 + erf(v / sqrt(2))))(x.astype(np.float64))
+    got = gelu(x.copy())
+    assert np.abs(got - expected).max() < 1e-5
+    assert got[0, 0] == 0.0 and not np.signbit(got[0, :2]).any()
+
+
 @pytest.mark.parametrize("layers", [0, 1, 3])
 def test_packed_first_token_states_equal_the_padded_forward(layers: int) -> None:
     weights = _small_weights(layers=3)

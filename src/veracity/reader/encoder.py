@@ -68,8 +68,12 @@ def gelu(x: FloatArray, chunk_rows: int = 64) -> FloatArray:
         poly *= part
         poly *= 0.5  # poly = x · h
         negative = part < 0
-        np.subtract(part, poly, out=part)
-        np.copyto(part, poly, where=negative)
+        np.subtract(part, poly, out=t)  # x - x · h, the value where x ≥ 0
+        # picked by multiplying by 0 or 1 and adding (exact, the same bits): a masked copy
+        # (np.copyto with where=) took twice as long as everything else here
+        poly *= negative
+        t *= ~negative
+        np.add(poly, t, out=part)
     return x
 
 

@@ -508,8 +508,8 @@ ROWS: tuple[Row, ...] = (
         ),
         "2 cores shared by the workers and the clients; the sentence reader is most of an uncached "
         "ask and its matrix products run on both cores in the sequential reference (numpy's default "
-        "BLAS threads), on one in each worker: two workers can reach about 2 × the one-thread ask "
-        "rate, ≈ 1.5–1.6 × the reference (docs/serving.md)",
+        "BLAS threads), on one in each worker: two workers can reach at most 2 × the one-thread ask "
+        "rate, ≈ 1.4–1.45 × the reference (docs/serving.md)",
     ),
     Row(
         "OCR of scanned pages (default engine, rapidocr)",

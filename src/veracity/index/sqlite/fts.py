@@ -60,9 +60,9 @@ FTS_TOKENIZER: Final = "ascii tokenchars '._-/:'"
 
 FTS_AUTOMERGE: Final = 16
 """Segments of one level an FTS5 table gathers before merging them (FTS5's default: 4). An ingest
-commits a segment per batch of chunks, and merging them four at a time was a third of the full-text
-inserts' time; at 16, 100k short rows insert in about 0.65 × the time and a term's postings read
-about 4 % slower (measured on 2 cores, docs/benchmarks.md)."""
+commits a segment per batch of chunks; at 16, 100k rows of chunk length insert in 0.77 × the time
+and a term's postings read 1.12 × (about +0.01 ms): ``benchmarks/bench_fts_merge.py``, 2 cores,
+docs/benchmarks.md."""
 
 
 def fts_table_name(tenant: str, version: int) -> str:

@@ -75,7 +75,9 @@ function showKeyState() {
   document.getElementById("key-form").hidden = Boolean(key);
 }
 
-function setupKey(onChange) {
+// onLanguage defaults to onChange; a page whose data does not depend on the language passes
+// a cheaper one, so switching does not refetch and leave stale labels until the reply.
+function setupKey(onChange, onLanguage = onChange) {
   document.getElementById("key-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const input = document.getElementById("key");
@@ -97,7 +99,7 @@ function setupKey(onChange) {
       sessionStorage.setItem(LANG_STORE, language() === "zh" ? "en" : "zh");
       applyLabels();
       showKeyState();
-      if (onChange) onChange();
+      if (onLanguage) onLanguage();
     });
   }
   applyLabels();

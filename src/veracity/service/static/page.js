@@ -398,5 +398,5 @@ document.getElementById("feedback-send").addEventListener("click", () => sendFee
 document.getElementById("context-close").addEventListener("click", () => {
   document.getElementById("context").hidden = true;
 });
-setupKey(() => { state.versions = null; relabel(); });
+setupKey(() => { state.versions = null; relabel(); }, relabel);
 placeholders();

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import tempfile
 import threading
 import time
@@ -95,6 +96,7 @@ def knowledge_base(url: str, documents: int) -> str:
         key = create_key(kb, tenant="bench", roles=("public",), operator=True, name="bench").secret
     finally:
         kb.close()
+        shutil.rmtree(sources, ignore_errors=True)  # the catalog holds what was read
     with psycopg.connect(url, autocommit=True) as owner:
         owner.execute(f"CREATE ROLE {ASKER} LOGIN IN ROLE veracity_reader")
     return key

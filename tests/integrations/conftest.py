@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import atexit
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -19,7 +21,9 @@ HIDDEN = ("acme-payroll", "ZEBRA-42", "payroll")
 @cache
 def served() -> tuple[Path, ServedKeys]:
     """Built once per test process (read-only for the tests)."""
-    folder = Path(tempfile.mkdtemp(prefix="veracity-adapters-")) / "kb"
+    parent = Path(tempfile.mkdtemp(prefix="veracity-adapters-"))
+    atexit.register(shutil.rmtree, parent, ignore_errors=True)  # a cached value outlives fixtures
+    folder = parent / "kb"
     return folder, build_served_kb(folder, FakeEmbedder())
 
 

@@ -70,17 +70,19 @@ def build_served_kb(
     """Write the demo plus tenant ``acme`` into ``folder`` (new) and create the keys; the folder is closed.
 
     ``folder`` may be a ``postgresql://`` URL; acme's files are then written to ``sources``
-    (by default a folder beside the knowledge base's directory, or a temporary one for a URL).
+    (by default a folder beside the knowledge base's directory; for a URL, a temporary one removed
+    once they are ingested).
     """
     location = location_of(folder)
     kb = LocalKnowledgeBase(init_demo_kb(location, embedder), location)
+    scratch = None  # for a URL without ``sources``: acme's files live only while they are ingested
     try:
         if sources is None:
-            sources = (
-                location.parent / f"{location.name}-acme-sources"
-                if isinstance(location, Path)
-                else Path(tempfile.mkdtemp(prefix="veracity-acme-"))
-            )
+            if isinstance(location, Path):
+                sources = location.parent / f"{location.name}-acme-sources"
+            else:
+                scratch = tempfile.TemporaryDirectory(prefix="veracity-acme-")
+                sources = Path(scratch.name)
         sources.mkdir(parents=True, exist_ok=True)
         for name, text in ACME_DOCUMENTS.items():
             (sources / name).write_text(text, encoding="utf-8")
@@ -100,3 +102,5 @@ def build_served_kb(
         )
     finally:
         kb.close()
+        if scratch is not None:
+            scratch.cleanup()

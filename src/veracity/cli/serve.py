@@ -35,7 +35,7 @@ DEMO_KEYS = (
 def _require_serve_extra() -> None:
     try:
         import fastapi  # noqa: F401
-        import multipart  # noqa: F401
+        import python_multipart  # noqa: F401  (0.0.13 and later; "multipart" is deprecated)
         import uvicorn  # noqa: F401
     except ImportError as exc:
         raise click.ClickException(f"{INSTALL_HINT} ({exc})") from None

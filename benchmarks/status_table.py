@@ -128,6 +128,10 @@ def _reports() -> dict[str, Report]:
             "python benchmarks/bench_hybrid_100k.py --chunks 100000 --queries 200 --asks 60 --no-embedding "
             "--no-peer --workdir W100K --out /tmp/speed-hybrid-100k.json"
         ),
+        "speed-hybrid-1m.json": Report(
+            "python benchmarks/bench_hybrid_100k.py --chunks 1000000 --queries 200 --asks 20 --no-embedding "
+            "--no-lexical-ingest --no-guard-ingest --workdir W1M --out /tmp/speed-hybrid-1m.json"
+        ),
         "load-service.json": Report(
             "python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 1 "
             "--out /tmp/load-service.json",
@@ -458,6 +462,32 @@ ROWS: tuple[Row, ...] = (
         ),
         "one writer process: its catalog and index statements bound the ingest without model steps; "
         "with the cue-word detector, judging the non-official chunks is most of the parse workers' CPU",
+    ),
+    Row(
+        "Filtered hybrid query and asks at 1M chunks (SQLite)",
+        "the same synthetic corpus at 1M chunks (155,039 files), 200 queries, 20 asks; 2 shared cores",
+        (
+            Metric(
+                "p50", "speed-hybrid-1m.json", ("hybrid", "p50_ms"), target=("<=", 100), places=1, unit=" ms"
+            ),
+            Metric("p95", "speed-hybrid-1m.json", ("hybrid", "p95_ms"), places=1, unit=" ms"),
+            Metric(
+                "ask end to end p50, the sentence reader apart",
+                "speed-hybrid-1m.json",
+                ("ask", "without_reader", "p50_ms"),
+                target=("<=", 200),
+                places=0,
+                unit=" ms",
+            ),
+            Metric(
+                "sentence reader p50",
+                "speed-hybrid-1m.json",
+                ("ask", "stages", "sentence_reader", "p50_ms"),
+                target=("<=", 150),
+                places=0,
+                unit=" ms",
+            ),
+        ),
     ),
     Row(
         "Serving: keys, answer cache, a withdraw mid-run",

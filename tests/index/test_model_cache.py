@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from veracity.index import model_cache
+from veracity.model.contracts import file_sha256
 
 TEXTS = [
     "3.2 的 Team 能用 SAML 吗",
@@ -65,3 +68,47 @@ def test_an_unwritable_cache_falls_back_to_the_package(tmp_path, monkeypatch) ->
     monkeypatch.setenv(model_cache.CACHE_ENV, str(blocked / "cache"))
     model = model_cache.load_use_model()
     assert model.encode(TEXTS[:1]).shape == (1, 512)
+
+
+def _small_cache(folder, *, age_s: float):
+    model_cache.write_cache(folder, {"weights": np.arange(1000, dtype=np.float32)}, {"format": 7})
+    arrays = folder / model_cache.ARRAYS
+    settled = arrays.stat().st_mtime - age_s
+    os.utime(arrays, (settled, settled))
+    return arrays
+
+
+def test_a_settled_file_whose_digest_held_is_not_hashed_again(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "cache"
+    _small_cache(folder, age_s=60)
+    model_cache.read_cache(folder, 7)  # hashed, then stamped
+    assert (folder / model_cache.VERIFIED).is_file()
+
+    def must_not_hash(path):
+        raise AssertionError(f"{path} was hashed again")
+
+    monkeypatch.setattr(model_cache, "file_sha256", must_not_hash)
+    _, arrays = model_cache.read_cache(folder, 7)
+    assert np.array_equal(arrays["weights"], np.arange(1000, dtype=np.float32))
+
+
+def test_a_stamped_file_changed_since_is_hashed_and_refused(tmp_path) -> None:
+    folder = tmp_path / "cache"
+    arrays = _small_cache(folder, age_s=60)
+    model_cache.read_cache(folder, 7)
+    data = bytearray(arrays.read_bytes())
+    data[100] ^= 0xFF
+    arrays.write_bytes(bytes(data))  # same size; a new modification time
+    with pytest.raises(ValueError, match="digest"):
+        model_cache.read_cache(folder, 7)
+
+
+def test_a_file_modified_just_now_is_never_stamped(tmp_path, monkeypatch) -> None:
+    folder = tmp_path / "cache"
+    _small_cache(folder, age_s=0)
+    hashed = []
+    monkeypatch.setattr(model_cache, "file_sha256", lambda path: hashed.append(path) or real(path))
+    real = file_sha256
+    model_cache.read_cache(folder, 7)
+    model_cache.read_cache(folder, 7)
+    assert len(hashed) == 2 and not (folder / model_cache.VERIFIED).exists()

@@ -23,13 +23,20 @@ def _together(*targets) -> None:
 def test_one_key_computes_once_and_every_caller_gets_it() -> None:
     flight: SingleFlight[int] = SingleFlight()
     calls, results = [], []
+    started = threading.Semaphore(0)
 
     def slow() -> int:
         calls.append(1)
-        time.sleep(0.2)
+        for _ in range(5):  # every caller has reached run() (a late one would lead a second flight)
+            assert started.acquire(timeout=10)
+        time.sleep(0.2)  # and is waiting in it
         return 42
 
-    _together(*[lambda: results.append(flight.run("k", slow)) for _ in range(5)])
+    def call() -> None:
+        started.release()
+        results.append(flight.run("k", slow))
+
+    _together(*[call for _ in range(5)])
     assert len(calls) == 1
     assert sorted(results) == [(42, False)] + [(42, True)] * 4
     assert flight.in_flight() == 0
@@ -96,14 +103,14 @@ def test_the_pool_opens_lazily_up_to_its_size_and_serves_waiters_in_order() -> N
     def wait(mark: int) -> None:
         with pool.session():
             order.append(mark)
-            time.sleep(0.02)
+            time.sleep(0.3)  # long enough for the other holder to note its turn first
 
     with pool.session(), pool.session():
         waiters = []
         for mark in range(4):  # each arrives after the previous one is queued
             waiters.append(threading.Thread(target=wait, args=(mark,)))
             waiters[-1].start()
-            time.sleep(0.05)
+            time.sleep(0.1)
     for waiter in waiters:
         waiter.join(timeout=5)
     assert sorted(order[:2]) == [0, 1] and sorted(order[2:]) == [2, 3]  # first come, first served

@@ -185,6 +185,7 @@ async function showPage(data) {
   // over it (their corners are fractions of the page, so they fit whatever size it is shown at)
   const view = document.getElementById("page-view");
   view.hidden = true;
+  delete view.dataset.loaded;  // set again once this citation's picture has loaded
   view.replaceChildren();
   if (state.pageUrl) URL.revokeObjectURL(state.pageUrl);
   state.pageUrl = null;

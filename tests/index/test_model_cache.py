@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -112,3 +113,17 @@ def test_a_file_modified_just_now_is_never_stamped(tmp_path, monkeypatch) -> Non
     model_cache.read_cache(folder, 7)
     model_cache.read_cache(folder, 7)
     assert len(hashed) == 2 and not (folder / model_cache.VERIFIED).exists()
+
+
+def test_building_a_cache_removes_its_kind_unused_for_a_month(cache) -> None:
+    month_ago = time.time() - (model_cache.UNUSED_DAYS + 1) * 86_400
+    for name in ("use-0000000000000000", "use-1111111111111111", "tuned-2222"):
+        (cache / name).mkdir(parents=True)
+        (cache / name / "manifest.json").write_text("{}", encoding="utf-8")
+    for name in ("use-0000000000000000", "tuned-2222"):  # unread for a month; tuned-: another kind
+        os.utime(cache / name / "manifest.json", (month_ago, month_ago))
+        os.utime(cache / name, (month_ago, month_ago))
+    model_cache.load_use_model()  # builds a use- cache of its own key
+    left = sorted(p.name for p in cache.iterdir())
+    assert "use-0000000000000000" not in left
+    assert {"use-1111111111111111", "tuned-2222"} <= set(left) and len(left) == 3

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from veracity.text.language import CJK_SHARE, detect_language
+from veracity.text.language import CJK_SHARE, _han_letters, detect_language
 from veracity.text.scripts import is_han
 
 
@@ -42,3 +42,9 @@ def test_the_same_as_reading_each_character_on_random_mixed_text() -> None:
         text = "".join(rng.choice(pool) for _ in range(rng.randint(0, 80)))
         assert detect_language(text) == _by_each_character(text), text
         assert detect_language(text, sample_chars=9) == _by_each_character(text[:9]), text
+
+
+def test_the_han_letter_runs_hold_every_han_letter_of_the_plane_and_nothing_else() -> None:
+    plane = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
+    found = set("".join(_han_letters().findall(plane)))
+    assert found == {char for char in plane if is_han(char) and char.isalpha()}

@@ -123,7 +123,11 @@ def test_building_a_cache_removes_its_kind_unused_for_a_month(cache) -> None:
     for name in ("use-0000000000000000", "tuned-2222"):  # unread for a month; tuned-: another kind
         os.utime(cache / name / "manifest.json", (month_ago, month_ago))
         os.utime(cache / name, (month_ago, month_ago))
+    killed, writing = cache / ".writing-killed", cache / ".writing-now"
+    for staging in (killed, writing):
+        staging.mkdir()
+    os.utime(killed, (month_ago, month_ago))
     model_cache.load_use_model()  # builds a use- cache of its own key
     left = sorted(p.name for p in cache.iterdir())
-    assert "use-0000000000000000" not in left
-    assert {"use-1111111111111111", "tuned-2222"} <= set(left) and len(left) == 3
+    assert "use-0000000000000000" not in left and ".writing-killed" not in left
+    assert {"use-1111111111111111", "tuned-2222", ".writing-now"} <= set(left) and len(left) == 4

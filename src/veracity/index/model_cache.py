@@ -114,10 +114,17 @@ def cached(
 
 
 def _prune_unused(folder: Path) -> None:
-    """Remove the caches of ``folder``'s kind (its name up to the last ``-``) that no process has
-    read for :data:`UNUSED_DAYS`: each reinstall of a package keys a new one (81 MB for ``use``).
+    """Remove the staging folders of writes killed a day ago or more, and the caches of
+    ``folder``'s kind (its name up to the last ``-``) that no process has read for
+    :data:`UNUSED_DAYS`: each reinstall of a package keys a new one (85 MB for ``use``).
     Last use is the manifest's access time, which Linux's default ``relatime`` advances once a
     day at most; where access times are not kept, a pruned cache in use is built again once."""
+    for staging in folder.parent.glob(".writing-*"):  # left by a write that was killed
+        try:
+            if staging.stat().st_mtime < time.time() - 86_400:
+                shutil.rmtree(staging, ignore_errors=True)
+        except OSError:
+            continue
     kind = folder.name.rpartition("-")[0]
     if not kind:
         return

@@ -6,9 +6,10 @@ Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb`` and
 synthetic documents (``synthetic_kb.py``, one tenant) ingested with
 ``veracity ingest``. ``--src DIR`` runs another source tree
 (``PYTHONPATH=DIR``, with a knowledge base it built itself), to compare a
-version before a change; the file cache is warm in both cases (the second of
-two runs is what a user meets), and so is veracity's model cache
-(``$VERACITY_CACHE``, written by the first run).
+version before a change, the two trees' runs alternating, with the ratio of
+their medians; the file cache is warm in both cases (the second of two runs is
+what a user meets), and so is veracity's model cache (``$VERACITY_CACHE``,
+written by the first run).
 
     python benchmarks/bench_cold_start.py                  # default embedder (use), 5 runs
     python benchmarks/bench_cold_start.py --docs 100 --src ../old/src   # this tree, then the other
@@ -79,19 +80,27 @@ def main() -> None:
             else:
                 _run(["init-demo", "--kb", str(kb), "--embedder", args.embedder], tree_env)
             kbs.append(kb)
-        print(f"cold start, {args.runs} runs each, median (min) s; {what} on {args.embedder}")
-        print("| command | " + " | ".join(name for name, _ in trees) + " |")
-        print("|---|" + "---|" * len(trees))
+        order = "the trees alternating run by run; " if len(trees) > 1 else ""
+        print(f"cold start, {args.runs} runs each, {order}median (min) s; {what} on {args.embedder}")
+        ratio = ["this ÷ other (medians)"] if len(trees) > 1 else []
+        print("| command | " + " | ".join([*(name for name, _ in trees), *ratio]) + " |")
+        print("|---|" + "---|" * (len(trees) + len(ratio)))
         for name, template in COMMANDS:
             if name not in chosen:
                 continue
-            cells = []
-            for (_, extra), kb in zip(trees, kbs, strict=True):
-                command = [part.format(kb=kb) for part in template]
-                tree_env = dict(env, **extra)
+            runs = [
+                ([part.format(kb=kb) for part in template], dict(env, **extra))
+                for (_, extra), kb in zip(trees, kbs, strict=True)
+            ]
+            for command, tree_env in runs:
                 _run(command, tree_env)  # file cache (and model cache) warm
-                times = [_run(command, tree_env) for _ in range(args.runs)]
-                cells.append(f"{statistics.median(times):.2f} ({min(times):.2f})")
+            times: list[list[float]] = [[] for _ in runs]
+            for _ in range(args.runs):  # alternating, so a busy spell falls on both trees
+                for spent, (command, tree_env) in zip(times, runs, strict=True):
+                    spent.append(_run(command, tree_env))
+            medians = [statistics.median(spent) for spent in times]
+            cells = [f"{median:.2f} ({min(spent):.2f})" for median, spent in zip(medians, times, strict=True)]
+            cells += [f"{medians[0] / medians[1]:.2f}"] if ratio else []
             print(f"| {name} | " + " | ".join(cells) + " |")
 
 

@@ -201,6 +201,17 @@ def test_cold_start(tmp_path: Path) -> None:
     assert "| --version |" in out and "| ask |" in out
 
 
+def test_cold_start_against_another_tree(tmp_path: Path) -> None:
+    src = Path(__file__).resolve().parents[2] / "src"  # this tree again, as the other
+    out = _run(
+        "bench_cold_start.py", "--runs", 2, "--embedder", "fake", "--commands=--version",
+        "--workdir", tmp_path, "--src", src,
+    )  # fmt: skip
+    assert "alternating" in out and "this ÷ other (medians)" in out
+    (row,) = [line for line in out.splitlines() if line.startswith("| --version |")]
+    assert float(row.strip("| ").split("|")[-1]) > 0
+
+
 def test_bench_conversations(tmp_path: Path) -> None:
     text = _run("bench_conversations.py", "--repeats", 1, "--embedder", "fake", "--workdir", tmp_path)
     assert "turn minus its single ask" in text and "ratio of medians, turn / single ask:" in text

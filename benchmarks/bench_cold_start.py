@@ -12,7 +12,7 @@ what a user meets), and so is veracity's model cache (``$VERACITY_CACHE``,
 written by the first run).
 
     python benchmarks/bench_cold_start.py                  # default embedder (use), 5 runs
-    python benchmarks/bench_cold_start.py --docs 100 --src ../old/src   # this tree, then the other
+    python benchmarks/bench_cold_start.py --docs 100 --src ../old/src   # and another tree, alternating
     python benchmarks/bench_cold_start.py --runs 1 --embedder fake
 """
 

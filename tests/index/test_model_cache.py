@@ -108,8 +108,7 @@ def test_a_file_modified_just_now_is_never_stamped(tmp_path, monkeypatch) -> Non
     folder = tmp_path / "cache"
     _small_cache(folder, age_s=0)
     hashed = []
-    monkeypatch.setattr(model_cache, "file_sha256", lambda path: hashed.append(path) or real(path))
-    real = file_sha256
+    monkeypatch.setattr(model_cache, "file_sha256", lambda path: hashed.append(path) or file_sha256(path))
     model_cache.read_cache(folder, 7)
     model_cache.read_cache(folder, 7)
     assert len(hashed) == 2 and not (folder / model_cache.VERIFIED).exists()

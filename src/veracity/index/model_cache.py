@@ -119,16 +119,17 @@ def _prune_unused(folder: Path) -> None:
     :data:`UNUSED_DAYS`: each reinstall of a package keys a new one (85 MB for ``use``).
     Last use is the manifest's access time, which Linux's default ``relatime`` advances once a
     day at most; where access times are not kept, a pruned cache in use is built again once."""
+    now = time.time()
     for staging in folder.parent.glob(".writing-*"):  # left by a write that was killed
         try:
-            if staging.stat().st_mtime < time.time() - 86_400:
+            if staging.stat().st_mtime < now - 86_400:
                 shutil.rmtree(staging, ignore_errors=True)
         except OSError:
             continue
     kind = folder.name.rpartition("-")[0]
     if not kind:
         return
-    before = time.time() - UNUSED_DAYS * 86_400
+    before = now - UNUSED_DAYS * 86_400
     for other in folder.parent.glob(f"{kind}-*"):
         if other == folder or other.name.rpartition("-")[0] != kind or not other.is_dir():
             continue

@@ -32,10 +32,9 @@ def _han_letters() -> re.Pattern[str]:
     """Runs of the Han ranges' code points that are letters in this Python's Unicode tables (the
     ranges hold a few unassigned ones, which ``isalpha`` does not count)."""
     spans: list[list[int]] = []
-    bounds = [ord(HAN_RANGES[i]) for i in range(0, len(HAN_RANGES), 3)], [
-        ord(HAN_RANGES[i]) for i in range(2, len(HAN_RANGES), 3)
-    ]  # the class body is "low-high" triples: walk them, not the whole plane (18 → 8 ms)
-    codes = (c for low, high in zip(*bounds, strict=True) for c in range(low, high + 1))
+    # the class body is "low-high" triples: walk them, not the whole plane (18 → 8 ms)
+    ranges = zip(HAN_RANGES[0::3], HAN_RANGES[2::3], strict=True)
+    codes = (c for low, high in ranges for c in range(ord(low), ord(high) + 1))
     for code in (c for c in codes if chr(c).isalpha()):
         if spans and spans[-1][1] == code - 1:
             spans[-1][1] = code

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from bench_hybrid_100k import AS_OF, VERSION, K, hybrid, load, make_queries, stats, timed
+from bench_hybrid_100k import K, hybrid, load, make_queries, scope_of, stats, timed
 from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 
 from veracity.index.postgres.search import EXACT_MAX_CHUNKS
@@ -64,7 +64,7 @@ def query(kb: Engine, queries: list[Any], label: str) -> dict[str, Any]:
     colds = []
     for principal, tokens, vector in queries[:3]:  # warm: caches, pool, plans
         start = time.perf_counter()
-        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        eligible = index.eligible_document_ids(scope_of(principal, roles))
         hybrid(index, principal, tokens, vector, eligible, model)
         colds.append((time.perf_counter() - start) * 1000)
     print(
@@ -75,7 +75,7 @@ def query(kb: Engine, queries: list[Any], label: str) -> dict[str, Any]:
     parts: list[tuple[float, float]] = []
     for principal, tokens, vector in queries:
         start = time.perf_counter()
-        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        eligible = index.eligible_document_ids(scope_of(principal, roles))
         filters.append((time.perf_counter() - start) * 1000)
         ranked = hybrid(index, principal, tokens, vector, frozenset(eligible), model, parts)
         walls.append((time.perf_counter() - start) * 1000)
@@ -101,7 +101,7 @@ def cold_bm25(index: Any, queries: list[Any], roles: dict[str, Any]) -> list[flo
     """BM25 wall ms of each query with the postings cache emptied first (tenant arrays kept)."""
     walls = []
     for principal, tokens, _ in queries:
-        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        eligible = index.eligible_document_ids(scope_of(principal, roles))
         state = index._state()
         state.postings.clear()
         state.postings_size = 0
@@ -157,7 +157,7 @@ def recall(kb: Engine, queries: list[Any]) -> None:
     index.dense_mode = "sql"  # the database's own plans (a process that holds no matrices)
     shares: list[int] = []
     for principal, _, vector in queries:
-        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        eligible = index.eligible_document_ids(scope_of(principal, roles))
         results = {}
         for threshold in (10**9, 0):
             index.exact_max = threshold

@@ -53,17 +53,22 @@ from veracity.index.snapshot import IndexSnapshot, index_text
 from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.tables import IndexTables
 from veracity.ingest.run import ingest_paths
-from veracity.model.contracts import Principal, Query
+from veracity.model.contracts import Principal
+from veracity.model.governance import EligibilityScope, eligible_documents
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.fusion import reciprocal_rank_fusion
 from veracity.pipeline.injection import use_guard
-from veracity.pipeline.retrieve import python_eligible_set
 from veracity.text import tokens as tokens_module
 from veracity.text.tokens import _segment_cjk, tokenize
 
 K = 30
 AS_OF = datetime(2026, 6, 1, tzinfo=UTC)
 VERSION = "3.2"
+
+
+def scope_of(principal: Principal, roles: dict[str, frozenset[str]]) -> EligibilityScope:
+    """The benchmark's eligibility scope for ``principal``: the fixed version and moment."""
+    return EligibilityScope(principal, VERSION, AS_OF, roles[principal.tenant])
 
 
 def load() -> str:
@@ -195,7 +200,7 @@ def bench_queries(kb: Engine, snapshot: IndexSnapshot | None, queries, model_id:
     exact_dense(index)
     roles = {p.tenant: kb.catalog.roles(p.tenant) for p, _, _ in queries}
     for principal in {p for p, _, _ in queries}:  # first query per tenant loads its arrays and matrix
-        eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+        eligible = index.eligible_document_ids(scope_of(principal, roles))
         _, wall, _ = timed(hybrid, index, principal, ["x"], queries[0][2], eligible, model_id)
         print(f"  cold load {principal.tenant}/{sorted(principal.roles)[0]}: {wall:.0f} ms")
     t = {name: [] for name in ("sql_filter", "py_filter", "sql_step", "sql_step_cold", "sqlite",
@@ -221,17 +226,16 @@ def bench_queries(kb: Engine, snapshot: IndexSnapshot | None, queries, model_id:
         exact_dense(index)
 
     for number, (principal, tokens, vector) in enumerate(queries):
-        known = roles[principal.tenant]
-        eligible, wall, _ = timed(index.eligible_document_ids, principal, VERSION, AS_OF, known)
+        scope = scope_of(principal, roles)
+        eligible, wall, _ = timed(index.eligible_document_ids, scope)
         t["sql_filter"].append(wall)
-        query = Query("", principal, VERSION, AS_OF)
-        python_step, wall, _ = timed(python_eligible_set, query, reference, known)
+        python_step, wall, _ = timed(eligible_documents, reference.documents, scope)
         t["py_filter"].append(wall)
         assert python_step.document_ids == eligible, "SQL and Python governance filters disagree"
-        sql_step, wall, _ = timed(index.eligible_documents, principal, VERSION, AS_OF, known)
+        sql_step, wall, _ = timed(index.eligible_documents, scope)
         t["sql_step"].append(wall)
         assert sql_step == python_step, "SQL and Python exclusion reasons disagree"
-        cold, wall, _ = timed(index.eligibility().compute, principal, VERSION, AS_OF, known)
+        cold, wall, _ = timed(index.eligibility().compute, scope)
         t["sql_step_cold"].append(wall)
         assert cold == python_step, "SQL and Python exclusion reasons disagree"
         fractions.append(len(eligible) / tenant_docs[principal.tenant])
@@ -344,7 +348,7 @@ def bench_sql_dense(kb: Engine, queries, model_id: str, n: int) -> None:
         index.sql_exact_max = threshold
         samples = []
         for principal, _, vector in queries[:n]:
-            eligible = index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant])
+            eligible = index.eligible_document_ids(scope_of(principal, roles))
             _, wall, _ = timed(
                 index.dense_search,
                 principal.tenant,
@@ -356,7 +360,7 @@ def bench_sql_dense(kb: Engine, queries, model_id: str, n: int) -> None:
             samples.append(wall)
         print(f"  dense via {label} (tenant partition + doc_key IN): {stats(samples)}  [{n} queries]")
     principal, _, vector = queries[0]
-    all_eligible = sorted(index.eligible_document_ids(principal, VERSION, AS_OF, roles[principal.tenant]))
+    all_eligible = sorted(index.eligible_document_ids(scope_of(principal, roles)))
     for docs in (10, 50, 150, 400):
         subset = set(all_eligible[:docs])
         chunks = sum(len(index.chunks_by_document[d]) for d in subset)

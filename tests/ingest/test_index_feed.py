@@ -23,6 +23,7 @@ from veracity.index.sqlite.tables import IndexTables
 from veracity.ingest import run as ingest_run
 from veracity.ingest.run import ingest_paths
 from veracity.model.contracts import Principal
+from veracity.model.governance import EligibilityScope
 from veracity.pipeline.engine import Engine
 
 DOC = (
@@ -97,9 +98,9 @@ def test_the_final_sync_still_carries_a_revision_s_retired_predecessor(
     assert report.revised == ("doc-0",) and report.index.updated_documents == 1
     active = {d.document_id for d in engine.catalog.documents() if d.status.value == "active"}
     assert len(active) == 4
-    eligible = engine.snapshot.eligible_document_ids(  # the index's own governance snapshot
-        Principal.of("acme", "public"), None, datetime(2026, 6, 1, tzinfo=UTC), {"public"}
-    )
+    as_of = datetime(2026, 6, 1, tzinfo=UTC)
+    scope = EligibilityScope(Principal.of("acme", "public"), None, as_of, frozenset({"public"}))
+    eligible = engine.snapshot.eligible_document_ids(scope)  # the index's own governance snapshot
     assert eligible == active  # the retired first revision is not among them
 
 

@@ -18,7 +18,7 @@ from datetime import datetime
 
 from ..model.contracts import Chunk, Document, ExclusionReason, Principal, Status
 from ..model.errors import NotFoundError
-from ..model.governance import eligibility, require_aware
+from ..model.governance import EligibilityScope, eligibility, require_aware
 from ..model.versions import parse_version
 from .store import Store
 
@@ -149,7 +149,7 @@ class Catalog:
     # -- eligibility ---------------------------------------------------------
 
     def resolve(
-        self, document_id: str, principal: Principal, target_version: str | None, as_of: datetime
+        self, document_id: str, principal: Principal, version: str | None, as_of: datetime
     ) -> Resolution:
         """Check one document against the live catalog (status, validity, version, tenant, role).
 
@@ -157,13 +157,13 @@ class Catalog:
         the write lock, so a writer never makes it wait). A document that no
         longer exists resolves as not eligible with reason ``STATUS``.
         """
-        return self.resolve_many([document_id], principal, target_version, as_of)[document_id]
+        return self.resolve_many([document_id], principal, version, as_of)[document_id]
 
     def resolve_many(
         self,
         document_ids: Sequence[str],
         principal: Principal,
-        target_version: str | None,
+        version: str | None,
         as_of: datetime,
     ) -> dict[str, Resolution]:
         """:meth:`resolve` of each of ``document_ids`` (by id, each once), all in one read snapshot.
@@ -172,14 +172,14 @@ class Catalog:
         (:meth:`~veracity.catalog.store.Store.get_documents`, ``catalog_revisions``, ``roles``):
         on a SQL store three statements, however many documents. Nothing is read for no ids.
         """
-        _check_query(target_version, as_of)
+        _check_query(version, as_of)
         ids = list(dict.fromkeys(document_ids))
         if not ids:
             return {}
         with self._store.read():
             documents = self._store.get_documents(ids)
             revisions = self._store.catalog_revisions(list(documents))
-            known = self._known_roles(principal)
+            scope = self._scope(principal, version, as_of)
         resolved: dict[str, Resolution] = {}
         for document_id in ids:
             document = documents.get(document_id)
@@ -189,7 +189,7 @@ class Catalog:
                     document_id, False, (ExclusionReason.STATUS,), None, None, None
                 )
                 continue
-            verdict = eligibility(document, principal, target_version, as_of, known)
+            verdict = eligibility(document, scope)
             resolved[document_id] = Resolution(
                 document_id=document_id,
                 eligible=verdict.eligible,
@@ -201,7 +201,7 @@ class Catalog:
         return resolved
 
     def eligible_documents(
-        self, principal: Principal, target_version: str | None, as_of: datetime
+        self, principal: Principal, version: str | None, as_of: datetime
     ) -> tuple[list[Document], list[tuple[str, ExclusionReason]]]:
         """Split the whole catalog into eligible documents and ``(document_id, primary reason)``.
 
@@ -209,17 +209,17 @@ class Catalog:
         with ``TENANT``; one without roles, or with a role its tenant does not
         define, gets every document of its tenant excluded with ``ROLE``. Both
         lists follow ``documents()`` order. A naive ``as_of`` or malformed
-        ``target_version`` raises before anything is read; ``None`` applies no
+        ``version`` raises before anything is read; ``None`` applies no
         version filter.
         """
-        _check_query(target_version, as_of)
+        _check_query(version, as_of)
         with self._store.read():
             documents = self._store.find_documents()
-            known = self._known_roles(principal)
+            scope = self._scope(principal, version, as_of)
         eligible: list[Document] = []
         excluded: list[tuple[str, ExclusionReason]] = []
         for document in documents:
-            verdict = eligibility(document, principal, target_version, as_of, known)
+            verdict = eligibility(document, scope)
             if verdict.eligible:
                 eligible.append(document)
             else:
@@ -228,8 +228,9 @@ class Catalog:
 
     # -- internals -----------------------------------------------------------
 
-    def _known_roles(self, principal: Principal) -> frozenset[str]:
-        return self._store.roles(principal.tenant) if principal.tenant else frozenset()
+    def _scope(self, principal: Principal, version: str | None, as_of: datetime) -> EligibilityScope:
+        known = self._store.roles(principal.tenant) if principal.tenant else frozenset()
+        return EligibilityScope(principal, version, as_of, known)
 
     def _set_status(self, document_id: str, status: Status, expected: int | None) -> int:
         if expected is None:
@@ -237,8 +238,8 @@ class Catalog:
         return self._store.set_status(document_id, status, expected)
 
 
-def _check_query(target_version: str | None, as_of: datetime) -> None:
+def _check_query(version: str | None, as_of: datetime) -> None:
     """Refuse a naive moment or malformed version up front, even over an empty catalog."""
     require_aware(as_of)
-    if target_version is not None:
-        parse_version(target_version, field="target_version")
+    if version is not None:
+        parse_version(version, field="target_version")

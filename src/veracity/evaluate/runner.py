@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import fixture_cases_text, tenant_config
-from ..model.governance import eligibility
+from ..model.governance import EligibilityScope, eligibility
 from ..pipeline.engine import Answer, Engine
 from ..pipeline.render import answer_dict
 from ..pipeline.trace import Audience
@@ -49,14 +49,14 @@ def _policy_violations(kb: Engine, case: Case, answer: Answer) -> int:
     """Chunks of documents the principal may not use, anywhere in candidates, evidence or citations."""
     snapshot = kb.snapshot
     assert snapshot is not None
-    roles = kb.catalog.roles(case.tenant)
+    scope = EligibilityScope(case.principal, case.target_version, case.as_of, kb.catalog.roles(case.tenant))
     trace = answer.trace
     seen = {cid for _, pairs in trace.channels for cid, _ in pairs}
     seen |= {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}
     violations = 0
     for chunk_id in sorted(seen):
         document = snapshot.documents[snapshot.chunks[chunk_id].document_id]
-        if not eligibility(document, case.principal, case.target_version, case.as_of, roles).eligible:
+        if not eligibility(document, scope).eligible:
             violations += 1
     for citation in answer.citations:
         live = kb.catalog.resolve(citation.document_id, case.principal, case.target_version, case.as_of)

@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from functools import cached_property
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from ..model.contracts import Chunk, Document, Principal, Trust
-from ..model.governance import EligibleDocuments
+from ..model.contracts import Chunk, Document, Trust
+from ..model.governance import EligibilityScope, EligibleDocuments
 from ..text.tokens import tokenize
 from .dense import DenseIndex, Embedder
 from .lexical import BM25Index, TermStatistics
@@ -118,13 +117,7 @@ class FiltersEligibility(Protocol):
     Python filter.
     """
 
-    def eligible_documents(
-        self,
-        principal: Principal,
-        target_version: str | None,
-        as_of: datetime,
-        known_roles: Collection[str],
-    ) -> EligibleDocuments:
+    def eligible_documents(self, scope: EligibilityScope) -> EligibleDocuments:
         """Eligible documents of the principal's tenant, named exclusions, hidden count."""
         ...
 

@@ -11,11 +11,9 @@ through this protocol; :func:`index_for` makes the one that fits a store.
 from __future__ import annotations
 
 import inspect
-from collections.abc import Collection
-from datetime import datetime
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from ..model.contracts import Principal
+from ..model.governance import EligibilityScope
 from .dense import Embedder
 from .snapshot import SearchBackend
 
@@ -85,9 +83,7 @@ class VersionedIndex(SearchBackend, Protocol):
         """Remove documents from every kept version."""
         ...
 
-    def eligible_document_ids(
-        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
-    ) -> set[str]:
+    def eligible_document_ids(self, scope: EligibilityScope) -> set[str]:
         """The governance filter, in the database."""
         ...
 

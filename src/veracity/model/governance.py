@@ -9,7 +9,7 @@ version: the version check is skipped (every version range passes).
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -40,38 +40,56 @@ def require_aware(moment: datetime, *, field: str = "as_of") -> datetime:
     return moment
 
 
-def role_allowed(document: Document, principal: Principal, known_roles: Collection[str]) -> bool:
+@dataclass(frozen=True, slots=True)
+class EligibilityScope:
+    """Everything the eligibility step reads besides the documents: who asks, for which product
+    version, at what moment, and the roles the principal's tenant defines.
+
+    ``version=None`` applies no version filter. ``as_of`` must carry a time zone (checked
+    here, so every filter built on a scope gets an aware moment).
+    """
+
+    principal: Principal
+    version: str | None
+    as_of: datetime
+    known_roles: frozenset[str]
+
+    def __post_init__(self) -> None:
+        require_aware(self.as_of)
+
+    @property
+    def roles_pass(self) -> bool:
+        """Fail closed: a principal without a tenant, without roles, or with a role its tenant
+        does not define passes no role check."""
+        principal = self.principal
+        return bool(principal.tenant and principal.roles) and all(
+            role in self.known_roles for role in principal.roles
+        )
+
+
+def role_allowed(document: Document, scope: EligibilityScope) -> bool:
     """Fail closed: no roles, or any role unknown to the tenant, denies."""
-    if not principal.roles or any(role not in known_roles for role in principal.roles):
+    if not scope.principal.roles or any(role not in scope.known_roles for role in scope.principal.roles):
         return False
     if document.visibility is Visibility.PUBLIC:
         return True
-    return any(role in document.allowed_roles for role in principal.roles)
+    return any(role in document.allowed_roles for role in scope.principal.roles)
 
 
-def eligibility(
-    document: Document,
-    principal: Principal,
-    target_version: str | None,
-    as_of: datetime,
-    known_roles: Collection[str],
-) -> Eligibility:
-    """Every failed check for ``document``; eligible only when none failed.
-
-    ``target_version=None`` applies no version filter.
-    """
-    require_aware(as_of)
+def eligibility(document: Document, scope: EligibilityScope) -> Eligibility:
+    """Every failed check for ``document``; eligible only when none failed."""
+    principal, as_of = scope.principal, scope.as_of
     reasons: list[ExclusionReason] = []
     if not principal.tenant or principal.tenant != document.tenant:
         reasons.append(ExclusionReason.TENANT)
-    if not role_allowed(document, principal, known_roles):
+    if not role_allowed(document, scope):
         reasons.append(ExclusionReason.ROLE)
     if as_of < document.valid_from or (
         document.valid_until is not None and as_of >= document.valid_until
     ):
         reasons.append(ExclusionReason.VALIDITY)
-    if target_version is not None and not in_range(
-        target_version, document.version_min, document.version_max
+    if scope.version is not None and not in_range(
+        scope.version, document.version_min, document.version_max
     ):
         reasons.append(ExclusionReason.VERSION)
     if document.status is not Status.ACTIVE:
@@ -96,25 +114,18 @@ class EligibleDocuments:
     hidden: int
 
 
-def eligible_documents(
-    documents: Mapping[str, Document],
-    principal: Principal,
-    target_version: str | None,
-    as_of: datetime,
-    known_roles: Collection[str],
-) -> EligibleDocuments:
+def eligible_documents(documents: Mapping[str, Document], scope: EligibilityScope) -> EligibleDocuments:
     """:func:`eligibility` over every document of the principal's tenant (the reference filter).
 
     Backends may compute the same outcome another way (in SQL); they must agree with this.
     """
-    require_aware(as_of)
     eligible: set[str] = set()
     named: list[tuple[str, str, str]] = []
     hidden = 0
     for document_id, document in documents.items():
-        if document.tenant != principal.tenant:
+        if document.tenant != scope.principal.tenant:
             continue
-        verdict = eligibility(document, principal, target_version, as_of, known_roles)
+        verdict = eligibility(document, scope)
         if verdict.eligible:
             eligible.add(document_id)
         elif verdict.primary_reason in HIDDEN_REASONS:

@@ -227,7 +227,7 @@ WRITTEN_FOR_TARGET = 0.9
 
 
 def version_scopes(
-    citations: Sequence[Citation], documents: Mapping[str, Document], target_version: str | None
+    citations: Sequence[Citation], documents: Mapping[str, Document], version: str | None
 ) -> tuple[str, ...]:
     """``version_scope:<id>`` for each citation of a document not written for the asked version.
 
@@ -235,13 +235,13 @@ def version_scopes(
     range (a 3.2 page asked about 3.3): the answer must say which versions
     its source covers instead of presenting it as a statement about the target.
     """
-    if not target_version:
+    if not version:
         return ()
     scoped = []
     for citation in citations:
         document = documents[citation.document_id]
         bounded = document.version_min is not None or document.version_max is not None
-        if bounded and version_fit(document, target_version) < WRITTEN_FOR_TARGET:
+        if bounded and version_fit(document, version) < WRITTEN_FOR_TARGET:
             scoped.append(f"version_scope:{citation.citation_id}")
     return tuple(scoped)
 

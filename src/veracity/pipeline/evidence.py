@@ -121,7 +121,7 @@ def _dedup(hits: Sequence[Hit]) -> tuple[list[Hit], list[str]]:
 
 
 def _settle(
-    pro: Sequence[Hit], con: Sequence[Hit], documents: Mapping[str, Document], target_version: str | None
+    pro: Sequence[Hit], con: Sequence[Hit], documents: Mapping[str, Document], version: str | None
 ) -> tuple[str, str]:
     """``(rule, winner)`` for one conflict: trust, then the asked version, then recency."""
 
@@ -133,7 +133,7 @@ def _settle(
         return TRUST_VALUE[document.trust]
 
     def fit(document: Document) -> float:
-        return version_fit(document, target_version) if target_version else 0.0
+        return version_fit(document, version) if version else 0.0
 
     def recency(document: Document) -> float:
         return document.valid_from.timestamp()
@@ -148,7 +148,7 @@ def _settle(
 
 
 def _conflicts(
-    hits: Sequence[Hit], documents: Mapping[str, Document], target_version: str | None = None
+    hits: Sequence[Hit], documents: Mapping[str, Document], version: str | None = None
 ) -> tuple[Conflict, ...]:
     supporters: dict[str, list[Hit]] = {}
     contradicters: dict[str, list[Hit]] = {}
@@ -161,7 +161,7 @@ def _conflicts(
     conflicts = []
     for fact_id in sorted(set(supporters) & set(contradicters)):
         pro, con = supporters[fact_id], contradicters[fact_id]
-        rule, winner = _settle(pro, con, documents, target_version)
+        rule, winner = _settle(pro, con, documents, version)
         conflicts.append(
             Conflict(
                 fact_id=fact_id,
@@ -204,7 +204,7 @@ def build_packet(
     *,
     top_k: int | None = None,
     min_score: float | None = None,
-    target_version: str | None = None,
+    version: str | None = None,
 ) -> EvidencePacket:
     """Turn gated, ranked hits into the evidence packet.
 
@@ -230,7 +230,7 @@ def build_packet(
         others = [h for h in kept if documents[h.chunk.document_id].trust is not Trust.OFFICIAL][:top_k]
         chosen = {h.chunk.chunk_id for h in (*official, *others)}
         kept = [h for h in kept if h.chunk.chunk_id in chosen]
-    conflicts = _conflicts(kept, documents, target_version)
+    conflicts = _conflicts(kept, documents, version)
     overruled = {c.fact_id for c in conflicts if c.winner == "contradicting"}
     present = sorted({fact for hit in kept for fact in hit.chunk.fact_ids} - overruled)
     required = tuple(required_fact_ids or ())

@@ -84,17 +84,17 @@ def coverage(subquestions: Sequence[SubQuestion], terms: frozenset[str]) -> floa
     return best
 
 
-def version_fit(document: Document, target_version: str | None) -> float:
-    """How squarely ``document`` is written for ``target_version``.
+def version_fit(document: Document, version: str | None) -> float:
+    """How squarely ``document`` is written for the asked ``version``.
 
     1.0: its range starts at the target's version and has an explicit end;
     0.9: it starts there, open-ended; 0.75: an explicit range that holds the
     target; 0.5: an open range that reaches the target from an earlier
     version, no range at all, or no target version asked.
     """
-    if not target_version or (document.version_min is None and document.version_max is None):
+    if not version or (document.version_min is None and document.version_max is None):
         return 0.5
-    target = parse_version(target_version)
+    target = parse_version(version)
     low = parse_version(document.version_min) if document.version_min else None
     if low is not None and target[: len(low)] == low:
         return 1.0 if document.version_max else 0.9

@@ -29,7 +29,7 @@ from ..catalog.catalog import Catalog, Resolution
 from ..index.dense import Embedder
 from ..index.snapshot import FiltersEligibility, SearchBackend
 from ..model.contracts import Chunk, Document, Hit, Query, Scores, Trust, sha256_hex
-from ..model.governance import HIDDEN_REASONS, EligibleDocuments, eligible_documents, require_aware
+from ..model.governance import HIDDEN_REASONS, EligibilityScope, eligible_documents, require_aware
 from ..text.questions import AnalyzedQuestion, analyze_question
 from .candidates import TermWeights
 from .evidence import EvidencePacket, build_packet
@@ -111,31 +111,21 @@ def trust_pools(document_ids: Collection[str], by_trust: Mapping[Trust, frozense
     return [pool for pool in pools if pool]
 
 
-def eligible_set(
-    query: Query, snapshot: SearchBackend, known_roles: Collection[str]
-) -> tuple[set[str], list[tuple[str, str, str]], int]:
+def eligible_set(query: Query, snapshot: SearchBackend, known_roles: frozenset[str]) -> tuple[
+    set[str], list[tuple[str, str, str]], int
+]:
     """Eligible document ids, named exclusions, and the count of hidden ones.
 
     A backend that filters itself (:class:`FiltersEligibility`, e.g. in SQL) is
     asked; any other gets the Python reference filter over its ``documents``.
     Documents of other tenants are out of scope: neither named nor counted.
     """
+    scope = EligibilityScope(query.principal, query.version, query.as_of, known_roles)
     if isinstance(snapshot, FiltersEligibility):
-        outcome = snapshot.eligible_documents(
-            query.principal, query.version, query.as_of, known_roles
-        )
+        outcome = snapshot.eligible_documents(scope)
     else:
-        outcome = python_eligible_set(query, snapshot, known_roles)
+        outcome = eligible_documents(snapshot.documents, scope)
     return set(outcome.document_ids), list(outcome.excluded), outcome.hidden
-
-
-def python_eligible_set(
-    query: Query, snapshot: SearchBackend, known_roles: Collection[str]
-) -> EligibleDocuments:
-    """The reference filter: :func:`eligibility` per document of the tenant, in Python."""
-    return eligible_documents(
-        snapshot.documents, query.principal, query.version, query.as_of, known_roles
-    )
 
 
 def run(
@@ -220,7 +210,7 @@ def run(
             query.required_fact_ids,
             top_k=query.top_k or settings.top_k,
             min_score=settings.min_score,
-            target_version=query.version,
+            version=query.version,
         )
     trace = Trace(
         query_digest=digest,

@@ -20,7 +20,7 @@ from veracity.catalog.sqlite import SQLiteStore
 from veracity.index.snapshot import FiltersEligibility, IndexSnapshot
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.model.contracts import Document, Principal, Query
-from veracity.model.governance import eligible_documents
+from veracity.model.governance import EligibilityScope, eligible_documents
 from veracity.parse.chunking import chunk_for_index
 from veracity.parse.documents import make_document
 from veracity.pipeline.retrieve import eligible_set
@@ -73,8 +73,9 @@ def synthetic_index() -> SQLiteSearchIndex:
 
 
 def assert_agrees(index: SQLiteSearchIndex, principal, version, as_of, known) -> None:
-    in_sql = index.eligible_documents(principal, version, as_of, known)
-    in_python = eligible_documents(index.documents, principal, version, as_of, known)
+    scope = EligibilityScope(principal, version, as_of, known)
+    in_sql = index.eligible_documents(scope)
+    in_python = eligible_documents(index.documents, scope)
     assert in_sql == in_python
 
 
@@ -130,7 +131,7 @@ def test_synthetic_corpus_has_every_reason_and_agrees() -> None:
         version = rng.choice([*VERSIONS, None])
         as_of = START + timedelta(days=rng.randint(0, 1500), seconds=rng.randint(0, 86399))
         assert_agrees(index, principal, version, as_of, known)
-        outcome = index.eligible_documents(principal, version, as_of, known)
+        outcome = index.eligible_documents(EligibilityScope(principal, version, as_of, known))
         reasons |= {reason for _, _, reason in outcome.excluded}
         hidden_seen += outcome.hidden
     assert reasons == {"validity", "version", "status"} and hidden_seen > 0
@@ -190,9 +191,9 @@ def test_a_write_drops_the_kept_outcomes() -> None:
     index = SQLiteSearchIndex(catalog.store)  # type: ignore[arg-type]
     index.sync(catalog, None)
     principal, as_of = Principal("acme", frozenset({"public"})), START + timedelta(days=1200)
-    before = index.eligible_documents(principal, None, as_of, frozenset(ROLES))
+    before = index.eligible_documents(EligibilityScope(principal, None, as_of, frozenset(ROLES)))
     for document in documents[40:]:
         catalog.add(document, chunk_for_index(document))
     index.sync(catalog, None)
     assert_agrees(index, principal, None, as_of, frozenset(ROLES))
-    assert index.eligible_documents(principal, None, as_of, frozenset(ROLES)) != before
+    assert index.eligible_documents(EligibilityScope(principal, None, as_of, frozenset(ROLES))) != before

@@ -19,7 +19,7 @@ from veracity.index.sqlite.search import DenseMode, SQLiteSearchIndex
 from veracity.index.sqlite.vectors import fetch_vectors, load_partition
 from veracity.model.contracts import AnswerStatus, Principal
 from veracity.model.errors import ConfigError, SearchIndexError
-from veracity.model.governance import eligibility
+from veracity.model.governance import EligibilityScope, eligibility
 from veracity.parse.chunking import chunk_for_index
 from veracity.pipeline.engine import Engine
 from veracity.text.tokens import tokenize
@@ -280,13 +280,9 @@ def test_sql_governance_filter_agrees_with_eligibility() -> None:
         principal = Principal(tenant=tenant, roles=frozenset(rng.sample(roles, rng.randint(0, 2))))
         version = rng.choice(["2.8", "2.8.1", "3", "3.2", "3.2.1", "3.3", "10.0", None])
         as_of = start + timedelta(days=rng.randint(0, 400), hours=rng.randint(0, 23))
-        known = catalog.roles(tenant) if tenant else frozenset()
-        expected = {
-            d.document_id
-            for d in index.documents.values()
-            if eligibility(d, principal, version, as_of, known).eligible
-        }
-        assert index.eligible_document_ids(principal, version, as_of, known) == expected
+        scope = EligibilityScope(principal, version, as_of, catalog.roles(tenant) if tenant else frozenset())
+        expected = {d.document_id for d in index.documents.values() if eligibility(d, scope).eligible}
+        assert index.eligible_document_ids(scope) == expected
 
 
 @pytest.fixture

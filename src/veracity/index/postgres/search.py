@@ -28,8 +28,7 @@ Either way both backends give the same scores and the same ties.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Final
 
 import numpy as np
@@ -37,7 +36,7 @@ import numpy.typing as npt
 
 from ...catalog.postgres.store import PostgresStore
 from ...catalog.scope import current_tenant
-from ...model.contracts import Principal
+from ...model.governance import EligibilityScope
 from ..dense import Embedder
 from ..sqlite.bm25_plan import PostingsBM25
 from ..sqlite.entry import Hits, SearchEntry, Vector
@@ -227,11 +226,9 @@ class PostgresSearchIndex(OpenedIndex, SearchEntry, PostingsBM25, ResidentDense,
 
     # -- governance filter in SQL ------------------------------------------------------------
 
-    def eligible_document_ids(
-        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
-    ) -> set[str]:
+    def eligible_document_ids(self, scope: EligibilityScope) -> set[str]:
         """Document ids eligible for ``principal`` per the index snapshot, computed in SQL."""
-        query = eligible_sql(self._state().tables, principal, target_version, as_of, known_roles)
+        query = eligible_sql(self._state().tables, scope)
         if query is None:
             return set()
         sql, params = query

@@ -24,8 +24,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Collection, Mapping
-from datetime import datetime
+from collections.abc import Callable, Mapping
 from itertools import repeat
 from typing import Final
 
@@ -33,8 +32,8 @@ import apsw
 import numpy as np
 import numpy.typing as npt
 
-from ...model.contracts import Document, Principal
-from ...model.governance import HIDDEN_REASONS, EligibleDocuments, require_aware
+from ...model.contracts import Document
+from ...model.governance import HIDDEN_REASONS, EligibilityScope, EligibleDocuments
 from .filter import reason_rows
 from .records import moment_text, version_key
 from .tables import IndexTables
@@ -105,42 +104,30 @@ class EligibilityStep:
         at = bisect.bisect_right(bounds, as_of)
         return bounds[at - 1] if at else ""
 
-    def outcome(
-        self,
-        principal: Principal,
-        target_version: str | None,
-        as_of: datetime,
-        known_roles: Collection[str],
-    ) -> EligibleDocuments:
+    def outcome(self, scope: EligibilityScope) -> EligibleDocuments:
         """Eligible ids, named exclusions and the hidden count; equal to the reference filter's."""
-        require_aware(as_of)
-        version = version_key(target_version)  # raises VersionRangeError on a malformed version
+        principal = scope.principal
+        version = version_key(scope.version)  # raises VersionRangeError on a malformed version
         roles = tuple(sorted(principal.roles))
-        roles_known = all(role in known_roles for role in roles)
+        roles_known = all(role in scope.known_roles for role in roles)
         with self._lock:
             key: _Key = (principal.tenant, roles, roles_known, version,
-                         self._interval(principal.tenant, moment_text(as_of)))  # fmt: skip
+                         self._interval(principal.tenant, moment_text(scope.as_of)))  # fmt: skip
             found = self._outcomes.get(key)
             if found is not None:
                 self._outcomes.move_to_end(key)
                 self.hits += 1
                 return found
             self.misses += 1
-            found = self.compute(principal, target_version, as_of, known_roles)
+            found = self.compute(scope)
             self._outcomes[key] = found
             if len(self._outcomes) > self._keep:
                 self._outcomes.popitem(last=False)
             return found
 
-    def compute(
-        self,
-        principal: Principal,
-        target_version: str | None,
-        as_of: datetime,
-        known_roles: Collection[str],
-    ) -> EligibleDocuments:
+    def compute(self, scope: EligibilityScope) -> EligibleDocuments:
         """The outcome computed afresh in SQL, neither read from nor added to what is kept."""
-        groups, hidden = reason_rows(self._conn, self._tables, principal, target_version, as_of, known_roles)
+        groups, hidden = reason_rows(self._conn, self._tables, scope)
         ids, sources = self._ids_by_key()
         eligible: list[str] = []
         excluded: list[tuple[str, str, str]] = []

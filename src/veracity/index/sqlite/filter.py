@@ -21,16 +21,14 @@ so callers can print or ``EXPLAIN`` the plan.
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
-from datetime import datetime
 from typing import Any, Final
 
 import apsw
 import numpy as np
 import numpy.typing as npt
 
-from ...model.contracts import ExclusionReason, Principal
-from ...model.governance import require_aware
+from ...model.contracts import ExclusionReason
+from ...model.governance import EligibilityScope
 from .records import moment_text, version_key
 from .tables import IndexTables
 
@@ -94,23 +92,15 @@ REASON_CODES: Final = {
 COUNT_SQL = "SELECT count(*) FROM {documents} WHERE tenant = :tenant"
 
 
-def eligible_sql(
-    tables: IndexTables,
-    principal: Principal,
-    target_version: str | None,
-    as_of: datetime,
-    known_roles: Collection[str],
-) -> tuple[str, dict[str, Any]] | None:
+def eligible_sql(tables: IndexTables, scope: EligibilityScope) -> tuple[str, dict[str, Any]] | None:
     """The filter query and its parameters; ``None`` when nothing can be eligible (fail closed)."""
-    require_aware(as_of)
-    key = version_key(target_version)  # raises VersionRangeError on a malformed version
-    if not principal.tenant or not principal.roles:
+    key = version_key(scope.version)  # raises VersionRangeError on a malformed version
+    if not scope.roles_pass:
         return None
-    if any(role not in known_roles for role in principal.roles):
-        return None
+    principal = scope.principal
     params = {
         "tenant": principal.tenant,
-        "as_of": moment_text(as_of),
+        "as_of": moment_text(scope.as_of),
         "version_key": key,
         "roles": json.dumps(sorted(principal.roles), ensure_ascii=False),
     }
@@ -118,15 +108,10 @@ def eligible_sql(
 
 
 def eligible_keys(
-    connection: apsw.Connection,
-    tables: IndexTables,
-    principal: Principal,
-    target_version: str | None,
-    as_of: datetime,
-    known_roles: Collection[str],
+    connection: apsw.Connection, tables: IndexTables, scope: EligibilityScope
 ) -> list[tuple[int, str]]:
     """Run the filter: eligible ``(doc_key, document_id)`` pairs (in no particular order)."""
-    query = eligible_sql(tables, principal, target_version, as_of, known_roles)
+    query = eligible_sql(tables, scope)
     if query is None:
         return []
     sql, params = query
@@ -134,12 +119,7 @@ def eligible_keys(
 
 
 def reason_rows(
-    connection: apsw.Connection,
-    tables: IndexTables,
-    principal: Principal,
-    target_version: str | None,
-    as_of: datetime,
-    known_roles: Collection[str],
+    connection: apsw.Connection, tables: IndexTables, scope: EligibilityScope
 ) -> tuple[dict[ExclusionReason | None, npt.NDArray[np.int64]], int]:
     """The tenant's document keys by primary reason (``None``: eligible), and a count.
 
@@ -149,15 +129,19 @@ def reason_rows(
     Keys, not id strings: reading the ids costs more than the predicate (see
     :mod:`veracity.index.sqlite.eligibility`, which maps keys to ids).
     """
-    require_aware(as_of)
-    key = version_key(target_version)  # raises VersionRangeError on a malformed version
-    if not principal.tenant or not principal.roles or any(r not in known_roles for r in principal.roles):
+    key = version_key(scope.version)  # raises VersionRangeError on a malformed version
+    principal = scope.principal
+    if not scope.roles_pass:
         count = connection.execute(
             COUNT_SQL.format(documents=tables.documents), {"tenant": principal.tenant}
         ).fetchone()
         return {}, int(count[0]) if count else 0
     roles = sorted(principal.roles)
-    params: dict[str, Any] = {"tenant": principal.tenant, "as_of": moment_text(as_of), "version_key": key}
+    params: dict[str, Any] = {
+        "tenant": principal.tenant,
+        "as_of": moment_text(scope.as_of),
+        "version_key": key,
+    }
     params.update((f"role{i}", role) for i, role in enumerate(roles))
     sql = REASONS_SQL.format(
         documents=tables.documents,

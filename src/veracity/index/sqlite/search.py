@@ -34,14 +34,12 @@ from the catalog are removed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 from ...catalog.sql import scalar
 from ...catalog.sqlite import SQLiteStore
-from ...model.contracts import Principal
-from ...model.governance import EligibleDocuments
+from ...model.governance import EligibilityScope, EligibleDocuments
 from ..ann import ANN_MIN_ROWS, ANN_OVERSAMPLE, DEFAULT_NPROBE
 from ..dense import Embedder
 from .approximate import AnnReader, ApproximateDense
@@ -161,27 +159,21 @@ class SQLiteSearchIndex(
 
     # -- governance filter in SQL ------------------------------------------------------
 
-    def eligible_document_ids(
-        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
-    ) -> set[str]:
+    def eligible_document_ids(self, scope: EligibilityScope) -> set[str]:
         """Document ids eligible for ``principal`` per the index snapshot, computed in SQL.
 
         Agrees with :func:`veracity.model.governance.eligibility` over ``documents``.
         """
-        return {document_id for _, document_id in eligible_keys(
-            self._conn, self._state().tables, principal, target_version, as_of, known_roles
-        )}  # fmt: skip
+        return {document_id for _, document_id in eligible_keys(self._conn, self._state().tables, scope)}
 
-    def eligible_documents(
-        self, principal: Principal, target_version: str | None, as_of: datetime, known_roles: Collection[str]
-    ) -> EligibleDocuments:
+    def eligible_documents(self, scope: EligibilityScope) -> EligibleDocuments:
         """The eligibility step in SQL: eligible ids, named exclusions and the hidden count.
 
         Equal to :func:`veracity.model.governance.eligible_documents` over ``documents``
         (see :class:`veracity.index.snapshot.FiltersEligibility`); one query over the
         tenant's rows gives every document's primary reason.
         """
-        return self.eligibility().outcome(principal, target_version, as_of, known_roles)
+        return self.eligibility().outcome(scope)
 
     def eligibility(self) -> EligibilityStep:
         """The eligibility step of the current index generation (its kept outcomes go with it)."""

@@ -21,7 +21,7 @@ from ...catalog.catalog import Catalog
 from ...kb.browse import document_rows, find_document
 from ...model.contracts import Chunk, Document, Principal
 from ...model.errors import NotFoundError
-from ...model.governance import eligibility
+from ...model.governance import EligibilityScope, eligibility
 from ...model.versions import range_label
 from ...pipeline.render import box_dict, chunk_dict, page_label
 
@@ -69,7 +69,7 @@ def may_see(
         return False
     if operator:
         return True
-    verdict = eligibility(document, principal, None, as_of, catalog.roles(principal.tenant))
+    verdict = eligibility(document, EligibilityScope(principal, None, as_of, catalog.roles(principal.tenant)))
     return verdict.eligible
 
 

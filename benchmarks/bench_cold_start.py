@@ -1,7 +1,7 @@
 """Cold start of ``veracity`` commands: wall time of a fresh process, median of ``--runs``.
 
-Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb`` and
-``ask QUESTION --kb`` on the demo knowledge base (built once with
+Commands: ``--version``, ``--help``, ``status --kb``, ``docs list --kb``,
+``ask QUESTION --kb`` and ``search QUERY --kb`` on the demo knowledge base (built once with
 ``veracity init-demo`` and ``--embedder``), or with ``--docs N`` on N seeded
 synthetic documents (``synthetic_kb.py``, one tenant) ingested with
 ``veracity ingest``. ``--src DIR`` runs another source tree
@@ -35,6 +35,7 @@ COMMANDS = (
     ("status", ["status", "--kb", "{kb}"]),
     ("docs list", ["docs", "list", "--kb", "{kb}"]),
     ("ask", ["ask", "3.2 的 Team 能用 SAML 吗", "--kb", "{kb}"]),
+    ("search", ["search", "3.2 的 Team 能用 SAML 吗", "--kb", "{kb}"]),
 )
 
 

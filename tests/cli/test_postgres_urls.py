@@ -71,6 +71,7 @@ class Call:
 
 CALLS: dict[str, Call] = {
     "ask": Call(("SSO 在 Team 计划可用吗", "--kb", "{kb}", "--json"), '"status"'),
+    "search": Call(("SSO 在 Team 计划可用吗", "--kb", "{kb}", "--json"), '"rerank"'),
     "chunk": Call(("admin-invites-3.2", "--kb", "{kb}", "--tenant", "starship"), "── #0 paragraph"),
     "composer": Call(  # stores a model, then forgets it (the other calls answer without one)
         ("--kb", "{kb}", "--composer", "extractive"),

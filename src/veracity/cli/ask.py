@@ -10,8 +10,9 @@ question), and a line on stderr says so.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -27,12 +28,14 @@ from .common import (
     use_read_url,
 )
 
-__all__ = ["ask_command"]
+__all__ = ["ask_command", "asker_options", "check_as_of", "open_for_asking", "roles_of"]
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 DEMO_NOTICE = "answering from the built-in Starship demo (use --kb DIR to ask your own knowledge base)"
 
 
-def _open(kb_dir: Path | None, embedder: str | None) -> Any:
+def open_for_asking(kb_dir: Path | None, embedder: str | None) -> Any:
     """The knowledge base in ``kb_dir``, else the demo with the demo's ask defaults."""
     from ..catalog.defaults import AskDefaults
     from ..index.embedders import DEFAULT_EMBEDDER, make_embedder
@@ -49,30 +52,58 @@ def _open(kb_dir: Path | None, embedder: str | None) -> Any:
     return LocalKnowledgeBase(engine, default_tenant=config.tenant, defaults={config.tenant: defaults})
 
 
-def _roles(role: str | None) -> tuple[str, ...] | None:
+def roles_of(role: str | None) -> tuple[str, ...] | None:
+    """``--role``'s comma-separated roles, or ``None`` when it was not given."""
     if role is None:
         return None
     return tuple(part.strip() for part in role.split(","))
 
 
+def check_as_of(as_of: str | None) -> None:
+    """Refuse an unreadable ``--as-of`` as a usage error, before anything is opened."""
+    from ..kb.local import parse_as_of
+    from ..model.errors import ValidationError
+
+    if as_of is not None:
+        try:
+            parse_as_of(as_of)
+        except ValidationError as exc:
+            raise click.BadParameter(str(exc), param_hint="--as-of") from None
+
+
+def asker_options(command: F) -> F:
+    """Who asks, about which version, when, and with which dense model: the options ``ask`` and
+    ``search`` share (passed as ``role``, ``tenant``, ``version``, ``as_of``, ``embedder``,
+    ``read_url``)."""
+    options = (
+        click.option("--role", help="Role of the asker; several comma-separated [default: public]."),
+        click.option("--tenant", help="Tenant of the asker [default: the knowledge base's default tenant]."),
+        click.option(
+            "--version",
+            "version",
+            help="Product version the question is about; 'all' [default] filters none.",
+        ),
+        click.option(
+            "--as-of",
+            help="Moment of the question: 'now' [default], a date (the end of that day, UTC) or an ISO "
+            "datetime.",
+        ),
+        click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model."),
+        READ_URL_OPTION,
+    )
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
 @click.command("ask")
 @click.argument("question", required=False)
-@click.option("--role", help="Role of the asker; several comma-separated [default: public].")
-@click.option("--tenant", help="Tenant of the asker [default: the knowledge base's default tenant].")
-@click.option(
-    "--version", "version", help="Product version the question is about; 'all' [default] filters none."
-)
-@click.option(
-    "--as-of",
-    help="Moment of the question: 'now' [default], a date (the end of that day, UTC) or an ISO datetime.",
-)
+@asker_options
 @click.option("--fact", "facts", multiple=True, help="A fact id the answer must cover (repeatable).")
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
 @kb_option(
     "Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
     required=False,
 )
-@READ_URL_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.option(
     "--explain", is_flag=True, help="Add the candidates (source, heading, ranks, scores, gate), the decision."
@@ -110,22 +141,16 @@ def ask_command(
     against what it cites (the extractive answer when nothing verifies or the
     model is unavailable).
     """
-    from ..kb.local import parse_as_of
-    from ..model.errors import ValidationError
     from ..pipeline.render import answer_dict, answer_text
 
     use_read_url(read_url, kb_dir)
     if kb_dir is None and not as_json:
         click.echo(DEMO_NOTICE, err=True)
-    if as_of is not None:
-        try:
-            parse_as_of(as_of)
-        except ValidationError as exc:
-            raise click.BadParameter(str(exc), param_hint="--as-of") from None
+    check_as_of(as_of)
     with library_errors():
-        kb = _open(kb_dir, embedder)
+        kb = open_for_asking(kb_dir, embedder)
         kb.engine.composer = composer_of(llm, kb.llm_setting())
-        asker = kb.principal(tenant, _roles(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
+        asker = kb.principal(tenant, roles_of(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
         text = question or kb.ask_defaults(asker.tenant).question
         if not text:
             raise click.UsageError("give a QUESTION")

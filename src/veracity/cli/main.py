@@ -112,11 +112,13 @@ def _register_kb_commands() -> None:
     from .mcp import mcp_command
     from .pg import pg
     from .plugins import plugins_command
+    from .search import search_command
     from .serve import keys, serve_command
     from .settings import settings_command
     from .sync import sync_command
 
     main.add_command(ask_command)
+    main.add_command(search_command)
     main.add_command(docs)
     main.add_command(chunk_command)
     main.add_command(ingest_command)

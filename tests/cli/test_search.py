@@ -1,0 +1,121 @@
+"""``veracity search``: the ranked chunks an asker may use, through the same gates and defaults as ask."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from veracity.cli.main import main
+from veracity.cli.search import DEMO_SEARCH_NOTICE, SNIPPET_CHARS
+
+
+def invoke(*args: str):
+    return CliRunner().invoke(main, list(args))
+
+
+@pytest.fixture(scope="module")
+def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A public page, a support-only page and one valid only for 2.x, for tenant acme."""
+    root = tmp_path_factory.mktemp("search")
+    docs = root / "docs"
+    docs.mkdir()
+    long_line = "每日快照默认保留 14 天，" + "超过保留时间的快照会被自动清理。" * 30
+    (docs / "backup.md").write_text(
+        f"# 备份\n\n## 保留时间\n\n{long_line}\n\n## 恢复\n\n恢复快照需要对目标数据库有写权限。", "utf-8"
+    )
+    (docs / "internal.md").write_text(
+        "---\nvisibility: internal\nallowed_roles: [support]\n---\n"
+        "# 值班\n\n快照失败时的值班电话是 555-0100。",
+        "utf-8",
+    )
+    (docs / "legacy.md").write_text(
+        '---\nversion_max: "2.9"\n---\n# 旧版快照\n\n2.x 的快照保存在本地磁盘。', "utf-8"
+    )
+    result = invoke(
+        "ingest", str(docs), "--kb", str(root / "kb"), "--tenant", "acme", "--roles", "public,support",
+        "--embedder", "fake", "--no-progress",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return root / "kb"
+
+
+def hits(kb_dir: Path, query: str, *options: str) -> list[dict]:
+    result = invoke("search", query, "--kb", str(kb_dir), "--json", *options)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["query"] == query and data["knowledge_base"] == str(kb_dir)
+    return data["hits"]
+
+
+def test_hits_come_ranked_with_their_text_scores_and_place(kb_dir) -> None:
+    found = hits(kb_dir, "快照保留多少天")
+    assert [hit["rank"] for hit in found] == list(range(1, len(found) + 1))
+    top = found[0]
+    assert top["source_id"] == "backup" and top["path"] == "backup.md"
+    assert top["heading_path"] == ["备份", "保留时间"] and "保留 14 天" in top["text"]
+    assert top["rerank"] is not None and top["lexical"] is not None
+    reranks = [hit["rerank"] for hit in found]
+    assert reranks == sorted(reranks, reverse=True)
+
+
+def test_an_asker_never_sees_a_chunk_of_a_document_its_role_may_not_use(kb_dir) -> None:
+    public = hits(kb_dir, "快照失败值班电话")
+    assert public and all(hit["source_id"] != "internal" for hit in public)
+    assert "555-0100" not in json.dumps(public, ensure_ascii=False)
+    support = hits(kb_dir, "快照失败值班电话", "--role", "support")
+    assert support[0]["source_id"] == "internal" and "555-0100" in support[0]["text"]
+
+
+def test_the_version_filter_applies_before_ranking(kb_dir) -> None:
+    assert "legacy" in {hit["source_id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "2.8")}
+    assert "legacy" not in {hit["source_id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "3.1")}
+
+
+def test_limit_caps_the_hits(kb_dir) -> None:
+    assert len(hits(kb_dir, "快照", "--limit", "1")) == 1
+    assert len(hits(kb_dir, "快照", "--limit", "50")) > 1
+
+
+def test_plain_output_shows_where_each_hit_is_and_the_start_of_its_text(kb_dir) -> None:
+    result = invoke("search", "快照保留多少天", "--kb", str(kb_dir))
+    assert result.exit_code == 0, result.output
+    first = result.output.split("\n\n")[0]
+    assert first.startswith("1. backup.md rev 1 · 备份 > 保留时间 · score ")
+    assert first.rstrip().endswith("…") and len(first) < SNIPPET_CHARS + 200
+    full = invoke("search", "快照保留多少天", "--kb", str(kb_dir), "--full").output.split("\n\n")[0]
+    text = hits(kb_dir, "快照保留多少天")[0]["text"]
+    assert len(text) > SNIPPET_CHARS and f"   {text}" in full
+
+
+def test_nothing_found_says_so(kb_dir) -> None:
+    result = invoke("search", "量子纠缠", "--kb", str(kb_dir), "--as-of", "2001-01-01")
+    assert result.exit_code == 0 and "no chunk this asker may use matches the query" in result.output
+
+
+@pytest.mark.parametrize(
+    ("options", "code", "message"),
+    [
+        (["   "], 2, "the query is empty"),
+        (["快照", "--limit", "0"], 2, "0 is not in the range"),
+        (["快照", "--as-of", "yesterday"], 2, "'now', a date"),
+        (["快照", "--role", "admin"], 1, "tenant 'acme' defines no role 'admin'"),
+        (["快照", "--tenant", "globex"], 1, "unknown tenant 'globex'"),
+    ],
+)
+def test_bad_input_is_a_clear_error(kb_dir, options, code, message) -> None:
+    result = invoke("search", *options, "--kb", str(kb_dir))
+    assert result.exit_code == code, result.output
+    assert message in result.output and "Traceback" not in result.output
+
+
+def test_without_kb_it_searches_the_demo_as_the_demo_asker() -> None:
+    result = invoke("search", "SSO 登录", "--embedder", "fake", "--limit", "3")
+    assert result.exit_code == 0, result.output
+    assert DEMO_SEARCH_NOTICE in result.output and "\n1. " in result.output
+    data = json.loads(invoke("search", "SSO 登录", "--embedder", "fake", "--json").stdout)
+    assert data["knowledge_base"] == "built-in demo" and data["hits"]
+    # the demo asker is role public: the support-only incident record is never among the hits
+    assert all(hit["source_id"] != "incident-2026-08-sso" for hit in data["hits"])

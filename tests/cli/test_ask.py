@@ -17,24 +17,14 @@ def invoke(*args: str):
 
 
 @pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kb_dir(tmp_path_factory: pytest.TempPathFactory, acme_kb) -> Path:
     """Two plain documents ingested for tenant acme with roles public and support."""
-    root = tmp_path_factory.mktemp("ask")
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "backup.md").write_text(
-        "# 备份\n\n## 保留时间\n\n每日快照默认保留 14 天。\n\n## 恢复\n\n恢复快照需要对目标数据库有写权限。",
-        "utf-8",
-    )
-    (docs / "internal.md").write_text(
-        "---\nvisibility: internal\nallowed_roles: [support]\n---\n# 值班\n\n值班电话是 555-0100。", "utf-8"
-    )
-    result = invoke(
-        "ingest", str(docs), "--kb", str(root / "kb"), "--tenant", "acme", "--roles", "public,support",
-        "--embedder", "fake", "--no-progress",
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return root / "kb"
+    return acme_kb(tmp_path_factory.mktemp("ask"), {
+        "backup.md": "# 备份\n\n## 保留时间\n\n每日快照默认保留 14 天。\n\n"
+        "## 恢复\n\n恢复快照需要对目标数据库有写权限。",
+        "internal.md": "---\nvisibility: internal\nallowed_roles: [support]\n---\n"
+        "# 值班\n\n值班电话是 555-0100。",
+    })  # fmt: skip
 
 
 def test_without_kb_it_says_it_answers_from_the_demo() -> None:

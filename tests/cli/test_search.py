@@ -17,29 +17,15 @@ def invoke(*args: str):
 
 
 @pytest.fixture(scope="module")
-def kb_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def kb_dir(tmp_path_factory: pytest.TempPathFactory, acme_kb) -> Path:
     """A public page, a support-only page and one valid only for 2.x, for tenant acme."""
-    root = tmp_path_factory.mktemp("search")
-    docs = root / "docs"
-    docs.mkdir()
     long_line = "每日快照默认保留 14 天，" + "超过保留时间的快照会被自动清理。" * 30
-    (docs / "backup.md").write_text(
-        f"# 备份\n\n## 保留时间\n\n{long_line}\n\n## 恢复\n\n恢复快照需要对目标数据库有写权限。", "utf-8"
-    )
-    (docs / "internal.md").write_text(
-        "---\nvisibility: internal\nallowed_roles: [support]\n---\n"
+    return acme_kb(tmp_path_factory.mktemp("search"), {
+        "backup.md": f"# 备份\n\n## 保留时间\n\n{long_line}\n\n## 恢复\n\n恢复快照需要对目标数据库有写权限。",
+        "internal.md": "---\nvisibility: internal\nallowed_roles: [support]\n---\n"
         "# 值班\n\n快照失败时的值班电话是 555-0100。",
-        "utf-8",
-    )
-    (docs / "legacy.md").write_text(
-        '---\nversion_max: "2.9"\n---\n# 旧版快照\n\n2.x 的快照保存在本地磁盘。', "utf-8"
-    )
-    result = invoke(
-        "ingest", str(docs), "--kb", str(root / "kb"), "--tenant", "acme", "--roles", "public,support",
-        "--embedder", "fake", "--no-progress",
-    )  # fmt: skip
-    assert result.exit_code == 0, result.output
-    return root / "kb"
+        "legacy.md": '---\nversion_max: "2.9"\n---\n# 旧版快照\n\n2.x 的快照保存在本地磁盘。',
+    })  # fmt: skip
 
 
 def hits(kb_dir: Path, query: str, *options: str) -> list[dict]:

@@ -28,7 +28,9 @@ from .common import (
     use_read_url,
 )
 
-__all__ = ["ask_command", "asker_options", "check_as_of", "open_for_asking", "roles_of"]
+__all__ = [
+    "ask_command", "asker_of", "asker_options", "check_as_of", "open_for_asking", "roles_of", "scope_options"
+]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -57,6 +59,16 @@ def roles_of(role: str | None) -> tuple[str, ...] | None:
     if role is None:
         return None
     return tuple(part.strip() for part in role.split(","))
+
+
+def asker_of(kb: Any, tenant: str | None, role: str | None) -> Any:
+    """The principal ``--tenant`` and ``--role`` name, each defaulting to the knowledge base's own."""
+    return kb.principal(tenant, roles_of(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
+
+
+def scope_options(asker: Any, version: str | None, as_of: str | None) -> dict[str, Any]:
+    """The keyword arguments of ``ask`` and ``search`` that say who asks, about which version, when."""
+    return {"tenant": asker.tenant, "roles": tuple(sorted(asker.roles)), "version": version, "as_of": as_of}
 
 
 def check_as_of(as_of: str | None) -> None:
@@ -150,18 +162,11 @@ def ask_command(
     with library_errors():
         kb = open_for_asking(kb_dir, embedder)
         kb.engine.composer = composer_of(llm, kb.llm_setting())
-        asker = kb.principal(tenant, roles_of(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
+        asker = asker_of(kb, tenant, role)
         text = question or kb.ask_defaults(asker.tenant).question
         if not text:
             raise click.UsageError("give a QUESTION")
-        answer = kb.ask(
-            text,
-            tenant=asker.tenant,
-            roles=tuple(sorted(asker.roles)),
-            version=version,
-            as_of=as_of,
-            required_fact_ids=facts or None,
-        )
+        answer = kb.ask(text, **scope_options(asker, version, as_of), required_fact_ids=facts or None)
         explanation = kb.explain(answer) if explain else None
     if as_json:
         data = answer_dict(answer, explain=explain, audience=view)

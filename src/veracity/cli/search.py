@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from .ask import asker_options, check_as_of, open_for_asking, roles_of
+from .ask import asker_of, asker_options, check_as_of, open_for_asking, scope_options
 from .common import kb_option, library_errors, print_json, use_read_url
 
 __all__ = ["search_command"]
@@ -67,15 +67,7 @@ def search_command(
     check_as_of(as_of)
     with library_errors():
         kb = open_for_asking(kb_dir, embedder)
-        asker = kb.principal(tenant, roles_of(role) or kb.ask_defaults(tenant or kb.default_tenant).roles)
-        hits = kb.search(
-            query,
-            tenant=asker.tenant,
-            roles=tuple(sorted(asker.roles)),
-            version=version,
-            as_of=as_of,
-            limit=limit,
-        )
+        hits = kb.search(query, **scope_options(asker_of(kb, tenant, role), version, as_of), limit=limit)
     if as_json:
         print_json({
             "query": query,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 import rjieba
@@ -23,6 +25,21 @@ def test_latin_is_lowercased_and_chinese_is_segmented_like_jieba() -> None:
     assert "team" in tokens and "saml" in tokens and "3.2" in tokens
     expected = [t for t in rjieba.cut("单点登录") if t.strip()]
     assert all(piece in tokens for piece in expected)
+
+
+def test_the_segmenter_is_loaded_only_when_chinese_text_is_met() -> None:
+    """An English question or ingest never pays for loading rjieba's dictionary (≈ 0.12 s)."""
+    program = (
+        "import sys\n"
+        "from veracity.text.questions import analyze_question\n"
+        "from veracity.text.tokens import tokenize\n"
+        "tokenize('How long are daily snapshots kept?'); analyze_question('Is SSO on in 3.2?')\n"
+        "print('rjieba' in sys.modules)\n"
+        "tokenize('每日快照保留多少天')\n"
+        "print('rjieba' in sys.modules)\n"
+    )
+    found = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True)
+    assert found.stdout.split() == ["False", "True"]
 
 
 def test_cli_command_tokens() -> None:

@@ -30,8 +30,6 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Final
 
-import rjieba
-
 from .function_words import (
     CHINESE_CONDITION_ENDS,
     CHINESE_CONDITIONS,
@@ -47,7 +45,7 @@ from .language import detect_language
 from .question_surface import QuestionSurface, read_surface
 from .scripts import is_han
 from .sentences import sentence_texts
-from .tokens import STOPWORDS, surface_tokens, tokenize
+from .tokens import STOPWORDS, segmenter, surface_tokens, tokenize
 
 
 class AnswerType(StrEnum):
@@ -256,7 +254,7 @@ def _predicates(text: str, language: str, kind: AnswerType) -> frozenset[str]:
 def zh_tags(text: str) -> tuple[tuple[str, str], ...]:
     """rjieba's words and part-of-speech tags of ``text`` (cached: questions and evidence sentences
     are tagged again and again)."""
-    return tuple(rjieba.tag(text))
+    return tuple(segmenter().tag(text))
 
 
 GLUED_TAILS: Final = "是在被把与于"

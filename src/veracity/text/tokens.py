@@ -13,10 +13,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import Any, Final
-
-import rjieba
 
 from .scripts import HAN_RANGES, is_han
 
@@ -84,9 +82,18 @@ def _word_token(word: str) -> str:
     return word
 
 
+@cache
+def segmenter() -> Any:
+    """rjieba, imported on first use: loading its dictionary takes about 0.12 s, which a process
+    that meets no Chinese text (an English question from the shell, an English ingest) never pays."""
+    import rjieba
+
+    return rjieba
+
+
 @lru_cache(maxsize=65536)
 def _segment_cjk(run: str) -> tuple[str, ...]:
-    return tuple(piece for piece in rjieba.cut(run) if piece.strip())
+    return tuple(piece for piece in segmenter().cut(run) if piece.strip())
 
 
 def surface_tokens(text: str, *, drop_stopwords: bool = True) -> Iterator[tuple[str, str]]:
@@ -118,7 +125,7 @@ def _word_tokens(word: str, drop_stopwords: bool) -> tuple[str, ...]:
 @lru_cache(maxsize=65536)
 def _cjk_tokens(run: str, drop_stopwords: bool) -> tuple[str, ...]:
     # a run of ideographs only: rjieba's pieces are never blank, so no strip() filter is needed
-    pieces = rjieba.cut(run)
+    pieces = segmenter().cut(run)
     return tuple(p for p in pieces if p not in STOPWORDS) if drop_stopwords else tuple(pieces)
 
 

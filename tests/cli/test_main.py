@@ -83,8 +83,9 @@ def test_operator_commands_say_so_in_their_help() -> None:
 
 
 def test_ask_explain_counts_hidden_documents_only_in_the_operator_view() -> None:
-    asker = run("ask", "--embedder", "fake", "--json", "--explain", "--view", "asker").output
-    trace = json.loads(asker)["trace"]
+    asker = json.loads(run("ask", "--embedder", "fake", "--json", "--explain", "--view", "asker").output)
+    trace = asker["trace"]
     assert "excluded_hidden" not in trace and "role" not in trace["excluded_counts"]
+    assert "explanation" not in asker  # its candidates table counts documents hidden by role
     operator = json.loads(run("ask", "--embedder", "fake", "--json", "--explain").output)["trace"]
     assert operator["excluded_hidden"] == 5 and operator["excluded_counts"]["role"] == 5

@@ -40,24 +40,24 @@ def test_hits_come_ranked_with_their_text_scores_and_place(kb_dir) -> None:
     found = hits(kb_dir, "快照保留多少天")
     assert [hit["rank"] for hit in found] == list(range(1, len(found) + 1))
     top = found[0]
-    assert top["source_id"] == "backup" and top["path"] == "backup.md"
+    assert top["id"] == "backup" and top["path"] == "backup.md" and top["revision"] == "1"
     assert top["heading_path"] == ["备份", "保留时间"] and "保留 14 天" in top["text"]
-    assert top["rerank"] is not None and top["lexical"] is not None
-    reranks = [hit["rerank"] for hit in found]
+    assert top["scores"]["rerank"] is not None and top["scores"]["lexical"] is not None
+    reranks = [hit["scores"]["rerank"] for hit in found]
     assert reranks == sorted(reranks, reverse=True)
 
 
 def test_an_asker_never_sees_a_chunk_of_a_document_its_role_may_not_use(kb_dir) -> None:
     public = hits(kb_dir, "快照失败值班电话")
-    assert public and all(hit["source_id"] != "internal" for hit in public)
+    assert public and all(hit["id"] != "internal" for hit in public)
     assert "555-0100" not in json.dumps(public, ensure_ascii=False)
     support = hits(kb_dir, "快照失败值班电话", "--role", "support")
-    assert support[0]["source_id"] == "internal" and "555-0100" in support[0]["text"]
+    assert support[0]["id"] == "internal" and "555-0100" in support[0]["text"]
 
 
 def test_the_version_filter_applies_before_ranking(kb_dir) -> None:
-    assert "legacy" in {hit["source_id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "2.8")}
-    assert "legacy" not in {hit["source_id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "3.1")}
+    assert "legacy" in {hit["id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "2.8")}
+    assert "legacy" not in {hit["id"] for hit in hits(kb_dir, "快照保存在哪里", "--version", "3.1")}
 
 
 def test_limit_caps_the_hits(kb_dir) -> None:
@@ -104,4 +104,24 @@ def test_without_kb_it_searches_the_demo_as_the_demo_asker() -> None:
     data = json.loads(invoke("search", "SSO 登录", "--embedder", "fake", "--json").stdout)
     assert data["knowledge_base"] == "built-in demo" and data["hits"]
     # the demo asker is role public: the support-only incident record is never among the hits
-    assert all(hit["source_id"] != "incident-2026-08-sso" for hit in data["hits"])
+    assert all(hit["id"] != "incident-2026-08-sso" for hit in data["hits"])
+
+
+def test_json_hits_are_the_services_search_hits_plus_where_the_file_is(kb_dir) -> None:
+    from veracity.kb.keys import create_key
+    from veracity.kb.local import open_local
+    from veracity.service.core.gateway import Gateway
+
+    with open_local(kb_dir, create=False) as kb:
+        key = create_key(kb, tenant="acme", roles=["support"]).secret
+    gateway = Gateway.open(kb_dir)
+    try:
+        served = gateway.search(gateway.admit(key), "快照失败值班电话", limit=5)["hits"]
+    finally:
+        gateway.close()
+    local = hits(kb_dir, "快照失败值班电话", "--role", "support", "--limit", "5")
+    assert served and len(local) == len(served)
+    for mine, theirs in zip(local, served, strict=True):
+        assert {k: v for k, v in theirs.items() if k != "boxes"} == {
+            k: v for k, v in mine.items() if k not in ("path", "revision", "trust")
+        }

@@ -42,6 +42,12 @@ def test_serve_help_names_the_api() -> None:
     assert result.exit_code == 0 and "/openapi.json" in result.output and "--workers" in result.output
 
 
+def test_serve_refuses_a_port_out_of_range_before_opening_anything(tmp_path) -> None:
+    for port in ("0", "70000"):
+        result = run("serve", "--kb", str(tmp_path / "none"), "--port", port)
+        assert result.exit_code == 2 and "is not in the range 1<=x<=65535" in result.output
+
+
 def _damage(folder) -> None:
     catalog = folder / "catalog.sqlite"
     data = bytearray(catalog.read_bytes())

@@ -126,7 +126,8 @@ def asker_options(command: F) -> F:
     default="operator",
     show_default=True,
     help="Trace view with --json --explain: this local command is an operator's, so it counts the "
-    "documents the asker may not see; 'asker' shows only what a service returns to the asker.",
+    "documents the asker may not see and adds the candidates table; 'asker' shows only what a "
+    "service returns to the asker (the trace, no candidates table).",
 )
 @llm_options
 def ask_command(
@@ -171,7 +172,9 @@ def ask_command(
     if as_json:
         data = answer_dict(answer, explain=explain, audience=view)
         data["knowledge_base"] = str(kb_dir) if kb_dir is not None else "built-in demo"
-        if explanation is not None:
+        # the candidates table counts what the asker may not see: the service gives it to
+        # operator keys only, so the asker's view has the trace alone
+        if explanation is not None and view == "operator":
             data["explanation"] = explanation.as_dict()
         print_json(data)
         return

@@ -10,7 +10,6 @@ without it the built-in demo's).
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -38,7 +37,13 @@ DEMO_SEARCH_NOTICE = "searching the built-in Starship demo (use --kb DIR to sear
     "Knowledge base directory or postgresql:// URL [default: $VERACITY_KB, else the built-in demo].",
     required=False,
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON: the query and every hit with its text.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print JSON: the query and every hit with its text, as POST /v1/search gives them, plus each "
+    "hit's path, revision and trust.",
+)
 def search_command(
     query: str,
     role: str | None,
@@ -73,6 +78,7 @@ def search_command(
             "query": query,
             "knowledge_base": str(kb_dir) if kb_dir is not None else "built-in demo",
             "hits": [_hit_data(hit) for hit in hits],
+            "degraded": [],  # as the service's reply: a local search has every component or fails
         })  # fmt: skip
         return
     if not hits:
@@ -83,9 +89,30 @@ def search_command(
 
 
 def _hit_data(hit: Any) -> dict[str, Any]:
-    data = asdict(hit)
-    data["heading_path"] = list(hit.heading_path)
-    return data
+    """A hit in the shape of a ``POST /v1/search`` hit (without the page regions, which a
+    :class:`~veracity.kb.search.SearchHit` does not carry), plus where the file is, its revision
+    and its trust."""
+    from ..pipeline.render import page_label
+
+    return {
+        "rank": hit.rank,
+        "chunk_id": hit.chunk_id,
+        "document_id": hit.document_id,
+        "id": hit.source_id,
+        "title": hit.title,
+        "heading_path": list(hit.heading_path),
+        "pages": page_label(hit.page_start, hit.page_end),
+        "text": hit.text,
+        "scores": {
+            "lexical": hit.lexical,
+            "semantic": hit.semantic,
+            "fusion": hit.fusion,
+            "rerank": hit.rerank,
+        },
+        "path": hit.path,
+        "revision": hit.revision,
+        "trust": hit.trust,
+    }
 
 
 def _hit_text(hit: Any, *, full: bool) -> str:

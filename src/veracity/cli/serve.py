@@ -69,7 +69,9 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 @kb_option("Knowledge base: a directory or a postgresql:// URL (or $VERACITY_KB).")
 @READ_URL_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=int, help="Port to listen on.")
+@click.option(
+    "--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on."
+)
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes.")
 @click.option(
     "--threads",

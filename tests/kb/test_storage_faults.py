@@ -152,6 +152,8 @@ def test_a_manifest_of_a_newer_format(kb_dir: Path) -> None:
 
 
 def test_a_damaged_file_is_found_by_check(kb_dir: Path) -> None:
+    sound = _cli("status", "--kb", kb_dir, "--check")
+    assert sound.returncode == 0 and sound.stdout.startswith("integrity check: ok\n")
     data = bytearray((kb_dir / "catalog.sqlite").read_bytes())
     data[4096 * 2 : 4096 * 5] = os.urandom(4096 * 3)
     (kb_dir / "catalog.sqlite").write_bytes(bytes(data))

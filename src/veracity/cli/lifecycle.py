@@ -82,6 +82,8 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
     if as_json:
         click.echo(json.dumps(report, ensure_ascii=False, sort_keys=True, indent=2))
         return
+    if report.get("integrity_check"):
+        click.echo(f"integrity check: {report['integrity_check']}")
     if report.get("writer"):
         click.echo(f"writing now: {report['writer']} (other writers wait for it; readers do not)")
     for tenant, counts in report["documents"].items():

@@ -69,6 +69,11 @@ def test_empty_options_never_become_the_demo_principal(options, message) -> None
     assert result.exit_code == 1 and message in result.output
 
 
+def test_an_empty_fact_id_is_a_usage_error(kb_dir) -> None:
+    result = invoke("ask", "每日快照保留多少天？", "--kb", str(kb_dir), "--fact", " ")
+    assert result.exit_code == 2 and "a fact id is empty" in result.output
+
+
 def test_as_of_takes_now_dates_and_datetimes_and_refuses_the_rest(kb_dir) -> None:
     for value in ("now", "2030-01-01", "2030-01-01T08:00:00Z"):
         assert invoke("ask", "恢复需要什么权限？", "--kb", str(kb_dir), "--as-of", value).exit_code == 0

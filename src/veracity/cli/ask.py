@@ -160,6 +160,8 @@ def ask_command(
     if kb_dir is None and not as_json:
         click.echo(DEMO_NOTICE, err=True)
     check_as_of(as_of)
+    if any(not fact.strip() for fact in facts):
+        raise click.BadParameter("a fact id is empty", param_hint="--fact")
     with library_errors():
         kb = open_for_asking(kb_dir, embedder)
         kb.engine.composer = composer_of(llm, kb.llm_setting())

@@ -89,3 +89,10 @@ def test_ask_explain_counts_hidden_documents_only_in_the_operator_view() -> None
     assert "explanation" not in asker  # its candidates table counts documents hidden by role
     operator = json.loads(run("ask", "--embedder", "fake", "--json", "--explain").output)["trace"]
     assert operator["excluded_hidden"] == 5 and operator["excluded_counts"]["role"] == 5
+
+
+def test_eval_of_the_demo_cases_on_another_knowledge_base_says_what_to_do(tmp_path, acme_kb) -> None:
+    kb = acme_kb(tmp_path, {"backup.md": "# 备份\n\n每日快照默认保留 14 天。"})
+    result = run("eval", "--kb", str(kb), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 1
+    assert "is not the demo; give --cases FILE" in result.output and "init-demo" in result.output

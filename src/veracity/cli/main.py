@@ -53,6 +53,7 @@ def eval_command(
     import time
 
     from ..evaluate.runner import run_evaluation
+    from ..model.errors import NotFoundError
 
     with library_errors():
         if kb_location is not None:
@@ -64,7 +65,16 @@ def eval_command(
             kb = _knowledge_base(embedder)
         kb.composer = composer_of(llm)
         started = time.perf_counter()
-        report = run_evaluation(kb, cases_path=cases_path, out_dir=out_dir)
+        try:
+            report = run_evaluation(kb, cases_path=cases_path, out_dir=out_dir)
+        except NotFoundError as exc:
+            if kb_location is None or cases_path is not None:
+                raise
+            raise NotFoundError(
+                f"{exc}: the demo's cases name the demo's documents, and {kb_location} is not the demo; "
+                "give --cases FILE with cases of your own, or make a demo knowledge base with "
+                "'veracity init-demo --kb DIR'"
+            ) from None
         seconds = time.perf_counter() - started
     summary = report["summary"]
     click.echo(

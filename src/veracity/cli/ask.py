@@ -29,7 +29,14 @@ from .common import (
 )
 
 __all__ = [
-    "ask_command", "asker_of", "asker_options", "check_as_of", "open_for_asking", "roles_of", "scope_options"
+    "ask_command",
+    "asker_of",
+    "asker_options",
+    "check_as_of",
+    "check_text",
+    "open_for_asking",
+    "roles_of",
+    "scope_options",
 ]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -69,6 +76,17 @@ def asker_of(kb: Any, tenant: str | None, role: str | None) -> Any:
 def scope_options(asker: Any, version: str | None, as_of: str | None) -> dict[str, Any]:
     """The keyword arguments of ``ask`` and ``search`` that say who asks, about which version, when."""
     return {"tenant": asker.tenant, "roles": tuple(sorted(asker.roles)), "version": version, "as_of": as_of}
+
+
+def check_text(text: str | None, param_hint: str) -> None:
+    """Refuse text that is not valid Unicode: bytes a shell passed that are not UTF-8 arrive as
+    lone surrogates, which nothing downstream can encode."""
+    if text is None:
+        return
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise click.BadParameter("the text is not valid UTF-8", param_hint=param_hint) from None
 
 
 def check_as_of(as_of: str | None) -> None:
@@ -160,6 +178,7 @@ def ask_command(
     if kb_dir is None and not as_json:
         click.echo(DEMO_NOTICE, err=True)
     check_as_of(as_of)
+    check_text(question, "QUESTION")
     if any(not fact.strip() for fact in facts):
         raise click.BadParameter("a fact id is empty", param_hint="--fact")
     with library_errors():

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from .ask import asker_of, asker_options, check_as_of, open_for_asking, scope_options
+from .ask import asker_of, asker_options, check_as_of, check_text, open_for_asking, scope_options
 from .common import kb_option, library_errors, print_json, use_read_url
 
 __all__ = ["search_command"]
@@ -70,6 +70,7 @@ def search_command(
     if kb_dir is None and not as_json:
         click.echo(DEMO_SEARCH_NOTICE, err=True)
     check_as_of(as_of)
+    check_text(query, "QUERY")
     with library_errors():
         kb = open_for_asking(kb_dir, embedder)
         hits = kb.search(query, **scope_options(asker_of(kb, tenant, role), version, as_of), limit=limit)

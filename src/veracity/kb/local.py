@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import UTC, date, datetime, time
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -38,7 +38,6 @@ from ..index.dense import Embedder
 from ..ingest.writing import writing
 from ..model.contracts import Chunk, Document, Principal
 from ..model.errors import IdentityError, ValidationError
-from ..parse.documents import parse_moment
 from ..parse.limits import DEFAULT_LIMITS, InputLimits
 from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
@@ -62,26 +61,55 @@ Moment = datetime | date | str | None
 def parse_as_of(value: Moment, *, now: datetime | None = None) -> datetime:
     """The moment a question is asked at: ``None``/``"now"`` → now; a date → the end of that day (UTC).
 
-    A datetime without a zone is taken as UTC; anything else raises
-    ``ValidationError`` naming ``as_of``.
+    Every date form ``date.fromisoformat`` reads (``2026-12-06``, ``20261206``) is a date; a
+    datetime without a zone is taken as UTC; anything else, or a moment outside what UTC can
+    hold (before year 1 or after year 9999), raises ``ValidationError`` naming ``as_of``.
     """
     current = now or datetime.now(UTC)
     if value is None or (isinstance(value, str) and value.strip().lower() == "now"):
         return current
-    if isinstance(value, str) and len(value.strip()) == 10:
-        try:
-            value = date.fromisoformat(value.strip())
-        except ValueError:
-            pass
-    if isinstance(value, date) and not isinstance(value, datetime):
-        return datetime.combine(value + timedelta(days=1), time(), tzinfo=UTC) - timedelta(microseconds=1)
+    day = _day_of(value)
+    if day is not None:
+        return datetime.combine(day, time.max, tzinfo=UTC)
+    moment = _moment_of(value)
     try:
-        return parse_moment(value, document="--as-of", field="as_of")
-    except ValidationError:
+        moment.astimezone(UTC)  # every reader compares moments in UTC, so one it cannot hold is refused here
+    except OverflowError:
+        raise ValidationError(
+            f"{value!r} is out of the supported range; give a moment between the years 1 and 9999 (UTC)",
+            field="as_of",
+        ) from None
+    return moment
+
+
+def _day_of(value: Moment) -> date | None:
+    """The day ``value`` names when it is a date alone (in any ISO spelling), else ``None``."""
+    if isinstance(value, datetime):
+        return None
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def _moment_of(value: Moment) -> datetime:
+    """``value`` read as a datetime (UTC when it names no zone)."""
+    moment = value
+    if isinstance(value, str):
+        try:
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+        except ValueError:
+            moment = None
+    if not isinstance(moment, datetime):
         raise ValidationError(
             f"cannot read {value!r} as a moment; give 'now', a date (2026-08-27) or an ISO datetime",
             field="as_of",
-        ) from None
+        )
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _version(given: str | None, recorded: str | None) -> str | None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import Depends, Request
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from .api import JSON, Who, make_router
+from .api import JSON, RequestBody, Who, make_router
 from .core.admin import Admin
 
 __all__ = ["router"]
@@ -27,10 +27,9 @@ def admin(request: Request) -> Admin:
 Operator = Annotated[Admin, Depends(admin)]
 
 
-class KeyBody(BaseModel):
+class KeyBody(RequestBody):
     """A new key of the operator's tenant. The tenant comes from the operator's key."""
 
-    model_config = ConfigDict(extra="forbid")
     name: str | None = Field(None, description="A name to tell it by (default: key-<id>).")
     roles: list[str] = Field(description="The roles it asks with, e.g. ['public'] (defined by the tenant).")
     operator: bool = Field(False, description="Whether it may use the operator routes.")

@@ -14,13 +14,13 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from ..model.errors import ValidationError, VeracityError
 from .core.gateway import Caller, Gateway
 from .errors import error_body
 
-__all__ = ["JSON", "Gate", "Who", "make_router", "router", "sse"]
+__all__ = ["JSON", "Gate", "RequestBody", "Who", "make_router", "router", "sse"]
 
 
 def make_router() -> APIRouter:
@@ -77,20 +77,47 @@ def json_body(request: Request) -> None:
 JSON = [Depends(json_body)]
 
 
-class AskBody(BaseModel):
-    """A question. Who asks comes from the key, never from here."""
+def _unicode_text(value: Any) -> Any:
+    """``value`` unchanged when every string in it is valid Unicode; ``ValueError`` otherwise."""
+    for text in value if isinstance(value, list) else [value]:
+        if isinstance(text, str):
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                where = f"U+{ord(exc.object[exc.start]):04X}"
+                raise ValueError(
+                    f"the text is not valid Unicode (a lone surrogate, {where}); send UTF-8 text"
+                ) from None
+    return value
+
+
+class RequestBody(BaseModel):
+    """A JSON request body: fields it does not define are refused, and so is text that is not Unicode.
+
+    JSON may escape a lone surrogate (``"\\ud800"``), which Python reads into a string that no
+    later step can encode; refusing it here keeps it out of every route.
+    """
 
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*")
+    @classmethod
+    def _valid_unicode(cls, value: Any) -> Any:
+        return _unicode_text(value)
+
+
+class AskBody(RequestBody):
+    """A question. Who asks comes from the key, never from here."""
+
     question: str = Field(description="The question, in any language.")
     version: str | None = Field(None, description="Product version it is about; 'all' for none.")
     as_of: str | None = Field(None, description="'now', a date (end of that day, UTC) or an ISO datetime.")
     explain: bool = Field(False, description="Add the trace (and, for operator keys, the candidates).")
 
 
-class SearchBody(BaseModel):
+class SearchBody(RequestBody):
     """A search for tools that bring their own generator."""
 
-    model_config = ConfigDict(extra="forbid")
     query: str
     version: str | None = None
     as_of: str | None = None

@@ -12,9 +12,9 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Request
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
-from .api import JSON, Who, make_router, sse
+from .api import JSON, RequestBody, Who, make_router, sse
 from .core.conversations import Conversations
 
 __all__ = ["router"]
@@ -30,17 +30,15 @@ def conversations(request: Request) -> Conversations:
 Talks = Annotated[Conversations, Depends(conversations)]
 
 
-class StartBody(BaseModel):
+class StartBody(RequestBody):
     """A new conversation. Who owns it comes from the key, never from here."""
 
-    model_config = ConfigDict(extra="forbid")
     title: str | None = Field(None, description="A title to list it by (the first question when left out).")
 
 
-class TurnBody(BaseModel):
+class TurnBody(RequestBody):
     """The next question of a conversation."""
 
-    model_config = ConfigDict(extra="forbid")
     question: str = Field(description="As the person wrote it; a follow-up may lean on the turn before.")
     version: str | None = Field(None, description="Product version it is about [default: the turn before's].")
     as_of: str | None = Field(None, description="'now', a date (end of that day, UTC) or an ISO datetime.")
@@ -59,10 +57,9 @@ def ask(conversation_id: str, body: TurnBody, who: Who, talks: Talks) -> dict[st
     return talks.ask(who, conversation_id, body.question, version=body.version, as_of=body.as_of)
 
 
-class FeedbackBody(BaseModel):
+class FeedbackBody(RequestBody):
     """👍 or 👎 on one turn, and why."""
 
-    model_config = ConfigDict(extra="forbid")
     rating: str = Field(description="'up' or 'down'.")
     comment: str | None = Field(None, description="What was wrong (or right), at most 2,000 characters.")
 

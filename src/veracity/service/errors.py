@@ -94,10 +94,22 @@ def _where(location: Any) -> str:
     return ".".join(str(part) for part in location) if isinstance(location, list | tuple) else str(location)
 
 
+def _encodable(value: Any) -> Any:
+    """``value`` with every text made encodable: a lone surrogate is written as its escape (``\\ud800``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [_encodable(item) for item in value]
+    if isinstance(value, dict):
+        return {_encodable(key): _encodable(item) for key, item in value.items()}
+    return value
+
+
 def validation_body(error: RequestValidationError) -> dict[str, Any]:
     """The envelope of a request that failed validation: the problems in words in ``detail``,
     the field-level list in ``errors``."""
-    errors = jsonable_encoder(error.errors())
+    # each error echoes its input, which may be the very text refused for not being Unicode
+    errors = _encodable(jsonable_encoder(error.errors()))
     problems = "; ".join(f"{_where(e.get('loc', ()))}: {e.get('msg', '')}" for e in errors)
     detail = f"the request is not valid: {problems}" if problems else "the request is not valid"
     return {"error": "RequestValidationError", "detail": detail, "status": 422, "errors": errors}

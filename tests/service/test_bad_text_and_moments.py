@@ -1,0 +1,91 @@
+"""Input the service must refuse as a client's mistake (422), never answer with a 500: a moment
+UTC cannot hold in ``as_of``, and text JSON escapes into a lone surrogate."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.service.conftest import auth
+
+OUTSIDE_UTC = ("0001-01-01T00:00:00+05:00", "9999-12-31T23:59:59-05:00")
+BODIES = [("/v1/ask", {"question": "席位"}), ("/v1/search", {"query": "席位"})]
+SURROGATE = '"mid \\ud800"'  # JSON text: the escape reaches the server as written, unpaired
+
+
+def events_of(text: str) -> list[tuple[str, dict]]:
+    blocks = [block.split("\n", 1) for block in text.strip().split("\n\n")]
+    return [(name.removeprefix("event: "), json.loads(data.removeprefix("data: "))) for name, data in blocks]
+
+
+@pytest.mark.parametrize("moment", OUTSIDE_UTC)
+@pytest.mark.parametrize(("path", "body"), BODIES)
+def test_a_moment_outside_utc_in_a_body_is_422(client, moment: str, path: str, body: dict) -> None:
+    http, keys = client
+    answer = http.post(path, json={**body, "as_of": moment}, headers=auth(keys.public))
+    assert answer.status_code == 422, answer.text
+    refusal = answer.json()
+    assert refusal["error"] == "ValidationError" and "out of the supported range" in refusal["detail"]
+
+
+@pytest.mark.parametrize("moment", OUTSIDE_UTC)
+def test_a_moment_outside_utc_listing_documents_is_422(client, moment: str) -> None:
+    http, keys = client
+    answer = http.get("/v1/documents", params={"as_of": moment}, headers=auth(keys.public))
+    assert answer.status_code == 422, answer.text
+    assert "out of the supported range" in answer.json()["detail"]
+
+
+@pytest.mark.parametrize("moment", OUTSIDE_UTC)
+def test_a_moment_outside_utc_on_the_stream_is_refused_like_a_malformed_one(client, moment: str) -> None:
+    http, keys = client
+
+    def stream(as_of: str) -> list[tuple[str, dict]]:
+        params = {"question": "席位", "as_of": as_of}
+        return events_of(http.get("/v1/ask/stream", params=params, headers=auth(keys.public)).text)
+
+    malformed, extreme = stream("yesterday"), stream(moment)
+    assert [name for name, _ in extreme] == [name for name, _ in malformed] == ["accepted", "error"]
+    assert extreme[-1][1]["status"] == 422 and "out of the supported range" in extreme[-1][1]["detail"]
+
+
+@pytest.mark.parametrize(("path", "body"), BODIES)
+def test_the_last_day_of_the_calendar_is_a_moment(client, path: str, body: dict) -> None:
+    http, keys = client
+    answer = http.post(path, json={**body, "as_of": "9999-12-31"}, headers=auth(keys.public))
+    assert answer.status_code == 200, answer.text
+    listed = http.get("/v1/documents", params={"as_of": "9999-12-31"}, headers=auth(keys.public))
+    assert listed.status_code == 200, listed.text
+    params = {"question": "席位", "as_of": "9999-12-31"}
+    streamed = events_of(http.get("/v1/ask/stream", params=params, headers=auth(keys.public)).text)
+    assert streamed[-1][0] == "done"
+
+
+@pytest.mark.parametrize(
+    ("path", "field", "body"),
+    [
+        ("/v1/ask", "question", f'{{"question": {SURROGATE}}}'),
+        ("/v1/search", "query", f'{{"query": {SURROGATE}}}'),
+        ("/v1/ask", "version", f'{{"question": "席位", "version": {SURROGATE}}}'),
+        ("/v1/conversations", "title", f'{{"title": {SURROGATE}}}'),
+    ],
+)
+def test_a_lone_surrogate_is_422_naming_the_field(client, path: str, field: str, body: str) -> None:
+    http, keys = client
+    headers = {**auth(keys.public), "content-type": "application/json"}
+    answer = http.post(path, content=body.encode("utf-8"), headers=headers)
+    assert answer.status_code == 422, answer.text
+    refusal = answer.json()
+    assert f"body.{field}" in refusal["detail"]
+    assert "not valid Unicode (a lone surrogate, U+D800)" in refusal["detail"]
+    # the input is echoed as its escape, so the refusal itself can be encoded
+    assert refusal["errors"][0]["input"] == "mid \\ud800"
+
+
+def test_a_lone_surrogate_in_a_new_key_is_422(client) -> None:
+    http, keys = client
+    headers = {**auth(keys.operator), "content-type": "application/json"}
+    answer = http.post("/v1/keys", content=f'{{"roles": [{SURROGATE}]}}'.encode(), headers=headers)
+    assert answer.status_code == 422, answer.text
+    assert "not valid Unicode" in answer.json()["detail"]

@@ -19,6 +19,7 @@ from ..model.errors import ConfigError, EmptyContentError, ValidationError
 from ..model.versions import check_range
 from ..text.language import detect_language
 from ..text.normalize import identity_text, normalize_body
+from .yaml_text import written_text
 
 STANCES = ("supports", "contradicts")
 REQUIRED_FIELDS = (
@@ -76,7 +77,23 @@ def parse_moment(value: object, *, document: str, field: str) -> datetime:
         raise ValidationError(f"expected a date, got {value!r}", document=document, field=field)
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
+    _check_in_utc_range(moment, document=document, field=field)
     return moment
+
+
+def _check_in_utc_range(moment: datetime, *, document: str, field: str) -> None:
+    # moments are stored and compared in UTC; one whose offset carries it past year 1 or 9999
+    # (9999-12-31T23:00-05:00) cannot be, and must reject its own file rather than abort the batch
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        bound, fix = ("after 9999-12-31", "earlier") if moment.year > 1 else ("before 0001-01-01", "later")
+        raise ValidationError(
+            f"{moment.isoformat()} is out of the supported range: in UTC it falls {bound}; "
+            f"give a {fix} moment",
+            document=document,
+            field=field,
+        ) from None
 
 
 def _enum_field(enum_type: Any, value: object, *, document: str, field: str) -> Any:
@@ -166,7 +183,7 @@ def make_document(
     for name in REQUIRED_FIELDS:
         if metadata.get(name) in (None, ""):
             raise ValidationError("required field is missing", document=source_id, field=name)
-    revision = str(metadata["revision"])
+    revision = written_text(metadata["revision"])  # "1.10" as written, not the float 1.1
     normalized = normalize_body(body)
     document_id, content_digest = document_identity(source_id, revision, normalized)
 
@@ -241,7 +258,7 @@ def check_field_types(metadata: Mapping[str, Any], *, document: str) -> None:
     """``ValidationError`` naming the field unless every governance field has its shape.
 
     Single-valued fields hold one text, number or date; ``allowed_roles`` a
-    name or a list of names; ``facts`` a list of mappings of single values.
+    list of names or one text of comma-separated names; ``facts`` a list of mappings of single values.
     Checked before any value is converted, so a nested structure is refused
     by name instead of being turned into text.
     """
@@ -273,13 +290,14 @@ def check_field_types(metadata: Mapping[str, Any], *, document: str) -> None:
 def _version_text(value: object) -> str | None:
     if value in (None, ""):
         return None
-    return str(value).strip()
+    return written_text(value).strip()  # an unquoted 3.10 is version 3.10, not the float 3.1
 
 
 def _roles(raw: object, *, document: str) -> tuple[str, ...]:
     if raw in (None, ""):
         return ()
-    items: Iterable[object] = [raw] if isinstance(raw, str) else raw  # type: ignore[assignment]
+    # one text is split at commas, as the HTML meta tag and --roles are: "support, public" is two roles
+    items: Iterable[object] = raw.split(",") if isinstance(raw, str) else raw  # type: ignore[assignment]
     if not isinstance(items, list | tuple | set | frozenset | str) and not isinstance(raw, str):
         raise ValidationError(
             "allowed_roles must be a list of role names", document=document, field="allowed_roles"

@@ -29,7 +29,7 @@ def split_front_matter(text: str, *, source: str = "<text>") -> tuple[dict[str, 
             header = "\n".join(lines[1:index])
             body = "\n".join(lines[index + 1 :])
             try:
-                metadata = load_yaml(header, source=source, what="front matter") or {}
+                metadata = load_yaml(header, source=source, what="front matter", keep_number_text=True) or {}
             except yaml.YAMLError as exc:
                 raise ValidationError(
                     f"front matter is not valid YAML: {exc}", document=source

@@ -34,7 +34,7 @@ from __future__ import annotations
 import fnmatch
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
@@ -47,7 +47,7 @@ from ..text.scripts import CJK_RANGES
 from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
-from .yaml_text import load_yaml
+from .yaml_text import WrittenFloat, load_yaml
 
 __all__ = [
     "DEFAULTED_FIELDS",
@@ -73,6 +73,10 @@ def sidecar_names(path: Path) -> tuple[Path, ...]:
     return (full,) if short == full else (full, short)
 
 
+def _float_with_text(written: str) -> WrittenFloat:
+    return WrittenFloat(float(written), written)
+
+
 def _load_mapping(path: Path, *, what: str) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8-sig")
@@ -80,7 +84,11 @@ def _load_mapping(path: Path, *, what: str) -> dict[str, Any]:
         raise IngestError(f"cannot read {what}: {exc}", path=str(path)) from None
     try:
         is_json = path.suffix.lower() == ".json"
-        data = json.loads(text) if is_json else load_yaml(text, source=str(path), what=what)
+        data = (
+            json.loads(text, parse_float=_float_with_text)
+            if is_json
+            else load_yaml(text, source=str(path), what=what, keep_number_text=True)
+        )
     except (json.JSONDecodeError, yaml.YAMLError) as exc:
         raise IngestError(f"{what} is not valid {path.suffix[1:].upper()}: {exc}", path=str(path)) from None
     if data is None:
@@ -138,6 +146,24 @@ class MetadataMap:
                 merged.update(value)
         merged.update(self._exact.get(relative, {}))
         return merged
+
+    def unmatched_keys(self, relatives: Iterable[str]) -> tuple[str, ...]:
+        """The keys, in file order, that :meth:`lookup` applies to none of ``relatives``.
+
+        Such a key governs nothing: most often a folder written without a glob
+        (``internal/`` where ``internal/**`` was meant), which its author needs to hear of.
+        """
+        present = {_clean_key(relative) for relative in relatives}
+        return tuple(key for key, _ in self.entries if not _matches_any(key, present))
+
+
+def _matches_any(key: str, relatives: set[str]) -> bool:
+    if key in relatives:
+        return True
+    if not _GLOB_CHARS & set(key):
+        return False
+    pattern = re.compile(fnmatch.translate(key))  # fnmatchcase's own translation, compiled once per key
+    return any(pattern.match(relative) for relative in relatives)
 
 
 DEFAULTED_FIELDS: Final = ("tenant", "revision", "valid_from", "status", "visibility", "trust")

@@ -6,6 +6,12 @@ the value hangs and eats memory. Metadata never needs them, so a block that
 uses one is rejected by name before anything is built from it. Parsing is
 libyaml's when available (about 9x faster than the pure-Python parser, same
 results and safety).
+
+With ``keep_number_text``, numbers remember how they were written
+(:class:`WrittenFloat`, :class:`WrittenInt`): YAML reads ``version_min: 3.10``
+as the float 3.1, and a field that is text to its author (a version) needs
+the ``3.10`` back (:func:`written_text`). Everywhere else they are the numbers
+they always were.
 """
 
 from __future__ import annotations
@@ -16,9 +22,60 @@ import yaml
 
 from .errors import IngestError
 
-__all__ = ["load_yaml"]
+__all__ = ["WrittenFloat", "WrittenInt", "load_yaml", "written_text"]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class WrittenFloat(float):
+    """A float that remembers the text it was written as (``3.10``, not ``3.1``)."""
+
+    __slots__ = ("written",)
+    written: str
+
+    def __new__(cls, value: float, written: str) -> WrittenFloat:
+        number = super().__new__(cls, value)
+        number.written = written
+        return number
+
+    def __reduce__(self) -> tuple[type[WrittenFloat], tuple[float, str]]:
+        # float's own reduction would rebuild it without its text (workers pickle metadata)
+        return type(self), (float(self), self.written)
+
+
+class WrittenInt(int):
+    """An int that remembers the text it was written as (``010``, not ``8``)."""
+
+    written: str
+
+    def __new__(cls, value: int, written: str) -> WrittenInt:
+        number = super().__new__(cls, value)
+        number.written = written
+        return number
+
+    def __reduce__(self) -> tuple[type[WrittenInt], tuple[int, str]]:
+        return type(self), (int(self), self.written)
+
+
+def written_text(value: object) -> str:
+    """``value`` as its author wrote it: a number's source text when it kept one, else ``str(value)``."""
+    return value.written if isinstance(value, WrittenFloat | WrittenInt) else str(value)
+
+
+class _NumberTextLoader(_LOADER):  # type: ignore[misc, valid-type]
+    """The safe loader whose numbers keep their source text (parsing stays libyaml's)."""
+
+
+def _float_with_text(loader: Any, node: yaml.ScalarNode) -> WrittenFloat:
+    return WrittenFloat(loader.construct_yaml_float(node), node.value)
+
+
+def _int_with_text(loader: Any, node: yaml.ScalarNode) -> WrittenInt:
+    return WrittenInt(loader.construct_yaml_int(node), node.value)
+
+
+_NumberTextLoader.add_constructor("tag:yaml.org,2002:float", _float_with_text)
+_NumberTextLoader.add_constructor("tag:yaml.org,2002:int", _int_with_text)
 
 
 def _refuse_aliases(text: str, *, source: str, what: str) -> None:
@@ -34,12 +91,13 @@ def _refuse_aliases(text: str, *, source: str, what: str) -> None:
             )
 
 
-def load_yaml(text: str, *, source: str, what: str) -> Any:
+def load_yaml(text: str, *, source: str, what: str, keep_number_text: bool = False) -> Any:
     """Load ``text`` (``what`` of ``source``, for messages) with safe types and no anchors or aliases.
 
+    ``keep_number_text`` makes numbers :class:`WrittenFloat` / :class:`WrittenInt`.
     Raises ``IngestError`` for an anchor or alias, ``yaml.YAMLError`` for
     text that is not YAML (callers word that one themselves).
     """
     if "&" in text or "*" in text:  # neither can occur without one of these characters
         _refuse_aliases(text, source=source, what=what)
-    return yaml.load(text, Loader=_LOADER)
+    return yaml.load(text, Loader=_NumberTextLoader if keep_number_text else _LOADER)

@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..catalog.bulk import documents_by_source
@@ -23,7 +23,7 @@ from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
 from ..index.ahead import AheadTokens
 from ..model.contracts import Document, Status
-from ..model.errors import StorageError, VeracityError
+from ..model.errors import StorageError, ValidationError, VeracityError
 from ..parse.chunking import oversize_chunks
 from ..parse.diagnostics import ParseDiagnostics
 from ..parse.documents import next_revision, same_but_revision, with_revision
@@ -66,6 +66,9 @@ class Run:
     """The catalog's connection (``None``: a store without one keeps no sources or tombstones)."""
     tokens: AheadTokens = field(default_factory=AheadTokens)
     """Index tokens the parse workers computed for the chunks written (the index sync takes them)."""
+    claimed: dict[tuple[str, str], list[tuple[SourceFile, str | None]]] = field(default_factory=dict)
+    """The files of this ingest stored under each ``(tenant, source_id)``, with the revision each
+    declares (``None``: numbered); see :func:`_claim`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +116,8 @@ class Plan:
     source: tuple[str, str] | None = None
     """``(tenant, source_id)`` to record in ``source_files``."""
     untomb: bool = False
-    restore: str | None = None
+    new_status: tuple[str, Status] | None = None
+    """``(document_id, status)`` for a stored document whose status this ingest changes."""
     fingerprint: str | None = None
     """The file's fingerprint, recorded with its source (:mod:`veracity.ingest.fingerprints`)."""
     diagnostics: dict[str, Any] = field(default_factory=dict)
@@ -136,7 +140,7 @@ class Plan:
         """Rejected: nothing of the file is written, and the ledger says why (the steps it had
         reached are dropped, as the file's rollback dropped them)."""
         self.failure, self.outcome, self.put = exc, None, None
-        self.source, self.untomb, self.restore = None, False, None
+        self.source, self.untomb, self.new_status = None, False, None
         found = getattr(exc, "diagnostics", None)  # a file that parsed to no text says what it found
         diagnostics = found.as_dict() if isinstance(found, ParseDiagnostics) else None
         self.steps = [self.steps[0], ("failed", {"reason": str(exc), "diagnostics": diagnostics})]
@@ -170,8 +174,9 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
         record_sources(connection, files, [plan.recorded() for _, plan in sources])
         remove_tombstones(connection, [source for source, plan in sources if plan.untomb])
     for plan in plans:
-        if plan.restore is not None:
-            store.set_status(plan.restore, Status.ACTIVE, store.catalog_revision(plan.restore))
+        if plan.new_status is not None:
+            document_id, status = plan.new_status
+            store.set_status(document_id, status, store.catalog_revision(document_id))
     start = time.perf_counter()
     try:
         stored = [(plan.put, plan.judged) for plan in plans if plan.put is not None]
@@ -190,8 +195,8 @@ def resolve_unparsed(
     parse: Callable[[SourceFile], Loaded | Skipped | Exception],
 ) -> list[tuple[SourceFile, Loaded | Skipped | Exception]]:
     """Each :class:`Unparsed` file of one part as the document it came to, when that is still the
-    latest revision of its source and no other file of the part has its source; else ``parse``d
-    (see :mod:`veracity.ingest.fingerprints`)."""
+    latest revision of its source, no other file of the part has its source and ``--restore``
+    does not need its declared status; else ``parse``d (see :mod:`veracity.ingest.fingerprints`)."""
     unparsed = [result for _, result in loaded if isinstance(result, Unparsed)]
     if not unparsed:
         return [(file, result) for file, result in loaded if not isinstance(result, Unparsed)]
@@ -206,14 +211,26 @@ def resolve_unparsed(
             resolved.append((file, result))
             continue
         document = documents.get(result.recorded.document_id)
-        if document is not None and sources[document.source_id] == 1:
+        if document is not None and sources[document.source_id] == 1 and not _status_unknown(run, document):
             revisions = _revisions(by_source, document)
             if revisions and revisions[-1].document_id == document.document_id:
-                standing = (document, recorded_parse(result.recorded), None, None, None, result.fingerprint)
+                # a file declaring another status keeps no fingerprint (_decide), so this one declared active
+                declared = replace(document, status=Status.ACTIVE)
+                standing = (declared, recorded_parse(result.recorded), None, None, None, result.fingerprint)
                 resolved.append((file, standing))
                 continue
         resolved.append((file, parse(file)))
     return resolved
+
+
+def _status_unknown(run: Run, document: Document) -> bool:
+    """Whether ``--restore`` needs the status ``document``'s file declares and only a parse tells it.
+
+    The recorded document holds the catalog's status. A file that declares no status declares
+    active; one that declares a status may say withdrawn (recorded before such files stopped
+    keeping fingerprints), and reviving it would break its word.
+    """
+    return run.restore and document.status is not Status.ACTIVE and "status" not in document.defaulted_fields
 
 
 def _revisions(by_source: dict[str, list[Document]], document: Document) -> list[Document]:
@@ -257,6 +274,10 @@ def _decide(
     ids: dict[str, Any] = {"source_id": document.source_id, "document_id": document.document_id}
     plan.diagnostics = parsed.diagnostics.as_dict()
     plan.step("parsed", diagnostics=plan.diagnostics, **ids)
+    _claim(run, plan.file, document)
+    declared = document.status  # numbering below swaps in the stored revision, whose status is the catalog's
+    if declared is not Status.ACTIVE:
+        plan.fingerprint = None  # parsed every time: an unparsed stand-in has only the catalog's status
     revisions = _revisions(by_source, document)
     if run.connection is not None:
         tombstone = tombstones.get((document.tenant, document.source_id))
@@ -273,16 +294,7 @@ def _decide(
         ids["document_id"] = document.document_id
     stored = next((d for d in revisions if d.document_id == document.document_id), None)
     if stored is not None:
-        plan.step("unchanged", **ids)
-        if (
-            run.restore
-            and stored.status is Status.WITHDRAWN
-            and not any(d.status is Status.ACTIVE for d in revisions)
-        ):
-            plan.restore = stored.document_id
-            plan.outcome = Outcome("restored", document.source_id, document.document_id)
-        else:
-            plan.outcome = Outcome("unchanged", document.source_id, document.document_id)
+        _settle_stored(run, plan, stored, declared, revisions)
         return
     start = time.perf_counter()
     try:
@@ -301,6 +313,66 @@ def _decide(
     kind = "revised" if previous else "added"
     oversize = oversize_chunks(chunks)
     plan.outcome = Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
+
+
+def _claim(run: Run, file: SourceFile, document: Document) -> None:
+    """Reject ``file`` when an earlier file of this ingest came to the same source id, unless
+    both declare revisions and they differ (a folder may hold several revisions of one source).
+
+    Two such files would otherwise be stored in turn as revisions of each other, each ingest
+    adding two revisions and keeping only the last file. The earlier file keeps the id: by the
+    time a later one is parsed the earlier may be committed (files are written as they are
+    parsed), and a re-run then rejects the same later file, so it adds nothing.
+    """
+    revision = None if "revision" in document.defaulted_fields else document.revision
+    claims = run.claimed.setdefault((document.tenant, document.source_id), [])
+    first = next((f for f, r in claims if r is None or revision is None or r == revision), None)
+    if first is not None:
+        raise ValidationError(
+            f"{_shown(first, file)} of this ingest already has this id, so {_shown(file, first)} is not "
+            "ingested; give one of them its own id (id: in its front matter, sidecar or --metadata) "
+            "or rename it",
+            document=document.source_id,
+            field="id",
+        )
+    claims.append((file, revision))
+
+
+def _shown(file: SourceFile, beside: SourceFile) -> str:
+    """``file``'s name as the ledger has it, with its folder when ``beside`` is from another one."""
+    return file.source if file.root == beside.root else str(file.path)
+
+
+def _settle_stored(
+    run: Run, plan: Plan, stored: Document, declared: Status, revisions: Sequence[Document]
+) -> None:
+    """A file whose document is stored already: unchanged, restored (``--restore``), or given
+    the status its file declares."""
+    ids = {"source_id": stored.source_id, "document_id": stored.document_id}
+    plan.step("unchanged", **ids)
+    kind = "unchanged"
+    if run.restore and _restorable(stored, declared, revisions):
+        plan.new_status, kind = (stored.document_id, Status.ACTIVE), "restored"
+    elif stored.status is Status.ACTIVE and declared is not Status.ACTIVE:
+        # status is not part of a revision, so a file edited to withdraw its document (or one an
+        # earlier --restore revived against its word) changes only the stored status
+        plan.new_status = (stored.document_id, declared)
+        plan.step(declared.value, reason=f"its file declares status {declared.value}", **ids)
+    plan.outcome = Outcome(kind, stored.source_id, stored.document_id)
+
+
+def _restorable(stored: Document, declared: Status, revisions: Sequence[Document]) -> bool:
+    """Whether ``--restore`` brings ``stored`` back: a command withdrew it (withdraw, prune), its
+    file declares it active, and no revision of its source is active.
+
+    A file that declares ``withdrawn`` itself is stored withdrawn, just as a command leaves
+    it; only the declared status tells the two apart, and the file's word holds.
+    """
+    return (
+        stored.status is Status.WITHDRAWN
+        and declared is Status.ACTIVE
+        and not any(d.status is Status.ACTIVE for d in revisions)
+    )
 
 
 def _numbered(document: Document, revisions: Sequence[Document]) -> Document:

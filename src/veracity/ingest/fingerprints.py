@@ -20,7 +20,11 @@ taken from the file's modification time (which does not make a revision). Otherw
 (another revision came since, the document was deleted) the file is parsed.
 
 Files with pages (PDF, images) are always parsed: their text can depend on an OCR
-engine that was installed since.
+engine that was installed since. So are files that declare a status other than active
+(they keep no fingerprint), and, with ``--restore``, a file whose withdrawn document took
+its status from the file: the recorded document has the catalog's status, and only the
+file says whether a command withdrew it (``--restore`` brings it back) or the file did
+(it stays withdrawn).
 """
 
 from __future__ import annotations

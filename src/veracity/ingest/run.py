@@ -9,8 +9,11 @@ vectors embedded in batches (a new revision reuses the vectors of chunks whose
 text did not change). A document whose id the catalog already holds costs a
 parse and nothing else. A new revision of a source that has an active document
 supersedes it (the old one is retired). A file that fails validation is
-rejected whole, with its reason; the others go in. The catalog is read and
-written a part of files at a time (:data:`FILES_PER_PART`): a few statements
+rejected whole, with its reason; the others go in. Files of one ingest that come to the
+same source id (``guide.md`` and ``guide.txt``, or an ``id`` given twice) would replace each
+other: the first keeps the id and the later ones are rejected, naming it (files declaring
+distinct revisions are revisions of one source). The catalog is read and written a part of
+files at a time (:data:`FILES_PER_PART`): a few statements
 per table for the part, not per file (over PostgreSQL each is a round trip),
 each file decided and checked before any of it is written.
 
@@ -28,8 +31,10 @@ public documents are visible to someone. Principals with roles the tenant does
 not define see nothing (fail closed).
 
 Deleted sources stay deleted (:mod:`veracity.catalog.tombstones`) unless
-``restore``; ``prune`` withdraws (or with ``delete_pruned`` deletes) the
-documents of sources whose files have gone from an ingested folder.
+``restore``, which also brings back what a command withdrew, never a document whose file
+declares a status other than active (the file's status always holds); ``prune`` withdraws
+(or with ``delete_pruned`` deletes) the documents of sources whose files have gone from an
+ingested folder.
 """
 
 from __future__ import annotations
@@ -158,7 +163,8 @@ def ingest_paths(
     ``tenant`` is the tenant for files without one (a file naming another
     tenant is rejected); ``roles`` are added to it. ``strict`` rejects sources
     missing governance fields instead of taking defaults. ``restore`` ingests
-    sources deleted earlier (and brings back unchanged withdrawn ones);
+    sources deleted earlier (and brings back unchanged ones a command withdrew, never one whose
+    file declares a status other than active);
     ``prune`` withdraws, with ``delete_pruned`` deletes, the documents of
     sources whose files have gone from an ingested folder. ``limits`` bound
     what one file may cost (:mod:`veracity.parse.limits`; ``max_bytes``

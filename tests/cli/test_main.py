@@ -96,3 +96,22 @@ def test_eval_of_the_demo_cases_on_another_knowledge_base_says_what_to_do(tmp_pa
     result = run("eval", "--kb", str(kb), "--out", str(tmp_path / "out"))
     assert result.exit_code == 1
     assert "is not the demo; give --cases FILE" in result.output and "init-demo" in result.output
+
+
+def test_ingest_names_the_metadata_keys_that_match_no_file(tmp_path) -> None:
+    docs = tmp_path / "docs"
+    (docs / "internal").mkdir(parents=True)
+    (docs / "internal" / "oncall.md").write_text("# 值班\n\n值班电话是 555-0100。", "utf-8")
+    (docs / "guide.md").write_text("# 指南\n\n每日快照默认保留 14 天。", "utf-8")
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text(
+        '"internal/": {visibility: internal, allowed_roles: [support]}\n"guide.md": {trust: official}\n',
+        "utf-8",
+    )
+    args = ("ingest", str(docs), "--kb", str(tmp_path / "kb"), "--embedder", "fake", "--no-progress")
+    result = run(*args, "--metadata", str(mapping))
+    assert result.exit_code == 0, result.output
+    warning = "metadata file keys that match no file (they govern nothing; a folder needs 'dir/**'): "
+    assert f"{warning}internal/\n" in result.output
+    again = json.loads(run(*args, "--metadata", str(mapping), "--json").output)
+    assert again["unmatched_metadata_keys"] == ["internal/"]

@@ -89,6 +89,11 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
         lines.append(defaults)
     if report.extra_keys:
         lines.append(f"  metadata keys kept (they govern nothing): {_names(report.extra_keys)}")
+    if report.unmatched_metadata_keys:
+        lines.append(
+            "  metadata file keys that match no file (they govern nothing; a folder needs 'dir/**'): "
+            f"{_names(report.unmatched_metadata_keys)}"
+        )
     lines.extend(_skipped_lines(report))
     if report.restored:
         lines.append(f"  restored {len(report.restored)}: {_names(report.restored[:LISTED])}")
@@ -140,6 +145,7 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "documents_with_defaults": report.documents_with_defaults,
         "defaults_taken": dict(report.defaults_taken),
         "metadata_keys": list(report.extra_keys),
+        "unmatched_metadata_keys": list(report.unmatched_metadata_keys),
         "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
         "default_roles": list(report.default_roles),
         "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},

@@ -120,6 +120,8 @@ class IngestReport:
     documents_with_defaults: int = 0
     defaults_taken: tuple[tuple[str, int], ...] = ()
     extra_keys: tuple[str, ...] = ()
+    unmatched_metadata_keys: tuple[str, ...] = ()
+    """Keys of the metadata mapping that match no file of the folders (they govern nothing)."""
     oversize_chunks: int = 0
     scan: SourceScan = field(default_factory=SourceScan)
     pruned: PruneReport = field(default_factory=PruneReport)
@@ -248,6 +250,9 @@ def _ingest(
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
     report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+    if mapping is not None:  # over every file scanned: under sync, a file not read again still counts
+        unmatched = mapping.unmatched_keys(f.source for f in scan.files)
+        report = replace(report, unmatched_metadata_keys=unmatched)
     return replace(report, worker_seconds=worker_seconds)
 
 

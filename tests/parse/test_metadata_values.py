@@ -180,3 +180,27 @@ def test_unmatched_keys_agree_with_lookup(tmp_path: Path) -> None:
 def test_an_unquoted_revision_keeps_the_text_it_was_written_as() -> None:
     text = _markdown("").replace("revision: '1'", "revision: 1.10")
     assert load_markdown_text(text).revision == "1.10"
+
+
+def test_yaml_mistakes_are_told_on_one_line_with_the_line_of_the_file(tmp_path: Path) -> None:
+    with pytest.raises(ValidationError) as caught:
+        load_markdown_text("---\ntitle: ok\nrevision: [unclosed\nstatus: active\n---\n# A\n\ntext\n")
+    message = str(caught.value)
+    assert "\n" not in message and "<unicode string>" not in message
+    # the parser stops at the colon of the line after the unclosed list: the file's line 4
+    assert "front matter is not valid YAML: " in message and "at line 4, column 7" in message
+    mapping = tmp_path / "map.yaml"
+    mapping.write_text('"a.md": {trust: official\n"b.md": {}\n', "utf-8")
+    with pytest.raises(IngestError) as caught_map:
+        MetadataMap.load(mapping)
+    assert "\n" not in str(caught_map.value) and "is not valid YAML: " in str(caught_map.value)
+
+
+def test_a_sources_file_governance_version_is_the_text_written(tmp_path: Path) -> None:
+    from veracity.sync.config import parse_sources
+
+    text = "sources:\n  - name: docs\n    folder: docs\n    governance: {version_min: 3.10}\n"
+    spec = parse_sources(text, base=tmp_path)[0]
+    assert written_text(dict(spec.governance)["version_min"]) == "3.10"
+    tenth = parse_sources(text.replace("3.10", "3.1"), base=tmp_path)[0]
+    assert spec.governance_digest != tenth.governance_digest

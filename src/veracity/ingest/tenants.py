@@ -36,7 +36,7 @@ from ..catalog.defaults import (
 from ..catalog.store import DatabaseStore
 from ..model.contracts import Document
 from ..model.errors import ValidationError
-from ..parse.yaml_text import load_yaml
+from ..parse.yaml_text import load_yaml, yaml_problem
 from ..pipeline.engine import Engine
 
 __all__ = ["TenantSetup", "read_tenant_file", "resolve_tenants"]
@@ -46,8 +46,10 @@ def read_tenant_file(file: Path) -> tuple[str, list[str], dict[str, Any]]:
     """``(tenant, roles, raw)`` of a ``tenant.yaml``; ``ValidationError`` naming the file otherwise."""
     try:
         raw: Any = load_yaml(file.read_text(encoding="utf-8"), source=str(file), what="tenant file") or {}
-    except (OSError, yaml.YAMLError) as exc:
+    except OSError as exc:
         raise ValidationError(f"cannot read tenant roles: {exc}", document=str(file)) from None
+    except yaml.YAMLError as exc:
+        raise ValidationError(f"cannot read tenant roles: {yaml_problem(exc)}", document=str(file)) from None
     tenant, roles = raw.get("tenant") if isinstance(raw, dict) else None, raw.get("roles", [])
     if not isinstance(tenant, str) or not isinstance(roles, list) or not all(
         isinstance(role, str | int) for role in roles

@@ -13,7 +13,7 @@ from ..model.contracts import Document
 from ..model.errors import ValidationError
 from .documents import make_document
 from .site_markup import clean_site_markup
-from .yaml_text import load_yaml
+from .yaml_text import load_yaml, yaml_problem
 
 _FENCE = "---"
 
@@ -31,8 +31,8 @@ def split_front_matter(text: str, *, source: str = "<text>") -> tuple[dict[str, 
             try:
                 metadata = load_yaml(header, source=source, what="front matter", keep_number_text=True) or {}
             except yaml.YAMLError as exc:
-                raise ValidationError(
-                    f"front matter is not valid YAML: {exc}", document=source
+                raise ValidationError(  # the block starts on the file's second line
+                    f"front matter is not valid YAML: {yaml_problem(exc, first_line=2)}", document=source
                 ) from None
             if not isinstance(metadata, dict):
                 raise ValidationError("front matter must be a mapping", document=source)

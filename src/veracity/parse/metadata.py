@@ -47,7 +47,7 @@ from ..text.scripts import CJK_RANGES
 from .documents import REQUIRED_FIELDS
 from .errors import IngestError
 from .nodes import ParsedSource
-from .yaml_text import WrittenFloat, load_yaml
+from .yaml_text import WrittenFloat, load_yaml, yaml_problem
 
 __all__ = [
     "DEFAULTED_FIELDS",
@@ -89,8 +89,10 @@ def _load_mapping(path: Path, *, what: str) -> dict[str, Any]:
             if is_json
             else load_yaml(text, source=str(path), what=what, keep_number_text=True)
         )
-    except (json.JSONDecodeError, yaml.YAMLError) as exc:
-        raise IngestError(f"{what} is not valid {path.suffix[1:].upper()}: {exc}", path=str(path)) from None
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{what} is not valid JSON: {exc}", path=str(path)) from None
+    except yaml.YAMLError as exc:
+        raise IngestError(f"{what} is not valid YAML: {yaml_problem(exc)}", path=str(path)) from None
     if data is None:
         return {}
     if not isinstance(data, dict):

@@ -22,7 +22,7 @@ import yaml
 
 from .errors import IngestError
 
-__all__ = ["WrittenFloat", "WrittenInt", "load_yaml", "written_text"]
+__all__ = ["WrittenFloat", "WrittenInt", "load_yaml", "written_text", "yaml_problem"]
 
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -101,3 +101,17 @@ def load_yaml(text: str, *, source: str, what: str, keep_number_text: bool = Fal
     if "&" in text or "*" in text:  # neither can occur without one of these characters
         _refuse_aliases(text, source=source, what=what)
     return yaml.load(text, Loader=_NumberTextLoader if keep_number_text else _LOADER)
+
+
+def yaml_problem(exc: yaml.YAMLError, *, first_line: int = 1) -> str:
+    """What is wrong with YAML text, on one line, with the line and column where the parser
+    stopped (``first_line``: the file's line number of the text's first line, so a front
+    matter block names lines of its file). PyYAML's own message spans several lines and names
+    ``"<unicode string>"``."""
+    problem = getattr(exc, "problem", None)
+    mark = getattr(exc, "problem_mark", None)
+    if problem is None:
+        return " ".join(str(exc).split())
+    where = f" at line {mark.line + first_line}, column {mark.column + 1}" if mark is not None else ""
+    context = getattr(exc, "context", None)
+    return f"{problem}{where}" + (f" ({context})" if context else "")

@@ -44,7 +44,7 @@ import yaml
 
 from ..model.contracts import Status, Trust, Visibility, sha256_hex
 from ..parse.errors import IngestError
-from ..parse.yaml_text import load_yaml
+from ..parse.yaml_text import WrittenFloat, load_yaml, written_text, yaml_problem
 
 __all__ = [
     "DEFAULT_SOURCES_FILE",
@@ -105,7 +105,12 @@ class SourceSpec:
 
         It enters each file's fingerprint, so changing a source's governance re-reads its files.
         """
-        return sha256_hex(json.dumps([self.tenant, list(self.governance)], sort_keys=True, default=str))
+        # a float as written: a version 3.1 changed to 3.10 is a change of governance
+        values = [
+            (name, written_text(value) if isinstance(value, WrittenFloat) else value)
+            for name, value in self.governance
+        ]
+        return sha256_hex(json.dumps([self.tenant, values], sort_keys=True, default=str))
 
 
 def _fail(message: str, *, path: str, source: str | None = None, key: str | None = None) -> IngestError:
@@ -243,9 +248,10 @@ def _source(entry: Any, index: int, base: Path, *, path: str) -> SourceSpec:
 def parse_sources(text: str, *, base: Path, path: str = DEFAULT_SOURCES_FILE) -> tuple[SourceSpec, ...]:
     """The sources of a sources file's ``text`` (relative paths resolved against ``base``), checked."""
     try:
-        data = load_yaml(text, source=path, what="sources file")
+        # numbers keep their text: a governance version_min: 3.10 is version 3.10, not the float 3.1
+        data = load_yaml(text, source=path, what="sources file", keep_number_text=True)
     except yaml.YAMLError as exc:
-        raise _fail(f"is not valid YAML: {exc}", path=path) from None
+        raise _fail(f"is not valid YAML: {yaml_problem(exc)}", path=path) from None
     if not isinstance(data, dict) or not isinstance(data.get("sources"), list) or not data["sources"]:
         raise _fail("needs a non-empty list under 'sources:'", path=path)
     unknown = sorted(set(data) - {"sources"})

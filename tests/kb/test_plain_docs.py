@@ -182,3 +182,19 @@ def test_a_first_ingest_whose_documents_all_name_one_tenant_makes_it_the_default
     answer = run("ask", "文档 a 的内容", "--kb", str(kb_dir), "--json", "--explain")
     trace = json.loads(answer.output)["trace"]
     assert trace["tenant"] == "acme" and trace["eligible_documents"] == 2
+
+
+def test_a_first_ingest_that_stores_nothing_leaves_the_default_tenant_to_the_next(tmp_path) -> None:
+    kb_dir, empty, docs = tmp_path / "kb", tmp_path / "empty", tmp_path / "docs"
+    empty.mkdir()
+    docs.mkdir()
+    (docs / "b.md").write_text("# Backup\n\nSnapshots are kept 14 days.", "utf-8")
+    first = run("ingest", str(empty), "--kb", str(kb_dir), "--embedder", "fake", "--no-progress")
+    assert first.exit_code == 0
+    assert run("ingest", str(docs), "--kb", str(kb_dir), "--tenant", "acme", "--no-progress").exit_code == 0
+    asked = run("ask", "How long are snapshots kept?", "--kb", str(kb_dir), "--json", "--explain").output
+    assert json.loads(asked)["trace"]["tenant"] == "acme"
+    found = json.loads(run("search", "snapshots kept", "--kb", str(kb_dir), "--json").output)["hits"]
+    assert [hit["id"] for hit in found] == ["b"]
+    tenants = run("ask", "x", "--kb", str(kb_dir), "--tenant", "nobody").output
+    assert "this knowledge base has: acme" in tenants and "default" not in tenants

@@ -83,17 +83,22 @@ class TenantSetup:
         if self.record_default and not self.named and len(declared) == 1:
             # every document of a first ingest names the same tenant: that is the one to ask as
             self.default_tenant = declared.pop()
+        # a first ingest that stored nothing under a tenant nobody named (an empty folder, every
+        # file rejected) leaves the choice to the next ingest instead of fixing the fallback
+        settles = bool(documents) or self.named
         with store.transaction():
             for name, wanted in sorted(self.role_updates.items()):
                 merged = set(catalog.roles(name)) | wanted
                 catalog.define_roles(name, merged)
                 defined.append((name, tuple(sorted(merged))))
             for name in sorted({d.tenant for d in documents} | {self.default_tenant}):
-                if not catalog.roles(name) and (name == self.default_tenant or catalog.documents(name)):
+                if not catalog.roles(name) and (
+                    (name == self.default_tenant and settles) or catalog.documents(name)
+                ):
                     catalog.define_roles(name, DEFAULT_ROLES)
                     given_defaults.append(name)
             if connection is not None:
-                if self.record_default:
+                if self.record_default and settles:
                     set_default_tenant(connection, self.default_tenant)
                 for name, values in sorted(self.ask_defaults.items()):
                     set_ask_defaults(connection, name, values)

@@ -15,6 +15,7 @@ the next revision of the same document.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -94,26 +95,32 @@ def upload_files(
             sidecar.unlink()  # metadata of an earlier upload of the same name must not stick
         paths.append(path)
     report = kb.ingest(paths, tenant=tenant, strict=strict)
-    return upload_report(report)
+    return upload_report(report, folder)
 
 
-def upload_report(report: IngestReport) -> dict[str, Any]:
-    """An ingest report as an uploader sees it: source ids and file names, never server paths."""
+def upload_report(report: IngestReport, folder: Path | None = None) -> dict[str, Any]:
+    """An ingest report as an uploader sees it: source ids and file names, never server paths
+    (``folder``: where the uploads were stored)."""
     return {
         "added": list(report.added),
         "revised": list(report.revised),
         "unchanged": list(report.unchanged),
         "restored": list(report.restored),
         "skipped": [{"file": shown_path(s), "reason": r} for s, r in report.skipped],
-        "rejected": [{"file": shown_path(s), "reason": _unpathed(r)} for s, r in report.rejected],
+        "rejected": [{"file": shown_path(s), "reason": _unpathed(r, folder)} for s, r in report.rejected],
         "chunks": report.chunks_added,
         "embedded": report.index.embedded_chunks,
         "defaults_taken": dict(report.defaults_taken),
     }
 
 
-def _unpathed(reason: str) -> str:
-    """A rejection reason with absolute server paths cut to their file names."""
+def _unpathed(reason: str, folder: Path | None = None) -> str:
+    """A rejection reason with server paths cut to their file names: the uploads ``folder`` as
+    given (a knowledge base opened by a relative path names its files relatively) and resolved,
+    then any other absolute path."""
+    if folder is not None:
+        for prefix in {str(folder), str(folder.resolve())}:
+            reason = reason.replace(prefix + os.sep, "")
     return re.sub(r"(/[^\s'\"]+)+/([^/\s'\"]+)", r"\2", reason)
 
 

@@ -89,3 +89,17 @@ def test_a_lone_surrogate_in_a_new_key_is_422(client) -> None:
     answer = http.post("/v1/keys", content=f'{{"roles": [{SURROGATE}]}}'.encode(), headers=headers)
     assert answer.status_code == 422, answer.text
     assert "not valid Unicode" in answer.json()["detail"]
+
+
+def test_a_stream_that_fails_unexpectedly_ends_with_an_error_event(caplog) -> None:
+    from veracity.service.api import INTERNAL_ERROR, sse
+
+    def events():
+        yield "accepted", {"question": "q"}
+        raise RuntimeError("a bug, with /srv/secret/path in its message")
+
+    with caplog.at_level("ERROR", logger="veracity.service.api"):
+        sent = list(sse(events()))
+    assert sent[0].startswith("event: accepted\n")
+    assert sent[-1] == f"event: error\ndata: {json.dumps(INTERNAL_ERROR)}\n\n" and "secret" not in sent[-1]
+    assert "a streamed answer failed" in caplog.text and "a bug" in caplog.text

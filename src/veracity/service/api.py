@@ -8,8 +8,9 @@ tenant or a role. Library errors become statuses in :mod:`veracity.service.error
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterable, Iterator
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from fastapi import APIRouter, Depends, File, Form, HTTPException, Query, Request, UploadFile
 from fastapi.responses import JSONResponse, Response, StreamingResponse
@@ -147,14 +148,27 @@ def ask(body: AskBody, who: Who, gate: Gate) -> dict[str, Any]:
     return served.as_dict()
 
 
+_LOG = logging.getLogger(__name__)
+
+INTERNAL_ERROR: Final = {
+    "error": "InternalError",
+    "detail": "the server failed to finish this answer; the failure is in its log",
+    "status": 500,
+}
+"""The ``error`` event of a stream that failed unexpectedly (what failed stays in the server's log)."""
+
+
 def sse(events: Iterable[tuple[str, dict[str, Any]]]) -> Iterator[str]:
-    """Server-sent events of ``(name, data)`` pairs; a library error after the start becomes an
-    ``error`` event (the status line has gone already)."""
+    """Server-sent events of ``(name, data)`` pairs; an error after the start becomes an ``error``
+    event (the status line has gone already), so a client never waits on a stream that just ends."""
     try:
         for name, data in events:
             yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
     except VeracityError as exc:  # the stream has started: the error travels as an event
         yield f"event: error\ndata: {json.dumps(error_body(exc), ensure_ascii=False)}\n\n"
+    except Exception:
+        _LOG.exception("a streamed answer failed")
+        yield f"event: error\ndata: {json.dumps(INTERNAL_ERROR)}\n\n"
 
 
 @router.get("/v1/ask/stream", tags=["answers"])

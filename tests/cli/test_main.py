@@ -115,3 +115,19 @@ def test_ingest_names_the_metadata_keys_that_match_no_file(tmp_path) -> None:
     assert f"{warning}internal/\n" in result.output
     again = json.loads(run(*args, "--metadata", str(mapping), "--json").output)
     assert again["unmatched_metadata_keys"] == ["internal/"]
+
+
+def test_ingest_says_what_it_leaves_unserved_and_what_a_changed_file_brings_back(tmp_path) -> None:
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    (docs / "t.md").write_text("# T\n\nThreads are pooled.", "utf-8")
+    (docs / "u.md").write_text("# U\n\nOther text.", "utf-8")
+    ingest = ("ingest", str(docs), "--kb", kb, "--no-progress")
+    assert run(*ingest, "--embedder", "fake").exit_code == 0
+    assert run("withdraw", "t", "--kb", kb).exit_code == 0
+    again = run(*ingest).output
+    assert "  unchanged but not served 1: t (withdrawn) (--restore brings back what withdraw" in again
+    (docs / "t.md").write_text("# T\n\nThreads are pooled, corrected.", "utf-8")
+    changed = json.loads(run(*ingest, "--json").output)
+    assert changed["after_withdrawal"] == ["t"] and changed["not_served"] == []
+    assert "changed since withdrawn" not in run(*ingest).output  # said once, when it happened

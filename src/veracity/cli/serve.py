@@ -70,7 +70,11 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
 @READ_URL_OPTION
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option(
-    "--port", default=8000, show_default=True, type=click.IntRange(1, 65535), help="Port to listen on."
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0: any free one).",
 )
 @click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64), help="Processes.")
 @click.option(

@@ -97,6 +97,17 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
     lines.extend(_skipped_lines(report))
     if report.restored:
         lines.append(f"  restored {len(report.restored)}: {_names(report.restored[:LISTED])}")
+    if report.not_served:
+        held = [f"{name} ({status})" for name, status in report.not_served[:LISTED]]
+        lines.append(
+            f"  unchanged but not served {len(report.not_served)}: {_names(held)} "
+            "(--restore brings back what withdraw or --prune withdrew)"
+        )
+    if report.after_withdrawal:
+        lines.append(
+            f"  changed since withdrawn, now served as a new revision {len(report.after_withdrawal)}: "
+            f"{_names(report.after_withdrawal[:LISTED])} (withdraw again to keep one out)"
+        )
     pruned = report.pruned
     if pruned.withdrawn:
         lines.append(f"  pruned (file gone), withdrew {len(pruned.withdrawn)}: {_names(pruned.withdrawn)}")
@@ -146,6 +157,8 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "defaults_taken": dict(report.defaults_taken),
         "metadata_keys": list(report.extra_keys),
         "unmatched_metadata_keys": list(report.unmatched_metadata_keys),
+        "not_served": [{"id": name, "status": status} for name, status in report.not_served],
+        "after_withdrawal": list(report.after_withdrawal),
         "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
         "default_roles": list(report.default_roles),
         "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},

@@ -50,6 +50,9 @@ class Outcome:
     chunks: int = 0
     oversize: int = 0
     reason: str = ""
+    earlier_status: str = ""
+    """Unchanged: the stored document's status when it is not served (withdrawn, retired); added
+    or revised: the status of the source's latest earlier revision when that one was withdrawn."""
 
 
 @dataclass
@@ -312,7 +315,12 @@ def _decide(
     plan.tokens = tokens if chunks is cut else None  # computed on the worker's own chunks only
     kind = "revised" if previous else "added"
     oversize = oversize_chunks(chunks)
-    plan.outcome = Outcome(kind, document.source_id, document.document_id, document, len(chunks), oversize)
+    # a changed file of a withdrawn document is a new revision, served: its author should hear of it
+    earlier = revisions[-1].status.value if revisions and revisions[-1].status is Status.WITHDRAWN else ""
+    plan.outcome = Outcome(
+        kind, document.source_id, document.document_id, document, len(chunks), oversize,
+        earlier_status=earlier,
+    )  # fmt: skip
 
 
 def _claim(run: Run, file: SourceFile, document: Document) -> None:
@@ -358,7 +366,9 @@ def _settle_stored(
         # earlier --restore revived against its word) changes only the stored status
         plan.new_status = (stored.document_id, declared)
         plan.step(declared.value, reason=f"its file declares status {declared.value}", **ids)
-    plan.outcome = Outcome(kind, stored.source_id, stored.document_id)
+    after = plan.new_status[1] if plan.new_status is not None else stored.status
+    held = after.value if after is not Status.ACTIVE else ""
+    plan.outcome = Outcome(kind, stored.source_id, stored.document_id, earlier_status=held)
 
 
 def _restorable(stored: Document, declared: Status, revisions: Sequence[Document]) -> bool:

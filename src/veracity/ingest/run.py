@@ -120,6 +120,10 @@ class IngestReport:
     documents_with_defaults: int = 0
     defaults_taken: tuple[tuple[str, int], ...] = ()
     extra_keys: tuple[str, ...] = ()
+    not_served: tuple[tuple[str, str], ...] = ()
+    """``(source_id, status)`` of unchanged files whose documents are withdrawn or retired."""
+    after_withdrawal: tuple[str, ...] = ()
+    """Sources whose changed file became a new, served revision of a withdrawn document."""
     unmatched_metadata_keys: tuple[str, ...] = ()
     """Keys of the metadata mapping that match no file of the folders (they govern nothing)."""
     oversize_chunks: int = 0
@@ -312,8 +316,11 @@ def _report(
     index_report: SyncReport,
     seconds: dict[str, float],
 ) -> IngestReport:
+    def of_kind(*kinds: str) -> list[Outcome]:
+        return [o for o in outcomes if o.kind in kinds]
+
     def of(*kinds: str) -> tuple[str, ...]:
-        return tuple(o.source_id for o in outcomes if o.kind in kinds)
+        return tuple(o.source_id for o in of_kind(*kinds))
 
     new = [o.document for o in outcomes if o.kind in ("added", "revised") and o.document is not None]
     taken: Counter[str] = Counter(name for d in new for name in d.defaulted_fields)
@@ -324,6 +331,8 @@ def _report(
         rejected=tuple(rejected),
         skipped=tuple((o.source_id, o.reason) for o in outcomes if o.kind == "skipped"),
         restored=of("restored"),
+        not_served=tuple((o.source_id, o.earlier_status) for o in of_kind("unchanged") if o.earlier_status),
+        after_withdrawal=tuple(o.source_id for o in of_kind("added", "revised") if o.earlier_status),
         chunks_added=sum(o.chunks for o in outcomes),
         roles_defined=defined,
         default_roles=defaulted_roles,

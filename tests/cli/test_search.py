@@ -125,3 +125,23 @@ def test_json_hits_are_the_services_search_hits_plus_where_the_file_is(kb_dir) -
         assert {k: v for k, v in theirs.items() if k != "boxes"} == {
             k: v for k, v in mine.items() if k not in ("path", "revision", "trust")
         }
+
+
+@pytest.mark.parametrize("query", ["?!.,;:", "🔥🔥", "——？"])
+def test_a_query_without_a_word_finds_nothing(kb_dir, query) -> None:
+    assert hits(kb_dir, query) == []
+    assert hits(kb_dir, "快照") != []  # the same knowledge base finds what a word matches
+
+
+def test_the_service_finds_nothing_for_a_query_without_a_word(kb_dir) -> None:
+    from veracity.kb.keys import create_key
+    from veracity.kb.local import open_local
+    from veracity.service.core.gateway import Gateway
+
+    with open_local(kb_dir, create=False) as kb:
+        key = create_key(kb, tenant="acme", roles=["public"]).secret
+    gateway = Gateway.open(kb_dir)
+    try:
+        assert gateway.search(gateway.admit(key), "?!.,;:")["hits"] == []
+    finally:
+        gateway.close()

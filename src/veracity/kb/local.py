@@ -48,7 +48,7 @@ from .composing import store_llm, stored_llm
 from .directory import open_or_create_kb, write_manifest
 from .explain import Explanation, explain
 from .overrides import apply_overrides, checked_value, store_override, stored_overrides
-from .search import SearchHit, search_hits
+from .search import SearchHit, search_hits, searchable
 
 if TYPE_CHECKING:  # the ingest machinery (parsers, markdown, yaml) loads when ingesting, not to ask
     from ..ingest.run import IngestReport, Progress
@@ -306,6 +306,8 @@ class LocalKnowledgeBase:
             raise ValidationError("the query is empty; search for something", field="query")
         if limit < 1:
             raise ValidationError(f"limit must be at least 1, got {limit}", field="limit")
+        if not searchable(query):
+            return []
         with self._scoped_read(tenant):
             principal = self.principal(tenant, roles)
             recorded = self.ask_defaults(principal.tenant)

@@ -14,8 +14,16 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..model.contracts import Document, Hit
+from ..text.tokens import tokenize
 
-__all__ = ["SearchHit", "search_hits"]
+__all__ = ["SearchHit", "search_hits", "searchable"]
+
+
+def searchable(query: str) -> bool:
+    """Whether ``query`` holds a word at all. One of punctuation or symbols alone matches no
+    text; only the dense channel would rank anything, by an embedding of nothing, so a search
+    for it finds nothing (an answer abstains on its own: no evidence covers it)."""
+    return bool(tokenize(query, drop_stopwords=False))
 
 
 @dataclass(frozen=True, slots=True)

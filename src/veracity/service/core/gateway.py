@@ -63,6 +63,7 @@ from ...kb.explain import explain as explain_answer
 from ...kb.keys import authenticate
 from ...kb.local import LocalKnowledgeBase, Moment, open_local, parse_as_of
 from ...kb.reindex import rebuild
+from ...kb.search import searchable
 from ...model.contracts import Citation, Principal
 from ...model.errors import ForbiddenError, ValidationError
 from ...pipeline.engine import answer_step
@@ -300,6 +301,8 @@ class Gateway(DocumentReads):
         if not query or not query.strip():
             raise ValidationError("the query is empty", field="query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
+        if not searchable(query):
+            return {"query": query, "hits": [], "degraded": []}
         principal = caller.principal
         with noting() as notes, self.sessions.session() as session, request_scope(principal.tenant):
             moment = self._moment(principal.tenant, as_of)

@@ -71,3 +71,19 @@ def test_a_bad_key_is_refused_before_serving(tmp_path) -> None:
         capture_output=True, text=True, timeout=60, input="",
     )  # fmt: skip
     assert result.returncode != 0 and "key" in result.stderr.lower()
+
+
+async def test_a_refused_call_says_why_as_the_http_api_does() -> None:
+    from mcp.shared.exceptions import MCPError
+
+    _, keys = served()
+    async with stdio_client(_server(keys.public)) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        empty = await session.call_tool("ask", {"question": "  "})
+        assert empty.is_error and "ValidationError (422)" in _text(empty) and "empty" in _text(empty)
+        version = await session.call_tool("ask", {"question": "SSO?", "version": "abc"})
+        assert version.is_error and "(422)" in _text(version) and "'abc'" in _text(version)
+        nothing = await session.call_tool("search", {"query": ""})
+        assert nothing.is_error and "(422)" in _text(nothing)
+        with pytest.raises(MCPError, match=r"NotFoundError \(404\)"):
+            await session.read_resource("veracity://documents/nope/chunks/nope")

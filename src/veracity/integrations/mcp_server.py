@@ -26,8 +26,11 @@ from .common import require
 require("mcp", "mcp")
 
 from mcp.server.mcpserver import MCPServer  # noqa: E402
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError  # noqa: E402
 
+from ..model.errors import NotFoundError, VeracityError  # noqa: E402
 from ..service.core.gateway import Gateway  # noqa: E402
+from ..service.errors import error_body  # noqa: E402
 
 __all__ = ["build_server", "serve_stdio"]
 
@@ -46,21 +49,40 @@ def build_server(gateway: Gateway, key: str) -> MCPServer:
     def ask(question: str, version: str | None = None) -> dict[str, Any]:
         """Ask the knowledge base; the answer is governed: answer, partial (saying what is missing) or
         abstain."""
-        served = gateway.ask(gateway.admit(key), question, version=version)
+        try:
+            served = gateway.ask(gateway.admit(key), question, version=version)
+        except VeracityError as exc:
+            raise ToolError(_told(exc)) from exc
         return served.as_dict()
 
     @server.tool()
     def search(query: str, limit: int = 5) -> dict[str, Any]:
         """The chunks this key may use for ``query``, best first, with their text, place and scores."""
-        return gateway.search(gateway.admit(key), query, limit=limit)
+        try:
+            return gateway.search(gateway.admit(key), query, limit=limit)
+        except VeracityError as exc:
+            raise ToolError(_told(exc)) from exc
 
     @server.resource("veracity://documents/{document_id}/chunks/{chunk_id}", mime_type="application/json")
     def chunk(document_id: str, chunk_id: str) -> str:
         """A cited chunk in its document: title, heading path, pages, the chunks around it."""
-        found = gateway.chunk_context(gateway.admit(key), document_id, chunk_id)
+        try:
+            found = gateway.chunk_context(gateway.admit(key), document_id, chunk_id)
+        except NotFoundError as exc:  # also what a chunk this key may not see looks like
+            raise ResourceNotFoundError(_told(exc)) from exc
+        except VeracityError as exc:
+            raise ResourceError(_told(exc)) from exc
         return json.dumps(found, ensure_ascii=False, sort_keys=True)
 
     return server
+
+
+def _told(error: VeracityError) -> str:
+    """A library error as the HTTP API tells it (class, message, status): an assistant reading
+    the tool's result can tell a typo from a revoked key. Anything else stays a crash, whose
+    text the MCP server withholds and logs."""
+    body = error_body(error)
+    return f"{body['error']} ({body['status']}): {body['detail']}"
 
 
 def serve_stdio(kb_dir: str | os.PathLike[str], key: str, *, embedder: str | None = None) -> None:

@@ -131,3 +131,20 @@ def test_ingest_says_what_it_leaves_unserved_and_what_a_changed_file_brings_back
     changed = json.loads(run(*ingest, "--json").output)
     assert changed["after_withdrawal"] == ["t"] and changed["not_served"] == []
     assert "changed since withdrawn" not in run(*ingest).output  # said once, when it happened
+
+
+def test_ingest_prune_serves_again_a_file_that_came_back(tmp_path) -> None:
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe gate code is 1234.", "utf-8")
+    (docs / "b.md").write_text("# B\n\nOther text.", "utf-8")
+    prune = ("ingest", str(docs), "--kb", kb, "--no-progress", "--prune", "--embedder", "fake")
+    assert run(*prune).exit_code == 0
+    kept = (docs / "a.md").read_bytes()
+    (docs / "a.md").unlink()
+    assert json.loads(run(*prune, "--json").output)["pruned"]["withdrawn"] == ["a"]
+    (docs / "a.md").write_bytes(kept)
+    back = json.loads(run(*prune, "--json").output)
+    assert back["restored"] == ["a"]
+    rows = json.loads(run("docs", "list", "--kb", kb, "--json").output)
+    assert {row["id"]: row["status"] for row in rows} == {"a": "active", "b": "active"}

@@ -51,3 +51,38 @@ def test_folder_sync_on_each_backend(kb_backend: str, tmp_path: Path, request) -
     shutil.rmtree(handbook)
     gone = sync()
     assert gone["error"] and "does not exist" in gone["error"] and gone["changes"] == 0
+
+
+def test_a_file_that_comes_back_is_served_again_but_a_withdrawal_by_request_holds(tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "a.md").write_text("# A\n\nThe gate code is 1234.\n", encoding="utf-8")
+    (folder / "b.md").write_text("# B\n\nThe door code is 5678.\n", encoding="utf-8")
+    sources = tmp_path / "veracity.yaml"
+    sources.write_text("sources:\n  - name: f\n    folder: f\n", encoding="utf-8")
+    kb = str(tmp_path / "kb")
+    runner = CliRunner()
+
+    def sync() -> dict:
+        args = ["sync", "--kb", kb, "--sources", str(sources), "--embedder", "fake", "--json"]
+        result = runner.invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["sources"][0]
+
+    def statuses() -> dict[str, str]:
+        opened = open_kb(kb)
+        try:
+            return {d.source_id: d.status.value for d in opened.catalog.documents()}
+        finally:
+            opened.catalog.store.close()
+
+    sync()
+    assert runner.invoke(main, ["withdraw", "b", "--kb", kb]).exit_code == 0  # by request: it holds
+    kept = (folder / "a.md").read_bytes()
+    (folder / "a.md").unlink()
+    assert sync()["withdrawn"] == ["a"]
+    (folder / "a.md").write_bytes(kept)
+    back = sync()
+    assert back["restored"] == ["a"] and back["changes"] == 1
+    assert statuses() == {"a": "active", "b": "withdrawn"}
+    assert sync()["changes"] == 0 and statuses() == {"a": "active", "b": "withdrawn"}

@@ -149,6 +149,15 @@ def source_of(connection: apsw.Connection, document_id: str) -> str | None:
     return None if row is None else str(row[0])
 
 
+def latest_step(connection: apsw.Connection, document_id: str) -> tuple[str, str | None] | None:
+    """``(state, reason)`` of the last step recorded for ``document_id``, if any."""
+    row = connection.execute(
+        "SELECT state, reason FROM ingestion_steps WHERE document_id = ? ORDER BY seq DESC LIMIT 1",
+        (document_id,),
+    ).fetchone()
+    return None if row is None else (str(row[0]), None if row[1] is None else str(row[1]))
+
+
 def forget_document(connection: apsw.Connection, document_id: str) -> None:
     """Blank a deleted document's ids in every ledger row (states and file names stay)."""
     connection.execute(

@@ -50,6 +50,8 @@ def _line(outcome: Any) -> str:
         f"withdrawn {len(outcome.withdrawn)}", f"deleted {len(outcome.deleted)}",
         f"rejected {len(outcome.rejected)}", f"chunks embedded {outcome.chunks_embedded}",
     ]  # fmt: skip
+    if outcome.restored:
+        parts.insert(7, f"restored {len(outcome.restored)}")
     if outcome.kind == "site":
         counts = outcome.counts
         parts.append(
@@ -65,6 +67,7 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "read": outcome.read, "unchanged": outcome.unchanged, "added": list(outcome.added),
         "revised": list(outcome.revised), "withdrawn": list(outcome.withdrawn),
         "deleted": list(outcome.deleted), "rejected": [list(pair) for pair in outcome.rejected],
+        "restored": list(outcome.restored),
         "notes": [list(pair) for pair in outcome.notes],
         "state": dict(outcome.state), "counts": dict(outcome.counts), "changes": outcome.changes,
         "chunks_embedded": outcome.chunks_embedded,

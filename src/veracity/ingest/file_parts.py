@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..catalog.bulk import documents_by_source
-from ..catalog.ledger import Ledger
+from ..catalog.ledger import Ledger, latest_step
 from ..catalog.sources import RecordedFile
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
@@ -31,6 +31,7 @@ from ..parse.limits import InputLimits, over_limit
 from ..pipeline.engine import Engine
 from .fingerprints import recorded_parse
 from .loading import Loaded, SourceLoader, Unparsed, chunks_of
+from .prune import REASON as PRUNED
 from .sources import SourceFile, record_sources
 from .verdicts import store_many_verdicts
 
@@ -69,6 +70,9 @@ class Run:
     """The catalog's connection (``None``: a store without one keeps no sources or tombstones)."""
     tokens: AheadTokens = field(default_factory=AheadTokens)
     """Index tokens the parse workers computed for the chunks written (the index sync takes them)."""
+    revive_pruned: bool = False
+    """Serve again a document that pruning withdrew because its file was gone, now that the file
+    is back (``ingest --prune``, ``sync``): the folder is what is served."""
     claimed: dict[tuple[str, str], list[tuple[SourceFile, str | None]]] = field(default_factory=dict)
     """The files of this ingest stored under each ``(tenant, source_id)``, with the revision each
     declares (``None``: numbered); see :func:`_claim`."""
@@ -233,7 +237,8 @@ def _status_unknown(run: Run, document: Document) -> bool:
     active; one that declares a status may say withdrawn (recorded before such files stopped
     keeping fingerprints), and reviving it would break its word.
     """
-    return run.restore and document.status is not Status.ACTIVE and "status" not in document.defaulted_fields
+    reviving = run.restore or run.revive_pruned
+    return reviving and document.status is not Status.ACTIVE and "status" not in document.defaulted_fields
 
 
 def _revisions(by_source: dict[str, list[Document]], document: Document) -> list[Document]:
@@ -359,7 +364,7 @@ def _settle_stored(
     ids = {"source_id": stored.source_id, "document_id": stored.document_id}
     plan.step("unchanged", **ids)
     kind = "unchanged"
-    if run.restore and _restorable(stored, declared, revisions):
+    if _restorable(stored, declared, revisions) and (run.restore or _pruned_and_back(run, stored)):
         plan.new_status, kind = (stored.document_id, Status.ACTIVE), "restored"
     elif stored.status is Status.ACTIVE and declared is not Status.ACTIVE:
         # status is not part of a revision, so a file edited to withdraw its document (or one an
@@ -369,6 +374,14 @@ def _settle_stored(
     after = plan.new_status[1] if plan.new_status is not None else stored.status
     held = after.value if after is not Status.ACTIVE else ""
     plan.outcome = Outcome(kind, stored.source_id, stored.document_id, earlier_status=held)
+
+
+def _pruned_and_back(run: Run, stored: Document) -> bool:
+    """Whether pruning withdrew ``stored`` (its file was gone) and nothing changed its status
+    since: the file is back, so with :attr:`Run.revive_pruned` it is served again."""
+    if not run.revive_pruned or run.connection is None:
+        return False
+    return latest_step(run.connection, stored.document_id) == ("withdrawn", PRUNED)
 
 
 def _restorable(stored: Document, declared: Status, revisions: Sequence[Document]) -> bool:

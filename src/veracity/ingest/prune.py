@@ -2,8 +2,9 @@
 
 ``ingest --prune`` compares each ingested folder with what the knowledge base
 remembers was ingested from it (:mod:`veracity.ingest.sources`). A source whose
-file is gone has its active documents withdrawn (kept, never returned; the
-file coming back with the same content and ``--restore`` brings it back) or,
+file is gone has its active documents withdrawn (kept, never returned until the
+file comes back: a later ``--prune`` ingest or sync that finds it again serves it
+again, as ``--restore`` does) or,
 with ``--delete``, all its revisions deleted (no tombstone: the file is gone,
 and a file that comes back is new). Files that are still there but were
 rejected this time are not pruned.

@@ -241,7 +241,7 @@ def _ingest(
     judge = keeps_verdicts(store)
     with SourceLoader(files, options, jobs=jobs, judge=judge, known=known, recorded=recorded) as loader:
         ledger = Ledger(connection) if connection is not None else NoLedger()
-        run = Run(kb, options, ledger, restore, seconds, loader, connection)
+        run = Run(kb, options, ledger, restore, seconds, loader, connection, revive_pruned=prune)
         feed = IndexFeed(kb, run.tokens)
         outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}

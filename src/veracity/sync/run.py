@@ -8,7 +8,7 @@ Per source (:mod:`veracity.sync.materialize` gives its files and their fingerpri
    with a :class:`~veracity.ingest.run.Selection`): new and changed files become documents or
    revisions; unchanged files are neither parsed nor embedded;
 3. documents whose files left the source are withdrawn (or, with ``on_remove: delete``,
-   deleted) through the ingest's prune;
+   deleted) through the ingest's prune; a withdrawn file that comes back is served again;
 4. the new fingerprints and the run (its time, counts, commit, or its error) are recorded.
 
 A source that cannot be read (a failed clone, an unreachable site, a missing folder) changes
@@ -57,6 +57,8 @@ class SourceOutcome:
     withdrawn: tuple[str, ...] = ()
     deleted: tuple[str, ...] = ()
     rejected: tuple[tuple[str, str], ...] = ()
+    restored: tuple[str, ...] = ()
+    """Documents served again: their files came back unchanged after a sync withdrew them."""
     chunks_embedded: int = 0
     notes: tuple[tuple[str, str], ...] = ()
     state: Mapping[str, Any] = field(default_factory=dict)
@@ -65,8 +67,9 @@ class SourceOutcome:
 
     @property
     def changes(self) -> int:
-        """Documents added, revised, withdrawn or deleted."""
-        return len(self.added) + len(self.revised) + len(self.withdrawn) + len(self.deleted)
+        """Documents added, revised, withdrawn, deleted or restored."""
+        moved = (self.added, self.revised, self.withdrawn, self.deleted, self.restored)
+        return sum(map(len, moved))
 
 
 def _matches(path: str, pattern: str) -> bool:
@@ -162,7 +165,7 @@ def _outcome(
         name=spec.name, kind=spec.kind, files=len(prints), read=len(changed & scanned),
         unchanged=len(scanned - changed), added=report.added, revised=report.revised,
         withdrawn=report.pruned.withdrawn, deleted=report.pruned.deleted, rejected=report.rejected,
-        chunks_embedded=report.index.embedded_chunks,
+        restored=report.restored, chunks_embedded=report.index.embedded_chunks,
         notes=found.notes, state=dict(found.state), counts=dict(found.counts), seconds=seconds,
     )  # fmt: skip
 

@@ -159,3 +159,20 @@ def test_separate_ingests_of_two_folders_still_revise_one_id(tmp_path: Path) -> 
     later = ingest_paths(kb, [second], jobs=1)
     assert later.revised == ("guide",) and later.rejected == ()
     assert statuses(kb, "guide") == [("1", Status.RETIRED), ("2", Status.ACTIVE)]
+
+
+def test_one_file_goes_in_for_two_tenants_and_neither_learns_of_the_other(tmp_path: Path) -> None:
+    """The same path and bytes for acme and globex are two documents: no rejection that would
+    tell globex's operator that acme holds the file."""
+    runner, kb = CliRunner(), str(tmp_path / "kb")
+    for tenant in ("acme", "globex"):
+        folder = tmp_path / tenant
+        folder.mkdir()
+        (folder / "terms.md").write_text("# Terms\n\nProvided as is.\n", "utf-8")
+        args = ["ingest", str(folder), "--kb", kb, "--tenant", tenant, "--no-progress", "--embedder", "fake"]
+        result = runner.invoke(main, args)
+        assert result.exit_code == 0 and "rejected 0" in result.output, result.output
+    rows = json.loads(runner.invoke(main, ["docs", "list", "--kb", kb, "--json"]).output)
+    assert sorted((row["tenant"], row["id"], row["status"]) for row in rows) == [
+        ("acme", "terms", "active"), ("globex", "terms", "active")
+    ]  # fmt: skip

@@ -44,7 +44,7 @@ def test_empty_content_is_rejected(body: str) -> None:
     with pytest.raises(EmptyContentError, match=r"'guide'.*'body'.*empty"):
         doc(body)
     with pytest.raises(EmptyContentError):
-        document_identity("x", "1", body)
+        document_identity("acme", "x", "1", body)
 
 
 @pytest.mark.parametrize(
@@ -92,3 +92,9 @@ def test_batch_rejects_bad_document_whole_and_loads_the_rest() -> None:
     assert [name for name, _ in report.rejected] == ["b.md", "c.md"]
     assert "status" in report.rejected[0][1]
     assert "'id'" in report.rejected[1][1]
+
+
+def test_the_same_file_for_two_tenants_is_two_documents() -> None:
+    acme, _ = document_identity("acme", "terms", "1", "Provided as is.")
+    globex, digest = document_identity("globex", "terms", "1", "Provided as is.")
+    assert acme != globex and digest == document_identity("acme", "terms", "1", "Provided  as is.")[1]

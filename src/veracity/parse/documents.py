@@ -1,9 +1,11 @@
 """Build validated documents: identity, governance metadata, fact annotations.
 
-``document_id`` = sha256 over source id, revision and the whitespace-collapsed
-content, so whitespace-only edits keep the id and a new revision with the same
-text gets a new one. Every rule violation raises a ``ValidationError`` naming
-the document and the field.
+``document_id`` = sha256 over tenant, source id, revision and the
+whitespace-collapsed content, so whitespace-only edits keep the id, a new
+revision with the same text gets a new one, and the same file stored for two
+tenants is two documents (an id shared across tenants would let one tenant's
+ingest collide with, and so learn of, another's document). Every rule
+violation raises a ``ValidationError`` naming the document and the field.
 """
 
 from __future__ import annotations
@@ -47,15 +49,15 @@ KNOWN_FIELDS = frozenset(REQUIRED_FIELDS + OPTIONAL_FIELDS + DERIVED_FIELDS)
 """Metadata keys that mean something to veracity; any other key is kept as extra metadata."""
 
 
-def document_identity(source_id: str, revision: str, body: str) -> tuple[str, str]:
-    """Return ``(document_id, content_digest)`` for a body (any whitespace form)."""
+def document_identity(tenant: str, source_id: str, revision: str, body: str) -> tuple[str, str]:
+    """Return ``(document_id, content_digest)`` for a body (any whitespace form) of ``tenant``."""
     collapsed = identity_text(body)
     if not collapsed:
         raise EmptyContentError(
             "content is empty or whitespace only", document=source_id, field="body"
         )
     content_digest = sha256_hex(collapsed)
-    document_id = sha256_hex("\x1f".join((source_id, revision, content_digest)))
+    document_id = sha256_hex("\x1f".join((tenant, source_id, revision, content_digest)))
     return document_id, content_digest
 
 
@@ -184,8 +186,9 @@ def make_document(
         if metadata.get(name) in (None, ""):
             raise ValidationError("required field is missing", document=source_id, field=name)
     revision = written_text(metadata["revision"])  # "1.10" as written, not the float 1.1
+    tenant = str(metadata["tenant"]).strip()
     normalized = normalize_body(body)
-    document_id, content_digest = document_identity(source_id, revision, normalized)
+    document_id, content_digest = document_identity(tenant, source_id, revision, normalized)
 
     valid_from = parse_moment(metadata["valid_from"], document=source_id, field="valid_from")
     valid_until = (
@@ -223,7 +226,7 @@ def make_document(
         content_digest=content_digest,
         title=str(metadata["title"]).strip(),
         source_type=str(metadata.get("source_type") or "document"),
-        tenant=str(metadata["tenant"]).strip(),
+        tenant=tenant,
         version_min=version_min,
         version_max=version_max,
         valid_from=valid_from,
@@ -332,7 +335,7 @@ def metadata_of(document: Document) -> dict[str, Any]:
 
 def with_revision(document: Document, revision: str) -> Document:
     """``document`` as revision ``revision`` of its source (the document id follows the revision)."""
-    document_id, _ = document_identity(document.source_id, revision, document.body)
+    document_id, _ = document_identity(document.tenant, document.source_id, revision, document.body)
     return replace(document, revision=revision, document_id=document_id)
 
 

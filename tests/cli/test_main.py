@@ -148,3 +148,16 @@ def test_ingest_prune_serves_again_a_file_that_came_back(tmp_path) -> None:
     assert back["restored"] == ["a"]
     rows = json.loads(run("docs", "list", "--kb", kb, "--json").output)
     assert {row["id"]: row["status"] for row in rows} == {"a": "active", "b": "active"}
+
+
+def test_ingest_names_documents_whose_allowed_roles_the_tenant_does_not_define(tmp_path) -> None:
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    staff = "---\nvisibility: internal\nallowed_roles: [staff]\n---\n# S\n\n"
+    (docs / "s.md").write_text(staff + "Staff only.", "utf-8")
+    (docs / "p.md").write_text("# P\n\nPublic.", "utf-8")
+    first = run("ingest", str(docs), "--kb", kb, "--no-progress", "--embedder", "fake", "--json")
+    assert json.loads(first.output)["undefined_roles"] == [{"id": "s", "roles": ["staff"]}]
+    (docs / "s.md").write_text(staff + "Staff, v2.", "utf-8")
+    defined = run("ingest", str(docs), "--kb", kb, "--no-progress", "--roles", "public,staff").output
+    assert "revised 1" in defined and "allowed roles the tenant does not define" not in defined

@@ -97,6 +97,12 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
     lines.extend(_skipped_lines(report))
     if report.restored:
         lines.append(f"  restored {len(report.restored)}: {_names(report.restored[:LISTED])}")
+    if report.undefined_roles:
+        named = [f"{name} ({', '.join(roles)})" for name, roles in report.undefined_roles[:LISTED]]
+        lines.append(
+            f"  allowed roles the tenant does not define, so nobody can use these "
+            f"{len(report.undefined_roles)} until --roles defines them: {_names(named)}"
+        )
     if report.not_served:
         held = [f"{name} ({status})" for name, status in report.not_served[:LISTED]]
         lines.append(
@@ -158,6 +164,7 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "metadata_keys": list(report.extra_keys),
         "unmatched_metadata_keys": list(report.unmatched_metadata_keys),
         "not_served": [{"id": name, "status": status} for name, status in report.not_served],
+        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
         "after_withdrawal": list(report.after_withdrawal),
         "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
         "default_roles": list(report.default_roles),

@@ -26,7 +26,9 @@ __all__ = ["delete_documents", "erase_freed_pages", "parts", "record"]
 def parts(kb: Engine) -> tuple[DatabaseStore, VersionedIndex]:
     store, index = kb.catalog.store, kb.snapshot
     if not isinstance(store, DatabaseStore) or not is_versioned(index):
-        raise ConfigError("lifecycle commands need an on-disk knowledge base (open it with open_kb)")
+        raise ConfigError(
+            "lifecycle commands need an on-disk knowledge base (a directory or a postgresql:// URL)"
+        )
     return store, index
 
 

@@ -120,6 +120,9 @@ class IngestReport:
     documents_with_defaults: int = 0
     defaults_taken: tuple[tuple[str, int], ...] = ()
     extra_keys: tuple[str, ...] = ()
+    undefined_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """``(source_id, roles)`` of documents added or revised whose allowed roles their tenant does
+    not define: nobody can use them until the roles are defined (``--roles``)."""
     not_served: tuple[tuple[str, str], ...] = ()
     """``(source_id, status)`` of unchanged files whose documents are withdrawn or retired."""
     after_withdrawal: tuple[str, ...] = ()
@@ -254,6 +257,7 @@ def _ingest(
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
     report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
+    report = replace(report, undefined_roles=_undefined_roles(kb, outcomes))
     if mapping is not None:  # over every file scanned: under sync, a file not read again still counts
         unmatched = mapping.unmatched_keys(f.source for f in scan.files)
         report = replace(report, unmatched_metadata_keys=unmatched)
@@ -346,6 +350,23 @@ def _report(
         index=index_report,
         seconds=seconds,
     )
+
+
+def _undefined_roles(kb: Engine, outcomes: Sequence[Outcome]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The written documents whose allowed roles their tenant does not define (after this ingest
+    defined its own): fail closed, nobody can use them, and their author should hear of it."""
+    known: dict[str, frozenset[str]] = {}
+    found = []
+    for outcome in outcomes:
+        document = outcome.document
+        if outcome.kind not in ("added", "revised") or document is None or not document.allowed_roles:
+            continue
+        if document.tenant not in known:
+            known[document.tenant] = kb.catalog.roles(document.tenant)
+        missing = tuple(sorted(set(document.allowed_roles) - known[document.tenant]))
+        if missing:
+            found.append((document.source_id, missing))
+    return tuple(found)
 
 
 LoadResult = TypeVar("LoadResult", Loaded, Loaded | Unparsed)

@@ -170,6 +170,12 @@ def open_kb(
     return kb
 
 
+_HOLDS_ONE = (
+    "already holds a knowledge base; open it (--kb on the command line, veracity.open in Python) "
+    "or choose another place"
+)
+
+
 def create_kb(
     path: str | os.PathLike[str],
     embedder: Embedder | None = None,
@@ -185,7 +191,7 @@ def create_kb(
     folder = location_of(path)
     if isinstance(folder, Path):
         if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
-            raise ConfigError(f"{str(folder)!r} already holds a knowledge base; open it with open_kb")
+            raise ConfigError(f"{str(folder)!r} {_HOLDS_ONE}")
         with storage_faults(str(folder)):
             folder.mkdir(parents=True, exist_ok=True)
     store = open_store(folder, writer_wait=writer_wait, on_wait=on_wait)
@@ -203,7 +209,7 @@ def _create_in(
     embedder = embedder or make_embedder(DEFAULT_EMBEDDER)
     with store.writer("create"):
         if not isinstance(folder, Path) and holds_knowledge_base(store):
-            raise ConfigError(f"{describe(folder)!r} already holds a knowledge base; open it with open_kb")
+            raise ConfigError(f"{describe(folder)!r} {_HOLDS_ONE}")
         index = index_for(store, dense_mode=dense_mode)
         with store.transaction():
             tables = current_tables(store.connection)

@@ -96,7 +96,9 @@ class VersionReport:
 def _store(kb: Engine) -> DatabaseStore:
     store = kb.catalog.store
     if not isinstance(store, DatabaseStore) or not is_versioned(kb.snapshot):
-        raise ConfigError("index versions need an on-disk knowledge base (open it with open_kb)")
+        raise ConfigError(
+            "index versions need an on-disk knowledge base (a directory or a postgresql:// URL)"
+        )
     return store
 
 

@@ -75,6 +75,8 @@ def test_governance_enters_the_fingerprint_digest(tmp_path: Path) -> None:
         ("sources: [{name: a, folder: x, on_remove: erase}]", "'on_remove': must be withdraw or delete"),
         ("sources: [{name: a, folder: x, governance: {trust: high}}]", "trust must be one of official"),
         ("sources: [{name: a, folder: x, governance: {id: z}}]", "'id' is not a field a source can default"),
+        ("sources: [{name: a, folder: x, governance: {valid_from: soon}}]", "'valid_from': cannot parse"),
+        ("sources: [{name: a, folder: x, governance: {version_min: v3}}]", "'version_min': malformed"),
         ("sources: [{name: a, site: 'ftp://x'}]", "is not an http(s) URL"),
         ("sources: [{name: a, site: 'https://x/', max_pages: 0}]", "'max_pages': must be an integer ≥ 1"),
         ("sources: [{name: a, site: 'https://x/', delay: -1}]", "'delay': must be a number ≥ 0"),

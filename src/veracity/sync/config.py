@@ -43,6 +43,9 @@ from typing import Any, Final
 import yaml
 
 from ..model.contracts import Status, Trust, Visibility, sha256_hex
+from ..model.errors import ValidationError
+from ..model.versions import parse_version
+from ..parse.documents import parse_moment
 from ..parse.errors import IngestError
 from ..parse.yaml_text import WrittenFloat, load_yaml, written_text, yaml_problem
 
@@ -145,7 +148,19 @@ def _governance(value: Any, *, path: str, source: str) -> tuple[tuple[str, Any],
             raise _fail(f"{key} must be one of {allowed}, got {item!r}", path=path, source=source, key=key)
         if key == "allowed_roles":
             _strings(item, path=path, source=source, key=key)
+        _check_value(key, item, path=path, source=source)
     return tuple(sorted((str(k), v) for k, v in value.items()))
+
+
+def _check_value(key: str, item: Any, *, path: str, source: str) -> None:
+    """Refuse a moment or version every document of the source would be rejected for, now."""
+    try:
+        if key in ("valid_from", "valid_until"):
+            parse_moment(item, document=source, field=key)
+        elif key in ("version_min", "version_max"):
+            parse_version(written_text(item), field=key)
+    except ValidationError as exc:
+        raise _fail(exc.reason, path=path, source=source, key=key) from None
 
 
 def _number(value: Any, *, path: str, source: str, key: str, minimum: float, integer: bool) -> float | int:

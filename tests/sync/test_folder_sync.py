@@ -86,3 +86,27 @@ def test_a_file_that_comes_back_is_served_again_but_a_withdrawal_by_request_hold
     assert back["restored"] == ["a"] and back["changes"] == 1
     assert statuses() == {"a": "active", "b": "withdrawn"}
     assert sync()["changes"] == 0 and statuses() == {"a": "active", "b": "withdrawn"}
+
+
+def test_a_copy_keeps_the_sync_state_so_its_first_sync_reads_nothing(tmp_path: Path) -> None:
+    from veracity.kb.copy import copy_kb
+
+    folder = tmp_path / "f"
+    folder.mkdir()
+    for name in ("a", "b"):
+        (folder / f"{name}.md").write_text(f"# {name}\n\nText of {name}.\n", encoding="utf-8")
+    sources = tmp_path / "veracity.yaml"
+    sources.write_text("sources:\n  - name: f\n    folder: f\n", encoding="utf-8")
+    runner = CliRunner()
+
+    def sync(kb: Path) -> dict:
+        args = ["sync", "--kb", str(kb), "--sources", str(sources), "--embedder", "fake", "--json"]
+        result = runner.invoke(main, args, catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return json.loads(result.output)["sources"][0]
+
+    assert sync(tmp_path / "kb")["read"] == 2
+    copied = copy_kb(tmp_path / "kb", tmp_path / "copy")
+    assert copied.rows["sync_files"] == 2 and copied.rows["sync_sources"] == 1
+    first = sync(tmp_path / "copy")
+    assert (first["read"], first["unchanged"], first["changes"]) == (0, 2, 0)

@@ -18,8 +18,10 @@ __all__ = ["CATALOG_TABLES", "copy_catalog_rows", "table_columns"]
 CATALOG_TABLES: Final = (
     "documents", "document_roles", "document_facts", "chunks", "tenant_roles", "kb_settings",
     "source_files", "tombstones", "api_keys", "ingestion_steps", "quarantine",
+    "sync_sources", "sync_files",
 )  # fmt: skip
-"""What is copied, parents before children (foreign keys)."""
+"""What is copied, parents before children (foreign keys); with the sync state, so a sync of the
+copy reads only what changed since the original's last one."""
 
 _SERIALS: Final = (("documents", "seq"), ("chunks", "seq"), ("ingestion_steps", "seq"))
 

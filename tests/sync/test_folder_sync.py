@@ -110,3 +110,9 @@ def test_a_copy_keeps_the_sync_state_so_its_first_sync_reads_nothing(tmp_path: P
     assert copied.rows["sync_files"] == 2 and copied.rows["sync_sources"] == 1
     first = sync(tmp_path / "copy")
     assert (first["read"], first["unchanged"], first["changes"]) == (0, 2, 0)
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "notes.txt").write_text("mine", encoding="utf-8")
+    refused = runner.invoke(main, ["kb", "copy", str(tmp_path / "kb"), str(occupied)])
+    assert refused.exit_code == 1 and "is not empty; copy into a new or empty folder" in refused.output
+    assert sorted(p.name for p in occupied.iterdir()) == ["notes.txt"]

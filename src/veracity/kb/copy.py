@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -32,10 +33,10 @@ from ..index.sqlite.versions import bump_generation, get_version, read_pointer, 
 from ..index.stored import chunk_keys_by_text, stored_vectors
 from ..index.versioned import VersionedIndex, index_for
 from ..model.contracts import sha256_hex
-from ..model.errors import IndexVerificationError
-from .backends import describe
+from ..model.errors import ConfigError, IndexVerificationError
+from .backends import describe, location_of
 from .directory import create_kb, open_kb, write_manifest
-from .manifest import embedder_name
+from .manifest import CATALOG_FILE, MANIFEST_FILE, embedder_name
 from .reindex import version_manifest
 
 __all__ = ["CATALOG_TABLES", "CopyReport", "copy_kb"]
@@ -87,11 +88,24 @@ class CopiedVectors:
         return np.vstack(rows).astype(np.float32) if rows else np.zeros((0, self.dim), dtype=np.float32)
 
 
+def _refuse_occupied(destination: str | os.PathLike[str]) -> None:
+    folder = location_of(destination)
+    if not isinstance(folder, Path) or not folder.is_dir() or not any(folder.iterdir()):
+        return
+    if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
+        return  # create_kb names this case itself
+    raise ConfigError(f"{str(folder)!r} is not empty; copy into a new or empty folder")
+
+
 def copy_kb(
     source: str | os.PathLike[str], destination: str | os.PathLike[str], *, embedder: Embedder | None = None
 ) -> CopyReport:
-    """Copy the knowledge base in ``source`` to the new one in ``destination`` (directories or URLs)."""
+    """Copy the knowledge base in ``source`` to the new one in ``destination`` (directories or URLs).
+
+    A destination folder must be new or empty: the copy's files never mix with others.
+    """
     start = time.perf_counter()
+    _refuse_occupied(destination)
     src = open_kb(source)
     try:
         model = embedder or src.embedder

@@ -27,34 +27,29 @@ __all__ = ["WrittenFloat", "WrittenInt", "load_yaml", "written_text", "yaml_prob
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class WrittenFloat(float):
+class _Written:
+    """A number that remembers the text it was written as (``3.10``, not ``3.1``); mixed in
+    before the number type it is."""
+
+    written: str
+    plain: float  # the number itself (an int for WrittenInt), for pickling
+
+    def __new__(cls, value: float, written: str) -> Any:
+        number = super().__new__(cls, value)  # type: ignore[call-arg]  # the number type's __new__
+        number.written, number.plain = written, value
+        return number
+
+    def __reduce__(self) -> tuple[type, tuple[float, str]]:
+        # the number type's own reduction would rebuild it without its text (workers pickle metadata)
+        return type(self), (self.plain, self.written)
+
+
+class WrittenFloat(_Written, float):
     """A float that remembers the text it was written as (``3.10``, not ``3.1``)."""
 
-    __slots__ = ("written",)
-    written: str
 
-    def __new__(cls, value: float, written: str) -> WrittenFloat:
-        number = super().__new__(cls, value)
-        number.written = written
-        return number
-
-    def __reduce__(self) -> tuple[type[WrittenFloat], tuple[float, str]]:
-        # float's own reduction would rebuild it without its text (workers pickle metadata)
-        return type(self), (float(self), self.written)
-
-
-class WrittenInt(int):
+class WrittenInt(_Written, int):
     """An int that remembers the text it was written as (``010``, not ``8``)."""
-
-    written: str
-
-    def __new__(cls, value: int, written: str) -> WrittenInt:
-        number = super().__new__(cls, value)
-        number.written = written
-        return number
-
-    def __reduce__(self) -> tuple[type[WrittenInt], tuple[int, str]]:
-        return type(self), (int(self), self.written)
 
 
 def written_text(value: object) -> str:

@@ -18,14 +18,15 @@ from veracity.ingest.run import FILES_PER_PART, ingest_paths
 from veracity.kb.directory import create_kb
 from veracity.model.contracts import Status
 
-HEAD = "---\nid: {id}\nrevision: '{revision}'\ntitle: T\ntenant: {tenant}\nvalid_from: 2026-01-01\n"
+HEAD = "---\nid: {id}\nrevision: '{revision}'\ntitle: {title}\ntenant: {tenant}\nvalid_from: 2026-01-01\n"
 TAIL = "status: {status}\nvisibility: public\ntrust: official\n---\n\n{body}\n"
 
 
 def _write(folder: Path, name: str, *, id: str, tenant: str = "acme", revision: str = "1",
-           status: str = "active", body: str = "正文内容。") -> None:  # fmt: skip
+           status: str = "active", body: str = "正文内容。", title: str = "T") -> None:  # fmt: skip
     folder.mkdir(parents=True, exist_ok=True)
-    text = HEAD.format(id=id, revision=revision, tenant=tenant) + TAIL.format(status=status, body=body)
+    text = HEAD.format(id=id, revision=revision, tenant=tenant, title=title)
+    text += TAIL.format(status=status, body=body)
     (folder / name).write_text(text, "utf-8")
 
 
@@ -34,22 +35,43 @@ def _kb(tmp_path: Path, kb_backend: str, request) -> tuple[object, object]:
     return create_kb(location, FakeEmbedder()), location
 
 
-def test_a_file_the_catalog_refuses_is_rejected_alone(tmp_path, kb_backend, request) -> None:
+def test_a_file_the_catalog_refuses_is_rejected_alone(tmp_path, kb_backend, request, monkeypatch) -> None:
+    from veracity.catalog import queries
+    from veracity.model.errors import ValidationError
+
+    real = queries.check_new
+
+    def refusing(document, chunks, stored, owner):  # the catalog's last word on one put of a part
+        if document.source_id == "shared":
+            raise ValidationError("refused by the catalog", document="shared", field="id")
+        return real(document, chunks, stored, owner)
+
+    monkeypatch.setattr(queries, "check_new", refusing)
     docs = tmp_path / "docs"
-    _write(docs, "a.md", id="shared")
-    _write(docs, "b.md", id="shared", tenant="other")  # the same document id under another tenant
+    _write(docs, "a.md", id="a")
+    _write(docs, "b.md", id="shared")
     _write(docs, "c.md", id="c")
     kb, _ = _kb(tmp_path, kb_backend, request)
     report = ingest_paths(kb, [docs], roles=["public"])
-    assert report.added == ("shared", "c")
+    assert report.added == ("a", "c")
     [(source, reason)] = report.rejected
-    assert source == "b.md" and "another tenant" in reason
+    assert source == "b.md" and "refused by the catalog" in reason
     connection = kb.catalog.store.connection  # type: ignore[attr-defined]
     assert [step["state"] for step in history(connection, "b.md")] == ["discovered", "failed"]
-    assert set(source_paths(connection)) == {("acme", "shared"), ("acme", "c")}
-    assert {d.tenant for d in kb.catalog.documents()} == {"acme"}  # type: ignore[attr-defined]
+    assert set(source_paths(connection)) == {("acme", "a"), ("acme", "c")}
+    assert {d.source_id for d in kb.catalog.documents()} == {"a", "c"}  # type: ignore[attr-defined]
     again = ingest_paths(kb, [docs])
-    assert again.unchanged == ("shared", "c") and [s for s, _ in again.rejected] == ["b.md"]
+    assert again.unchanged == ("a", "c") and [s for s, _ in again.rejected] == ["b.md"]
+
+
+def test_the_same_file_for_two_tenants_goes_in_for_both(tmp_path, kb_backend, request) -> None:
+    docs = tmp_path / "docs"
+    _write(docs, "a.md", id="shared")
+    _write(docs, "b.md", id="shared", tenant="other")  # the same path, revision and text, another tenant
+    kb, _ = _kb(tmp_path, kb_backend, request)
+    report = ingest_paths(kb, [docs], roles=["public"])
+    assert report.added == ("shared", "shared") and not report.rejected
+    assert sorted(d.tenant for d in kb.catalog.documents()) == ["acme", "other"]  # type: ignore[attr-defined]
 
 
 def test_two_files_of_one_source_make_a_revision(tmp_path, kb_backend, request) -> None:

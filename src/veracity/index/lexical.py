@@ -292,18 +292,22 @@ class BM25Index:
         return self.mask(allowed)  # type: ignore[arg-type]
 
     def _query_terms(self, query_tokens: Sequence[str]) -> list[tuple[int, int, int]]:
-        """``(postings start, end, occurrences)`` of each known query term, in term order."""
+        """``(postings start, end, occurrences)`` of each known query term, in the terms' text order.
+
+        A document's score is a float sum over the terms, so their order is its rounding: text
+        order (as the SQLite index reads postings) gives one document the same score in every
+        index that holds it, whatever other documents gave the terms their numbers.
+        """
         if isinstance(query_tokens, str):
             raise ValidationError(
                 "query tokens must be a sequence of tokens, not one string", field="query_tokens"
             )
-        counts: dict[int, int] = {}
+        counts: dict[str, int] = {}
         for token in query_tokens:
-            term = self._vocab.get(token)
-            if term is not None:
-                counts[term] = counts.get(term, 0) + 1
-        bounds = self._bounds
-        return [(bounds[t], bounds[t + 1], c) for t, c in sorted(counts.items())]
+            if token in self._vocab:
+                counts[token] = counts.get(token, 0) + 1
+        bounds, vocab = self._bounds, self._vocab
+        return [(bounds[vocab[t]], bounds[vocab[t] + 1], c) for t, c in sorted(counts.items())]
 
     def _allowed_impacts(self, mask: np.ndarray) -> Callable[[int, int, np.ndarray], np.ndarray]:
         """Impacts of postings from statistics over the documents in ``mask`` only (lucene)."""

@@ -20,6 +20,7 @@ from typing import Any
 from ..fixtures import TenantConfig
 from ..model.contracts import AnswerStatus, Principal, parse_enum
 from ..model.errors import ConfigError, ValidationError
+from ..model.governance import EligibilityScope
 from ..parse.documents import parse_moment
 
 MODES = ("conformance", "failure_probe")
@@ -48,6 +49,10 @@ class Case:
     def principal(self) -> Principal:
         """The asker of this case."""
         return Principal.of(self.tenant, self.role)
+
+    def scope(self, known_roles: frozenset[str]) -> EligibilityScope:
+        """Who asks this case, about which version, when (``known_roles``: its tenant's roles)."""
+        return EligibilityScope(self.principal, self.target_version, self.as_of, known_roles)
 
 
 def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Case:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..catalog.catalog import Catalog
 from ..model.contracts import ChunkKind, Citation, Claim, Document, Visibility
-from ..model.governance import EligibilityScope, eligibility
+from ..model.governance import eligibility
 from ..parse.chunking import Strategy, block_spans, chunk_document, fact_chunk_map
 from ..parse.documents import make_document, metadata_of
 from .scoring import citation_scores
@@ -51,7 +51,7 @@ def check_baseline_v1(ctx: Context, case: Case) -> CaseOutput:
     """v1: every document of the tenant stuffed into the context, no governance."""
     catalog = ctx.kb.catalog
     documents = catalog.documents(case.tenant)
-    scope = EligibilityScope(case.principal, case.target_version, case.as_of, catalog.roles(case.tenant))
+    scope = case.scope(catalog.roles(case.tenant))
     required = set(case.required_fact_ids)
     ineligible = [d for d in documents if not eligibility(d, scope).eligible]
     contradicting = sorted(

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import fixture_cases_text, tenant_config
-from ..model.governance import EligibilityScope, eligibility
+from ..model.governance import eligibility
 from ..pipeline.engine import Answer, Engine
 from ..pipeline.render import answer_dict
 from ..pipeline.trace import Audience
@@ -49,7 +49,7 @@ def _policy_violations(kb: Engine, case: Case, answer: Answer) -> int:
     """Chunks of documents the principal may not use, anywhere in candidates, evidence or citations."""
     snapshot = kb.snapshot
     assert snapshot is not None
-    scope = EligibilityScope(case.principal, case.target_version, case.as_of, kb.catalog.roles(case.tenant))
+    scope = case.scope(kb.catalog.roles(case.tenant))
     trace = answer.trace
     seen = {cid for _, pairs in trace.channels for cid, _ in pairs}
     seen |= {cid for cid, _ in trace.fused} | set(trace.final) | {c.chunk_id for c in answer.citations}

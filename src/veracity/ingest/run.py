@@ -256,8 +256,8 @@ def _ingest(
     seconds["tokenize"] = index_report.tokenize_seconds
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
-    report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds)
-    report = replace(report, undefined_roles=_undefined_roles(kb, outcomes))
+    report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds,
+                     roles_of=kb.catalog.roles)  # fmt: skip
     if mapping is not None:  # over every file scanned: under sync, a file not read again still counts
         unmatched = mapping.unmatched_keys(f.source for f in scan.files)
         report = replace(report, unmatched_metadata_keys=unmatched)
@@ -319,6 +319,8 @@ def _report(
     pruned: PruneReport,
     index_report: SyncReport,
     seconds: dict[str, float],
+    *,
+    roles_of: Callable[[str], frozenset[str]],
 ) -> IngestReport:
     def of_kind(*kinds: str) -> list[Outcome]:
         return [o for o in outcomes if o.kind in kinds]
@@ -335,6 +337,7 @@ def _report(
         rejected=tuple(rejected),
         skipped=tuple((o.source_id, o.reason) for o in outcomes if o.kind == "skipped"),
         restored=of("restored"),
+        undefined_roles=_undefined_roles(new, roles_of),
         not_served=tuple((o.source_id, o.earlier_status) for o in of_kind("unchanged") if o.earlier_status),
         after_withdrawal=tuple(o.source_id for o in of_kind("added", "revised") if o.earlier_status),
         chunks_added=sum(o.chunks for o in outcomes),
@@ -352,18 +355,15 @@ def _report(
     )
 
 
-def _undefined_roles(kb: Engine, outcomes: Sequence[Outcome]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+def _undefined_roles(
+    written: Sequence[Document], roles_of: Callable[[str], frozenset[str]]
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """The written documents whose allowed roles their tenant does not define (after this ingest
     defined its own): fail closed, nobody can use them, and their author should hear of it."""
-    known: dict[str, frozenset[str]] = {}
+    known = {tenant: roles_of(tenant) for tenant in {d.tenant for d in written if d.allowed_roles}}
     found = []
-    for outcome in outcomes:
-        document = outcome.document
-        if outcome.kind not in ("added", "revised") or document is None or not document.allowed_roles:
-            continue
-        if document.tenant not in known:
-            known[document.tenant] = kb.catalog.roles(document.tenant)
-        missing = tuple(sorted(set(document.allowed_roles) - known[document.tenant]))
+    for document in written:
+        missing = tuple(sorted(set(document.allowed_roles) - known.get(document.tenant, frozenset())))
         if missing:
             found.append((document.source_id, missing))
     return tuple(found)

@@ -35,8 +35,8 @@ from ..index.versioned import VersionedIndex, index_for
 from ..model.contracts import sha256_hex
 from ..model.errors import ConfigError, IndexVerificationError
 from .backends import describe, location_of
-from .directory import create_kb, open_kb, write_manifest
-from .manifest import CATALOG_FILE, MANIFEST_FILE, embedder_name
+from .directory import create_kb, holds_kb_files, open_kb, write_manifest
+from .manifest import embedder_name
 from .reindex import version_manifest
 
 __all__ = ["CATALOG_TABLES", "CopyReport", "copy_kb"]
@@ -92,7 +92,7 @@ def _refuse_occupied(destination: str | os.PathLike[str]) -> None:
     folder = location_of(destination)
     if not isinstance(folder, Path) or not folder.is_dir() or not any(folder.iterdir()):
         return
-    if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
+    if holds_kb_files(folder):
         return  # create_kb names this case itself
     raise ConfigError(f"{str(folder)!r} is not empty; copy into a new or empty folder")
 

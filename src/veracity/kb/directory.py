@@ -82,6 +82,7 @@ __all__ = [
     "check_file",
     "create_kb",
     "embedder_name",
+    "holds_kb_files",
     "init_demo_kb",
     "open_kb",
     "open_or_create_kb",
@@ -170,6 +171,11 @@ def open_kb(
     return kb
 
 
+def holds_kb_files(folder: Path) -> bool:
+    """Whether ``folder`` holds a knowledge base's files (its manifest or its catalog)."""
+    return (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists()
+
+
 _HOLDS_ONE = (
     "already holds a knowledge base; open it (--kb on the command line, veracity.open in Python) "
     "or choose another place"
@@ -190,7 +196,7 @@ def create_kb(
     """
     folder = location_of(path)
     if isinstance(folder, Path):
-        if (folder / MANIFEST_FILE).exists() or (folder / CATALOG_FILE).exists():
+        if holds_kb_files(folder):
             raise ConfigError(f"{str(folder)!r} {_HOLDS_ONE}")
         with storage_faults(str(folder)):
             folder.mkdir(parents=True, exist_ok=True)

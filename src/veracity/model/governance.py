@@ -58,18 +58,21 @@ class EligibilityScope:
         require_aware(self.as_of)
 
     @property
+    def roles_known(self) -> bool:
+        """Fail closed: the principal has roles and its tenant defines every one of them."""
+        roles = self.principal.roles
+        return bool(roles) and all(role in self.known_roles for role in roles)
+
+    @property
     def roles_pass(self) -> bool:
         """Fail closed: a principal without a tenant, without roles, or with a role its tenant
         does not define passes no role check."""
-        principal = self.principal
-        return bool(principal.tenant and principal.roles) and all(
-            role in self.known_roles for role in principal.roles
-        )
+        return bool(self.principal.tenant) and self.roles_known
 
 
 def role_allowed(document: Document, scope: EligibilityScope) -> bool:
     """Fail closed: no roles, or any role unknown to the tenant, denies."""
-    if not scope.principal.roles or any(role not in scope.known_roles for role in scope.principal.roles):
+    if not scope.roles_known:
         return False
     if document.visibility is Visibility.PUBLIC:
         return True

@@ -109,9 +109,8 @@ class EligibilityStep:
         principal = scope.principal
         version = version_key(scope.version)  # raises VersionRangeError on a malformed version
         roles = tuple(sorted(principal.roles))
-        roles_known = all(role in scope.known_roles for role in roles)
         with self._lock:
-            key: _Key = (principal.tenant, roles, roles_known, version,
+            key: _Key = (principal.tenant, roles, scope.roles_known, version,
                          self._interval(principal.tenant, moment_text(scope.as_of)))  # fmt: skip
             found = self._outcomes.get(key)
             if found is not None:

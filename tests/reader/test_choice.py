@@ -63,6 +63,17 @@ def test_the_pair_is_question_then_subject_and_sentence_cut_to_the_window() -> N
     )
 
 
+@pytest.mark.skipif(not SHIPPED, reason="no shipped chooser in this tree")
+def test_the_chooser_reads_the_pairs_pair_ids_builds_though_it_keeps_tokenized_sentences() -> None:
+    chooser = load_chooser()
+    long_question = QUESTION + " " + "and what else is kept there " * 8
+    candidates = [("Backups", ANSWER), ("Backups", OTHER * 12), ("", ANSWER)]
+    for question in (QUESTION, long_question, QUESTION):  # the same sentences again: read from the cache
+        rows = [pair_ids(chooser.tokenizer, question, s, t) for s, t in candidates]
+        expected = [round(float(v), 6) for v in chooser.logits(rows)]
+        assert chooser.scores(question, candidates) == expected
+
+
 CHOICE = LogisticModel(("sentence", "reader"), (1.0, 1.0), 0.0, (0.0, 0.0), (1.0, 1.0))
 
 

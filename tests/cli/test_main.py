@@ -117,7 +117,7 @@ def test_ingest_names_the_metadata_keys_that_match_no_file(tmp_path) -> None:
     assert again["unmatched_metadata_keys"] == ["internal/"]
 
 
-def test_ingest_says_what_it_leaves_unserved_and_what_a_changed_file_brings_back(tmp_path) -> None:
+def test_a_document_withdrawn_by_command_stays_withdrawn_when_its_file_changes(tmp_path) -> None:
     docs, kb = tmp_path / "docs", str(tmp_path / "kb")
     docs.mkdir()
     (docs / "t.md").write_text("# T\n\nThreads are pooled.", "utf-8")
@@ -129,8 +129,29 @@ def test_ingest_says_what_it_leaves_unserved_and_what_a_changed_file_brings_back
     assert "  unchanged but not served 1: t (withdrawn) (--restore brings back what withdraw" in again
     (docs / "t.md").write_text("# T\n\nThreads are pooled, corrected.", "utf-8")
     changed = json.loads(run(*ingest, "--json").output)
-    assert changed["after_withdrawal"] == ["t"] and changed["not_served"] == []
-    assert "changed since withdrawn" not in run(*ingest).output  # said once, when it happened
+    assert changed["kept_withdrawn"] == ["t"] and changed["after_withdrawal"] == []
+    listed = json.loads(run("docs", "list", "--kb", kb, "--json").output)
+    assert sorted(d["status"] for d in listed if d["id"] == "t") == ["withdrawn", "withdrawn"]
+    assert run("ask", "How are threads handled?", "--kb", kb, "--json").output.count('"t"') == 0
+    (docs / "t.md").write_text("# T\n\nThreads are pooled, corrected twice.", "utf-8")
+    assert json.loads(run(*ingest, "--json").output)["kept_withdrawn"] == ["t"]  # it holds, edit after edit
+    restored = json.loads(run(*ingest, "--restore", "--json").output)
+    assert restored["restored"] == ["t"]
+    listed = json.loads(run("docs", "list", "--kb", kb, "--json").output)
+    active = [d for d in listed if d["id"] == "t" and d["status"] == "active"]
+    assert [d["revision"] for d in active] == ["3"]  # the newest text is the one served
+
+
+def test_a_changed_file_that_had_withdrawn_its_own_document_is_served_again(tmp_path) -> None:
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    (docs / "t.md").write_text("---\nstatus: withdrawn\n---\n# T\n\nThreads are pooled.", "utf-8")
+    ingest = ("ingest", str(docs), "--kb", kb, "--no-progress", "--json")
+    assert json.loads(run(*ingest, "--embedder", "fake").output)["added"] == ["t"]
+    (docs / "t.md").write_text("# T\n\nThreads are pooled, corrected.", "utf-8")
+    changed = json.loads(run(*ingest).output)
+    assert changed["after_withdrawal"] == ["t"] and changed["kept_withdrawn"] == []  # the file's word holds
+    assert "changed since withdrawn" not in run(*ingest[:-1]).output  # said once, when it happened
 
 
 def test_ingest_prune_serves_again_a_file_that_came_back(tmp_path) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from itertools import groupby
 from typing import Any, Final
@@ -88,15 +88,6 @@ class Ledger:
         elif state in ("active", "unchanged", "skipped"):
             self._write(_RELEASE_SQL, (source,))
 
-    def steps(self, states: Iterable[str], sources: Iterable[tuple[str, str, str]]) -> None:
-        """Record several states for several ``(source, source_id, document_id)`` at once (one
-        statement per kind of row)."""
-        states, sources = tuple(states), tuple(sources)
-        with self.held():
-            for source, source_id, document_id in sources:
-                for state in states:
-                    self.step(source, state, source_id=source_id, document_id=document_id)
-
     @contextmanager
     def held(self) -> Iterator[None]:
         """Hold the rows recorded in the block and write them when it ends without an error
@@ -147,6 +138,16 @@ def source_of(connection: apsw.Connection, document_id: str) -> str | None:
         "SELECT source FROM ingestion_steps WHERE document_id = ? ORDER BY seq DESC LIMIT 1", (document_id,)
     ).fetchone()
     return None if row is None else str(row[0])
+
+
+def withdrawal_reason(connection: apsw.Connection, document_id: str) -> str | None:
+    """The reason recorded with the latest ``withdrawn`` step of ``document_id`` (``None``: none)."""
+    row = connection.execute(
+        "SELECT reason FROM ingestion_steps WHERE document_id = ? AND state = 'withdrawn' "
+        "ORDER BY seq DESC LIMIT 1",
+        (document_id,),
+    ).fetchone()
+    return None if row is None or row[0] is None else str(row[0])
 
 
 def latest_step(connection: apsw.Connection, document_id: str) -> tuple[str, str | None] | None:

@@ -43,7 +43,10 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
 
 
 withdraw_command = _status_command(
-    "withdraw", Status.WITHDRAWN, "Withdraw a document (wrong or unsafe): never returned again."
+    "withdraw",
+    Status.WITHDRAWN,
+    "Withdraw a document (wrong or unsafe): never returned again, nor a changed revision of its file"
+    " (ingest --restore brings it back).",
 )
 retire_command = _status_command(
     "retire", Status.RETIRED, "Retire a document (replaced or obsolete): never returned again."

@@ -109,6 +109,12 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
             f"  unchanged but not served {len(report.not_served)}: {_names(held)} "
             "(--restore brings back what withdraw or --prune withdrew)"
         )
+    if report.kept_withdrawn:
+        lines.append(
+            f"  changed since withdrawn, stored withdrawn (not served) {len(report.kept_withdrawn)}: "
+            f"{_names(report.kept_withdrawn[:LISTED])} (a command withdrew the revision before; "
+            "ingest --restore serves the new one)"
+        )
     if report.after_withdrawal:
         lines.append(
             f"  changed since withdrawn, now served as a new revision {len(report.after_withdrawal)}: "
@@ -166,6 +172,7 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "not_served": [{"id": name, "status": status} for name, status in report.not_served],
         "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
         "after_withdrawal": list(report.after_withdrawal),
+        "kept_withdrawn": list(report.kept_withdrawn),
         "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
         "default_roles": list(report.default_roles),
         "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},

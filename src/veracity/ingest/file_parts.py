@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..catalog.bulk import documents_by_source
-from ..catalog.ledger import Ledger, latest_step
+from ..catalog.ledger import Ledger, latest_step, withdrawal_reason
 from ..catalog.sources import RecordedFile
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
@@ -32,6 +32,7 @@ from ..pipeline.engine import Engine
 from .fingerprints import recorded_parse
 from .loading import Loaded, SourceLoader, Unparsed, chunks_of
 from .prune import REASON as PRUNED
+from .removal import BY_REQUEST
 from .sources import SourceFile, record_sources
 from .verdicts import store_many_verdicts
 
@@ -54,6 +55,11 @@ class Outcome:
     earlier_status: str = ""
     """Unchanged: the stored document's status when it is not served (withdrawn, retired); added
     or revised: the status of the source's latest earlier revision when that one was withdrawn."""
+    kept_withdrawn: bool = False
+    """Added or revised: stored withdrawn, because a command withdrew the revision before it
+    (:func:`_withdrawn_by_command`); ``ingest --restore`` serves it."""
+    stored_as: tuple[str, str | None] = ("active", None)
+    """Added or revised: the ledger's last state for the stored document, and its reason."""
 
 
 @dataclass
@@ -315,17 +321,46 @@ def _decide(
                          limits.max_chunks)  # fmt: skip
     plan.step("chunked", **ids)
     previous = [d for d in revisions if d.status is Status.ACTIVE]
-    plan.put = NewDocument(document, chunks, replaces=previous[-1].document_id if previous else None)
+    earlier = revisions[-1].status.value if revisions and revisions[-1].status is Status.WITHDRAWN else ""
+    # A command withdrew the revision before (wrong or unsafe): an edit of its file is no decision
+    # to serve it again, so the new revision is stored withdrawn too, until --restore.
+    by_command = _withdrawn_by_command(run, revisions[-1]) if earlier and declared is Status.ACTIVE else None
+    kept = by_command is not None and not run.restore and not (by_command == PRUNED and run.revive_pruned)
+    if kept:
+        document = replace(document, status=Status.WITHDRAWN)
+    replaces = previous[-1].document_id if previous and not kept else None
+    plan.put = NewDocument(document, chunks, replaces=replaces)
     plan.judged = judged
     plan.tokens = tokens if chunks is cut else None  # computed on the worker's own chunks only
     kind = "revised" if previous else "added"
     oversize = oversize_chunks(chunks)
-    # a changed file of a withdrawn document is a new revision, served: its author should hear of it
-    earlier = revisions[-1].status.value if revisions and revisions[-1].status is Status.WITHDRAWN else ""
+    if kept:
+        stored_as: tuple[str, str | None] = (Status.WITHDRAWN.value, by_command)
+    elif document.status is Status.ACTIVE:
+        stored_as = (Status.ACTIVE.value, None)
+    else:
+        stored_as = (document.status.value, declared_reason(document.status))
     plan.outcome = Outcome(
         kind, document.source_id, document.document_id, document, len(chunks), oversize,
-        earlier_status=earlier,
+        earlier_status=earlier, kept_withdrawn=kept, stored_as=stored_as,
     )  # fmt: skip
+
+
+def declared_reason(status: Status) -> str:
+    """The ledger reason of a status a document's own file declares."""
+    return f"its file declares status {status.value}"
+
+
+def _withdrawn_by_command(run: Run, latest: Document) -> str | None:
+    """The ledger reason of ``latest``'s withdrawal when a command made it (``withdraw``: by
+    request; ``--prune``: its file was gone), ``None`` when its own file declared it. A catalog
+    that keeps no ledger cannot tell: a command, then (fail closed)."""
+    if run.connection is None:
+        return BY_REQUEST
+    reason = withdrawal_reason(run.connection, latest.document_id)
+    if reason is None or reason == declared_reason(Status.WITHDRAWN):
+        return None  # no withdrawn step: stored withdrawn as its file declared (older ledgers)
+    return reason
 
 
 def _claim(run: Run, file: SourceFile, document: Document) -> None:
@@ -370,7 +405,7 @@ def _settle_stored(
         # status is not part of a revision, so a file edited to withdraw its document (or one an
         # earlier --restore revived against its word) changes only the stored status
         plan.new_status = (stored.document_id, declared)
-        plan.step(declared.value, reason=f"its file declares status {declared.value}", **ids)
+        plan.step(declared.value, reason=declared_reason(declared), **ids)
     after = plan.new_status[1] if plan.new_status is not None else stored.status
     held = after.value if after is not Status.ACTIVE else ""
     plan.outcome = Outcome(kind, stored.source_id, stored.document_id, earlier_status=held)
@@ -409,9 +444,6 @@ class NoLedger:
     """Stands in for the ledger on a catalog that has none (not SQLite)."""
 
     def step(self, source: str, state: str, **_: Any) -> None:
-        """Record nothing."""
-
-    def steps(self, states: Any, sources: Any) -> None:
         """Record nothing."""
 
     def held(self) -> AbstractContextManager[None]:

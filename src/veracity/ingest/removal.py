@@ -32,6 +32,10 @@ def parts(kb: Engine) -> tuple[DatabaseStore, VersionedIndex]:
     return store, index
 
 
+BY_REQUEST = "by request"
+"""The ledger reason of a change a command made (``withdraw``, ``retire``, ``delete``)."""
+
+
 def record(store: DatabaseStore, document: Document, state: str, reason: str, *, ids: bool = True) -> None:
     """Append ``state`` for the file ``document`` was ingested from, if the ledger knows it."""
     source = source_of(store.connection, document.document_id)

@@ -126,7 +126,11 @@ class IngestReport:
     not_served: tuple[tuple[str, str], ...] = ()
     """``(source_id, status)`` of unchanged files whose documents are withdrawn or retired."""
     after_withdrawal: tuple[str, ...] = ()
-    """Sources whose changed file became a new, served revision of a withdrawn document."""
+    """Sources whose changed file became a new, served revision of a withdrawn document (its own
+    file had withdrawn it, or ``--restore``, or ``--prune`` with a pruned file back)."""
+    kept_withdrawn: tuple[str, ...] = ()
+    """Sources whose changed file became a new revision stored withdrawn: a command had withdrawn
+    the revision before (``ingest --restore`` serves it)."""
     unmatched_metadata_keys: tuple[str, ...] = ()
     """Keys of the metadata mapping that match no file of the folders (they govern nothing)."""
     oversize_chunks: int = 0
@@ -251,8 +255,13 @@ def _ingest(
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
     pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
     index_report = feed.finish(progress)
-    with kb.catalog.store.transaction():
-        run.ledger.steps(("embedded", "indexed", "active"), pending)
+    with kb.catalog.store.transaction(), run.ledger.held():  # one statement for all of them
+        for source, outcome in pending:
+            state, reason = outcome.stored_as
+            for step, why in (("embedded", None), ("indexed", None), (state, reason)):
+                run.ledger.step(
+                    source, step, source_id=outcome.source_id, document_id=outcome.document_id, reason=why
+                )
     seconds["tokenize"] = index_report.tokenize_seconds
     seconds["write"] = index_report.write_seconds
     seconds["embed"] = index_report.embed_seconds
@@ -266,8 +275,9 @@ def _ingest(
 
 def _write_files(
     run: Run, files: Sequence[SourceFile], feed: IndexFeed, *, strict: bool, progress: Progress | None
-) -> tuple[list[Outcome], list[tuple[str, str]], list[tuple[str, str, str]]]:
-    """Store every file in the catalog, in order: outcomes, rejected files, and what to index.
+) -> tuple[list[Outcome], list[tuple[str, str]], list[tuple[str, Outcome]]]:
+    """Store every file in the catalog, in order: outcomes, rejected files, and the stored ones
+    (with their ledger names) whose last ledger steps come once they are indexed.
 
     One transaction per :data:`FILES_PER_TRANSACTION` files; its catalog reads and writes are
     a few statements per table for every :data:`FILES_PER_PART` files (:func:`write_part`),
@@ -278,7 +288,7 @@ def _write_files(
     kb = run.kb
     outcomes: list[Outcome] = []
     rejected: list[tuple[str, str]] = []
-    pending: list[tuple[str, str, str]] = []
+    pending: list[tuple[str, Outcome]] = []
     done = 0
     for first in range(0, len(files), FILES_PER_TRANSACTION):
         start = time.perf_counter()
@@ -299,7 +309,7 @@ def _write_files(
                     elif (outcome := plan.outcome) is not None:
                         outcomes.append(outcome)
                         if outcome.kind in ("added", "revised"):
-                            pending.append((plan.file.source, outcome.source_id, outcome.document_id))
+                            pending.append((plan.file.source, outcome))
                     done += 1
                     if progress is not None:
                         progress("parse", done, len(files))
@@ -339,7 +349,10 @@ def _report(
         restored=of("restored"),
         undefined_roles=_undefined_roles(new, roles_of),
         not_served=tuple((o.source_id, o.earlier_status) for o in of_kind("unchanged") if o.earlier_status),
-        after_withdrawal=tuple(o.source_id for o in of_kind("added", "revised") if o.earlier_status),
+        after_withdrawal=tuple(
+            o.source_id for o in of_kind("added", "revised") if o.earlier_status and not o.kept_withdrawn
+        ),
+        kept_withdrawn=tuple(o.source_id for o in of_kind("added", "revised") if o.kept_withdrawn),
         chunks_added=sum(o.chunks for o in outcomes),
         roles_defined=defined,
         default_roles=defaulted_roles,

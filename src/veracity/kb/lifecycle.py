@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-from ..ingest.removal import delete_documents, erase_freed_pages, parts, record
+from ..ingest.removal import BY_REQUEST, delete_documents, erase_freed_pages, parts, record
 from ..ingest.writing import writing
 from ..model.contracts import Status
 from ..model.errors import ConfigError
@@ -57,7 +57,7 @@ def change_status(
                 revision = kb.catalog.withdraw(document.document_id, expected_revision)
             else:
                 revision = kb.catalog.retire(document.document_id, expected_revision)
-            record(store, document, status.value, "by request")
+            record(store, document, status.value, BY_REQUEST)
             index.refresh(kb.catalog, [document.document_id])
         write_manifest(folder, kb)
     return Change(status.value, document.source_id, document.document_id, revision)
@@ -70,7 +70,7 @@ def delete(kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str) -> 
     """
     with writing(kb, "delete"):
         document = kb.catalog.document(id_or_source_id)
-        removed = delete_documents(kb, [document], tombstone=True, reason="by request")
+        removed = delete_documents(kb, [document], tombstone=True, reason=BY_REQUEST)
         erase_freed_pages(kb)
         write_manifest(folder, kb)
     return Change("deleted", document.source_id, document.document_id, None, removed)

@@ -107,3 +107,21 @@ def test_a_stream_that_fails_unexpectedly_ends_with_an_error_event(caplog) -> No
     assert sent[0].startswith("event: accepted\n")
     assert sent[-1] == f"event: error\ndata: {json.dumps(INTERNAL_ERROR)}\n\n" and "secret" not in sent[-1]
     assert "a streamed answer failed" in caplog.text and "a bug" in caplog.text
+
+
+def test_a_question_or_query_over_the_limit_is_422_on_every_route(client) -> None:
+    from veracity.text.questions import MAX_QUESTION_CHARS
+
+    http, keys = client
+    long = "seat " * (MAX_QUESTION_CHARS // 5 + 1)  # over the limit, under the test server's body limit
+    routes = [
+        http.post("/v1/ask", json={"question": long}, headers=auth(keys.public)),
+        http.post("/v1/search", json={"query": long}, headers=auth(keys.public)),
+        http.get("/v1/ask/stream", params={"question": long}, headers=auth(keys.public)),
+    ]
+    conversation = http.post("/v1/conversations", json={}, headers=auth(keys.public)).json()["id"]
+    routes.append(http.post(f"/v1/conversations/{conversation}/ask", json={"question": long},
+                            headers=auth(keys.public)))  # fmt: skip
+    for answer in routes:
+        assert answer.status_code == 422, answer.text
+        assert f"at most {MAX_QUESTION_CHARS:,} are taken" in answer.json()["detail"]

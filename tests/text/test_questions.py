@@ -7,7 +7,16 @@ import pytest
 from veracity.text.answer_types import answer_type_match
 from veracity.text.language import detect_language
 from veracity.text.question_surface import read_surface
-from veracity.text.questions import AnswerType, TermRole, analyze_question, split_subquestions
+from veracity.model.errors import ValidationError
+from veracity.text.questions import (
+    MAX_QUESTION_CHARS,
+    MAX_SUBQUESTIONS,
+    AnswerType,
+    TermRole,
+    analyze_question,
+    check_question,
+    split_subquestions,
+)
 from veracity.text.tokens import tokenize
 
 
@@ -163,3 +172,20 @@ def test_a_question_is_read_once_into_everything_the_stages_need() -> None:
     assert analysed.tokens == tuple(tokenize(analysed.text))
     assert ("restarted", "restart") in analysed.words
     assert analysed.subquestions[1].surface.wh_en == ("restart",)  # the word after "who"
+
+
+def test_a_repeated_question_is_one_sub_question() -> None:
+    subs = split_subquestions("v-show 和 v-if 有什么区别？" * 50)
+    assert [s.text for s in subs] == ["v-show 和 v-if 有什么区别？"]
+    check_question("v-show 和 v-if 有什么区别？" * 50)  # 650 characters of one question: taken
+
+
+def test_a_question_too_long_or_with_too_many_parts_is_refused_with_the_limit() -> None:
+    with pytest.raises(ValidationError, match=f"at most {MAX_QUESTION_CHARS:,} are taken"):
+        check_question("快照" * (MAX_QUESTION_CHARS // 2 + 1))
+    many = "".join(f"第 {n} 个快照保留多久？" for n in range(MAX_SUBQUESTIONS + 1))
+    with pytest.raises(ValidationError, match=f"holds {MAX_SUBQUESTIONS + 1} questions"):
+        check_question(many)
+    check_question("".join(f"第 {n} 个快照保留多久？" for n in range(MAX_SUBQUESTIONS)))
+    with pytest.raises(ValidationError, match="the query is empty"):
+        check_question("  ", "query")

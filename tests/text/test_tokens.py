@@ -30,3 +30,13 @@ def test_identifier_parts_count_for_coverage_but_versions_stay_whole() -> None:
     assert {"preview.port", "preview", "port", "trust_env", "trust", "env", "3.2"} <= found
     assert "3" not in found and "2" not in found
     assert "preview" not in tokenize("preview.port")  # the index keeps the identifier whole
+
+
+def test_invisible_characters_pasted_inside_words_do_not_split_them() -> None:
+    from veracity.text.questions import analyze_question
+
+    for hidden in ("\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u200f"):
+        assert tokenize(f"v{hidden}-show 和 tem{hidden}plate 侦{hidden}听器") == tokenize("v-show 和 template 侦听器")
+    pasted = analyze_question("v\u200b-show 可以用在 template 元素上吗？")
+    typed = analyze_question("v-show 可以用在 template 元素上吗？")
+    assert pasted.tokens == typed.tokens and pasted.subquestions == typed.subquestions

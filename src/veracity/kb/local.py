@@ -41,6 +41,7 @@ from ..parse.limits import DEFAULT_LIMITS, InputLimits
 from ..pipeline.engine import Engine
 from ..pipeline.outcome import Answer
 from ..pipeline.retrieve import RetrievalSettings
+from ..text.questions import check_question
 from .backends import describe, location_of
 from .browse import document_rows, show_document
 from .composing import store_llm, stored_llm
@@ -224,8 +225,7 @@ class LocalKnowledgeBase:
             principal = self.principal(tenant, roles)
             recorded = self.ask_defaults(principal.tenant)
             text = question
-            if not text or not text.strip():
-                raise ValidationError("the question is empty; ask something", field="question")
+            check_question(text)
             moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
             answer = self.engine.ask(
                 text, principal, _version(version, recorded.version), moment,
@@ -245,8 +245,7 @@ class LocalKnowledgeBase:
     ) -> list[SearchHit]:
         """The ``limit`` best chunks the principal may use for ``query``, after every gate
         (see :mod:`veracity.kb.search`); the same defaults and one read snapshot as :meth:`ask`."""
-        if not query or not query.strip():
-            raise ValidationError("the query is empty; search for something", field="query")
+        check_question(query, "query")
         if limit < 1:
             raise ValidationError(f"limit must be at least 1, got {limit}", field="limit")
         if not searchable(query):

@@ -30,6 +30,7 @@ from enum import StrEnum
 from functools import lru_cache
 from typing import Final
 
+from ..model.errors import ValidationError
 from .function_words import (
     CHINESE_CONDITION_ENDS,
     CHINESE_CONDITIONS,
@@ -43,7 +44,7 @@ from .function_words import (
 )
 from .language import detect_language
 from .question_surface import QuestionSurface, read_surface
-from .scripts import is_han
+from .scripts import drop_invisible, is_han
 from .sentences import sentence_texts
 from .tokens import STOPWORDS, segmenter, surface_tokens, tokenize
 
@@ -326,6 +327,40 @@ def analyze(sentence: str, language: str | None = None) -> SubQuestion | None:
     return SubQuestion(text=sentence, terms=terms, roles=roles, answer_type=kind, language=language)
 
 
+MAX_QUESTION_CHARS: Final = 2_000
+"""The longest question (or search query) taken, in characters: every sub-question is retrieved
+and read on its own, so a pasted page would hold an ask for minutes (a 51 KB one took 131 s)."""
+MAX_SUBQUESTIONS: Final = 8
+"""The most distinct questions one ask may hold; more are refused with a request to ask fewer at a
+time (each is answered apart, so the cost grows with their number)."""
+
+
+def check_question(text: str, field: str = "question") -> None:
+    """``ValidationError`` for a question no ask takes: empty, longer than
+    :data:`MAX_QUESTION_CHARS`, or holding more than :data:`MAX_SUBQUESTIONS` distinct questions."""
+    if not text or not text.strip():
+        raise ValidationError(f"the {field} is empty; ask something", field=field)
+    if len(text) > MAX_QUESTION_CHARS:
+        raise ValidationError(
+            f"the {field} has {len(text):,} characters; at most {MAX_QUESTION_CHARS:,} are taken "
+            "(ask about one thing at a time)",
+            field=field,
+        )
+    asked = _asked_sentences(text)
+    if len(asked) > MAX_SUBQUESTIONS:
+        raise ValidationError(
+            f"the {field} holds {len(asked)} questions; ask at most {MAX_SUBQUESTIONS} at a time",
+            field=field,
+        )
+
+
+def _asked_sentences(question: str) -> list[str]:
+    """The question sentences of ``question``, each once (a repeated one is asked once)."""
+    # a piece of sentence marks alone ("？？" splits into "？" and "？") asks nothing
+    sentences = [s for s in sentence_texts(question, clauses=True) if s.strip(_MARKS)]
+    return list(dict.fromkeys(s for s in sentences if _QUESTION_MARK.search(s)))
+
+
 def split_subquestions(question: str, language: str | None = None) -> tuple[SubQuestion, ...]:
     """Sub-questions of ``question`` (in ``language``, detected when not given); statements are
     context, not sub-questions.
@@ -333,9 +368,7 @@ def split_subquestions(question: str, language: str | None = None) -> tuple[SubQ
     A text with no question sentence is one sub-question as a whole.
     """
     language = language or detect_language(question)
-    # a piece of sentence marks alone ("？？" splits into "？" and "？") asks nothing
-    sentences = [s for s in sentence_texts(question, clauses=True) if s.strip(_MARKS)]
-    asked = [s for s in sentences if _QUESTION_MARK.search(s)]
+    asked = _asked_sentences(question)
     if not asked:
         asked = [question.strip()]
     analysed = (analyze(sentence, language) for sentence in asked)
@@ -386,7 +419,7 @@ def analyze_question(text: str) -> AnalyzedQuestion:
     return AnalyzedQuestion(
         text=text,
         language=language,
-        subquestions=split_subquestions(text, language),
+        subquestions=split_subquestions(drop_invisible(text), language),
         tokens=tuple(tokenize(text)),
         words=tuple(surface_tokens(text)),
     )

@@ -27,10 +27,10 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from .hant import fold_traditional
-from .scripts import HAN_RANGES
+from .scripts import BIDI_RANGES, HAN_RANGES, ZERO_WIDTH_RANGES
 
-_ZERO_WIDTH = re.compile("[\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff]")
-_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_ZERO_WIDTH = re.compile(f"[{ZERO_WIDTH_RANGES}]")
+_BIDI = re.compile(f"[{BIDI_RANGES}]")
 _TAG_CHARACTERS = re.compile("[\U000e0000-\U000e007f]+")
 _HTML_COMMENT = re.compile(r"<!--(.*?)(?:-->|$)", re.DOTALL)
 _MARKDOWN_COMMENT = re.compile(r"^\[(?://|comment|_)\]:\s*(?:#|<>)\s*[(\"'](.*?)[)\"']\s*$", re.MULTILINE)

@@ -13,6 +13,11 @@ around Chinese text, takes its ranges from here, so the answer is the same every
 
 The ranges are regex class bodies (no brackets), to be put inside ``[...]`` with other
 characters; :data:`HAN` and :data:`CJK` are the compiled one-character classes.
+
+- **Invisible** (:data:`ZERO_WIDTH_RANGES`, :data:`BIDI_RANGES`): format characters that print
+  nothing (zero-width space and joiners, word joiner, soft hyphen, byte order mark) and the
+  bidirectional marks and overrides. Text pasted from a web page carries them inside words;
+  :func:`drop_invisible` removes them where words are read (retrieval tokens, questions).
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import re
 from typing import Final
 
 __all__ = [
+    "BIDI_RANGES",
     "CJK",
     "CJK_RANGES",
     "HAN",
@@ -28,6 +34,8 @@ __all__ = [
     "HAN_RANGES",
     "KANA_RANGES",
     "UNSPACED_RANGES",
+    "ZERO_WIDTH_RANGES",
+    "drop_invisible",
     "has_han",
     "is_han",
 ]
@@ -41,8 +49,17 @@ UNSPACED_RANGES: Final = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef\u3000-\u303f"
 the unified ideographs (kana, CJK symbols and punctuation among them), the compatibility
 ideographs and the fullwidth forms."""
 
+ZERO_WIDTH_RANGES: Final = "\u00ad\u180e\u200b-\u200d\u2060-\u2064\ufeff"
+BIDI_RANGES: Final = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+
 HAN: Final = re.compile(f"[{HAN_RANGES}]")
 CJK: Final = re.compile(f"[{CJK_RANGES}]")
+_INVISIBLE: Final = re.compile(f"[{ZERO_WIDTH_RANGES}{BIDI_RANGES}]")
+
+
+def drop_invisible(text: str) -> str:
+    """``text`` without zero-width, soft-hyphen and bidirectional control characters."""
+    return _INVISIBLE.sub("", text) if _INVISIBLE.search(text) else text
 
 
 def is_han(char: str) -> bool:

@@ -5,7 +5,9 @@ other words are lowercased; numbers, versions and identifiers such as ``3.2``,
 ``E1042``, ``config.max_retries`` and ``--to`` stay whole. Plain ASCII words
 (letters only) are stemmed with Snowball English (``settings`` and ``setting`` meet), after a
 possessive ``'s`` is dropped and apostrophes are removed (``won't`` → ``wont``),
-so every token is made of characters the FTS5 index keeps together.
+so every token is made of characters the FTS5 index keeps together. Invisible characters
+(zero-width, bidirectional marks: :func:`~veracity.text.scripts.drop_invisible`) are dropped
+first, so ``v\u200b-show`` pasted from a web page is the token ``v-show``.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from collections.abc import Iterable, Iterator
 from functools import cache, lru_cache
 from typing import Any, Final
 
-from .scripts import HAN_RANGES, is_han
+from .scripts import HAN_RANGES, drop_invisible, is_han
 
 _LETTER = rf"[^\W_{HAN_RANGES}]"
 
@@ -102,7 +104,7 @@ def surface_tokens(text: str, *, drop_stopwords: bool = True) -> Iterator[tuple[
     ``tokenize`` is the tokens alone; question analysis needs the surface to
     recognise function words before stemming.
     """
-    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", text)):
+    for match in _TOKEN.finditer(unicodedata.normalize("NFKC", drop_invisible(text))):
         word = match.group("word")
         if word is not None:
             surface = _word_token(word)
@@ -137,7 +139,7 @@ def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:
     """
     tokens: list[str] = []
     extend = tokens.extend
-    for word, cjk in _TOKEN.findall(unicodedata.normalize("NFKC", text)):
+    for word, cjk in _TOKEN.findall(unicodedata.normalize("NFKC", drop_invisible(text))):
         extend(_word_tokens(word, drop_stopwords) if word else _cjk_tokens(cjk, drop_stopwords))
     return tokens
 

@@ -32,8 +32,9 @@ from ...catalog.conversations import (
 )
 from ...kb.local import Moment
 from ...model.contracts import ExclusionReason, Status
-from ...model.errors import NotFoundError, ValidationError
+from ...model.errors import NotFoundError
 from ...text.followup import Resolved, resolve_followup
+from ...text.questions import check_question
 from .cache import catalog_state
 from .feedback import check_rating, items
 from .gateway import Caller, Gateway, check_ask
@@ -95,8 +96,7 @@ class Conversations:
         self, caller: Caller, conversation_id: str, question: str, version: str | None
     ) -> tuple[ConversationRow, Resolved]:
         """The conversation (the key's own) and ``question`` resolved against its last turn."""
-        if not question or not question.strip():
-            raise ValidationError("the question is empty; ask something", field="question")
+        check_question(question)
         row = self._owned(caller, conversation_id)
         turns = self.tables.turns(row.conversation_id)
         last = turns[-1] if turns else None

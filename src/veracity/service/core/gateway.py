@@ -69,6 +69,7 @@ from ...model.errors import ForbiddenError, ValidationError
 from ...pipeline.engine import answer_step
 from ...pipeline.outcome import Answer
 from ...pipeline.trace import Audience
+from ...text.questions import check_question
 from .cache import AnswerCache, CacheKey, as_of_bucket, catalog_state
 from .degrade import (
     UNREACHABLE,
@@ -99,8 +100,7 @@ __all__ = ["Caller", "Gateway", "GatewaySettings", "check_ask"]
 
 def check_ask(question: str, version: str | None, as_of: Moment) -> None:
     """``ValidationError`` for a question, version or moment no ask can take; the catalog is not read."""
-    if not question or not question.strip():
-        raise ValidationError("the question is empty; ask something", field="question")
+    check_question(question)
     if version is not None and not version.strip():
         raise ValidationError("the version is empty; give one such as 3.2, or 'all'", field="version")
     if isinstance(as_of, str) and as_of.strip() and as_of.strip().lower() != "now":
@@ -306,8 +306,7 @@ class Gateway(DocumentReads):
         limit: int | None = None,
     ) -> dict[str, Any]:  # fmt: skip
         """The ranked chunks ``caller`` may use for ``query``, after every gate, with text and scores."""
-        if not query or not query.strip():
-            raise ValidationError("the query is empty", field="query")
+        check_question(query, "query")
         top_k = max(1, min(int(limit or self.settings.search_limit), 100))
         if not searchable(query):
             return {"query": query, "hits": [], "degraded": []}

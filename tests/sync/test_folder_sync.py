@@ -86,6 +86,33 @@ def test_a_file_that_comes_back_is_served_again_but_a_withdrawal_by_request_hold
     assert back["restored"] == ["a"] and back["changes"] == 1
     assert statuses() == {"a": "active", "b": "withdrawn"}
     assert sync()["changes"] == 0 and statuses() == {"a": "active", "b": "withdrawn"}
+    (folder / "b.md").write_text("# B\n\nThe door code is 9999.\n", encoding="utf-8")
+    edited = sync()  # an edit of a file withdrawn by request is no decision to serve it
+    assert edited["kept_withdrawn"] == ["b"] and statuses() == {"a": "active", "b": "withdrawn"}
+    (folder / "a.md").unlink()
+    assert sync()["withdrawn"] == ["a"]
+    (folder / "a.md").write_text("# A\n\nThe gate code is 4321.\n", encoding="utf-8")
+    assert sync()["added"] == ["a"] and statuses()["a"] == "active"  # pruned, then back changed: served
+
+
+def test_a_source_defines_the_roles_its_governance_names(tmp_path: Path) -> None:
+    folder = tmp_path / "f"
+    folder.mkdir()
+    (folder / "oncall.md").write_text("# 值班\n\n值班电话是 555-0100。\n", encoding="utf-8")
+    sources = tmp_path / "veracity.yaml"
+    entry = "sources:\n  - name: f\n    folder: f\n    tenant: acme\n"
+    governance = "    governance: {visibility: internal, allowed_roles: [staff]}\n"
+    kb = str(tmp_path / "kb")
+    runner = CliRunner()
+    sources.write_text(entry + governance, encoding="utf-8")
+    args = ["sync", "--kb", kb, "--sources", str(sources), "--embedder", "fake", "--no-progress"]
+    without = runner.invoke(main, args, catch_exceptions=False)
+    assert "allowed roles the tenant does not define, so nobody can use these 1" in without.output
+    assert "oncall (staff)" in without.output
+    sources.write_text(entry + "    roles: [staff]\n" + governance, encoding="utf-8")
+    assert runner.invoke(main, [*args, "--json"], catch_exceptions=False).exit_code == 0
+    asked = runner.invoke(main, ["ask", "值班电话是多少？", "--kb", kb, "--tenant", "acme", "--role", "staff"])
+    assert asked.exit_code == 0 and "555-0100" in asked.output, asked.output
 
 
 def test_a_copy_keeps_the_sync_state_so_its_first_sync_reads_nothing(tmp_path: Path) -> None:

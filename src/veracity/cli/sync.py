@@ -69,6 +69,8 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "deleted": list(outcome.deleted), "rejected": [list(pair) for pair in outcome.rejected],
         "restored": list(outcome.restored),
         "notes": [list(pair) for pair in outcome.notes],
+        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in outcome.undefined_roles],
+        "kept_withdrawn": list(outcome.kept_withdrawn),
         "state": dict(outcome.state), "counts": dict(outcome.counts), "changes": outcome.changes,
         "chunks_embedded": outcome.chunks_embedded,
     }  # fmt: skip
@@ -131,5 +133,18 @@ def sync_command(
                 click.echo(f"  rejected {printable(path)}: {printable(reason)}", err=True)
             for where, why in outcome.notes:
                 click.echo(f"  left out {printable(where)}: {printable(why)}")
+            if outcome.undefined_roles:
+                named = ", ".join(f"{printable(n)} ({', '.join(r)})" for n, r in outcome.undefined_roles[:10])
+                click.echo(
+                    f"  allowed roles the tenant does not define, so nobody can use these "
+                    f"{len(outcome.undefined_roles)} until the source's roles: defines them: {named}",
+                    err=True,
+                )
+            if outcome.kept_withdrawn:
+                kept = outcome.kept_withdrawn
+                click.echo(
+                    f"  changed since withdrawn, stored withdrawn (not served) {len(kept)}: "
+                    f"{', '.join(map(printable, kept[:10]))} (ingest --restore serves them)"
+                )
     if any(o.error is not None or o.rejected for o in outcomes):
         sys.exit(1)

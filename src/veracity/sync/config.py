@@ -6,6 +6,7 @@
       - name: handbook              # unique; letters, digits, '-', '_'
         folder: ./handbook          # relative to this file
         tenant: acme                # default: the knowledge base's default tenant
+        roles: [staff]              # roles the tenant defines, as ingest --roles (public always)
         include: ["**/*.md"]        # globs over the path inside the source (default: every file)
         exclude: ["drafts/**"]
         governance:                 # defaults beneath each document's own front matter and sidecar
@@ -68,7 +69,7 @@ GOVERNANCE_FIELDS: Final = (
 ON_REMOVE: Final = ("withdraw", "delete")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,63}")
 _COMMON_KEYS: Final = frozenset(
-    {"name", "tenant", "include", "exclude", "governance", "on_remove", "schedule"}
+    {"name", "tenant", "roles", "include", "exclude", "governance", "on_remove", "schedule"}
 )
 _KIND_KEYS: Final = {
     "folder": frozenset({"folder"}),
@@ -91,6 +92,8 @@ class SourceSpec:
     kind: str
     location: str
     tenant: str | None = None
+    roles: tuple[str, ...] = ()
+    """Roles the source's tenant defines (``ingest --roles``): ``allowed_roles`` may name them."""
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     governance: tuple[tuple[str, Any], ...] = ()
@@ -247,6 +250,7 @@ def _source(entry: Any, index: int, base: Path, *, path: str) -> SourceSpec:
         kind=kind,
         location=_location(kind, entry, base, path=path, source=name),
         tenant=tenant.strip() if isinstance(tenant, str) else None,
+        roles=_strings(entry["roles"], path=path, source=name, key="roles") if "roles" in entry else (),
         include=_strings(entry["include"], path=path, source=name, key="include")
         if "include" in entry
         else (),

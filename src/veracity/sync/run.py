@@ -61,6 +61,11 @@ class SourceOutcome:
     """Documents served again: their files came back unchanged after a sync withdrew them."""
     chunks_embedded: int = 0
     notes: tuple[tuple[str, str], ...] = ()
+    undefined_roles: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Documents whose ``allowed_roles`` the tenant does not define (nobody can use them; the
+    source's ``roles:`` defines them)."""
+    kept_withdrawn: tuple[str, ...] = ()
+    """Documents a command withdrew whose changed file was stored withdrawn too (see ``ingest``)."""
     state: Mapping[str, Any] = field(default_factory=dict)
     counts: Mapping[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -126,7 +131,7 @@ def _sync_one(
     prints = _fingerprints(spec, found)
     changed = {path for path, fingerprint in prints.items() if previous.get(path, ("",))[0] != fingerprint}
     report = ingest_paths(
-        kb, [found.root], tenant=spec.tenant, metadata=_metadata(spec, found, changed),
+        kb, [found.root], tenant=spec.tenant, roles=spec.roles, metadata=_metadata(spec, found, changed),
         selection=Selection(frozenset(prints), frozenset(changed)), prune=True,
         delete_pruned=spec.on_remove == "delete",
         progress=(lambda stage, done, total: progress(spec.name, stage, done, total)) if progress else None,
@@ -166,7 +171,8 @@ def _outcome(
         unchanged=len(scanned - changed), added=report.added, revised=report.revised,
         withdrawn=report.pruned.withdrawn, deleted=report.pruned.deleted, rejected=report.rejected,
         restored=report.restored, chunks_embedded=report.index.embedded_chunks,
-        notes=found.notes, state=dict(found.state), counts=dict(found.counts), seconds=seconds,
+        undefined_roles=report.undefined_roles, kept_withdrawn=report.kept_withdrawn, notes=found.notes,
+        state=dict(found.state), counts=dict(found.counts), seconds=seconds,
     )  # fmt: skip
 
 

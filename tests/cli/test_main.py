@@ -182,3 +182,18 @@ def test_ingest_names_documents_whose_allowed_roles_the_tenant_does_not_define(t
     (docs / "s.md").write_text(staff + "Staff, v2.", "utf-8")
     defined = run("ingest", str(docs), "--kb", kb, "--no-progress", "--roles", "public,staff").output
     assert "revised 1" in defined and "allowed roles the tenant does not define" not in defined
+
+
+def test_ingest_without_prune_names_the_files_that_left_the_folder(tmp_path) -> None:
+    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nThe gate code is 1234.", "utf-8")
+    (docs / "b.md").write_text("# B\n\nOther text.", "utf-8")
+    ingest = ("ingest", str(docs), "--kb", kb, "--no-progress")
+    assert run(*ingest, "--embedder", "fake").exit_code == 0
+    (docs / "a.md").unlink()
+    told = run(*ingest).output
+    assert "  gone from the folder, still served 1: a (--prune withdraws what left the folder)" in told
+    assert json.loads(run(*ingest, "--json").output)["gone_but_served"] == ["a"]
+    pruned = json.loads(run(*ingest, "--prune", "--json").output)
+    assert pruned["gone_but_served"] == [] and "gone from the folder" not in run(*ingest).output

@@ -109,6 +109,11 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
             f"  unchanged but not served {len(report.not_served)}: {_names(held)} "
             "(--restore brings back what withdraw or --prune withdrew)"
         )
+    if report.gone_but_served:
+        lines.append(
+            f"  gone from the folder, still served {len(report.gone_but_served)}: "
+            f"{_names(report.gone_but_served[:LISTED])} (--prune withdraws what left the folder)"
+        )
     if report.kept_withdrawn:
         lines.append(
             f"  changed since withdrawn, stored withdrawn (not served) {len(report.kept_withdrawn)}: "
@@ -173,6 +178,7 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
         "after_withdrawal": list(report.after_withdrawal),
         "kept_withdrawn": list(report.kept_withdrawn),
+        "gone_but_served": list(report.gone_but_served),
         "roles_defined": {tenant: list(roles) for tenant, roles in report.roles_defined},
         "default_roles": list(report.default_roles),
         "pruned": {"withdrawn": list(report.pruned.withdrawn), "deleted": list(report.pruned.deleted)},

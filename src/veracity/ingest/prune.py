@@ -12,6 +12,7 @@ rejected this time are not pruned.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from ..pipeline.engine import Engine
 from .removal import delete_documents, erase_freed_pages
 from .sources import SourceScan
 
-__all__ = ["PruneReport", "prune_missing"]
+__all__ = ["PruneReport", "gone_but_served", "prune_missing"]
 
 REASON = "source file gone (pruned)"
 
@@ -35,30 +36,49 @@ class PruneReport:
     deleted: tuple[str, ...] = ()
 
 
+def _missing(store: DatabaseStore, scan: SourceScan) -> Iterator[tuple[str, str, str]]:
+    """``(tenant, source_id, path)`` of each source ingested from a folder of ``scan`` whose
+    file is no longer there."""
+    present = {(file.root, file.source) for file in scan.files}
+    for root in scan.roots:
+        for tenant, source_id, path in sources_under(store.connection, root):
+            if (root, path) not in present:
+                yield tenant, source_id, path
+
+
+def gone_but_served(kb: Engine, scan: SourceScan) -> tuple[str, ...]:
+    """Source ids whose files have left the folders of ``scan`` while a revision is still
+    served: what ``--prune`` would withdraw (an ingest without it says so)."""
+    store = kb.catalog.store
+    if not isinstance(store, DatabaseStore):
+        return ()
+    return tuple(
+        source_id
+        for tenant, source_id, _ in _missing(store, scan)
+        if any(d.status is Status.ACTIVE for d in store.find_documents(source_id=source_id, tenant=tenant))
+    )
+
+
 def prune_missing(kb: Engine, scan: SourceScan, *, delete: bool, ledger: Any) -> PruneReport:
     """Withdraw (or delete) the documents of sources gone from the folders in ``scan``."""
     store = kb.catalog.store
     if not isinstance(store, DatabaseStore):
         return PruneReport()
-    present = {(file.root, file.source) for file in scan.files}
     withdrawn: list[str] = []
     doomed = []
-    for root in scan.roots:
-        for tenant, source_id, path in sources_under(store.connection, root):
-            if (root, path) in present:
-                continue
-            revisions = store.find_documents(source_id=source_id, tenant=tenant)
-            if delete:
-                doomed.extend(revisions)
-                continue
-            active = [d for d in revisions if d.status is Status.ACTIVE]
-            with store.transaction():
-                for document in active:
-                    kb.catalog.withdraw(document.document_id)
-                    ledger.step(path, "withdrawn", source_id=source_id, document_id=document.document_id,
-                                reason=REASON)  # fmt: skip
-            if active:
-                withdrawn.append(source_id)
+    for tenant, source_id, path in _missing(store, scan):
+        revisions = store.find_documents(source_id=source_id, tenant=tenant)
+        if delete:
+            doomed.extend(revisions)
+            continue
+        active = [d for d in revisions if d.status is Status.ACTIVE]
+        with store.transaction():
+            for document in active:
+                kb.catalog.withdraw(document.document_id)
+                ledger.step(path, "withdrawn", source_id=source_id, document_id=document.document_id,
+                            reason=REASON)  # fmt: skip
+        if active:
+            withdrawn.append(source_id)
     if doomed:
         delete_documents(kb, doomed, tombstone=False, reason=REASON)
         erase_freed_pages(kb)

@@ -64,7 +64,7 @@ from ..pipeline.engine import Engine
 from .file_parts import NoLedger, Outcome, Rejected, Run, Skipped, parts, resolve_unparsed, write_part
 from .indexing import IndexFeed
 from .loading import Loaded, SourceLoader, Unparsed
-from .prune import PruneReport, prune_missing
+from .prune import PruneReport, gone_but_served, prune_missing
 from .sources import SourceFile, SourceScan, scan_sources
 from .tenants import TenantSetup, resolve_tenants
 from .verdicts import keeps_verdicts
@@ -128,6 +128,9 @@ class IngestReport:
     after_withdrawal: tuple[str, ...] = ()
     """Sources whose changed file became a new, served revision of a withdrawn document (its own
     file had withdrawn it, or ``--restore``, or ``--prune`` with a pruned file back)."""
+    gone_but_served: tuple[str, ...] = ()
+    """Sources whose files have left the folders ingested while a revision is still served (an
+    ingest without ``--prune``, which would withdraw them)."""
     kept_withdrawn: tuple[str, ...] = ()
     """Sources whose changed file became a new revision stored withdrawn: a command had withdrawn
     the revision before (``ingest --restore`` serves it)."""
@@ -254,6 +257,7 @@ def _ingest(
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}
     defined, defaulted_roles = setup.apply(kb, [o.document for o in outcomes if o.document is not None])
     pruned = prune_missing(kb, scan, delete=delete_pruned, ledger=run.ledger) if prune else PruneReport()
+    gone = () if prune or selection is not None else gone_but_served(kb, scan)
     index_report = feed.finish(progress)
     with kb.catalog.store.transaction(), run.ledger.held():  # one statement for all of them
         for source, outcome in pending:
@@ -267,6 +271,7 @@ def _ingest(
     seconds["embed"] = index_report.embed_seconds
     report = _report(outcomes, rejected, scan, setup, defined, defaulted_roles, pruned, index_report, seconds,
                      roles_of=kb.catalog.roles)  # fmt: skip
+    report = replace(report, gone_but_served=gone)
     if mapping is not None:  # over every file scanned: under sync, a file not read again still counts
         unmatched = mapping.unmatched_keys(f.source for f in scan.files)
         report = replace(report, unmatched_metadata_keys=unmatched)

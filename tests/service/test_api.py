@@ -154,7 +154,9 @@ def test_withdraw_changes_the_catalog_revision_and_no_cached_answer_outlives_it(
     assert http.post("/v1/ask", json=body, headers=auth(keys.public)).json()["cache"] == "hit"
     before = http.get("/v1/status", headers=auth(keys.operator)).json()
     change = http.post("/v1/documents/faq-3.2-sso/withdraw", headers=auth(keys.operator)).json()
-    assert change["action"] == "withdrawn" and change["id"] == "faq-3.2-sso"
+    assert change["action"] == "withdrawn" and change["id"] == "faq-3.2-sso" and change["changed"] is True
+    again = http.post("/v1/documents/faq-3.2-sso/withdraw", headers=auth(keys.operator)).json()
+    assert again["changed"] is False and again["catalog_revision"] == change["catalog_revision"]
     after = http.post("/v1/ask", json=body, headers=auth(keys.public)).json()
     assert after["cache"] == "miss" and "faq-3.2-sso" not in [c["source_id"] for c in after["citations"]]
     status = http.get("/v1/status", headers=auth(keys.operator)).json()

@@ -125,3 +125,13 @@ def test_a_question_or_query_over_the_limit_is_422_on_every_route(client) -> Non
     for answer in routes:
         assert answer.status_code == 422, answer.text
         assert f"at most {MAX_QUESTION_CHARS:,} are taken" in answer.json()["detail"]
+
+
+def test_a_body_value_of_the_wrong_type_is_422_and_a_numeric_version_says_to_quote_it(client) -> None:
+    http, keys = client
+    loose = http.post("/v1/ask", json={"question": "席位", "explain": "yes"}, headers=auth(keys.public))
+    assert loose.status_code == 422, loose.text
+    numeric = http.post("/v1/ask", json={"question": "席位", "version": 3.10}, headers=auth(keys.public))
+    assert numeric.status_code == 422 and "write the version as a JSON string" in numeric.text
+    quoted = http.post("/v1/ask", json={"question": "席位", "version": "3.10"}, headers=auth(keys.public))
+    assert quoted.status_code == 200, quoted.text

@@ -68,10 +68,13 @@ def docs_list(kb_dir: Path | None, tenant: str | None, as_json: bool) -> None:
     if as_json:
         print_json(rows)
     elif rows:
-        print_table(_informative(rows), title=f"{len(rows)} documents")
+        documents = len({(row["tenant"], row["id"]) for row in rows})
+        kind = "documents" if documents == len(rows) else "revisions"  # a row is one revision
+        counted = f"{len(rows)} {kind}" + ("" if documents == len(rows) else f" of {documents} documents")
+        print_table(_informative(rows), title=counted)
         defaulted = sum(bool(row["defaults"]) for row in rows)
         if defaulted:
-            click.echo(f"{defaulted} documents took default governance fields; 'docs show ID' names them")
+            click.echo(f"{defaulted} {kind} took default governance fields; 'docs show ID' names them")
     else:
         click.echo(f"no documents for tenant {tenant!r}" if tenant else "no documents")
 

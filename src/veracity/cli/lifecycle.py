@@ -37,7 +37,9 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
             kb = open_knowledge_base(kb_dir, no_wait=no_wait)
             change = change_status(kb, kb_dir, document_id, status, expected_revision=expected_revision)
         name = printable(change.source_id)
-        click.echo(f"{name}: {change.action} (catalog revision {change.catalog_revision})")
+        already = "" if change.changed else "already "
+        done = "" if change.changed else "; nothing changed"
+        click.echo(f"{name}: {already}{change.action} (catalog revision {change.catalog_revision}{done})")
 
     return command
 

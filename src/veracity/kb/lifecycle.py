@@ -36,6 +36,8 @@ class Change:
     document_id: str
     catalog_revision: int | None
     chunks_removed: int = 0
+    changed: bool = True
+    """False when the document already had the status asked for (nothing was written)."""
 
 
 def change_status(
@@ -52,6 +54,9 @@ def change_status(
     store, index = parts(kb)
     with writing(kb, "withdraw" if status is Status.WITHDRAWN else "retire"):
         document = kb.catalog.document(id_or_source_id)
+        current = store.catalog_revision(document.document_id)
+        if document.status is status and expected_revision in (None, current):
+            return Change(status.value, document.source_id, document.document_id, current, changed=False)
         with store.transaction():
             if status is Status.WITHDRAWN:
                 revision = kb.catalog.withdraw(document.document_id, expected_revision)

@@ -93,18 +93,28 @@ def _unicode_text(value: Any) -> Any:
 
 
 class RequestBody(BaseModel):
-    """A JSON request body: fields it does not define are refused, and so is text that is not Unicode.
+    """A JSON request body: fields it does not define are refused, and so is text that is not Unicode;
+    values are not converted (``"yes"`` is not ``true``), and a version must be a string.
 
     JSON may escape a lone surrogate (``"\\ud800"``), which Python reads into a string that no
     later step can encode; refusing it here keeps it out of every route.
     """
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)  # "yes" is no boolean, "3" no number
 
     @field_validator("*")
     @classmethod
     def _valid_unicode(cls, value: Any) -> Any:
         return _unicode_text(value)
+
+    @field_validator("version", mode="before", check_fields=False)
+    @classmethod
+    def _version_as_text(cls, value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(
+                f'write the version as a JSON string ("{value}"): a number loses its digits (3.10 is 3.1)'
+            )
+        return value
 
 
 class AskBody(RequestBody):

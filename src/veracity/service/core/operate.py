@@ -141,6 +141,7 @@ def change_document(kb: LocalKnowledgeBase, tenant: str, id_or_source_id: str, a
         "document_id": change.document_id,
         "catalog_revision": change.catalog_revision,
         "chunks_removed": change.chunks_removed,
+        "changed": change.changed,
     }
 
 

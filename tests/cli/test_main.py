@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -117,13 +118,20 @@ def test_ingest_names_the_metadata_keys_that_match_no_file(tmp_path) -> None:
     assert again["unmatched_metadata_keys"] == ["internal/"]
 
 
-def test_a_document_withdrawn_by_command_stays_withdrawn_when_its_file_changes(tmp_path) -> None:
+def _ingested(tmp_path, files: dict[str, str]) -> tuple[Path, str, tuple[str, ...]]:
+    """A folder of ``files`` ingested into a new knowledge base: the folder, the knowledge base and
+    the arguments that ingest it again."""
     docs, kb = tmp_path / "docs", str(tmp_path / "kb")
     docs.mkdir()
-    (docs / "t.md").write_text("# T\n\nThreads are pooled.", "utf-8")
-    (docs / "u.md").write_text("# U\n\nOther text.", "utf-8")
+    for name, text in files.items():
+        (docs / name).write_text(text, "utf-8")
     ingest = ("ingest", str(docs), "--kb", kb, "--no-progress")
     assert run(*ingest, "--embedder", "fake").exit_code == 0
+    return docs, kb, ingest
+
+
+def test_a_document_withdrawn_by_command_stays_withdrawn_when_its_file_changes(tmp_path) -> None:
+    docs, kb, ingest = _ingested(tmp_path, {"t.md": "# T\n\nThreads are pooled.", "u.md": "# U\n\nOther."})
     assert run("withdraw", "t", "--kb", kb).exit_code == 0
     again = run(*ingest).output
     assert "  unchanged but not served 1: t (withdrawn) (--restore brings back what withdraw" in again
@@ -185,12 +193,7 @@ def test_ingest_names_documents_whose_allowed_roles_the_tenant_does_not_define(t
 
 
 def test_ingest_without_prune_names_the_files_that_left_the_folder(tmp_path) -> None:
-    docs, kb = tmp_path / "docs", str(tmp_path / "kb")
-    docs.mkdir()
-    (docs / "a.md").write_text("# A\n\nThe gate code is 1234.", "utf-8")
-    (docs / "b.md").write_text("# B\n\nOther text.", "utf-8")
-    ingest = ("ingest", str(docs), "--kb", kb, "--no-progress")
-    assert run(*ingest, "--embedder", "fake").exit_code == 0
+    docs, _, ingest = _ingested(tmp_path, {"a.md": "# A\n\nThe gate code is 1234.", "b.md": "# B\n\nOther."})
     (docs / "a.md").unlink()
     told = run(*ingest).output
     assert "  gone from the folder, still served 1: a (--prune withdraws what left the folder)" in told

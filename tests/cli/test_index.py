@@ -71,3 +71,26 @@ def test_a_database_url_from_veracity_kb_serves_every_command(tmp_path, pg_url) 
     assert "published index version 2 (was 1)" in run("reindex", "--no-progress", env=env).output
     report = json.loads(run("status", "--json", env=env).output)
     assert report["index"]["version"] == 2 and report["index"]["documents"] == 1
+
+
+def test_status_says_when_the_index_is_behind_the_catalog(tmp_path) -> None:
+    import apsw
+
+    from veracity.index.sqlite.tables import IndexTables
+
+    kb = tmp_path / "kb"
+    run("init-demo", "--kb", str(kb), "--embedder", "fake")
+    assert "index behind the catalog" not in run("status", "--kb", str(kb)).output
+    (database,) = kb.glob("*.sqlite")
+    connection = apsw.Connection(str(database))
+    # what an ingest killed between its catalog and its index transactions leaves behind
+    connection.execute(f"DELETE FROM {IndexTables(1).documents} WHERE rowid IN (SELECT rowid FROM "
+                       f"{IndexTables(1).documents} LIMIT 5)")  # fmt: skip
+    connection.close()
+    behind = run("status", "--kb", str(kb)).output
+    said = "index behind the catalog: it holds 13 of the catalog's 18 documents (an ingest was interrupted)"
+    assert said in behind
+    report = json.loads(run("status", "--kb", str(kb), "--json").output)["index"]
+    assert (report["documents"], report["catalog_documents"]) == (13, 18)
+    run("reindex", "--kb", str(kb), "--no-progress")
+    assert "index behind the catalog" not in run("status", "--kb", str(kb)).output

@@ -106,6 +106,14 @@ def status_command(kb_dir: Path, as_json: bool, check: bool) -> None:
         f"published {index['last_publish'] or 'at creation'}), {index['documents']} documents, "
         f"{index['chunks']} chunks, generation {index['generation']}"
     )
+    if index["documents"] != index["catalog_documents"]:
+        # the catalog is the truth and the index is derived: a killed ingest leaves it behind
+        why = "an ingest is writing" if report.get("writer") else "an ingest was interrupted"
+        click.echo(
+            f"index behind the catalog: it holds {index['documents']} of the catalog's "
+            f"{index['catalog_documents']} documents ({why}); ingesting the same folder again "
+            "or 'veracity reindex' catches it up"
+        )
     kept = [f"{v['version']} {v['state']}" for v in report["versions"] if v["state"] not in ("dropped",)]
     click.echo("index versions: " + ", ".join(kept))
     if report["ingestion"]:

@@ -118,6 +118,7 @@ def status_of_store(store: DatabaseStore, manifest: dict[str, Any]) -> dict[str,
         "index": {
             "version": current,
             "documents": documents,
+            "catalog_documents": sum(sum(c.values()) for c in counts.values()),
             "chunks": chunks,
             "generation": generation,
             "last_publish": published.published_at,

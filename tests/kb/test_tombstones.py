@@ -32,7 +32,7 @@ def ingest(docs: Path, kb_dir: Path, *options: str):
 def test_a_deleted_document_stays_deleted_until_restored(tmp_path) -> None:
     docs, kb_dir = _folder(tmp_path), tmp_path / "kb"
     ingest(docs, kb_dir)
-    assert "gone: deleted" in run("delete", "gone", "--kb", str(kb_dir)).output
+    assert "gone (tenant default): deleted" in run("delete", "gone", "--kb", str(kb_dir)).output
     again = ingest(docs, kb_dir)
     assert "added 0" in again.output and "skipped 1" in again.output
     assert "  skipped gone: deleted earlier" in again.output and "--restore ingests it again" in again.output
@@ -96,3 +96,34 @@ def test_prune_delete_removes_them(tmp_path) -> None:
     kb.catalog.store.close()
     (docs / "gone.md").write_text("# 临时\n\n又回来了。", "utf-8")
     assert "added 1" in ingest(docs, kb_dir).output  # no tombstone: a returning file is new
+
+
+def test_lifecycle_commands_never_take_one_tenants_document_for_anothers(tmp_path) -> None:
+    kb_dir = tmp_path / "kb"
+    for tenant, text in (("default", "# 退款\n\n七天内可退款。"), ("acme", "# 退款\n\n三十天内可退款。")):
+        folder = tmp_path / tenant
+        folder.mkdir()
+        (folder / "refunds.md").write_text(text, "utf-8")
+        assert ingest(folder, kb_dir, "--tenant", tenant).exit_code == 0
+
+    def statuses() -> dict[str, str]:
+        kb = open_kb(kb_dir, FakeEmbedder())
+        try:
+            return {d.tenant: d.status.value for d in kb.catalog.documents()}
+        finally:
+            kb.catalog.store.close()
+
+    for command in ("withdraw", "retire", "delete"):
+        refused = CliRunner().invoke(main, [command, "refunds", "--kb", str(kb_dir)])
+        assert refused.exit_code != 0 and "is in 2 tenants (acme, default); name one" in refused.output
+    shown = CliRunner().invoke(main, ["docs", "show", "refunds", "--kb", str(kb_dir)])
+    assert shown.exit_code != 0 and "name one" in shown.output
+    assert statuses() == {"acme": "active", "default": "active"}  # nothing was touched
+    withdrawn = run("withdraw", "refunds", "--kb", str(kb_dir), "--tenant", "acme").output
+    assert "refunds (tenant acme): withdrawn" in withdrawn
+    assert statuses() == {"acme": "withdrawn", "default": "active"}
+    deleted = run("delete", "refunds", "--kb", str(kb_dir), "--tenant", "default").output
+    assert "refunds (tenant default): deleted" in deleted
+    assert statuses() == {"acme": "withdrawn"}
+    missing = CliRunner().invoke(main, ["withdraw", "refunds", "--kb", str(kb_dir), "--tenant", "nobody"])
+    assert missing.exit_code != 0 and "no document or source 'refunds' in tenant 'nobody'" in missing.output

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from ..model.contracts import Chunk, Document, ExclusionReason, Principal, Status
-from ..model.errors import NotFoundError
+from ..model.errors import NotFoundError, ValidationError
 from ..model.governance import EligibilityScope, eligibility, require_aware
 from ..model.versions import parse_version
 from .store import Store
@@ -124,21 +124,35 @@ class Catalog:
         """Every document (of ``tenant`` if given), any status, by source id then revision order."""
         return self._store.find_documents(tenant=tenant)
 
-    def document(self, id_or_source_id: str) -> Document:
-        """A document by its 64-hex ``document_id``, or by ``source_id``.
+    def document(self, id_or_source_id: str, tenant: str | None = None) -> Document:
+        """A document by its 64-hex ``document_id``, or by ``source_id`` (within ``tenant``).
 
         For a source id: its latest active revision, else its latest revision
-        (latest = most recently stored). ``NotFoundError`` if neither matches.
+        (latest = most recently stored). ``NotFoundError`` if neither matches (or the
+        document is another tenant's); source ids are per tenant, so one that several tenants
+        hold is refused without ``tenant`` (``ValidationError`` naming them) rather than one
+        tenant's document being taken for another's.
         """
         key = id_or_source_id.strip()
+        where = f" in tenant {tenant!r}" if tenant is not None else " in the catalog"
         if _DOCUMENT_ID.fullmatch(key):
             try:
-                return self._store.get_document(key)
+                found = self._store.get_document(key)
             except NotFoundError:
                 pass  # a source id may look like a hash too
-        revisions = self._store.find_documents(source_id=key)
+            else:
+                if tenant is None or found.tenant == tenant:
+                    return found
+        revisions = self._store.find_documents(tenant=tenant, source_id=key)
         if not revisions:
-            raise NotFoundError(f"no document or source {id_or_source_id!r} in the catalog")
+            raise NotFoundError(f"no document or source {id_or_source_id!r}{where}")
+        tenants = sorted({doc.tenant for doc in revisions})
+        if len(tenants) > 1:
+            raise ValidationError(
+                f"source {key!r} is in {len(tenants)} tenants ({', '.join(tenants)}); name one "
+                "(--tenant) or give the 64-hex document id",
+                field="tenant",
+            )
         active = [doc for doc in revisions if doc.status is Status.ACTIVE]
         return (active or revisions)[-1]
 

@@ -16,6 +16,11 @@ from ..model.contracts import Status
 from ..text.display import printable
 from .common import CHECK_OPTION, KB_OPTION, NO_WAIT_OPTION, library_errors, open_knowledge_base
 
+OWNER_OPTION = click.option(
+    "--tenant",
+    default=None,
+    help="The tenant whose document it is (source ids are per tenant; needed when several hold it).",
+)
 REVISION_OPTION = click.option(
     "--expected-revision",
     type=int,
@@ -28,15 +33,20 @@ def _status_command(name: str, status: Status, summary: str) -> click.Command:
     @click.command(name, help=summary)
     @click.argument("document_id")
     @KB_OPTION
+    @OWNER_OPTION
     @REVISION_OPTION
     @NO_WAIT_OPTION
-    def command(document_id: str, kb_dir: Path, expected_revision: int | None, no_wait: bool) -> None:
+    def command(
+        document_id: str, kb_dir: Path, tenant: str | None, expected_revision: int | None, no_wait: bool
+    ) -> None:
         from ..kb.lifecycle import change_status
 
         with library_errors():
             kb = open_knowledge_base(kb_dir, no_wait=no_wait)
-            change = change_status(kb, kb_dir, document_id, status, expected_revision=expected_revision)
-        name = printable(change.source_id)
+            change = change_status(
+                kb, kb_dir, document_id, status, expected_revision=expected_revision, tenant=tenant
+            )
+        name = f"{printable(change.source_id)} (tenant {printable(change.tenant)})"
         already = "" if change.changed else "already "
         done = "" if change.changed else "; nothing changed"
         click.echo(f"{name}: {already}{change.action} (catalog revision {change.catalog_revision}{done})")
@@ -58,14 +68,15 @@ retire_command = _status_command(
 @click.command("delete")
 @click.argument("document_id")
 @KB_OPTION
+@OWNER_OPTION
 @NO_WAIT_OPTION
-def delete_command(document_id: str, kb_dir: Path, no_wait: bool) -> None:
+def delete_command(document_id: str, kb_dir: Path, tenant: str | None, no_wait: bool) -> None:
     """Delete a document with its chunks, postings and vectors, in one transaction."""
     from ..kb.lifecycle import delete
 
     with library_errors():
-        change = delete(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir, document_id)
-    name = printable(change.source_id)
+        change = delete(open_knowledge_base(kb_dir, no_wait=no_wait), kb_dir, document_id, tenant=tenant)
+    name = f"{printable(change.source_id)} (tenant {printable(change.tenant)})"
     click.echo(f"{name}: deleted ({change.chunks_removed} chunks removed from the index)")
 
 

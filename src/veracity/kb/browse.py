@@ -12,8 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..catalog.catalog import Catalog
-from ..model.contracts import Chunk, Document, Status
-from ..model.errors import NotFoundError
+from ..model.contracts import Chunk, Document
 from ..pipeline.render import document_detail
 
 __all__ = ["document_rows", "find_document", "show_document"]
@@ -54,15 +53,9 @@ def document_rows(
 
 
 def find_document(catalog: Catalog, id_or_source_id: str, tenant: str | None = None) -> Document:
-    """A document by id or source id (its active revision, else its latest), within ``tenant`` if given."""
-    if tenant is None:
-        return catalog.document(id_or_source_id)
-    key = id_or_source_id.strip()
-    matches = [d for d in catalog.documents(tenant) if key in (d.source_id, d.document_id)]
-    if not matches:
-        raise NotFoundError(f"no document or source {id_or_source_id!r} in tenant {tenant!r}")
-    active = [d for d in matches if d.status is Status.ACTIVE]
-    return (active or matches)[-1]
+    """A document by id or source id (its active revision, else its latest), within ``tenant`` if
+    given (:meth:`Catalog.document <veracity.catalog.catalog.Catalog.document>`)."""
+    return catalog.document(id_or_source_id, tenant)
 
 
 def show_document(

@@ -37,6 +37,7 @@ class Change:
     catalog_revision: int | None
     chunks_removed: int = 0
     changed: bool = True
+    tenant: str = ""
     """False when the document already had the status asked for (nothing was written)."""
 
 
@@ -47,16 +48,21 @@ def change_status(
     status: Status,
     *,
     expected_revision: int | None = None,
+    tenant: str | None = None,
 ) -> Change:
-    """Withdraw or retire a document in the catalog and the index together."""
+    """Withdraw or retire a document in the catalog and the index together (a source id is looked
+    up within ``tenant``; one several tenants hold needs it)."""
     if status not in (Status.WITHDRAWN, Status.RETIRED):
         raise ConfigError(f"status must be withdrawn or retired, got {status.value!r}")
     store, index = parts(kb)
     with writing(kb, "withdraw" if status is Status.WITHDRAWN else "retire"):
-        document = kb.catalog.document(id_or_source_id)
+        document = kb.catalog.document(id_or_source_id, tenant)
         current = store.catalog_revision(document.document_id)
         if document.status is status and expected_revision in (None, current):
-            return Change(status.value, document.source_id, document.document_id, current, changed=False)
+            return Change(
+                status.value, document.source_id, document.document_id, current, changed=False,
+                tenant=document.tenant,
+            )  # fmt: skip
         with store.transaction():
             if status is Status.WITHDRAWN:
                 revision = kb.catalog.withdraw(document.document_id, expected_revision)
@@ -65,20 +71,22 @@ def change_status(
             record(store, document, status.value, BY_REQUEST)
             index.refresh(kb.catalog, [document.document_id])
         write_manifest(folder, kb)
-    return Change(status.value, document.source_id, document.document_id, revision)
+    return Change(status.value, document.source_id, document.document_id, revision, tenant=document.tenant)
 
 
-def delete(kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str) -> Change:
+def delete(
+    kb: Engine, folder: str | os.PathLike[str], id_or_source_id: str, *, tenant: str | None = None
+) -> Change:
     """Delete a document: catalog rows, chunks, facts, lexical postings and vectors, at once.
 
     A tombstone keeps the next ingest of the same source from adding it back.
     """
     with writing(kb, "delete"):
-        document = kb.catalog.document(id_or_source_id)
+        document = kb.catalog.document(id_or_source_id, tenant)
         removed = delete_documents(kb, [document], tombstone=True, reason=BY_REQUEST)
         erase_freed_pages(kb)
         write_manifest(folder, kb)
-    return Change("deleted", document.source_id, document.document_id, None, removed)
+    return Change("deleted", document.source_id, document.document_id, None, removed, tenant=document.tenant)
 
 
 def status_report(kb: Engine, folder: str | os.PathLike[str]) -> dict[str, Any]:

@@ -96,6 +96,23 @@ def test_structure_headings_by_size_and_weight_and_boxes_on_every_node() -> None
     assert first is not None and (first.x0, first.top) == (round(50 / 600, 4), round(80 / 800, 4))
 
 
+def test_no_text_is_lost_to_a_heading_that_heads_nothing_or_a_sentence_set_large() -> None:
+    placed = (
+        words("Lyra Lamp", 50, 40, 20)
+        + words("The lamp weighs 1.2 kilograms.", 50, 80)
+        + words("The battery lasts 28 minutes per charge.", 50, 120, 14)  # OCR misread its height
+        + words("Support hotline 800-555-0142", 50, 160, 16, bold=True)  # the last line: heads nothing
+    )
+    parsed = assemble(layout_blocks([PageText(1, 600, 800, tuple(placed))])[0])
+    assert [(n.kind, n.text) for n in parsed.nodes] == [
+        (NodeKind.HEADING, "# Lyra Lamp"),
+        (NodeKind.PARAGRAPH, "The lamp weighs 1.2 kilograms."),
+        (NodeKind.PARAGRAPH, "The battery lasts 28 minutes per charge."),
+        (NodeKind.PARAGRAPH, "Support hotline 800-555-0142"),
+    ]
+    assert all(n.heading_path == ("Lyra Lamp",) for n in parsed.nodes)
+
+
 def test_ocr_words_give_nodes_their_confidence_and_numbers() -> None:
     placed = words("The Team plan costs $12.50 per seat.", 50, 80, confidence=0.8)
     blocks, _ = layout_blocks([PageText(1, 600, 800, tuple(placed), source="ocr")])

@@ -5,9 +5,13 @@ Pure; the input is every page's items in reading order
 
 - the body size is the font size that carries the most characters;
 - a short line (≤ 120 characters) set at least 1.2× the body size is a
-  heading; distinct heading sizes, largest first, give levels 1, 2, 3 …; a
-  short line set wholly in bold at a smaller size that does not end like a
-  sentence is a heading one level below those;
+  heading unless it ends with a full stop (a sentence set large, or an OCR'd
+  line whose height was misread); distinct heading sizes, largest first, give
+  levels 1, 2, 3 …; a short line set wholly in bold at a smaller size that does
+  not end like a sentence is a heading one level below those;
+- a heading with nothing under it (the next block is a heading of its level or
+  above, or there is none) is kept as a paragraph: its text would otherwise be
+  in no chunk, only in the heading path of none;
 - a vertical gap over 1.6× the line's font size, a move up the page (the next
   column) or a new page starts a new paragraph;
 - lines starting with a bullet (``•``, ``◦``, ``▪``, ``●``, ``-``, ``–``) or
@@ -39,6 +43,7 @@ _BOLD_HEADING_MAX_CHARS = 80
 _PARAGRAPH_GAP = 1.6
 _BULLET = re.compile(r"^(?:[•◦▪●\-–](?:\s+|$)|(\d{1,3})[.)]\s+)")
 _SENTENCE_END = re.compile(r"[.。:：;；,，!！?？]$")
+_FULL_STOP = re.compile(r"[.。．!！]$")
 NUMBER = re.compile(
     r"(?<![A-Za-z0-9_.])v\d+(?:\.\d+)+|(?<![0-9_.])[$¥€£]?\d+(?:[.,:/]\d+)*%?"
 )
@@ -100,8 +105,13 @@ def _body_size(pages: Sequence[tuple[PageText, Sequence[Placed]]]) -> float:
 
 
 def _big(line: Line, body_size: float) -> bool:
-    """Set large enough, and short enough, to be a heading by size."""
-    return body_size > 0 and line.size >= body_size * _HEADING_RATIO and len(line.text) <= _HEADING_MAX_CHARS
+    """Set large enough, and short enough, to be a heading by size, and not ending as a sentence."""
+    return (
+        body_size > 0
+        and line.size >= body_size * _HEADING_RATIO
+        and len(line.text) <= _HEADING_MAX_CHARS
+        and not _FULL_STOP.search(line.text.rstrip())
+    )
 
 
 class _Builder:
@@ -214,7 +224,19 @@ def blocks_of_pages(pages: Sequence[tuple[PageText, Sequence[Placed]]]) -> list[
                 builder.line(page, item)
         builder.flush()
         builder.previous = None
-    return builder.blocks
+    return _headings_with_content(builder.blocks)
+
+
+def _headings_with_content(blocks: list[Block]) -> list[Block]:
+    """``blocks`` with every heading that heads nothing made a paragraph (see the module docstring)."""
+    kept = list(blocks)
+    for index, block in enumerate(blocks):
+        if block.kind is not NodeKind.HEADING:
+            continue
+        following = blocks[index + 1] if index + 1 < len(blocks) else None
+        if following is None or (following.kind is NodeKind.HEADING and following.level <= block.level):
+            kept[index] = replace(block, kind=NodeKind.PARAGRAPH, level=1, collapse=False)
+    return kept
 
 
 def layout_blocks(pages: Sequence[PageText]) -> tuple[list[Block], int]:

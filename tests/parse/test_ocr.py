@@ -104,12 +104,24 @@ def test_scanned_pdf_page_is_read_by_ocr_next_to_a_text_page() -> None:
     assert (diagnostics.pages_parsed, diagnostics.ocr_pages, diagnostics.pages_needing_ocr) == (2, 1, 0)
 
 
-def test_scanned_pdf_without_ocr_fails_with_no_text_and_says_how() -> None:
+def test_scanned_pdf_without_ocr_fails_with_no_text_and_says_how(monkeypatch: pytest.MonkeyPatch) -> None:
+    from veracity.parse import ocr
+
     pdf = build_pdf([[]], scans={0: scanned_page(["Only an image here."])})
-    advice = r"needs OCR; install it with: pip install 'veracity\[ocr\]'"
-    with pytest.raises(NoTextError, match=advice) as caught:
+    with pytest.raises(NoTextError, match=r"OCR is off \(--ocr none\); --ocr rapidocr") as off:
         parse_bytes(pdf, "pdf", source="scan.pdf", ocr=None)
-    assert caught.value.diagnostics.pages_needing_ocr == 1
+    assert off.value.diagnostics.pages_needing_ocr == 1
+    monkeypatch.setattr(ocr, "_ENGINES", {})
+    monkeypatch.setitem(sys.modules, "rapidocr_onnxruntime", None)  # OCR asked for, not installed
+    advice = r"needs OCR; install it with: pip install 'veracity\[ocr\]'"
+    with pytest.raises(NoTextError, match=advice) as missing:
+        parse_bytes(pdf, "pdf", source="scan.pdf", ocr=RAPID)
+    assert missing.value.diagnostics.pages_needing_ocr == 1
+
+
+def test_an_image_with_ocr_off_is_not_read() -> None:
+    with pytest.raises(NoTextError, match=r"read only by OCR, and OCR is off \(--ocr none\)"):
+        parse_bytes(image_bytes(small_image(["Store batteries cool."])), "image", source="a.png", ocr=None)
 
 
 def test_image_without_text_is_a_no_text_failure() -> None:

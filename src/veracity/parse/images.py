@@ -58,9 +58,12 @@ def parse_image(
     ocr: OcrSettings | None = DEFAULT_SETTINGS,
     limits: InputLimits = DEFAULT_LIMITS,
 ) -> ParsedSource:
-    """OCR an image file into a :class:`ParsedSource` (see the module docstring)."""
+    """OCR an image file into a :class:`ParsedSource` (see the module docstring); ``ocr=None``
+    (``--ocr none``: never OCR) reads none: ``NoTextError``."""
     started = time.perf_counter()
-    settings = ocr or DEFAULT_SETTINGS
+    if ocr is None:
+        raise NoTextError("no text: an image is read only by OCR, and OCR is off (--ocr none)", path=source)
+    settings = ocr
     frames = _frames(data, source, limits)
     engine = ocr_engine(settings, source=source)
     pages: list[PageText] = [ocr_page(frame, number, engine) for number, frame in enumerate(frames, 1)]

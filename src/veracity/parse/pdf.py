@@ -233,7 +233,12 @@ def parse_pdf(
         tables=sum(len(page.tables) for page in pages), illegal_characters=read.illegal,
     )  # fmt: skip
     if not parsed.body:
-        if needing:
+        if needing and ocr is None:
+            reason = (
+                f"no text: its {len(pages)} page(s) are images, and OCR is off (--ocr none); "
+                "--ocr rapidocr or --ocr tesseract reads them"
+            )
+        elif needing:
             reason = (
                 f"no text: its {len(pages)} page(s) are images and reading them needs OCR; "
                 "install it with: pip install 'veracity[ocr]'"

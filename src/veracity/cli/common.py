@@ -234,7 +234,27 @@ def _storage_fault(exc: BaseException) -> Exception | None:
         )
     if isinstance(exc, apsw.Error | OSError):
         return storage_error(exc, getattr(exc, "filename", None) or "the knowledge base")
-    return None
+    return _database_fault(exc)
+
+
+def _database_fault(exc: BaseException) -> Exception | None:
+    """A PostgreSQL refusal that escaped as psycopg's error, as a library error (psycopg is only
+    looked at when something imported it: a SQLite command never loads it)."""
+    import sys
+
+    from ..model.errors import StorageError
+
+    psycopg = sys.modules.get("psycopg")
+    if psycopg is None or not isinstance(exc, psycopg.Error):
+        return None
+    said = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return StorageError(
+            f"the database role may not do this ({said}): --kb takes the knowledge base owner's URL; "
+            "a reader role belongs in 'veracity serve --read-url' (docs/postgresql.md)",
+            path="the database",
+        )
+    return StorageError(f"the database refused: {said}", path="the database")
 
 
 def tell_waiting(holder: WriterInfo | None) -> None:

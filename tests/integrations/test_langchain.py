@@ -15,6 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from tests.integrations.conftest import leaks, opened
 from veracity.integrations.langchain import VeracityRetriever, governed_answer
+from veracity.model.errors import IdentityError
 
 
 class TestVeracityRetrieverStandard(RetrieversIntegrationTests):
@@ -87,3 +88,16 @@ def test_a_hidden_document_never_comes_through(kb) -> None:
         "payroll codeword"
     )
     assert any("ZEBRA-42" in d.page_content for d in staff)  # the same search finds it for staff
+
+
+def test_the_answer_runnable_takes_a_chains_dict_and_roles_as_one_string(kb) -> None:
+    answer = governed_answer(kb, tenant="starship", version="3.2", as_of="2026-08-27T16:00:00Z")
+    asked = answer.invoke("3.2 的 Team 能用 SAML 吗")
+    assert answer.invoke({"question": "3.2 的 Team 能用 SAML 吗"}) == asked
+    assert answer.invoke({"input": "3.2 的 Team 能用 SAML 吗", "history": []}) == asked
+    with pytest.raises(TypeError, match="a dict with a string under 'question' or 'input' or 'query'"):
+        answer.invoke({"text": "3.2 的 Team 能用 SAML 吗"})
+    one = governed_answer(kb, tenant="acme", roles="staff").invoke("payroll codeword")
+    assert one == governed_answer(kb, tenant="acme", roles=("staff",)).invoke("payroll codeword")
+    with pytest.raises(IdentityError, match="defines no role 'auditor'"):  # the role, not its letters
+        kb.ask("payroll codeword", tenant="acme", roles="auditor")

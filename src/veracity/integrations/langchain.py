@@ -15,7 +15,7 @@ pages, trust) and the scores in its metadata.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -55,6 +55,24 @@ class VeracityRetriever(BaseRetriever):
         return [Document(page_content=hit.text, metadata=hit.metadata(), id=hit.chunk_id) for hit in hits]
 
 
+QUESTION_KEYS = ("question", "input", "query")
+"""The keys a chain's input dict may carry the question under (the first one present counts)."""
+
+
+def question_text(value: str | Mapping[str, Any]) -> str:
+    """The question of a runnable's input: a string, or a chain's dict (:data:`QUESTION_KEYS`)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in QUESTION_KEYS:
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    raise TypeError(
+        f"the question is a string, or a dict with a string under {' or '.join(map(repr, QUESTION_KEYS))}; "
+        f"got {type(value).__name__}"
+    )
+
+
 def governed_answer(
     knowledge_base: Any,
     *,
@@ -62,14 +80,16 @@ def governed_answer(
     roles: Sequence[str] = ("public",),
     version: str | None = None,
     as_of: datetime | date | str | None = None,
-) -> Runnable[str, dict[str, Any]]:
+) -> Runnable[str | Mapping[str, Any], dict[str, Any]]:
     """A runnable: question → the governed answer (status, claims, citations, missing facts,
     reasons) for the principal fixed here, so a chain can branch on ``abstain``."""
-    fixed_roles = tuple(roles)
+    fixed_roles = roles if isinstance(roles, str) else tuple(roles)  # a string: the knowledge base splits it
 
-    def answer(question: str) -> dict[str, Any]:
+    def answer(question: str | Mapping[str, Any]) -> dict[str, Any]:
         return governed(
-            knowledge_base.ask(question, tenant=tenant, roles=fixed_roles, version=version, as_of=as_of)
+            knowledge_base.ask(
+                question_text(question), tenant=tenant, roles=fixed_roles, version=version, as_of=as_of
+            )
         )
 
     return RunnableLambda(answer, name="veracity_governed_answer")

@@ -163,6 +163,8 @@ class LocalKnowledgeBase:
         if name not in known:
             listed = ", ".join(known) or "none yet (ingest documents first)"
             raise IdentityError(f"unknown tenant {name!r}; this knowledge base has: {listed}")
+        if isinstance(roles, str):  # "staff" is one role, not five letters ("a,b" two, as --role reads it)
+            roles = [role.strip() for role in roles.split(",")]
         chosen = tuple(roles) if roles is not None else self.ask_defaults(name).roles
         if not chosen or any(not role.strip() for role in chosen):
             listed = ", ".join(known[name])

@@ -85,5 +85,8 @@ async def test_a_refused_call_says_why_as_the_http_api_does() -> None:
         assert version.is_error and "(422)" in _text(version) and "'abc'" in _text(version)
         nothing = await session.call_tool("search", {"query": ""})
         assert nothing.is_error and "(422)" in _text(nothing)
+        for limit in (0, -5, 100_000):  # refused as over HTTP, not clamped in silence
+            refused = await session.call_tool("search", {"query": "SAML", "limit": limit})
+            assert refused.is_error and "(422)" in _text(refused) and "from 1 to 100" in _text(refused)
         with pytest.raises(MCPError, match=r"NotFoundError \(404\)"):
             await session.read_resource("veracity://documents/nope/chunks/nope")

@@ -98,6 +98,10 @@ from .visible import shown_path
 __all__ = ["Caller", "Gateway", "GatewaySettings", "check_ask"]
 
 
+MAX_SEARCH_LIMIT = 100
+"""The most hits one search returns (a larger ``limit`` is refused, as over HTTP)."""
+
+
 def check_ask(question: str, version: str | None, as_of: Moment) -> None:
     """``ValidationError`` for a question, version or moment no ask can take; the catalog is not read."""
     check_question(question)
@@ -307,7 +311,11 @@ class Gateway(DocumentReads):
     ) -> dict[str, Any]:  # fmt: skip
         """The ranked chunks ``caller`` may use for ``query``, after every gate, with text and scores."""
         check_question(query, "query")
-        top_k = max(1, min(int(limit or self.settings.search_limit), 100))
+        if limit is not None and (isinstance(limit, bool) or not 1 <= limit <= MAX_SEARCH_LIMIT):
+            raise ValidationError(
+                f"the limit is a number of hits from 1 to {MAX_SEARCH_LIMIT}, got {limit!r}", field="limit"
+            )
+        top_k = min(limit or self.settings.search_limit, MAX_SEARCH_LIMIT)
         if not searchable(query):
             return {"query": query, "hits": [], "degraded": []}
         principal = caller.principal

@@ -139,3 +139,20 @@ def test_look_alike_radicals_from_a_printed_pdf_become_the_ideographs(pdf_bytes)
     body = parse_pdf(pdf_bytes([[(14, "说明", 740), (11, radicals, 700)]], cjk=[radicals, "说明"])).body
     assert "支持一级小时，：（OIDC）" in body
     assert not any("\u2e80" <= ch <= "\u2fdf" for ch in body)
+
+
+@pytest.mark.parametrize(
+    ("metadata", "title"),
+    [
+        ("router.html", None),  # printed from a browser: the file's name, not the document's title
+        ("Microsoft Word - draft.docx", None),
+        ("Untitled", None),
+        ("  ", None),
+        ("Orion Router Manual", "Orion Router Manual"),
+        ("v3.2 Release Notes", "v3.2 Release Notes"),
+    ],
+)
+def test_a_metadata_title_naming_a_file_gives_way_to_the_first_heading(metadata: str, title: str | None):
+    from veracity.parse.pdf import _meaningful_title
+
+    assert _meaningful_title(metadata) == title

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -135,7 +136,7 @@ def _read_text_layer(data: bytes, source: str) -> _Read:
     illegal = 0
     try:
         with pdfplumber.open(io.BytesIO(data)) as pdf:
-            title = str((pdf.metadata or {}).get("Title") or "").strip() or None
+            title = _meaningful_title(str((pdf.metadata or {}).get("Title") or ""))
             for number, page in enumerate(pdf.pages, 1):
                 tables = _tables(page)
                 words: list[Word] = []
@@ -184,6 +185,20 @@ def _ocr_pages(data: bytes, numbers: list[int], settings: OcrSettings, source: s
         return read
     finally:
         document.close()
+
+
+_FILE_NAME_TITLE = re.compile(
+    r"(?i)^(?:microsoft (?:word|powerpoint|excel) - .*|untitled(?:\s*\d*)?"
+    r"|.*\.(?:html?|docx?|pdf|pptx?|xlsx?|txt|md|odt|rtf))$"
+)
+
+
+def _meaningful_title(title: str) -> str | None:
+    """A PDF's metadata title, or ``None`` when it names the file it was printed from
+    (``router.html``, ``Microsoft Word - draft.docx``, ``Untitled``): the first heading is the
+    title then."""
+    title = title.strip()
+    return None if not title or _FILE_NAME_TITLE.match(title) else title
 
 
 def _ocr_available(settings: OcrSettings, source: str) -> bool:

@@ -239,6 +239,14 @@ def test_upload_ingests_for_the_operator_tenant_with_the_cli_rejections(client) 
         == 422
     )
     assert http.get("/v1/documents/oncall", headers=auth(keys.acme_operator)).status_code == 404
+    nobody = http.post(
+        "/v1/documents",
+        files={"files": ("locked.md", "# 锁定\n\n只有审计员能看。".encode())},
+        data={"metadata": json.dumps({"visibility": "internal", "allowed_roles": ["auditor"]})},
+        headers=operator,
+    )
+    assert nobody.status_code == 200
+    assert nobody.json()["undefined_roles"] == [{"id": "locked", "roles": ["auditor"]}]
 
 
 def test_a_document_uploaded_without_a_date_answers_at_once(client) -> None:

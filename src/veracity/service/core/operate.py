@@ -111,6 +111,9 @@ def upload_report(report: IngestReport, folder: Path | None = None) -> dict[str,
         "chunks": report.chunks_added,
         "embedded": report.index.embedded_chunks,
         "defaults_taken": dict(report.defaults_taken),
+        # a document nobody can use, or one a command withdrew that stays so: the uploader should know
+        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
+        "kept_withdrawn": list(report.kept_withdrawn),
     }
 
 

@@ -187,6 +187,26 @@ def test_a_sentence_ending_with_a_colon_takes_what_it_announces() -> None:
     assert "Chrome >=111" in announced.claim
 
 
+def test_a_claim_on_a_list_item_never_runs_into_the_next_item_of_its_list() -> None:
+    hits, documents = _hits(
+        "# Data centers\n\n- Frankfurt (eu-central)\n- Singapore (ap-southeast)\n    - Backup site: Sydney\n"
+        "- Ohio (us-east)\n\n# 退款\n\n1. 月付用户可在七天内退款。\n2. 年付用户额外赠送一个月。\n"
+        "3. 退款在 3 个工作日内到账。\n"
+    )
+    weights = TermWeights(chunks=1, frequencies={})
+    for question, item in (
+        ("Where is the backup site for Singapore?", "- Backup site: Sydney"),  # echoes the question
+        ("年付用户退款有什么额外优惠？", "2. 年付用户额外赠送一个月。"),
+        ("Why are refunds made per plan?", "- Frankfurt (eu-central)"),  # asks for a description
+    ):
+        (sub,) = split_subquestions(question)
+        found = candidates(sub, hits, documents, weights)
+        assert next(c.claim for c in found if c.claim.startswith(item)) == item
+    (sub,) = split_subquestions("What are the sites of Singapore?")  # a list is asked for
+    parent = next(c for c in candidates(sub, hits, documents, weights) if c.claim.startswith("- Singapore"))
+    assert parent.claim.endswith("- Backup site: Sydney")  # an item runs on into its own sub-items
+
+
 def test_a_sentence_that_announces_code_takes_the_whole_block() -> None:
     hits, documents = _hits(
         "# HTTP/2\n\nInstantiate a client with HTTP/2 support enabled:\n\n"

@@ -365,7 +365,9 @@ def sentence_contexts(
                 continue  # a table's header or separator row, a box's title: they say nothing alone
             after_label = order - 1 in labels
             previous_start = sentences[order - 1][0] if order and not after_label else start
-            next_end = sentences[order + 1][1] if order + 1 < len(sentences) else None
+            following = sentences[order + 1] if order + 1 < len(sentences) else None
+            runs_on = following is not None and not _sibling_item(text, start, end, following[0])
+            next_end = following[1] if following is not None and runs_on else None
             label = next((text[slice(*sentences[o])] for o in sorted(labels, reverse=True) if o < order), "")
             spans.append((hit, start, end, previous_start, next_end, position, headers.get(order), label))
     vectors = _sentence_vectors([h.chunk.text[s:e] for h, s, e, *_ in spans], question_vector, embed)
@@ -392,6 +394,25 @@ def sentence_contexts(
             (hit, start, end, previous_start if leans else start, None if header else next_end, context)
         )
     return found
+
+
+_LIST_ITEM = re.compile(r"([ \t]*)(?:[-*+]|\d{1,3}[.)])[ \t]")
+
+
+def _item_indent(text: str, start: int) -> int | None:
+    """The indentation of the list item whose line holds ``start``, or ``None`` when the line is no item."""
+    found = _LIST_ITEM.match(text, text.rfind("\n", 0, start) + 1)
+    return None if found is None else len(found.group(1).expandtabs(4))
+
+
+def _sibling_item(text: str, start: int, end: int, next_start: int) -> bool:
+    """Whether the sentence at ``start..end`` is a list item and the next one starts an item of
+    the same list level or an outer one: a claim never runs on into it (a list item says its own
+    thing), unless the item ends with a colon and announces what follows."""
+    here, there = _item_indent(text, start), _item_indent(text, next_start)
+    if here is None or there is None or text[start:end].rstrip().endswith((":", "：")):
+        return False
+    return text.rfind("\n", 0, next_start) >= start and there <= here
 
 
 LABEL_CHARS: Final = 80

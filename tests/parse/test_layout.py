@@ -113,6 +113,15 @@ def test_no_text_is_lost_to_a_heading_that_heads_nothing_or_a_sentence_set_large
     assert all(n.heading_path == ("Lyra Lamp",) for n in parsed.nodes)
 
 
+def test_a_chinese_line_wrapped_by_the_page_runs_on_and_a_latin_one_keeps_its_break() -> None:
+    placed = (
+        words("天琴台", 50, 80) + words("灯的质保期为两年。", 50, 92)
+        + words("The lamp is", 50, 130) + words("warranted.", 50, 142)
+    )  # fmt: skip
+    parsed = assemble(layout_blocks([PageText(1, 600, 800, tuple(placed))])[0])
+    assert [n.text for n in parsed.nodes] == ["天琴台灯的质保期为两年。", "The lamp is\nwarranted."]
+
+
 def test_ocr_words_give_nodes_their_confidence_and_numbers() -> None:
     placed = words("The Team plan costs $12.50 per seat.", 50, 80, confidence=0.8)
     blocks, _ = layout_blocks([PageText(1, 600, 800, tuple(placed), source="ocr")])

@@ -152,6 +152,17 @@ class PageText:
     lines: tuple[Line, ...] = field(default=())
 
 
+def joined_lines(texts: Sequence[str]) -> str:
+    """A paragraph's lines as its text: one line break between lines, none where a line of Chinese
+    (or Japanese, Korean) runs on into the next, which the page only wrapped (``天琴台`` at a line's
+    end and ``灯的质保期`` at the next one's start are one word)."""
+    out = ""
+    for text in texts:
+        wrapped = bool(out) and bool(_CJK.match(out[-1:])) and bool(_CJK.match(text[:1]))
+        out += text if not out or wrapped else "\n" + text
+    return out
+
+
 def _spaced(left: Word, right: Word) -> bool:
     gap = right.x0 - left.x1
     if gap <= 0.1 * max(left.size, right.size):

@@ -32,7 +32,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..model.contracts import OcrNumber, PageBox
-from .layout import Line, PageText, Placed, TableRegion, group_lines, reading_order, remove_running_lines
+from .layout import (
+    Line,
+    PageText,
+    Placed,
+    TableRegion,
+    group_lines,
+    joined_lines,
+    reading_order,
+    remove_running_lines,
+)
 from .nodes import Block, ListItem, NodeKind
 
 __all__ = ["NUMBER", "blocks_of_pages", "layout_blocks", "ocr_numbers"]
@@ -145,7 +154,7 @@ class _Builder:
                 "confidence": confidence, "ocr_numbers": numbers,
             }  # fmt: skip
             if kind is NodeKind.PARAGRAPH:
-                text = "\n".join(line.text for line in pending.lines)
+                text = joined_lines([line.text for line in pending.lines])
                 self.blocks.append(Block(NodeKind.PARAGRAPH, text, collapse=False, **common))  # type: ignore[arg-type]
             else:
                 self.blocks.append(Block(NodeKind.LIST, items=tuple(self.items), **common))  # type: ignore[arg-type]

@@ -73,3 +73,21 @@ def test_a_cited_page_is_a_picture_for_who_may_see_it(client) -> None:
         client.get(f"/v1/documents/vault/pages/1.png?as_of={later}", headers=auth(keys.public)).status_code
         == 404
     )
+
+
+def test_a_page_is_never_drawn_from_a_file_that_another_upload_replaced(client) -> None:
+    client, keys = client
+    upload(client, keys.operator, "manual.pdf", VAULT, {"id": "device-manual"})
+    later = (datetime.now(UTC) + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    page = f"/v1/documents/device-manual/pages/1.png?as_of={later}"
+    assert client.get(page, headers=auth(keys.public)).status_code == 200
+    # the same file name, another document, internal: the stored file is replaced under it
+    upload(
+        client, keys.operator, "manual.pdf", PLAN,
+        {"id": "salary-table", "visibility": "internal", "allowed_roles": ["maintainer"]},
+    )  # fmt: skip
+    replaced = client.get(page, headers=auth(keys.public))
+    assert replaced.status_code == 404  # not the bytes device-manual was read from: never drawn
+    own = f"/v1/documents/salary-table/pages/1.png?as_of={later}"
+    assert client.get(own, headers=auth(keys.maintainer)).status_code == 200
+    assert client.get(own, headers=auth(keys.public)).status_code == 404

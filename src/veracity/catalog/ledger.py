@@ -199,6 +199,18 @@ def parse_diagnostics(connection: apsw.Connection) -> dict[str, dict[str, Any]]:
     return {str(source): json.loads(str(text)) for source, text in rows}
 
 
+def parsed_file_digest(connection: apsw.Connection, document_id: str) -> str | None:
+    """The sha256 of the bytes ``document_id`` was last parsed from (recorded for paged sources:
+    :attr:`~veracity.parse.diagnostics.ParseDiagnostics.sha256`), or ``None``."""
+    row = connection.execute(
+        "SELECT diagnostics FROM ingestion_steps WHERE document_id = ? AND diagnostics IS NOT NULL "
+        "ORDER BY seq DESC LIMIT 1",
+        (document_id,),
+    ).fetchone()
+    found = json.loads(str(row[0])).get("sha256") if row is not None else None
+    return str(found) if found else None
+
+
 def quarantined(connection: apsw.Connection) -> list[tuple[str, str]]:
     """``(source, reason)`` of every file currently in quarantine."""
     return [(s, r) for s, r in connection.execute("SELECT source, reason FROM quarantine ORDER BY source")]

@@ -74,6 +74,9 @@ class ParseDiagnostics:
     tables: int = 0
     header_footer_lines_removed: int = 0
     illegal_characters: int = 0
+    sha256: str | None = None
+    """The file's bytes' digest, for a paged source (PDF, image): its page images are rendered
+    from the file only while it is still these bytes."""
 
     def as_dict(self) -> dict[str, Any]:
         """Plain data, as the ledger stores it (seconds rounded to microseconds)."""

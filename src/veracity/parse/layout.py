@@ -23,6 +23,7 @@ left.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -328,6 +329,7 @@ def paged_diagnostics(
     with_text = {node.page for node in parsed.nodes}
     return ParseDiagnostics(
         bytes=len(data),
+        sha256=hashlib.sha256(data).hexdigest(),
         characters=len(parsed.body),
         pages_total=len(pages),
         pages_parsed=len(with_text),

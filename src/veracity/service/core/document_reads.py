@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ...catalog.catalog import Resolution
+from ...catalog.ledger import parsed_file_digest
 from ...catalog.postgres.replay import replay_fence
 from ...catalog.scope import acting_for
 from ...catalog.sources import source_file
@@ -133,9 +134,15 @@ class DocumentReads:
                 found = source_file(self.side.connection, tenant, source_id)
             return Path(found) if found else None
 
+        def parsed_digest(document_id: str) -> str | None:
+            with self.side.read():
+                return parsed_file_digest(self.side.connection, document_id)
+
         with self._reading_for(caller, as_of) as moment:
-            return page_png(self.kb.engine.catalog, id_or_source_id, page, principal, moment, original,
-                            operator=caller.operator, width_px=width)  # fmt: skip
+            return page_png(
+                self.kb.engine.catalog, id_or_source_id, page, principal, moment, original,
+                operator=caller.operator, width_px=width, parsed_digest=parsed_digest,
+            )  # fmt: skip
 
     def chunk_context(
         self, caller: Caller, id_or_source_id: str, chunk_id: str, *, quote: str | None = None,

@@ -11,6 +11,7 @@ Rendering uses ``pypdfium2`` and ``Pillow`` (the ``ocr`` extra).
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Callable
 from datetime import datetime
@@ -43,10 +44,14 @@ def page_png(
     *,
     operator: bool,
     width_px: int = 1000,
+    parsed_digest: Callable[[str], str | None] = lambda _: None,
 ) -> bytes:
     """PNG bytes of ``page`` (1-based) of the visible document's original file, ``width_px`` wide.
 
-    ``original(tenant, source_id)`` is where the document's file is, or ``None``.
+    ``original(tenant, source_id)`` is where the document's file is, or ``None``;
+    ``parsed_digest(document_id)`` the sha256 of the bytes the document was parsed from: a file
+    that is not those bytes any more (edited, or another upload of the same name in its place) is
+    never rendered for it, nor is one whose digest was not recorded.
     """
     if not 1 <= width_px <= MAX_WIDTH_PX:
         raise ValidationError(f"width must be 1–{MAX_WIDTH_PX} pixels, got {width_px}", field="width")
@@ -60,6 +65,9 @@ def page_png(
     path = original(document.tenant, document.source_id)
     if page not in covered or path is None or not path.is_file():
         raise _not_found(what)
+    digest = parsed_digest(document.document_id)
+    if digest is None or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+        raise _not_found(what)  # not the bytes this revision was read from
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES:
         return _image(path.read_bytes(), width_px) if page == 1 else _raise(what)

@@ -224,3 +224,24 @@ def test_a_later_turn_never_cites_what_the_key_may_no_longer_see(client) -> None
         for claim in earlier["claims"]
         if set(claim["citations"]) & {c["id"] for c in gone}
     )
+
+
+def test_a_turn_whose_document_was_revised_says_so_not_retired(client) -> None:
+    client, keys = client
+    later = "2026-12-31T00:00:00Z"
+
+    def put(text: str) -> None:
+        metadata = '{"valid_from": "2026-01-01T00:00:00Z"}'
+        files = [("files", ("oncall.md", text.encode(), "text/markdown"))]
+        response = client.post("/v1/documents", files=files, data={"metadata": metadata},
+                               headers=auth(keys.operator))  # fmt: skip
+        assert response.status_code == 200, response.text
+
+    put("# 值班\n\n周末值班电话是 400-800-1234。\n\n## 恢复\n\n恢复需要两小时。\n")
+    conversation = start(client, keys.public)
+    first = turn(client, keys.public, conversation, "周末值班电话是多少？", as_of=later)
+    assert [c["source_id"] for c in first["citations"]] == ["oncall"]
+    put("# 值班\n\n周末值班电话是 400-800-1234。\n\n## 恢复\n\n恢复需要四小时。\n")  # another section
+    shown = client.get(f"/v1/conversations/{conversation}", headers=auth(keys.public)).json()
+    (citation,) = shown["turns"][0]["citations"]
+    assert citation["withdrawn"] is True and citation["withdrawn_reason"] == "revised"

@@ -179,6 +179,21 @@ class Conversations:
             check_rating(rating, None)
         return items(self.tables.feedback(tenant=caller.principal.tenant, rating=rating))
 
+    def _revised(self, caller: Caller, source_id: str, document_id: str, version: str | None) -> bool:
+        """Whether a newer revision of ``source_id`` than ``document_id`` is active and citable for
+        ``caller``: the cited revision was replaced, not retired by hand (a newer one that the caller
+        may not see is not named)."""
+        revisions = [
+            d.document_id
+            for d in self.gate.kb.engine.catalog.documents(caller.principal.tenant)
+            if d.source_id == source_id
+        ]
+        newer = revisions[revisions.index(document_id) + 1 :] if document_id in revisions else []
+        if not newer:
+            return False
+        gone = {r.document_id for r in self.gate.uncitable(caller, newer, version)}
+        return any(candidate not in gone for candidate in newer)
+
     def read(self, caller: Caller, conversation_id: str) -> dict[str, Any]:
         """The conversation with each turn's citations checked against the live catalog now."""
         row = self._owned(caller, conversation_id)
@@ -190,6 +205,11 @@ class Conversations:
                 r.document_id: _reason(r)
                 for r in self.gate.uncitable(caller, [c["document_id"] for c in citations], turn.version)
             }
+            for citation in citations:
+                if gone.get(citation["document_id"]) == Status.RETIRED.value and self._revised(
+                    caller, citation["source_id"], citation["document_id"], turn.version
+                ):
+                    gone[citation["document_id"]] = "revised"
             withdrawn_ids = set()
             for citation in citations:
                 if citation["document_id"] in gone:

@@ -225,6 +225,8 @@ def test_page_in_chromium(server, tmp_path) -> None:
             desktop.fill("#feedback-comment", "想问的是 Enterprise 计划")
             desktop.click("#feedback-send")
             desktop.wait_for_selector("#feedback-done:not([hidden])")
+            # one rating per answer: a second click cannot turn the thumbs-down into a thumbs-up
+            assert desktop.is_disabled("#feedback-up") and desktop.is_disabled("#feedback-down")
             desktop.screenshot(path=str(shots / "page-conversation.png"), full_page=True)
 
             # An operator sees the explain table, and withdraws a document after confirming.

@@ -34,6 +34,7 @@ function resetAnswer() {
   document.getElementById("feedback").hidden = true;
   document.getElementById("feedback-form").hidden = true;
   document.getElementById("feedback-done").hidden = true;
+  lockFeedback(false);
   const badge = document.getElementById("badge");
   badge.dataset.status = "pending";
   badge.textContent = t("status_pending");
@@ -334,9 +335,18 @@ async function readStream(path) {
   }
 }
 
+// One rating per answer: once it is recorded the buttons are locked until the next answer, so a
+// second click cannot turn a thumbs-down into a thumbs-up that carries the down's comment.
+function lockFeedback(locked) {
+  document.getElementById("feedback-up").disabled = locked;
+  document.getElementById("feedback-down").disabled = locked;
+  document.getElementById("feedback-send").disabled = locked;
+}
+
 async function sendFeedback(rating) {
   if (!state.conversation || !state.turn) return;
-  const comment = document.getElementById("feedback-comment").value.trim();
+  const box = document.getElementById("feedback-comment");
+  const comment = rating === "down" ? box.value.trim() : "";  // the comment says what was wrong
   try {
     await api(`/v1/conversations/${encodeURIComponent(state.conversation)}/turns/${state.turn}/feedback`, {
       method: "POST", headers: { "Content-Type": "application/json" },
@@ -344,6 +354,8 @@ async function sendFeedback(rating) {
     });
     document.getElementById("feedback-form").hidden = true;
     document.getElementById("feedback-done").hidden = false;
+    box.value = "";
+    lockFeedback(true);
   } catch (error) {
     showError(error.message);
   }

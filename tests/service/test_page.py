@@ -227,6 +227,14 @@ def test_page_in_chromium(server, tmp_path) -> None:
             desktop.wait_for_selector("#feedback-done:not([hidden])")
             # one rating per answer: a second click cannot turn the thumbs-down into a thumbs-up
             assert desktop.is_disabled("#feedback-up") and desktop.is_disabled("#feedback-down")
+            # another key is another asker: nothing of the last key's conversation stays, and asking
+            # again starts a conversation of its own (it used to answer 404 for the old one)
+            desktop.click("#key-forget")
+            assert desktop.locator("#history li").count() == 0 and desktop.is_hidden("#answer")
+            desktop.fill("#key", keys.public)
+            desktop.click("#key-form button")
+            _ask(desktop, RUNNING)
+            assert desktop.is_hidden("#error") or not desktop.locator("#error").inner_text().strip()
             desktop.screenshot(path=str(shots / "page-conversation.png"), full_page=True)
 
             # An operator sees the explain table, and withdraws a document after confirming.

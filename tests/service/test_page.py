@@ -227,6 +227,13 @@ def test_page_in_chromium(server, tmp_path) -> None:
             desktop.wait_for_selector("#feedback-done:not([hidden])")
             # one rating per answer: a second click cannot turn the thumbs-down into a thumbs-up
             assert desktop.is_disabled("#feedback-up") and desktop.is_disabled("#feedback-down")
+            # a follow-up that carries only a version says the version its question text does not show
+            desktop.click("#new-conversation")
+            desktop.fill("#version", "2.8")
+            _ask(desktop, "Team 计划能用 SAML 吗？")
+            desktop.fill("#version", "")
+            _ask(desktop, "那 3.2 呢？")
+            assert desktop.locator("#resolved").inner_text().endswith("Team 计划能用 SAML 吗？ · version 3.2")
             # another key is another asker: nothing of the last key's conversation stays, and asking
             # again starts a conversation of its own (it used to answer 404 for the old one)
             desktop.click("#key-forget")

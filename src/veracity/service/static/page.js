@@ -7,7 +7,7 @@
 
 const state = {
   claims: [], citations: new Map(), lastAsked: null, conversation: null, turn: null, reasons: [],
-  explained: null, resolvedQuestion: null,
+  explained: null, resolvedQuestion: null, resolvedVersion: "",
 };
 
 function statusLabel(status) {
@@ -73,9 +73,7 @@ function relabel() {
     document.getElementById("cache").textContent = state.cache === "hit" ? t("cache_hit") : t("cache_miss");
   }
   showReasons();
-  if (state.resolvedQuestion) {
-    document.getElementById("resolved").textContent = t("asked_as", { question: state.resolvedQuestion });
-  }
+  if (state.resolvedQuestion) document.getElementById("resolved").textContent = askedAs();
   for (const node of document.querySelectorAll("#citations .where")) {
     node.textContent = where(state.citations.get(Number(node.dataset.citation)));
   }
@@ -284,10 +282,18 @@ function onResolved(data) {
   state.resolvedQuestion = null;
   if (data.carried && Object.keys(data.carried).length) {
     state.resolvedQuestion = data.resolved_question;
+    state.resolvedVersion = data.version || "";
     const resolved = document.getElementById("resolved");
-    resolved.textContent = t("asked_as", { question: data.resolved_question });
+    resolved.textContent = askedAs();
     resolved.hidden = false;
   }
+}
+
+// A follow-up may carry a version ("那 3.2 呢？") that its question text does not show: say it.
+function askedAs() {
+  const question = state.resolvedQuestion;
+  const version = state.resolvedVersion;
+  return version ? t("asked_as_version", { question, version }) : t("asked_as", { question });
 }
 
 function onTurn(data) {

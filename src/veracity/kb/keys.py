@@ -81,12 +81,19 @@ def create_key(
     if not roles:
         raise ValidationError("a key needs at least one role (e.g. --roles public)", field="roles")
     principal = kb.principal(tenant, roles)  # checks the tenant and every role
+    wanted = (name or "").strip()
+    if wanted and any(k.name == wanted and k.revoked_at is None for k in list_keys(kb)):
+        raise ValidationError(
+            f"a key named {wanted!r} exists; choose another name (revoke and rotate by name need one key "
+            "per name)",
+            field="name",
+        )
     key_id = secrets.token_hex(6)
     secret = secrets.token_urlsafe(32)
     salt = secrets.token_hex(16)
     record = ApiKey(
         key_id=key_id,
-        name=(name or "").strip() or f"key-{key_id}",
+        name=wanted or f"key-{key_id}",
         tenant=principal.tenant,
         roles=tuple(sorted(principal.roles)),
         operator=operator,

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from ...kb.keys import create_key, list_keys, revoke_key
 from ...model.contracts import Status, Trust
-from ...model.errors import NotFoundError, ValidationError
+from ...model.errors import IdentityError, NotFoundError, ValidationError
 from ...pipeline.injection import verdict_key
 from .gateway import Caller, Gateway
 
@@ -44,8 +44,12 @@ class Admin:
         if not wanted:
             raise ValidationError('a key needs at least one role, e.g. ["public"]', field="roles")
         with self.gate.lock:
-            made = create_key(self.gate.kb, tenant=caller.principal.tenant, roles=wanted, operator=operator,
-                              name=name)  # fmt: skip
+            try:
+                made = create_key(
+                    self.gate.kb, tenant=caller.principal.tenant, roles=wanted, operator=operator, name=name
+                )
+            except IdentityError as exc:  # a role the tenant lacks: the request is wrong, not the caller
+                raise ValidationError(str(exc), field="roles") from None
         return {**made.key.as_dict(), "secret": made.secret}
 
     def revoke(self, caller: Caller, key_id: str) -> dict[str, Any]:

@@ -120,6 +120,10 @@ def test_documents_the_key_may_not_see_are_404_like_missing_ones(client) -> None
     assert http.get("/v1/documents/incident-2026-08-sso", headers=maintainer).status_code == 200
     listing = http.get("/v1/documents", headers=public).text
     assert not any(mark in listing for mark in RESTRICTED_MARKS)
+    # what an ask takes when it names no version or moment: the tenant's recorded defaults, if any
+    assert json.loads(listing)["defaults"] == {"version": "3.2", "as_of": "2026-08-27T16:00:00Z"}
+    acme = http.get("/v1/documents", headers=auth(keys.acme_public)).json()
+    assert acme["defaults"] == {"version": None, "as_of": None}  # every version, now
 
 
 def test_tenants_are_isolated_across_keys(client) -> None:

@@ -167,9 +167,10 @@ def test_page_in_chromium(server, tmp_path) -> None:
             desktop.screenshot(path=str(shots / "page-desktop.png"), full_page=True)
 
             # In Chinese: every label the page writes follows the language, placeholders included
-            # (the version hint comes from the documents this key may see, not from the demo), and
-            # at once: switching relabels what the page already has instead of asking again.
-            desktop.wait_for_function("document.getElementById('version').placeholder.endsWith('· all')")
+            # (the hints say the version and moment the demo tenant asks with when none is given),
+            # and at once: switching relabels what the page already has instead of asking again.
+            desktop.wait_for_function("document.getElementById('version').placeholder === 'default 3.2'")
+            assert desktop.get_attribute("#as-of", "placeholder") == "default 2026-08-27 16:00 UTC"
             desktop.route("**/v1/documents", lambda route: route.abort())  # a refetch would leave it stale
             desktop.click("#language")
             assert desktop.locator("#badge").inner_text() == "回答"
@@ -183,8 +184,8 @@ def test_page_in_chromium(server, tmp_path) -> None:
             words = re.compile(r"\b(?:and later|up to|p\.|rev)\b|[a-z]{4,}")
             english = [label for label in labels if words.search(label)]
             assert english == [] and "来源" in labels
-            assert desktop.get_attribute("#version", "placeholder").endswith("· 全部")
-            assert desktop.get_attribute("#as-of", "placeholder").startswith("现在 · ")
+            assert desktop.get_attribute("#version", "placeholder") == "默认 3.2"
+            assert desktop.get_attribute("#as-of", "placeholder") == "默认 2026-08-27 16:00 UTC"
             desktop.screenshot(path=str(shots / "page-zh.png"), full_page=True)
             desktop.unroute("**/v1/documents")
             desktop.click("#language")

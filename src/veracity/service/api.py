@@ -204,8 +204,9 @@ def search(body: SearchBody, who: Who, gate: Gate) -> dict[str, Any]:
 
 @router.get("/v1/documents", tags=["documents"])
 def documents(who: Who, gate: Gate, as_of: str | None = None) -> dict[str, Any]:
-    """The documents the key may see (an operator key: every document of its tenant)."""
-    return {"documents": gate.documents(who, as_of=as_of)}
+    """The documents the key may see (an operator key: every document of its tenant), and the
+    version and moment an ask of its tenant takes when it names none (``defaults``)."""
+    return {"documents": gate.documents(who, as_of=as_of), "defaults": gate.defaults(who)}
 
 
 # A source id is the file's path in the ingested folder (``pdf/tidewater-sla``), so every

@@ -214,6 +214,14 @@ class Gateway(DocumentReads):
             return as_of_bucket()
         return parse_as_of(as_of)
 
+    def defaults(self, caller: Caller) -> dict[str, str | None]:
+        """The version and moment an ask of ``caller``'s tenant takes when it names none (the
+        tenant's recorded defaults; ``None``: every version, now)."""
+        with self.side.read():
+            recorded = ask_defaults(self.side.connection, caller.principal.tenant)
+        moment = recorded.as_of.isoformat().replace("+00:00", "Z") if recorded.as_of is not None else None
+        return {"version": recorded.version, "as_of": moment}
+
     # -- answers ------------------------------------------------------------------
 
     def ask(

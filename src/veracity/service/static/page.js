@@ -7,7 +7,7 @@
 
 const state = {
   claims: [], citations: new Map(), lastAsked: null, conversation: null, turn: null, reasons: [],
-  explained: null, resolvedQuestion: null, resolvedVersion: "",
+  explained: null, resolvedQuestion: null, resolvedVersion: "", defaults: {},
 };
 
 function statusLabel(status) {
@@ -91,11 +91,16 @@ async function placeholders() {
   if (!storedKey()) { version.placeholder = ""; return; }
   try {
     if (!state.versions) {
-      const { documents } = await api("/v1/documents").then((r) => r.json());
+      const { documents, defaults } = await api("/v1/documents").then((r) => r.json());
       const named = documents.map((d) => d.versions).filter((v) => v && v !== "all");
       state.versions = [...new Set(named.map((v) => v.split(/[–\s]/)[0]))].sort().reverse().slice(0, 2);
+      state.defaults = defaults || {};
     }
-    version.placeholder = state.versions.length ? t("version_hint", { versions: state.versions.join(" · ") }) : "";
+    // a tenant may record the version and moment its asks take when none is given: say which
+    const { version: usual, as_of: moment } = state.defaults;
+    if (usual) version.placeholder = t("version_default", { version: usual });
+    else version.placeholder = state.versions.length ? t("version_hint", { versions: state.versions.join(" · ") }) : "";
+    if (moment) asOf.placeholder = t("as_of_default", { date: moment.slice(0, 16).replace("T", " ") });
   } catch (_) { /* the hint is a courtesy: a key that cannot list documents gets none */ }
 }
 

@@ -148,6 +148,8 @@ def test_feedback_is_kept_with_the_turn_and_listed_for_operators(client, served_
     assert client.get("/v1/feedback", headers=auth(keys.public)).status_code == 403
     listed = client.get("/v1/feedback?rating=down", headers=auth(keys.operator)).json()["feedback"]
     (item,) = listed
+    every = client.get("/v1/feedback?rating=all", headers=auth(keys.operator)).json()["feedback"]
+    assert every == client.get("/v1/feedback", headers=auth(keys.operator)).json()["feedback"] == listed
     assert (item["question"], item["rating"], item["comment"]) == (FIRST, "down", "不是我问的计划")
     assert [c["source_id"] for c in item["cited"]] == ["faq-3.2-sso"] and item["roles"] == ["public"]
     assert set(item["catalog_state"]) == {"index_generation", "catalog_revision"}

@@ -228,6 +228,16 @@ def test_page_in_chromium(server, tmp_path) -> None:
             desktop.wait_for_selector("#feedback-done:not([hidden])")
             # one rating per answer: a second click cannot turn the thumbs-down into a thumbs-up
             assert desktop.is_disabled("#feedback-up") and desktop.is_disabled("#feedback-down")
+            desktop.click("#claims .cite[data-citation='1']")
+            desktop.wait_for_selector("#context:not([hidden])")
+            desktop.keyboard.press("Escape")  # closes the citation as its close button does
+            assert desktop.is_hidden("#context")
+            desktop.route("**/v1/conversations/**", lambda route: route.abort())  # the server is gone
+            desktop.fill("#question", "那 2.8 呢？")
+            desktop.click("#ask-button")
+            desktop.wait_for_selector("#error:not([hidden])")
+            assert "did not answer" in desktop.locator("#error").inner_text()  # not "Failed to fetch"
+            desktop.unroute("**/v1/conversations/**")
             # a follow-up that carries only a version says the version its question text does not show
             desktop.click("#new-conversation")
             desktop.fill("#version", "2.8")

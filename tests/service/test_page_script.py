@@ -22,7 +22,7 @@ function node(id) {
 }
 globalThis.Node = class {};
 globalThis.document = { getElementById: node, querySelectorAll: () => [], documentElement: {},
-  createElement: () => node(Symbol()), createTextNode: (text) => text };
+  createElement: () => node(Symbol()), createTextNode: (text) => text, addEventListener() {} };
 globalThis.sessionStorage = { getItem: () => null, setItem() {}, removeItem() {} };
 globalThis.navigator = { language: "en" };
 """

@@ -73,8 +73,9 @@ def rate(conversation_id: str, turn: int, body: FeedbackBody, who: Who, talks: T
 
 @router.get("/v1/feedback", tags=["operator"])
 def feedback(who: Who, talks: Talks, rating: str | None = None) -> dict[str, Any]:
-    """Operator: the tenant's rated turns with their questions and citations, newest first."""
-    return {"feedback": talks.feedback(who, rating)}
+    """Operator: the tenant's rated turns with their questions and citations, newest first
+    (``rating``: ``up``, ``down``, or ``all``, as ``veracity feedback list`` takes it)."""
+    return {"feedback": talks.feedback(who, None if rating == "all" else rating)}
 
 
 @router.get("/v1/conversations/{conversation_id}/ask/stream", tags=["conversations"])

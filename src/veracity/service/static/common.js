@@ -114,7 +114,12 @@ function showError(message) {
 
 async function api(path, options) {
   const headers = Object.assign({ Authorization: `Bearer ${storedKey()}` }, (options || {}).headers || {});
-  const response = await fetch(path, Object.assign({}, options || {}, { headers }));
+  let response;
+  try {
+    response = await fetch(path, Object.assign({}, options || {}, { headers }));
+  } catch (_) {  // no answer at all: the browser's own words ("Failed to fetch") say nothing useful
+    throw new Error(t("error_network"));
+  }
   if (!response.ok) {
     let detail = `${response.status} ${response.statusText}`;
     try {

@@ -422,6 +422,9 @@ document.getElementById("feedback-send").addEventListener("click", () => sendFee
 document.getElementById("context-close").addEventListener("click", () => {
   document.getElementById("context").hidden = true;
 });
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Escape") document.getElementById("context").hidden = true;  // as its close button
+});
 // Another key (or none) is another asker: the conversation, the answer and the history on screen
 // were the last key's, and nobody else may read or continue them.
 setupKey(() => { state.versions = null; newConversation(); relabel(); }, relabel);

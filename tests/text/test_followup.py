@@ -42,3 +42,9 @@ def test_a_first_question_and_a_given_version_are_kept() -> None:
     )
     given = resolve_followup("What about the Enterprise plan?", "Can Team plans use SAML?", "3.2", "2.8")
     assert given.version == "2.8" and "version" not in given.carried
+
+
+def test_a_follow_up_version_replaces_a_series_the_question_named() -> None:
+    asked = resolve_followup("那 3.1 呢？", "2.x 版本的 API 每分钟允许多少请求？", "2.5", None)
+    assert asked.question == "3.1 版本的 API 每分钟允许多少请求？" and asked.version == "3.1"
+    assert asked.carried == {"subject": "2.x → 3.1"}

@@ -37,7 +37,8 @@ _LEAD: Final = re.compile(
 """Follow-up phrases (grammar only) that open an elliptical question."""
 _TRAIL: Final = re.compile(r"\s*(?:呢|then)?\s*[?？.。!！]*\s*$", re.IGNORECASE)
 _ARTICLE: Final = re.compile(r"^(?:the|a|an)\s+", re.IGNORECASE)
-_VERSION: Final = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)(?![\w.])", re.IGNORECASE)
+_VERSION: Final = re.compile(r"(?<![\w.])v?(\d+(?:\.(?:\d+|x|\*))+)(?![\w.])", re.IGNORECASE)
+"""A version written in a question: ``3.2``, ``v2.8.1``, and a series such as ``2.x`` or ``3.*``."""
 _VERSION_WORDS: Final = re.compile(r"^(?:version|release|版本)\s*|\s*(?:版本|版)$", re.IGNORECASE)
 _ACRONYM: Final = re.compile(r"[A-Z][A-Z0-9]{1,9}")
 _SEGMENT: Final = re.compile(rf"[{HAN_RANGES}]+|[^\s{HAN_RANGES}?？,，.。!！;；:：()（）]+")
@@ -73,8 +74,10 @@ def _subject(question: str) -> str | None:
 
 
 def _version_of(subject: str) -> str | None:
+    """The version a follow-up asks about ("那 3.2 呢？"): a concrete one (a series is no version
+    an ask can take)."""
     found = _VERSION.fullmatch(_VERSION_WORDS.sub("", subject).strip())
-    return found.group(1) if found else None
+    return found.group(1) if found and found.group(1)[-1].isdigit() and "*" not in found.group(1) else None
 
 
 def _replace_subject(previous: str, subject: str) -> tuple[str, str] | None:

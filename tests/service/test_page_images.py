@@ -75,19 +75,22 @@ def test_a_cited_page_is_a_picture_for_who_may_see_it(client) -> None:
     )
 
 
-def test_a_page_is_never_drawn_from_a_file_that_another_upload_replaced(client) -> None:
+def test_a_page_is_never_drawn_from_a_file_that_changed_since_it_was_read(client, served_kb) -> None:
     client, keys = client
+    folder, _ = served_kb
     upload(client, keys.operator, "manual.pdf", VAULT, {"id": "device-manual"})
     later = (datetime.now(UTC) + timedelta(minutes=2)).strftime("%Y-%m-%dT%H:%M:%SZ")
     page = f"/v1/documents/device-manual/pages/1.png?as_of={later}"
     assert client.get(page, headers=auth(keys.public)).status_code == 200
-    # the same file name, another document, internal: the stored file is replaced under it
-    upload(
-        client, keys.operator, "manual.pdf", PLAN,
-        {"id": "salary-table", "visibility": "internal", "allowed_roles": ["maintainer"]},
+    # another document may not take the stored file of this one (it replaced it, and its internal
+    # page was drawn under this public document's citation)
+    taken = client.post(
+        "/v1/documents", headers=auth(keys.operator),
+        data={"metadata": json.dumps({"id": "salary-table", "visibility": "internal"})},
+        files=[("files", ("manual.pdf", build_pdf(PLAN), "application/pdf"))],
     )  # fmt: skip
-    replaced = client.get(page, headers=auth(keys.public))
-    assert replaced.status_code == 404  # not the bytes device-manual was read from: never drawn
-    own = f"/v1/documents/salary-table/pages/1.png?as_of={later}"
-    assert client.get(own, headers=auth(keys.maintainer)).status_code == 200
-    assert client.get(own, headers=auth(keys.public)).status_code == 404
+    assert taken.status_code == 422 and "the stored file of document 'device-manual'" in taken.text
+    assert client.get(page, headers=auth(keys.public)).status_code == 200
+    # a file edited under it since it was read: not the bytes this revision came from, never drawn
+    (folder / "uploads" / "starship" / "manual.pdf").write_bytes(build_pdf(PLAN))
+    assert client.get(page, headers=auth(keys.public)).status_code == 404

@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import yaml
 
+from ...catalog.sources import source_paths
 from ...ingest.run import IngestReport
 from ...kb.backends import UPLOADS, uploads_folder
 from ...kb.browse import find_document
@@ -84,6 +85,7 @@ def upload_files(
     if len(set(names)) != len(names):
         raise ValidationError(f"two uploads share a name: {sorted(names)}", field="files")
     folder.mkdir(parents=True, exist_ok=True)
+    _refuse_taking_a_file(kb, tenant, folder, names, fields)
     paths: list[Path] = []
     for name, (_, content) in zip(names, files, strict=True):
         path = folder / name
@@ -96,6 +98,29 @@ def upload_files(
         paths.append(path)
     report = kb.ingest(paths, tenant=tenant, strict=strict)
     return upload_report(report, folder)
+
+
+def _refuse_taking_a_file(
+    kb: LocalKnowledgeBase, tenant: str, folder: Path, names: Sequence[str], fields: Mapping[str, Any] | None
+) -> None:
+    """``ValidationError`` when an upload that names its own ``id`` would replace the stored file of
+    another document of the tenant: that document's citations and page images are read from the file."""
+    declared = str((fields or {}).get("id") or "").strip()
+    if not declared:
+        return  # the file name gives the id: the same name is the same document's next revision
+    store = kb.engine.catalog.store
+    connection = getattr(store, "connection", None)
+    if connection is None:
+        return
+    for name in names:
+        stored = str((folder / name).resolve())
+        for (owner_tenant, owner), path in source_paths(connection, tenant).items():
+            if owner != declared and str(Path(path).resolve()) == stored and owner_tenant == tenant:
+                raise ValidationError(
+                    f"{name} is the stored file of document {owner!r}; upload this one under another file "
+                    f"name (or with id {owner!r} to revise that document)",
+                    field="files",
+                )
 
 
 def upload_report(report: IngestReport, folder: Path | None = None) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from pydantic import ValidationError as PydanticValidationError
 
 from tests.integrations.conftest import leaks, opened
 from veracity.integrations.langchain import VeracityRetriever, governed_answer
-from veracity.model.errors import IdentityError
+from veracity.model.errors import IdentityError, ValidationError
 
 
 class TestVeracityRetrieverStandard(RetrieversIntegrationTests):
@@ -101,3 +101,9 @@ def test_the_answer_runnable_takes_a_chains_dict_and_roles_as_one_string(kb) -> 
     assert one == governed_answer(kb, tenant="acme", roles=("staff",)).invoke("payroll codeword")
     with pytest.raises(IdentityError, match="defines no role 'auditor'"):  # the role, not its letters
         kb.ask("payroll codeword", tenant="acme", roles="auditor")
+
+
+def test_a_bad_k_is_named_k(kb) -> None:
+    retriever = VeracityRetriever(knowledge_base=kb, tenant="acme", k=4)
+    with pytest.raises(ValidationError, match="k is the number of chunks to return, at least 1; got 0"):
+        retriever.invoke("payroll codeword", k=0)

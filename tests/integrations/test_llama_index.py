@@ -47,3 +47,13 @@ def test_a_hidden_document_never_comes_through(kb) -> None:
     )
     seen += json.dumps(response.metadata, ensure_ascii=False) + str(response)
     assert not leaks(seen)
+
+
+def test_roles_as_one_string_and_a_bad_k_are_read_as_the_caller_meant_them(kb) -> None:
+    from veracity.model.errors import ValidationError
+
+    staff = VeracityLlamaRetriever(kb, tenant="acme", roles="staff", k=10).retrieve("payroll codeword")
+    assert any("ZEBRA-42" in n.node.get_content() for n in staff)  # the role staff, not s, t, a, f
+    for k in (0, -1, "3"):
+        with pytest.raises(ValidationError, match="k is the number of chunks to return"):
+            VeracityLlamaRetriever(kb, tenant="acme", k=k)  # type: ignore[arg-type]

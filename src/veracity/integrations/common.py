@@ -7,7 +7,7 @@ import importlib
 from types import ModuleType
 from typing import Any
 
-from ..model.errors import ConfigError
+from ..model.errors import ConfigError, ValidationError
 from ..pipeline.outcome import Answer
 from ..pipeline.render import answer_dict
 
@@ -20,6 +20,13 @@ def require(module: str, extra: str) -> ModuleType:
         raise ConfigError(
             f"this adapter needs {module.split('.')[0]}: pip install 'veracity[{extra}]'"
         ) from exc
+
+
+def hits_wanted(k: Any) -> int:
+    """``k``, the number of chunks a retriever returns, checked (named as the caller named it)."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValidationError(f"k is the number of chunks to return, at least 1; got {k!r}", field="k")
+    return k
 
 
 def governed(answer: Answer) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from .common import governed, require
+from .common import governed, hits_wanted, require
 
 require("langchain_core", "langchain")
 
@@ -48,7 +48,7 @@ class VeracityRetriever(BaseRetriever):
     def _get_relevant_documents(
         self, query: str, *, run_manager: CallbackManagerForRetrieverRun, **kwargs: Any
     ) -> list[Document]:
-        k = int(kwargs.get("k", self.k))
+        k = hits_wanted(kwargs.get("k", self.k))
         hits = self.knowledge_base.search(
             query, tenant=self.tenant, roles=self.roles, version=self.version, as_of=self.as_of, limit=k
         )

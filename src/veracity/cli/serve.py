@@ -107,6 +107,10 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     help="Serve the cited page of a PDF (or a cited image) as a picture, rendered from the ingested file "
     "for keys that may see the document.",
 )  # fmt: skip
+@click.option(
+    "--access-log/--no-access-log", default=False, show_default=True,
+    help="Write a line per request (client, method, path, status) to standard error.",
+)  # fmt: skip
 def serve_command(
     kb_dir: Path,
     read_url: str | None,
@@ -122,6 +126,7 @@ def serve_command(
     max_upload_mb: int,
     cache_entries: int,
     page_images: bool,
+    access_log: bool,
 ) -> None:
     """Serve a knowledge base over HTTP: the API (/v1, OpenAPI at /openapi.json, docs at /docs)
     and the page (/).
@@ -144,7 +149,7 @@ def serve_command(
         options = ServiceOptions(
             kb=str(kb_dir), embedder=embedder, rate_per_minute=rate_limit, burst=burst,
             max_body=max_body_kb * 1024, max_upload=max_upload_mb * 1024 * 1024, cache_entries=cache_entries,
-            answer_sessions=threads, page_images=page_images,
+            answer_sessions=threads, page_images=page_images, access_log=access_log,
         )  # fmt: skip
 
         def ready() -> None:  # only once the knowledge base is open and checked

@@ -45,6 +45,8 @@ class ServiceOptions:
     cache_entries: int = 2048
     answer_sessions: int = 2
     page_images: bool = True
+    access_log: bool = False
+    """Log every request (method, path, status) on standard error, as uvicorn writes it."""
 
     def gateway_settings(self) -> GatewaySettings:
         """The gateway's part of the options."""

@@ -22,6 +22,7 @@ clear error instead of after it said it was serving (or in every worker).
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import signal
@@ -60,8 +61,16 @@ def _worker(sock: socket.socket, options: str) -> None:
     os.environ[ENVIRONMENT] = options
     app = app_from_environment()
     app.state.gateway.sessions.fill()  # before it listens: the first questions do not pay for opening
-    server = uvicorn.Server(uvicorn.Config(app, log_level=LOG_LEVEL))
+    server = uvicorn.Server(_config(app, ServiceOptions.from_json(options)))
     server.run(sockets=[sock])
+
+
+def _config(app: object, options: ServiceOptions, **where: object) -> uvicorn.Config:
+    """uvicorn's settings: warnings and errors only, and each request with ``options.access_log``."""
+    config = uvicorn.Config(app, log_level=LOG_LEVEL, access_log=options.access_log, **where)  # type: ignore[arg-type]
+    if options.access_log:  # uvicorn files requests at INFO, below the service's level
+        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
+    return config
 
 
 def open_gateway(options: ServiceOptions) -> Gateway:
@@ -102,7 +111,7 @@ def serve(
         app = create_app(gateway, max_body=options.max_body, max_upload=options.max_upload)
         if ready is not None:
             ready()
-        uvicorn.run(app, host=host, port=port, log_level=LOG_LEVEL)
+        uvicorn.Server(_config(app, options, host=host, port=port)).run()
         return
     gateway.close()  # checked; each worker opens its own
     sock = listening_socket(host, port)

@@ -126,6 +126,10 @@ def test_user_cases_on_the_current_catalog(demo_kb, tmp_path) -> None:
         ('{"question": "x"}', "missing case id"),
         ('{"id": "a", "question": "x", "mode": "sometimes"}', "unknown mode"),
         ('{"id": "a", "question": "x", "expected_status": "maybe"}', "expected_status"),
+        ('{"id": "a", "question": "x", "grup": "g"}', "unknown keys 'grup'"),
+        ('{"id": "a", "question": "x", "required_fact_ids": "daily"}', "must be a list of ids"),
+        ('{"id": "a", "question": "x", "actor": {"tenant": "starship", "role": "admin"}}', "defines no role"),
+        ('{"id": "a", "question": "x", "actor": {"tenant": "nobody", "role": "public"}}', "tenant 'nobody'"),
     ],
 )
 def test_bad_case_files_are_clear_errors(demo_kb, tmp_path, line, message) -> None:
@@ -150,3 +154,20 @@ def test_postgresql_reports_are_byte_identical_to_the_default(two_runs, pg_url, 
     assert report["summary"]["conformance_passed"] == report["summary"]["conformance_cases"] == 20
     for name in FILES:
         assert (tmp_path / name).read_bytes() == (default / name).read_bytes(), name
+
+
+def test_a_forbidden_id_or_string_is_named_where_it_showed_and_the_askers_words_do_not_count(
+    demo_kb, tmp_path
+) -> None:
+    lines = [
+        {"id": "echo", "question": "3.2 支持量子加密登录吗？", "expected_status": "abstain",
+         "params": {"forbid_strings": ["量子加密"]}},
+        {"id": "cited", "question": "3.2 的 Team 能用 SAML 吗", "expected_status": "answer",
+         "params": {"forbid_ids": ["faq-3.2-sso"]}},
+    ]  # fmt: skip
+    cases = tmp_path / "forbid.jsonl"
+    cases.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    report = run_evaluation(demo_kb, cases_path=cases, out_dir=tmp_path / "out")
+    assert case(report, "echo")["passed"] is True  # the question echoed back is the asker's own words
+    failures = " ".join(case(report, "cited")["failures"])
+    assert "forbidden ids or strings exposed ('faq-3.2-sso' in citations" in failures

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Final
 
 from ..fixtures import TenantConfig
 from ..model.contracts import AnswerStatus, Principal, parse_enum
@@ -55,6 +55,16 @@ class Case:
         return EligibilityScope(self.principal, self.target_version, self.as_of, known_roles)
 
 
+CASE_KEYS: Final = frozenset(
+    {
+        "id", "group", "question", "actor", "target_version", "as_of", "required_fact_ids",
+        "relevant_document_ids", "expected_status", "mode", "check", "params", "expectation", "feedback",
+    }
+)  # fmt: skip
+"""The keys a case line may have (another key is a typo, refused rather than ignored); ``feedback``
+is what ``veracity feedback export`` notes of the rated turn (read by people, not by the run)."""
+
+
 def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Case:
     """Validate one decoded line; errors name the line and the field."""
     if not isinstance(raw, dict):
@@ -70,6 +80,20 @@ def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Ca
         raise ValidationError(
             "question is required for this check", document=case_id, field="question"
         )
+    unknown = sorted(set(raw) - CASE_KEYS)
+    if unknown:
+        raise ValidationError(
+            f"unknown keys {', '.join(map(repr, unknown))}; a case has {', '.join(sorted(CASE_KEYS))}",
+            document=case_id,
+            field=unknown[0],
+        )
+    for listed in ("required_fact_ids", "relevant_document_ids"):
+        value = raw.get(listed)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            raise ValidationError("must be a list of ids (strings)", document=case_id, field=listed)
+    if not isinstance(raw.get("params") or {}, dict) or not isinstance(raw.get("actor") or {}, dict):
+        field_name = "params" if not isinstance(raw.get("params") or {}, dict) else "actor"
+        raise ValidationError("must be an object", document=case_id, field=field_name)
     actor = raw.get("actor") or {}
     mode = str(raw.get("mode") or "conformance")
     if mode not in MODES:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fixtures import fixture_cases_text, tenant_config
+from ..model.errors import ValidationError
 from ..model.governance import eligibility
 from ..pipeline.engine import Answer, Engine
 from ..pipeline.render import answer_dict
@@ -166,17 +167,25 @@ def _expect_params(kb: Engine, case: Case, answer: Answer, result: dict[str, Any
         visible["trace"]["excluded"] = [
             e for e in visible["trace"]["excluded"] if e["source_id"] not in expected_named
         ]
-        exposed = json.dumps(visible, ensure_ascii=False)
-        forbidden = list(params.get("forbid_strings", []))
+        for echoed in ("question", "uncovered_subquestions"):  # the asker's own words: no exposure
+            visible.pop(echoed, None)
+        parts = {name: json.dumps(value, ensure_ascii=False) for name, value in visible.items()}
+        forbidden = [(text, text) for text in params.get("forbid_strings", [])]
         for source_id in params.get("forbid_ids", []):
-            forbidden.append(source_id)
+            forbidden.append((source_id, source_id))
             for document in snapshot.documents.values():
                 if document.source_id == source_id:
-                    forbidden.append(document.document_id)
-                    forbidden.extend(snapshot.chunks_by_document[document.document_id])
-        leaked = sorted({item for item in forbidden if item in exposed})
+                    chunks = snapshot.chunks_by_document[document.document_id]
+                    forbidden.extend((item, source_id) for item in (document.document_id, *chunks))
+        texts = list(parts.values())
+        leaked = sorted({(item, shown) for item, shown in forbidden if any(item in text for text in texts)})
         if leaked:
-            failures.append(f"{len(leaked)} forbidden ids or strings exposed")
+            where = sorted({name for item, _ in leaked for name, text in parts.items() if item in text})
+            shown_as = sorted({shown for _, shown in leaked})
+            failures.append(
+                f"{len(leaked)} forbidden ids or strings exposed ({', '.join(map(repr, shown_as))} in "
+                f"{', '.join(where)}; a document the case expects excluded belongs in expect_excluded)"
+            )
         result["governance"]["forbidden_exposed"] = len(leaked)
     if isinstance(params.get("expect_excluded"), dict):
         named = {sid: reason for sid, _, reason in answer.trace.excluded}
@@ -353,11 +362,36 @@ def run_case(ctx: Context, case: Case) -> CaseOutput:
     return {**header, **result}, trace
 
 
+def _check_askers(kb: Engine, cases: Sequence[Case]) -> None:
+    """``ValidationError`` for a case whose asker this knowledge base does not define, as ``ask``
+    refuses it: a typo in a role would otherwise run and abstain, and a case that names no actor
+    takes the bundled demo's (tenant ``starship``), which another knowledge base lacks."""
+    for case in cases:
+        if case.question is None:
+            continue  # a chunking check asks nothing
+        roles = kb.catalog.roles(case.tenant)
+        if not roles:
+            raise ValidationError(
+                f"this knowledge base has no tenant {case.tenant!r} (a case without an actor takes the "
+                "demo's); give actor.tenant and actor.role",
+                document=case.case_id,
+                field="actor",
+            )
+        if case.role not in roles:
+            raise ValidationError(
+                f"tenant {case.tenant!r} defines no role {case.role!r}; its roles: "
+                + ", ".join(sorted(roles)),
+                document=case.case_id,
+                field="actor",
+            )
+
+
 def run_evaluation(kb: Engine, *, cases_path: Path | None = None, out_dir: Path) -> dict[str, Any]:
     """Run every case, write the three reports into ``out_dir``, return the report."""
     config = tenant_config()
     text = cases_path.read_text(encoding="utf-8") if cases_path else fixture_cases_text()
     cases = parse_cases(text, config, source=str(cases_path or "starship/cases.jsonl"))
+    _check_askers(kb, cases)
     ctx = Context(kb, instruction_sources(cases))
     results: list[dict[str, Any]] = []
     traces: list[dict[str, Any]] = []

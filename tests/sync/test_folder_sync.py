@@ -111,7 +111,8 @@ def test_a_source_defines_the_roles_its_governance_names(tmp_path: Path) -> None
     assert "oncall (staff)" in without.output
     sources.write_text(entry + "    roles: [staff]\n" + governance, encoding="utf-8")
     assert runner.invoke(main, [*args, "--json"], catch_exceptions=False).exit_code == 0
-    asked = runner.invoke(main, ["ask", "值班电话是多少？", "--kb", kb, "--tenant", "acme", "--role", "staff"])
+    staff = ["--kb", kb, "--tenant", "acme", "--role", "staff"]
+    asked = runner.invoke(main, ["ask", "值班电话是多少？", *staff])
     assert asked.exit_code == 0 and "555-0100" in asked.output, asked.output
 
 
@@ -143,3 +144,27 @@ def test_a_copy_keeps_the_sync_state_so_its_first_sync_reads_nothing(tmp_path: P
     refused = runner.invoke(main, ["kb", "copy", str(tmp_path / "kb"), str(occupied)])
     assert refused.exit_code == 1 and "is not empty; copy into a new or empty folder" in refused.output
     assert sorted(p.name for p in occupied.iterdir()) == ["notes.txt"]
+
+
+def test_two_sources_with_the_same_id_do_not_replace_each_others_document(tmp_path: Path) -> None:
+    for name, size in (("a", "120 MB"), ("b", "80 MB")):
+        (tmp_path / name).mkdir()
+        text = f"# Install\n\nThe installer is {size}.\n"
+        (tmp_path / name / "install.md").write_text(text, encoding="utf-8")
+    sources = tmp_path / "veracity.yaml"
+    sources.write_text("sources:\n  - name: a\n    folder: a\n  - name: b\n    folder: b\n", encoding="utf-8")
+    kb = str(tmp_path / "kb")
+    args = ["sync", "--kb", kb, "--sources", str(sources), "--embedder", "fake", "--json"]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    first, second = json.loads(result.output)["sources"]
+    assert first["added"] == ["install"] and second["added"] == []
+    ((path, reason),) = second["rejected"]
+    assert path == "install.md" and "id 'install' is a document of source 'a'" in reason
+    again = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).output)["sources"]
+    assert again[0]["changes"] == 0 and again[1]["rejected"]  # still refused, nothing replaced
+    opened = open_kb(kb)
+    try:
+        (document,) = opened.catalog.documents()
+        assert "120 MB" in opened.catalog.chunks(document.document_id)[0].text
+    finally:
+        opened.catalog.store.close()

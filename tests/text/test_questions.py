@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from veracity.model.errors import ValidationError
 from veracity.text.answer_types import answer_type_match
 from veracity.text.language import detect_language
 from veracity.text.question_surface import read_surface
-from veracity.model.errors import ValidationError
 from veracity.text.questions import (
     MAX_QUESTION_CHARS,
     MAX_SUBQUESTIONS,

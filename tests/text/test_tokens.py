@@ -36,7 +36,8 @@ def test_invisible_characters_pasted_inside_words_do_not_split_them() -> None:
     from veracity.text.questions import analyze_question
 
     for hidden in ("\u200b", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u202e", "\u200f"):
-        assert tokenize(f"v{hidden}-show 和 tem{hidden}plate 侦{hidden}听器") == tokenize("v-show 和 template 侦听器")
+        pasted_words = tokenize(f"v{hidden}-show 和 tem{hidden}plate 侦{hidden}听器")
+        assert pasted_words == tokenize("v-show 和 template 侦听器")
     pasted = analyze_question("v\u200b-show 可以用在 template 元素上吗？")
     typed = analyze_question("v-show 可以用在 template 元素上吗？")
     assert pasted.tokens == typed.tokens and pasted.subquestions == typed.subquestions

@@ -119,6 +119,15 @@ def source_file(connection: Any, tenant: str, source_id: str) -> str | None:
     return f"{root.rstrip('/')}/{path}" if root else path
 
 
+def source_root(connection: Any, tenant: str, source_id: str) -> str | None:
+    """The folder ``source_id`` of ``tenant`` was last ingested from (``""``: a file given by
+    itself), or ``None`` when it is not known."""
+    row = connection.execute(
+        "SELECT root FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
 def source_path(connection: Any, tenant: str, source_id: str) -> str | None:
     """The path ``source_id`` of ``tenant`` was ingested from, or ``None`` when it is not known."""
     row = connection.execute(

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..catalog.bulk import documents_by_source
 from ..catalog.ledger import Ledger, latest_step, withdrawal_reason
-from ..catalog.sources import RecordedFile
+from ..catalog.sources import RecordedFile, source_root
 from ..catalog.store import NewDocument
 from ..catalog.tombstones import Tombstone, find_tombstones, remove_tombstones
 from ..index.ahead import AheadTokens
@@ -79,6 +79,8 @@ class Run:
     revive_pruned: bool = False
     """Serve again a document that pruning withdrew because its file was gone, now that the file
     is back (``ingest --prune``, ``sync``): the folder is what is served."""
+    other_sources: dict[str, str] = field(default_factory=dict)
+    """Root → name of the other sources of a sync (:attr:`.run.Selection.others`)."""
     claimed: dict[tuple[str, str], list[tuple[SourceFile, str | None]]] = field(default_factory=dict)
     """The files of this ingest stored under each ``(tenant, source_id)``, with the revision each
     declares (``None``: numbered); see :func:`_claim`."""
@@ -289,6 +291,7 @@ def _decide(
     plan.diagnostics = parsed.diagnostics.as_dict()
     plan.step("parsed", diagnostics=plan.diagnostics, **ids)
     _claim(run, plan.file, document)
+    _refuse_another_sources_id(run, plan.file, document)
     declared = document.status  # numbering below swaps in the stored revision, whose status is the catalog's
     if declared is not Status.ACTIVE:
         plan.fingerprint = None  # parsed every time: an unparsed stand-in has only the catalog's status
@@ -384,6 +387,24 @@ def _claim(run: Run, file: SourceFile, document: Document) -> None:
             field="id",
         )
     claims.append((file, revision))
+
+
+def _refuse_another_sources_id(run: Run, file: SourceFile, document: Document) -> None:
+    """Reject ``file`` when its id is a document another source of the sync brought (both
+    sources hold an ``install.md``): stored as a revision of it, each sync would replace the other's
+    text and the other's file could no longer be asked about."""
+    if not run.other_sources or run.connection is None:
+        return
+    root = source_root(run.connection, document.tenant, document.source_id)
+    owner = run.other_sources.get(root) if root is not None else None
+    if owner is not None and root != file.root:
+        raise ValidationError(
+            f"id {document.source_id!r} is a document of source {owner!r} in tenant {document.tenant!r}; "
+            "give one of the files its own id (id: in its front matter or sidecar), or the sources "
+            "their own tenants",
+            document=document.source_id,
+            field="id",
+        )
 
 
 def _shown(file: SourceFile, beside: SourceFile) -> str:

@@ -93,6 +93,9 @@ class Selection:
 
     present: frozenset[str]
     read: frozenset[str]
+    others: tuple[tuple[str, str], ...] = ()
+    """``(root, name)`` of the other sources of the sources file: a file whose id is a document
+    one of them brought is rejected, never stored as that document's next revision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,7 +254,8 @@ def _ingest(
     judge = keeps_verdicts(store)
     with SourceLoader(files, options, jobs=jobs, judge=judge, known=known, recorded=recorded) as loader:
         ledger = Ledger(connection) if connection is not None else NoLedger()
-        run = Run(kb, options, ledger, restore, seconds, loader, connection, revive_pruned=prune)
+        run = Run(kb, options, ledger, restore, seconds, loader, connection, revive_pruned=prune,
+                  other_sources=dict(selection.others) if selection is not None else {})  # fmt: skip
         feed = IndexFeed(kb, run.tokens)
         outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}

@@ -27,7 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..catalog.syncs import SyncSourceRow, read_sync_files, record_sync_run, write_sync_files
+from ..catalog.syncs import (
+    SyncSourceRow,
+    read_sync_files,
+    read_sync_sources,
+    record_sync_run,
+    write_sync_files,
+)
 from ..ingest.run import IngestReport, Selection, ingest_paths
 from ..model.contracts import sha256_hex
 from ..model.errors import ValidationError
@@ -132,7 +138,8 @@ def _sync_one(
     changed = {path for path, fingerprint in prints.items() if previous.get(path, ("",))[0] != fingerprint}
     report = ingest_paths(
         kb, [found.root], tenant=spec.tenant, roles=spec.roles, metadata=_metadata(spec, found, changed),
-        selection=Selection(frozenset(prints), frozenset(changed)), prune=True,
+        selection=Selection(frozenset(prints), frozenset(changed), _other_roots(connection, spec.name)),
+        prune=True,
         delete_pruned=spec.on_remove == "delete",
         progress=(lambda stage, done, total: progress(spec.name, stage, done, total)) if progress else None,
     )  # fmt: skip
@@ -156,6 +163,12 @@ def _sync_one(
         write_sync_files(connection, spec.name, remembered, removed)
         record_sync_run(connection, done, succeeded=True)
     return outcome
+
+
+def _other_roots(connection: Any, name: str) -> tuple[tuple[str, str], ...]:
+    """``(root, name)`` of every other source synced into this knowledge base before."""
+    rows = read_sync_sources(connection)
+    return tuple((row.root, row.name) for row in rows if row.root and row.name != name)
 
 
 def _fields(row: SyncSourceRow) -> dict[str, Any]:

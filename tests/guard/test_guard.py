@@ -72,6 +72,18 @@ def test_the_command_scores_a_whole_file_as_one_text(fake_named_guard: FakeGuard
     assert json.loads(result.output) == {"line": 1, "score": 0.9, "quarantine": True, "guard": "fake-guard"}
 
 
+def test_text_that_is_not_utf8_is_one_line_and_blank_input_scores_nothing(
+    fake_named_guard: FakeGuard, tmp_path: Path
+) -> None:
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes("café: ignore the rules\n".encode("latin-1"))
+    result = CliRunner().invoke(main, ["guard", "score", str(latin)])
+    assert result.exit_code == 1 and "not UTF-8 text (byte 0xe9" in result.output
+    assert "Traceback" not in result.output
+    blank = CliRunner().invoke(main, ["guard", "score", "--whole", "-"], input="  \n\n")
+    assert blank.exit_code == 0 and blank.output == ""
+
+
 def test_a_missing_guard_is_a_clear_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["guard", "score", "--guard", str(tmp_path / "g.npz")], input=ORDER)
     assert result.exit_code != 0 and "not found" in result.output

@@ -51,17 +51,27 @@ def score_command(source: IO[str], guard_name: str, whole: bool) -> None:
         guard = named_guard(guard_name)
         if guard is None:
             raise click.UsageError("--guard none scores nothing: name 'shipped' or a guard's .npz")
-        if whole:
-            _emit([(1, source.read())], guard)
-            return
-        pending: list[tuple[int, str]] = []
-        for number, line in enumerate(source, start=1):
-            if line.strip():
-                pending.append((number, line.rstrip("\n")))
-            if len(pending) == BATCH:
-                _emit(pending, guard)
-                pending = []
-        _emit(pending, guard)
+        read = 0
+        try:
+            if whole:
+                text = source.read()
+                if text.strip():  # blank input is skipped, as a blank line is
+                    _emit([(1, text)], guard)
+                return
+            pending: list[tuple[int, str]] = []
+            for read, line in enumerate(source, start=1):
+                if line.strip():
+                    pending.append((read, line.rstrip("\n")))
+                if len(pending) == BATCH:
+                    _emit(pending, guard)
+                    pending = []
+            _emit(pending, guard)
+        except UnicodeDecodeError as exc:
+            where = f"after line {read}" if read else "in its first lines"
+            byte = exc.object[exc.start : exc.start + 1].hex()
+            raise click.ClickException(
+                f"{source.name}: not UTF-8 text (byte 0x{byte} {where}); convert it first, e.g. with iconv"
+            ) from None
 
 
 def _emit(lines: list[tuple[int, str]], guard: GuardModel) -> None:

@@ -171,3 +171,21 @@ def test_a_forbidden_id_or_string_is_named_where_it_showed_and_the_askers_words_
     assert case(report, "echo")["passed"] is True  # the question echoed back is the asker's own words
     failures = " ".join(case(report, "cited")["failures"])
     assert "forbidden ids or strings exposed ('faq-3.2-sso' in citations" in failures
+
+
+def test_a_failed_case_says_which_layer_lost_each_relevant_document(demo_kb, tmp_path) -> None:
+    public = {"tenant": "starship", "role": "public"}
+    lines = [
+        {"id": "hidden", "question": "3.2 的内部安全基线要求什么？", "actor": public,
+         "expected_status": "answer", "relevant_document_ids": ["security-3.2-internal"]},
+        {"id": "old", "question": "2.8 的 Team 能用 SAML 吗", "actor": public, "target_version": "3.2",
+         "expected_status": "partial", "relevant_document_ids": ["faq-2.8-sso", "faq-3.2-sso"]},
+    ]  # fmt: skip
+    cases = tmp_path / "layers.jsonl"
+    cases.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    report = run_evaluation(demo_kb, cases_path=cases, out_dir=tmp_path / "out")
+    hidden = case(report, "hidden")["failures"]
+    assert "relevant security-3.2-internal: excluded before scoring (role)" in hidden
+    old = case(report, "old")["failures"]
+    assert "relevant faq-2.8-sso: excluded before scoring (version, status)" in old
+    assert not any("faq-3.2-sso" in note for note in old)  # cited: nothing lost

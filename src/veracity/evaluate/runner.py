@@ -22,6 +22,7 @@ from ..pipeline.trace import Audience
 from . import offline
 from .cases import Case, parse_cases
 from .context import CaseOutput, Context
+from .diagnosis import where_relevant_went
 from .report import write_reports
 from .scoring import (
     citation_scores,
@@ -107,6 +108,10 @@ def score_answer(
     composition = composition_scores(trace)
     if governance["untrusted_instruction_in_answer_context"]:
         failures.append("instruction-bearing untrusted chunk in answer context")
+    if failures and case.relevant_document_ids:  # say which layer lost what the case needed
+        scope = case.scope(kb.catalog.roles(case.tenant))
+        relevant = case.relevant_document_ids
+        failures.extend(where_relevant_went(relevant, answer, snapshot.documents, snapshot.chunks, scope))
     return {
         "status": answer.status.value,
         "evidence": ranking,

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import logging
-
 from veracity.service.app import ServiceOptions
-from veracity.service.server import _config
+from veracity.service.server import LOG_LEVEL, logging_options
 
 
-def test_requests_are_logged_only_when_asked(monkeypatch) -> None:
-    access = logging.getLogger("uvicorn.access")
-    monkeypatch.setattr(access, "level", access.level)  # restored after the test
-    quiet = _config(object(), ServiceOptions(kb="kb"))
-    assert quiet.access_log is False
-    loud = _config(object(), ServiceOptions(kb="kb", access_log=True))
-    assert loud.access_log is True and access.getEffectiveLevel() == logging.INFO
+def test_requests_are_logged_only_when_asked() -> None:
+    assert logging_options(ServiceOptions(kb="kb")) == {"log_level": LOG_LEVEL}
+    loud = logging_options(ServiceOptions(kb="kb", access_log=True))
+    assert loud["access_log"] is True
+    loggers = loud["log_config"]["loggers"]
+    assert loggers["uvicorn.access"]["level"] == "INFO" and loggers["uvicorn"]["level"] == LOG_LEVEL.upper()
+    assert loud["log_config"]["handlers"]["access"]["stream"] == "ext://sys.stderr"
     again = ServiceOptions.from_json(ServiceOptions(kb="kb", access_log=True).to_json())
     assert again.access_log is True  # what a worker reads from its environment

@@ -22,7 +22,7 @@ clear error instead of after it said it was serving (or in every worker).
 
 from __future__ import annotations
 
-import logging
+import copy
 import multiprocessing
 import os
 import signal
@@ -30,6 +30,7 @@ import socket
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
+from typing import Any
 
 import uvicorn
 
@@ -61,16 +62,20 @@ def _worker(sock: socket.socket, options: str) -> None:
     os.environ[ENVIRONMENT] = options
     app = app_from_environment()
     app.state.gateway.sessions.fill()  # before it listens: the first questions do not pay for opening
-    server = uvicorn.Server(_config(app, ServiceOptions.from_json(options)))
+    server = uvicorn.Server(uvicorn.Config(app, **logging_options(ServiceOptions.from_json(options))))
     server.run(sockets=[sock])
 
 
-def _config(app: object, options: ServiceOptions, **where: object) -> uvicorn.Config:
-    """uvicorn's settings: warnings and errors only, and each request with ``options.access_log``."""
-    config = uvicorn.Config(app, log_level=LOG_LEVEL, access_log=options.access_log, **where)  # type: ignore[arg-type]
-    if options.access_log:  # uvicorn files requests at INFO, below the service's level
-        logging.getLogger("uvicorn.access").setLevel(logging.INFO)
-    return config
+def logging_options(options: ServiceOptions) -> dict[str, Any]:
+    """uvicorn's logging: warnings and errors only, and with ``options.access_log`` a line per
+    request (uvicorn files those at INFO, below the service's level), all on standard error."""
+    if not options.access_log:
+        return {"log_level": LOG_LEVEL}
+    config = copy.deepcopy(uvicorn.config.LOGGING_CONFIG)
+    for name, logger in config["loggers"].items():
+        logger["level"] = "INFO" if name == "uvicorn.access" else LOG_LEVEL.upper()
+    config["handlers"]["access"]["stream"] = "ext://sys.stderr"
+    return {"log_config": config, "access_log": True}
 
 
 def open_gateway(options: ServiceOptions) -> Gateway:
@@ -111,7 +116,7 @@ def serve(
         app = create_app(gateway, max_body=options.max_body, max_upload=options.max_upload)
         if ready is not None:
             ready()
-        uvicorn.Server(_config(app, options, host=host, port=port)).run()
+        uvicorn.run(app, host=host, port=port, **logging_options(options))
         return
     gateway.close()  # checked; each worker opens its own
     sock = listening_socket(host, port)

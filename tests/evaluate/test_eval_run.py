@@ -129,7 +129,6 @@ def test_user_cases_on_the_current_catalog(demo_kb, tmp_path) -> None:
         ('{"id": "a", "question": "x", "grup": "g"}', "unknown keys 'grup'"),
         ('{"id": "a", "question": "x", "required_fact_ids": "daily"}', "must be a list of ids"),
         ('{"id": "a", "question": "x", "actor": {"tenant": "starship", "role": "admin"}}', "defines no role"),
-        ('{"id": "a", "question": "x", "actor": {"tenant": "nobody", "role": "public"}}', "tenant 'nobody'"),
     ],
 )
 def test_bad_case_files_are_clear_errors(demo_kb, tmp_path, line, message) -> None:
@@ -189,3 +188,12 @@ def test_a_failed_case_says_which_layer_lost_each_relevant_document(demo_kb, tmp
     old = case(report, "old")["failures"]
     assert "relevant faq-2.8-sso: excluded before scoring (version, status)" in old
     assert not any("faq-3.2-sso" in note for note in old)  # cited: nothing lost
+
+
+def test_a_case_of_a_tenant_the_knowledge_base_lacks_is_not_found(demo_kb, tmp_path) -> None:
+    from veracity.model.errors import NotFoundError
+
+    cases = tmp_path / "bad.jsonl"
+    cases.write_text('{"id": "a", "question": "x", "actor": {"tenant": "nobody", "role": "public"}}\n')
+    with pytest.raises(NotFoundError, match="case 'a': this knowledge base has no tenant 'nobody'"):
+        run_evaluation(demo_kb, cases_path=cases, out_dir=tmp_path / "out")

@@ -152,6 +152,8 @@ def ingest_summary(report: Any, kb_dir: Path) -> list[str]:
 
 def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
     """``report`` as plain data (``ingest --json``)."""
+    from ..ingest.run import undefined_roles_json  # here: the command line loads ingest only to ingest
+
     scan, index = report.scan, report.index
     return {
         "knowledge_base": str(kb_dir),
@@ -175,7 +177,7 @@ def ingest_json(report: Any, kb_dir: Path) -> dict[str, Any]:
         "metadata_keys": list(report.extra_keys),
         "unmatched_metadata_keys": list(report.unmatched_metadata_keys),
         "not_served": [{"id": name, "status": status} for name, status in report.not_served],
-        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
+        "undefined_roles": undefined_roles_json(report.undefined_roles),
         "after_withdrawal": list(report.after_withdrawal),
         "kept_withdrawn": list(report.kept_withdrawn),
         "gone_but_served": list(report.gone_but_served),

@@ -62,6 +62,8 @@ def _line(outcome: Any) -> str:
 
 def outcome_json(outcome: Any) -> dict[str, Any]:
     """One source's outcome as JSON."""
+    from ..ingest.run import undefined_roles_json  # here: the command line loads ingest only to sync
+
     return {
         "name": outcome.name, "kind": outcome.kind, "error": outcome.error, "files": outcome.files,
         "read": outcome.read, "unchanged": outcome.unchanged, "added": list(outcome.added),
@@ -69,7 +71,7 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
         "deleted": list(outcome.deleted), "rejected": [list(pair) for pair in outcome.rejected],
         "restored": list(outcome.restored),
         "notes": [list(pair) for pair in outcome.notes],
-        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in outcome.undefined_roles],
+        "undefined_roles": undefined_roles_json(outcome.undefined_roles),
         "kept_withdrawn": list(outcome.kept_withdrawn),
         "state": dict(outcome.state), "counts": dict(outcome.counts), "changes": outcome.changes,
         "chunks_embedded": outcome.chunks_embedded,

@@ -91,9 +91,9 @@ def parse_case(raw: dict[str, Any], defaults: TenantConfig, *, where: str) -> Ca
         value = raw.get(listed)
         if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
             raise ValidationError("must be a list of ids (strings)", document=case_id, field=listed)
-    if not isinstance(raw.get("params") or {}, dict) or not isinstance(raw.get("actor") or {}, dict):
-        field_name = "params" if not isinstance(raw.get("params") or {}, dict) else "actor"
-        raise ValidationError("must be an object", document=case_id, field=field_name)
+    for mapped in ("params", "actor"):
+        if not isinstance(raw.get(mapped) or {}, dict):
+            raise ValidationError("must be an object", document=case_id, field=mapped)
     actor = raw.get("actor") or {}
     mode = str(raw.get("mode") or "conformance")
     if mode not in MODES:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ..model.contracts import Chunk, Document, Status
+from ..model.contracts import Document, Status
 from ..model.governance import EligibilityScope, eligibility
 from ..pipeline.outcome import Answer
 
@@ -22,11 +22,13 @@ def where_relevant_went(
     relevant: Sequence[str],
     answer: Answer,
     documents: Mapping[str, Document],
-    chunks: Mapping[str, Chunk],
+    chunks_by_document: Mapping[str, Sequence[str]],
     scope: EligibilityScope,
 ) -> list[str]:
-    """One line per relevant source id that the answer does not cite, naming where it was lost."""
+    """One line per relevant source id that the answer does not cite, naming where it was lost
+    (``chunks_by_document``: each document's chunk ids, as the snapshot keeps them)."""
     trace = answer.trace
+    tenant = scope.principal.tenant
     cited = {c.source_id for c in answer.citations}
     candidates = {cid for cid, _ in trace.fused} | {cid for _, pairs in trace.channels for cid, _ in pairs}
     rejected = {cid for cid, _ in trace.gate_rejections}
@@ -35,7 +37,6 @@ def where_relevant_went(
     for source_id in relevant:
         if source_id in cited:
             continue
-        tenant = scope.principal.tenant
         revisions = [d for d in documents.values() if d.source_id == source_id and d.tenant == tenant]
         if not revisions:
             notes.append(f"relevant {source_id}: not in this knowledge base for the asker's tenant")
@@ -46,8 +47,7 @@ def where_relevant_went(
             reasons = ", ".join(reason.value for reason in verdict.reasons)
             notes.append(f"relevant {source_id}: excluded before scoring ({reasons})")
             continue
-        ids = {d.document_id for d in revisions}
-        own = {cid for cid, chunk in chunks.items() if chunk.document_id in ids}
+        own = {cid for d in revisions for cid in chunks_by_document.get(d.document_id, ())}
         if not own & candidates:
             notes.append(f"relevant {source_id}: not retrieved (no chunk among the candidates)")
         elif own & rejected and not own & evidence:

@@ -110,8 +110,10 @@ def score_answer(
         failures.append("instruction-bearing untrusted chunk in answer context")
     if failures and case.relevant_document_ids:  # say which layer lost what the case needed
         scope = case.scope(kb.catalog.roles(case.tenant))
-        relevant = case.relevant_document_ids
-        failures.extend(where_relevant_went(relevant, answer, snapshot.documents, snapshot.chunks, scope))
+        lost = where_relevant_went(
+            case.relevant_document_ids, answer, snapshot.documents, snapshot.chunks_by_document, scope
+        )
+        failures.extend(lost)
     return {
         "status": answer.status.value,
         "evidence": ranking,
@@ -182,10 +184,12 @@ def _expect_params(kb: Engine, case: Case, answer: Answer, result: dict[str, Any
                 if document.source_id == source_id:
                     chunks = snapshot.chunks_by_document[document.document_id]
                     forbidden.extend((item, source_id) for item in (document.document_id, *chunks))
-        texts = list(parts.values())
-        leaked = sorted({(item, shown) for item, shown in forbidden if any(item in text for text in texts)})
+        seen = {  # each forbidden item (named as the case named it) → the parts that show it
+            (item, shown): [name for name, text in parts.items() if item in text] for item, shown in forbidden
+        }
+        leaked = sorted(pair for pair, places in seen.items() if places)
         if leaked:
-            where = sorted({name for item, _ in leaked for name, text in parts.items() if item in text})
+            where = sorted({name for pair in leaked for name in seen[pair]})
             shown_as = sorted({shown for _, shown in leaked})
             failures.append(
                 f"{len(leaked)} forbidden ids or strings exposed ({', '.join(map(repr, shown_as))} in "

@@ -70,7 +70,7 @@ from .tenants import TenantSetup, resolve_tenants
 from .verdicts import keeps_verdicts
 from .writing import writing
 
-__all__ = ["IngestReport", "Selection", "ingest_paths"]
+__all__ = ["IngestReport", "Selection", "ingest_paths", "undefined_roles_json"]
 
 FILES_PER_TRANSACTION = 256
 """Files an ingest writes per catalog transaction: a failure loses at most this many files' work,
@@ -154,6 +154,11 @@ class IngestReport:
         embedding and the injection verdicts, excluded)."""
         spent = sum(v for k, v in self.seconds.items() if k not in ("embed", "verdicts"))
         return self.chunks_added / spent if spent > 0 else 0.0
+
+
+def undefined_roles_json(pairs: Sequence[tuple[str, Sequence[str]]]) -> list[dict[str, Any]]:
+    """:attr:`IngestReport.undefined_roles` as every report gives it: ``{"id", "roles"}`` per document."""
+    return [{"id": name, "roles": list(roles)} for name, roles in pairs]
 
 
 def ingest_paths(

@@ -24,7 +24,7 @@ from typing import Any, Final
 import yaml
 
 from ...catalog.sources import source_paths
-from ...ingest.run import IngestReport
+from ...ingest.run import IngestReport, undefined_roles_json
 from ...kb.backends import UPLOADS, uploads_folder
 from ...kb.browse import find_document
 from ...kb.lifecycle import change_status, delete, status_report
@@ -112,15 +112,17 @@ def _refuse_taking_a_file(
     connection = getattr(store, "connection", None)
     if connection is None:
         return
+    owners: dict[str, set[str]] = {}  # a file's path → the documents stored from it
+    for (_, source_id), path in source_paths(connection, tenant).items():
+        owners.setdefault(str(Path(path).resolve()), set()).add(source_id)
     for name in names:
-        stored = str((folder / name).resolve())
-        for (owner_tenant, owner), path in source_paths(connection, tenant).items():
-            if owner != declared and str(Path(path).resolve()) == stored and owner_tenant == tenant:
-                raise ValidationError(
-                    f"{name} is the stored file of document {owner!r}; upload this one under another file "
-                    f"name (or with id {owner!r} to revise that document)",
-                    field="files",
-                )
+        taken = sorted(owners.get(str((folder / name).resolve()), set()) - {declared})
+        if taken:
+            raise ValidationError(
+                f"{name} is the stored file of document {taken[0]!r}; upload this one under another file "
+                f"name (or with id {taken[0]!r} to revise that document)",
+                field="files",
+            )
 
 
 def upload_report(report: IngestReport, folder: Path | None = None) -> dict[str, Any]:
@@ -137,7 +139,7 @@ def upload_report(report: IngestReport, folder: Path | None = None) -> dict[str,
         "embedded": report.index.embedded_chunks,
         "defaults_taken": dict(report.defaults_taken),
         # a document nobody can use, or one a command withdrew that stays so: the uploader should know
-        "undefined_roles": [{"id": name, "roles": list(roles)} for name, roles in report.undefined_roles],
+        "undefined_roles": undefined_roles_json(report.undefined_roles),
         "kept_withdrawn": list(report.kept_withdrawn),
     }
 

@@ -43,8 +43,8 @@ def page_png(
     original: Callable[[str, str], Path | None],
     *,
     operator: bool,
+    parsed_digest: Callable[[str], str | None],
     width_px: int = 1000,
-    parsed_digest: Callable[[str], str | None] = lambda _: None,
 ) -> bytes:
     """PNG bytes of ``page`` (1-based) of the visible document's original file, ``width_px`` wide.
 
@@ -65,15 +65,16 @@ def page_png(
     path = original(document.tenant, document.source_id)
     if page not in covered or path is None or not path.is_file():
         raise _not_found(what)
+    data = path.read_bytes()  # read once: checked, then drawn from these very bytes
     digest = parsed_digest(document.document_id)
-    if digest is None or hashlib.sha256(path.read_bytes()).hexdigest() != digest:
+    if digest is None or hashlib.sha256(data).hexdigest() != digest:
         raise _not_found(what)  # not the bytes this revision was read from
     suffix = path.suffix.lower()
     if suffix in IMAGE_SUFFIXES:
-        return _image(path.read_bytes(), width_px) if page == 1 else _raise(what)
+        return _image(data, width_px) if page == 1 else _raise(what)
     if suffix != ".pdf":
         raise _not_found(what)
-    return _pdf_page(path, page, width_px, what)
+    return _pdf_page(data, page, width_px, what)
 
 
 def _raise(what: str) -> bytes:
@@ -98,10 +99,10 @@ def _image(data: bytes, width_px: int) -> bytes:
         return _png(image.copy(), width_px)
 
 
-def _pdf_page(path: Path, page: int, width_px: int, what: str) -> bytes:
+def _pdf_page(data: bytes, page: int, width_px: int, what: str) -> bytes:
     import pypdfium2 as pdfium
 
-    pdf = pdfium.PdfDocument(str(path))
+    pdf = pdfium.PdfDocument(data)
     try:
         if page > len(pdf):
             raise _not_found(what)

@@ -27,6 +27,7 @@ from veracity.bench.reading.data import (
     markdown_chunks,
     training_examples,
 )
+from veracity.bench.reading.faq import REPOSITORIES
 from veracity.bench.shared import datasets_folder
 
 DATASETS = datasets_folder()
@@ -49,6 +50,8 @@ EXPECTED = {
     ("drcd_test", "zh"): (3493, 0),
     ("docs_tune", "en"): (80, 20),
     ("docs_tune", "zh"): (80, 20),
+    ("docs_faq", "en"): (232, 0),
+    ("docs_faq", "zh"): (300, 0),
 }
 """(source, language) → (answerable, unanswerable) examples yielded."""
 
@@ -121,7 +124,7 @@ def test_each_source_yields_the_expected_counts(loaded: tuple[list[ReadingExampl
     counts = Counter((e.source, e.language, e.impossible) for e in examples)
     got = {key: (counts[(*key, False)], counts[(*key, True)]) for key in EXPECTED}
     assert got == EXPECTED
-    assert sum(counts.values()) == sum(a + b for a, b in EXPECTED.values()) == len(examples) == 14634
+    assert sum(counts.values()) == sum(a + b for a, b in EXPECTED.values()) == len(examples) == 15166
     assert {e.source for e in examples} == set(SOURCES)
     # XQuAD: the 8 SQuAD report articles go, in both languages; the half-dev keeps its tune part
     for source in ("xquad_en", "xquad_zh"):
@@ -148,9 +151,16 @@ def test_every_answer_offset_is_valid(loaded: tuple[list[ReadingExample], Counte
 @needs_every_source
 def test_the_recorded_digests_match_the_files() -> None:
     rows = manifest()
-    assert len(rows) == 12
+    assert len(rows) == 13
     assert all(row["ok"] for row in rows), [row for row in rows if not row["ok"]]
-    assert {row["licence"] for row in rows} <= {"CC-BY-SA-4.0", "CC-BY-SA-3.0", "MIT", "BSD-2-Clause"}
+    faq = [row for row in rows if row["source"] == "docs_faq"]
+    assert {row["licence"] for row in rows if row not in faq} <= {
+        "CC-BY-SA-4.0",
+        "CC-BY-SA-3.0",
+        "MIT",
+        "BSD-2-Clause",
+    }
+    assert {licence for _, _, licence in REPOSITORIES} == {"Apache-2.0", "CC-BY-4.0", "CC-BY-SA-3.0"}
 
 
 def test_docs_sections_and_gold_strings() -> None:

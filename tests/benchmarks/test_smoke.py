@@ -64,6 +64,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_reader_runtime.py",
         "bench_chooser.py",
         "reader_fold_auc.py",
+        "chooser_faq_heldout.py",
         "bench_ingest.py",
         "bench_fts_merge.py",
         "bench_conversations.py",
@@ -367,6 +368,27 @@ def test_reader_fold_auc() -> None:
     squad = scores["squad2_dev_tune"]
     assert scores["fold"] == 0 and squad["groups_with_answer"] + squad["groups_without"] == 6
     assert scores["cmrc2018_trial"]["groups_with_answer"] == 6
+
+
+def test_chooser_faq_heldout(tmp_path: Path) -> None:
+    from veracity.bench.reading.faq import HELD_OUT
+
+    held = next(iter(HELD_OUT))
+    records = [
+        {"repository": held, "title": "Storage", "question": "Does it support S3?", "language": "en",
+         "answer": ["Yes, S3 is supported."], "others": ["Logs are kept for a week.", "Metrics use 4000."]},
+        {"repository": held, "title": "存储", "question": "日志保留多久？", "language": "zh",
+         "answer": ["日志默认保留七天。"], "others": ["支持 S3 存储。"]},
+        {"repository": "another/docs", "title": "T", "question": "Trained on?", "language": "en",
+         "answer": ["Not read."], "others": []},
+    ]  # fmt: skip
+    faq = tmp_path / "faq.jsonl"
+    faq.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    (line,) = _run("chooser_faq_heldout.py", "shipped", "--file", faq).splitlines()
+    scores = json.loads(line)
+    assert scores["questions"] == 2 and scores["chooser"] == "shipped"
+    assert scores["en"]["groups_with_answer"] == 1 and scores["zh"]["groups_with_answer"] == 1
+    assert 0 <= scores["en"]["best_sentence_correct"] <= 1
 
 
 def _guard_data_here() -> bool:

@@ -34,6 +34,8 @@ from ...text.scripts import HAN_RANGES
 from ..docs_questions import EMPHASIS, SPACE, load_docs_questions
 from ..qa import NAMED_PARTS
 from ..shared import MISSING, PROJECT_ROOT, datasets_folder
+from .faq import FAQ_FILE, FAQ_SHA256
+from .faq import examples as faq_examples
 
 DATA: Final = PROJECT_ROOT / "benchmarks" / "reader_data"
 DOCS_SETS: Final = PROJECT_ROOT / "benchmarks" / "docs_questions"
@@ -104,7 +106,7 @@ DOCS_TREES: Final = {
 
 SOURCES: Final = tuple(
     "squad2_dev_tune squad2_train_head squad2_dev_rhine xquad_en xquad_zh cmrc2018_trial "
-    "cmrc2018_train_head drcd_test docs_tune".split()
+    "cmrc2018_train_head drcd_test docs_tune docs_faq".split()
 )
 """In load order: when two sources hold the same (context, question), the earlier keeps it."""
 
@@ -150,6 +152,8 @@ def available_sources(datasets: Path | None = None) -> tuple[str, ...]:
     for source in SOURCES:
         if source == "docs_tune":
             present = all((DATA / "docs" / stem).is_dir() for stem in DOCS_TREES)
+        elif source == "docs_faq":
+            present = (DATA / FAQ_FILE).is_file()
         else:
             paths = [_location(f.path, datasets) for f in FILES if f.source == source]
             present = all(path is not None and path.is_file() for path in paths)
@@ -256,6 +260,9 @@ def _source_examples(
 ) -> Iterator[ReadingExample]:
     if source == "docs_tune":
         yield from _docs_examples(tally)
+        return
+    if source == "docs_faq":
+        yield from faq_examples(faq_records())
         return
     articles: list[dict[str, Any]] = _load(source, datasets)["data"]
     kept = [True] * len(articles)
@@ -404,7 +411,30 @@ def manifest(datasets: Path | None = None) -> list[dict[str, Any]]:
             else None
         )
         rows.append({**asdict(file), "sha256_present": present, "ok": present == file.sha256})
-    return rows + docs_trees_manifest()
+    return rows + docs_trees_manifest() + [_faq_manifest()]
+
+
+def faq_records() -> list[dict[str, Any]]:
+    """The FAQ pairs (:mod:`.faq`), refused unless their digest is the recorded one."""
+    data = (DATA / FAQ_FILE).read_bytes()
+    if (digest := hashlib.sha256(data).hexdigest()) != FAQ_SHA256:
+        raise ValueError(f"{FAQ_FILE} has sha256 {digest}, not {FAQ_SHA256}: recreate it (SOURCES.md)")
+    return [json.loads(line) for line in data.decode().splitlines() if line.strip()]
+
+
+def _faq_manifest() -> dict[str, Any]:
+    path = DATA / FAQ_FILE
+    present = hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
+    row = SourceFile(
+        "docs_faq",
+        f"data:{FAQ_FILE}",
+        "the repositories of veracity.bench.reading.faq.REPOSITORIES",
+        "each at its pinned commit",
+        "FAQ Markdown files (derived: python -m veracity.bench.reading.faq)",
+        FAQ_SHA256,
+        "Apache-2.0, CC-BY-4.0, CC-BY-SA-3.0 (per repository)",
+    )
+    return {**asdict(row), "sha256_present": present, "ok": present == FAQ_SHA256}
 
 
 def docs_trees_manifest() -> list[dict[str, Any]]:

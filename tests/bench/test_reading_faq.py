@@ -1,0 +1,90 @@
+"""FAQ pages → question and answer sentences (:mod:`veracity.bench.reading.faq`): what is a
+question, what answers it, what is dropped; and the examples' answer offsets."""
+
+from __future__ import annotations
+
+from veracity.bench.reading.faq import HELD_OUT, examples, page_pairs, plain_text
+
+PAGE = """---
+title: SQL FAQ
+---
+
+# SQL 操作常见问题
+
+本文档介绍常见问题。
+
+## TiDB 是否支持二级键？
+
+支持。你可以在非主键列上设置 [`NOT NULL` 约束](/constraints.md#非空约束)。
+
+还有更多说明。
+
+## 1.3 Where are the data files?
+
+> **Note:** this note is not the answer.
+
+By default, the data files are stored under `data/datanode`. Another sentence.
+
+## How do I log in?
+
+Run the following command:
+
+```shell
+mysql -h 127.0.0.1
+```
+
+## A heading that asks nothing
+
+Text.
+
+**Can I use S3 as storage?**
+
+No, only local disks are supported.
+"""
+
+
+def test_questions_answers_and_the_pages_other_sentences() -> None:
+    pairs = list(page_pairs(PAGE))
+    assert [(p["question"], p["answer"]) for p in pairs] == [
+        ("TiDB 是否支持二级键？", ["支持。", "你可以在非主键列上设置 NOT NULL 约束。"]),
+        ("Where are the data files?", ["By default, the data files are stored under data/datanode."]),
+        ("Can I use S3 as storage?", ["No, only local disks are supported."]),
+    ]
+    assert {p["title"] for p in pairs} == {"SQL FAQ"}
+    assert [p["language"] for p in pairs] == ["zh", "en", "en"]
+    # a lead-in into code is no answer; the rest of an answer's own text is neither right nor wrong
+    assert "还有更多说明。" not in pairs[1]["others"] and "Another sentence." in pairs[0]["others"]
+    assert "No, only local disks are supported." in pairs[0]["others"]
+
+
+def test_plain_text_drops_code_notes_and_markup() -> None:
+    text = plain_text(
+        "Use [this](x.md) `flag`.\n\n```\ncode\n```\n\n> note\n\n| a | b |\n\n- item one\n<!-- c -->"
+    )
+    assert text == "Use this flag.\n\n- item one"  # the list mark goes when sentences are cut
+
+
+def test_examples_point_at_their_answer_sentences_and_keep_held_out_repositories_apart() -> None:
+    records = [
+        {
+            "repository": "some/docs",
+            "title": "T",
+            "question": "Q?",
+            "language": "en",
+            "answer": ["Yes.", "It does."],
+            "others": ["Other one."],
+        },
+        {
+            "repository": next(iter(HELD_OUT)),
+            "title": "T",
+            "question": "R?",
+            "language": "en",
+            "answer": ["No."],
+            "others": [],
+        },
+    ]
+    (trained,) = examples(records)
+    assert [trained.context[s : s + len(t)] for t, s in trained.answers] == ["Yes.", "It does."]
+    assert trained.context.endswith("Other one.") and not trained.impossible
+    (held,) = examples(records, held_out=True)
+    assert held.question == "R?"

@@ -9,6 +9,12 @@ Per question: its answer sentences (positives) and up to ``--others`` other sent
 the question over another page's sentences without its answer ("none"). Prints, per chooser and
 language, how often the best sentence is a positive, and the AUC of the best logit between
 questions over their own page and over another.
+
+``--set validation`` reads instead the reading data's held-out paragraphs (``held_out``, the
+share every chooser is trained without; the answer models' tuning data left out, as in training),
+each question with up to ``--others`` other sentences of its paragraph: a comparison of two
+choosers on the same groups, where each card's ``validation`` figures come from groups drawn
+apart.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ import argparse
 import json
 import random
 import sys
+from collections import Counter
 from pathlib import Path
 
-from veracity.bench.reading.chooser import example_groups, validate
+from veracity.bench.reading.chooser import ANSWER_MODEL_TUNING, example_groups, validate
 from veracity.bench.reading.data import faq_records
 from veracity.bench.reading.faq import examples, read_records
+from veracity.bench.reading.train import held_out, reading_examples
 from veracity.reader.choice import load_chooser, package_chooser
 from veracity.reader.e5_file import read_e5_file
 from veracity.reader.features import hard_negatives
@@ -38,13 +46,23 @@ def main() -> int:
     parser.add_argument(
         "--file", type=Path, help="FAQ pairs (JSON lines) to read instead of the recorded file"
     )
+    parser.add_argument("--set", choices=("faq", "validation"), default="faq")
+    parser.add_argument("--validation-share", type=float, default=0.04, help="as the choosers were trained")
     args = parser.parse_args()
     try:
-        records = faq_records() if args.file is None else read_records(args.file)
+        if args.set == "validation":
+            held = [
+                e
+                for e in reading_examples(Counter())
+                if e.source not in (*ANSWER_MODEL_TUNING, "docs_faq")
+                and held_out(e.context, args.validation_share)
+            ]
+        else:
+            records = faq_records() if args.file is None else read_records(args.file)
+            held = list(examples(records, held_out=True))
     except (OSError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 1
-    held = list(examples(records, held_out=True))
     if not held:
         print("error: no held-out FAQ pairs", file=sys.stderr)
         return 1
@@ -61,7 +79,9 @@ def main() -> int:
             path = Path(name)
             chooser = load_chooser(path.stem, path.parent)
         scores = {lang: validate(chooser, [g for g in groups if g.language == lang]) for lang in ("en", "zh")}
-        print(json.dumps({"chooser": name, "questions": len(held), **scores}, sort_keys=True))
+        print(
+            json.dumps({"chooser": name, "set": args.set, "questions": len(held), **scores}, sort_keys=True)
+        )
     return 0
 
 

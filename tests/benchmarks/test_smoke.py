@@ -386,7 +386,7 @@ def test_chooser_faq_heldout(tmp_path: Path) -> None:
     faq.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     (line,) = _run("chooser_faq_heldout.py", "shipped", "--file", faq).splitlines()
     scores = json.loads(line)
-    assert scores["questions"] == 2 and scores["chooser"] == "shipped"
+    assert scores["questions"] == 2 and scores["chooser"] == "shipped" and scores["set"] == "faq"
     assert scores["en"]["groups_with_answer"] == 1 and scores["zh"]["groups_with_answer"] == 1
     assert 0 <= scores["en"]["best_sentence_correct"] <= 1
 

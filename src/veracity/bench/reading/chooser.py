@@ -27,7 +27,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import numpy as np
@@ -100,6 +100,19 @@ def example_groups(
     return groups
 
 
+def repeated(
+    examples: Sequence[ReadingExample], source: str, times: int, validation_share: float
+) -> list[ReadingExample]:
+    """``times - 1`` more copies of the training examples of ``source`` (not the held-out ones),
+    each under its own id, so that a small source weighs more in the fit."""
+    return [
+        replace(example, example_id=f"{example.example_id}#{copy}")
+        for copy in range(1, times)
+        for example in examples
+        if example.source == source and not held_out(example.context, validation_share)
+    ]
+
+
 def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
     """Held-out scores: how often the best sentence is a positive (groups with one), and how well
     the best logit tells groups with an answer from groups without (AUC)."""
@@ -141,6 +154,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="share of answerable questions also asked with a name, title or number swapped "
         "(.swaps; default 0, as shipped: 0.4 measured no better on the tuning splits, docs/reader.md)",
     )
+    parser.add_argument(
+        "--faq-repeat",
+        type=int,
+        default=1,
+        help="times each FAQ pair (source docs_faq) is trained on, with other negatives each time "
+        "(default 1; 5 measured no better on the held-out FAQ repository, docs/reader.md)",
+    )
     parser.add_argument("--validation-share", type=float, default=0.04)
     parser.add_argument(
         "--tuning-fold",
@@ -172,7 +192,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     tally["swapped_questions"] = len(swapped)
     rng = random.Random(args.seed)
     others = hard_negatives(examples, args.seed)
-    examples = [*examples, *swapped]
+    examples = [*examples, *swapped, *repeated(examples, "docs_faq", args.faq_repeat, args.validation_share)]
+    tally["faq_repeats"] = sum(e.source == "docs_faq" for e in examples)
     model_file = read_e5_file()
     tokenizer = Tokenizer(model_file.tokenizer)
     training: list[Group] = []
@@ -207,6 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "negatives": args.negatives,
             "negative_share": args.negative_share,
             "swap_share": args.swap_share,
+            "faq_repeat": args.faq_repeat,
             "tuning_fold": args.tuning_fold,
             "validation_share": args.validation_share,
             "limit": args.limit,

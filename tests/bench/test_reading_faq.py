@@ -88,3 +88,24 @@ def test_examples_point_at_their_answer_sentences_and_keep_held_out_repositories
     assert trained.context.endswith("Other one.") and not trained.impossible
     (held,) = examples(records, held_out=True)
     assert held.question == "R?"
+
+
+def test_repeated_copies_only_the_training_examples_of_the_source() -> None:
+    from veracity.bench.reading.chooser import repeated
+    from veracity.bench.reading.train import held_out
+    from veracity.reader.features import ReadingExample
+
+    def example(number: int, source: str) -> ReadingExample:
+        context = f"Answer {number}.\n\nOther {number}."
+        return ReadingExample(
+            f"{source}:{number}", source, "en", "T", context, "Q?", ((f"Answer {number}.", 0),), False
+        )
+
+    pool = [example(n, "docs_faq") for n in range(60)] + [example(n, "squad") for n in range(5)]
+    share = 0.2
+    copies = repeated(pool, "docs_faq", 3, share)
+    trained = [e for e in pool if e.source == "docs_faq" and not held_out(e.context, share)]
+    assert 0 < len(trained) < 60  # some are held out at this share
+    assert len(copies) == 2 * len(trained) and {c.source for c in copies} == {"docs_faq"}
+    assert len({c.example_id for c in copies} | {e.example_id for e in pool}) == len(copies) + len(pool)
+    assert repeated(pool, "docs_faq", 1, share) == []

@@ -1,6 +1,6 @@
 """Question-to-answer pairs from the FAQ pages of permissively licensed documentation.
 
-    python -m veracity.bench.reading.faq [--mirrors DIR] [--out FILE]
+    python -m veracity.bench.reading.faq --mirrors DIR --out FILE
 
 A FAQ page states a question as a heading (or a bold line) and answers it in the text below. That
 is the kind of question the product is asked, on the kind of text it reads, which the reading
@@ -296,7 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m veracity.bench.reading.faq", description=__doc__.split("\n")[0]
     )
     parser.add_argument(
-        "--mirrors", type=Path, default=Path("/work/.mirror"), help="folder of the git mirrors"
+        "--mirrors",
+        type=Path,
+        required=True,
+        help="folder of the git mirrors: <owner>+<name>/repo each (a bare clone or a clone's .git)",
     )
     parser.add_argument("--out", type=Path, required=True, help="JSON lines file to write")
     args = parser.parse_args(argv)

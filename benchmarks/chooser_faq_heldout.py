@@ -54,8 +54,7 @@ def main() -> int:
             held = [
                 e
                 for e in reading_examples(Counter())
-                if e.source not in (*ANSWER_MODEL_TUNING, "docs_faq")
-                and held_out(e.context, args.validation_share)
+                if e.source not in ANSWER_MODEL_TUNING and held_out(e.context, args.validation_share)
             ]
         else:
             records = faq_records() if args.file is None else read_records(args.file)
@@ -64,7 +63,7 @@ def main() -> int:
         print(f"error: {error}", file=sys.stderr)
         return 1
     if not held:
-        print("error: no held-out FAQ pairs", file=sys.stderr)
+        print(f"error: no held-out questions in the {args.set} set", file=sys.stderr)
         return 1
     tokenizer = Tokenizer(read_e5_file().tokenizer)
     rng = random.Random(args.seed)

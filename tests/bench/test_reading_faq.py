@@ -3,6 +3,8 @@ question, what answers it, what is dropped; and the examples' answer offsets."""
 
 from __future__ import annotations
 
+import pytest
+
 from veracity.bench.reading.faq import HELD_OUT, examples, page_pairs, plain_text
 
 PAGE = """---
@@ -109,3 +111,19 @@ def test_repeated_copies_only_the_training_examples_of_the_source() -> None:
     assert len(copies) == 2 * len(trained) and {c.source for c in copies} == {"docs_faq"}
     assert len({c.example_id for c in copies} | {e.example_id for e in pool}) == len(copies) + len(pool)
     assert repeated(pool, "docs_faq", 1, share) == []
+
+
+def test_the_training_commands_read_the_faq_pairs_only_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shipped readers were trained without them: the default commands must reproduce those."""
+    from collections import Counter
+
+    from veracity.bench.reading import train
+    from veracity.bench.reading.data import SOURCES
+
+    asked: list[list[str]] = []
+    monkeypatch.setattr(train, "available_sources", lambda: SOURCES)
+    monkeypatch.setattr(train, "training_examples", lambda sources, tally: asked.append(list(sources)) or [])
+    train.reading_examples(Counter())
+    train.reading_examples(Counter(), (*train.DEFAULT_SOURCES, "docs_faq"))
+    assert "docs_faq" not in asked[0] and asked[0] == [s for s in SOURCES if s != "docs_faq"]
+    assert asked[1][-1] == "docs_faq"

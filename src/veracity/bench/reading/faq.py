@@ -29,13 +29,16 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from ...model.errors import ValidationError
+from ...parse.front_matter import split_front_matter
 from ...reader.features import ReadingExample
-from ...text.scripts import HAN_RANGES
+from ...text.scripts import has_han
 from ...text.sentences import split_sentences
 
 REPOSITORIES: Final = (
@@ -72,10 +75,10 @@ OTHER_SENTENCES: Final = 2
 MIN_FRAGMENT: Final = {"zh": 8, "en": 20}
 """A first sentence shorter than this (characters) is a fragment that leans on the next one."""
 
-_HAN: Final = re.compile(f"[{HAN_RANGES}]")
 _HEADING: Final = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BOLD_LINE: Final = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*$")
-_FENCE: Final = re.compile(r"^\s*(```|~~~)")
+FENCE: Final = re.compile(r"\s*(```|~~~)")
+"""A code fence line (with ``match``)."""
 _DROPPED_BLOCKS: Final = (
     re.compile(r"\{%\s*comment\s*%\}.*?\{%\s*endcomment\s*%\}", re.S),
     re.compile(r"\{\{\s*site\.data\.alerts\.callout.*?\{\{\s*site\.data\.alerts\.end\s*\}\}", re.S),
@@ -99,7 +102,7 @@ _LINE_MARK: Final = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+|(?:A|答)\s*[:：]\s*)"
 
 
 def language_of(text: str) -> str:
-    return "zh" if _HAN.search(text) else "en"
+    return "zh" if has_han(text) else "en"
 
 
 def inline_text(line: str) -> str:
@@ -117,7 +120,7 @@ def plain_text(markdown: str) -> str:
     lines: list[str] = []
     fenced = False
     for line in markdown.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             fenced = not fenced
             continue
         if fenced or _SKIPPED_LINE.match(line):
@@ -128,15 +131,14 @@ def plain_text(markdown: str) -> str:
 
 
 def _front_matter_title(markdown: str) -> tuple[str, str]:
-    """(title from the front matter or "", the text after it)."""
-    if not markdown.startswith("---\n"):
+    """(title from the front matter or "", the text after it); a page whose front matter is not
+    valid YAML has no title from it."""
+    try:
+        metadata, body = split_front_matter(markdown)
+    except ValidationError:
         return "", markdown
-    end = markdown.find("\n---", 4)
-    if end < 0:
-        return "", markdown
-    head = markdown[4:end]
-    found = re.search(r"^title:\s*['\"]?(.*?)['\"]?\s*$", head, re.M)
-    return (found.group(1) if found else ""), markdown[end + 4 :]
+    title = metadata.get("title")
+    return ("" if title is None else str(title)), body
 
 
 def _question(line: str) -> str | None:
@@ -177,7 +179,7 @@ def page_sections(markdown: str) -> tuple[str, list[Section]]:
                 sections.append(Section(question, sentences))
 
     for line in body.splitlines():
-        if _FENCE.match(line):
+        if FENCE.match(line):
             fenced = not fenced
         heading = None if fenced else _HEADING.match(line)
         asked = None if fenced else _question(line)
@@ -258,9 +260,13 @@ def collect(mirrors: Path) -> list[dict[str, object]]:
     return kept
 
 
-def read_records(path: Path) -> list[dict[str, object]]:
-    """The pairs of a JSON lines file this module wrote."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+def read_records(path: Path, *, sha256: str | None = None) -> list[dict[str, object]]:
+    """The pairs of a JSON lines file this module wrote; refused unless its digest is ``sha256``
+    (when given)."""
+    data = path.read_bytes()
+    if sha256 is not None and (digest := hashlib.sha256(data).hexdigest()) != sha256:
+        raise ValueError(f"{path.name} has sha256 {digest}, not {sha256}: recreate it (SOURCES.md)")
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
 def examples(
@@ -311,9 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     data = "".join(json.dumps(p, ensure_ascii=False, sort_keys=True) + "\n" for p in pairs).encode()
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(data)
-    by_language: dict[str, int] = {}
-    for pair in pairs:
-        by_language[str(pair["language"])] = by_language.get(str(pair["language"]), 0) + 1
+    by_language = dict(Counter(str(pair["language"]) for pair in pairs))
     print(
         json.dumps(
             {"pairs": len(pairs), "by_language": by_language, "sha256": hashlib.sha256(data).hexdigest()}

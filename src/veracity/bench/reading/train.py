@@ -37,7 +37,7 @@ from ...reader.tokenizer import Tokenizer
 from ..answers import normalize_answer
 from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
 from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
-from .data import SOURCES, available_sources, manifest, training_examples
+from .data import DEFAULT_SOURCES, available_sources, manifest, training_examples
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
 
@@ -73,14 +73,15 @@ def validate(reader: Reader, examples: Sequence[ReadingExample]) -> dict[str, An
     }
 
 
-def reading_examples(tally: Counter[str]) -> list[ReadingExample]:
-    """Every licence-checked training example on this machine (:mod:`.data`) as the reader's
-    records, counted in ``tally``; says which sources are missing."""
-    sources = available_sources()
-    if missing := [s for s in SOURCES if s not in sources]:
+def reading_examples(tally: Counter[str], sources: Sequence[str] = DEFAULT_SOURCES) -> list[ReadingExample]:
+    """The licence-checked training examples of ``sources`` on this machine (:mod:`.data`) as the
+    reader's records, counted in ``tally``; says which of them are missing."""
+    available = available_sources()
+    if missing := [s for s in sources if s not in available]:
         where = "benchmarks/reader_data/SOURCES.md"
         print(f"not here, trained without: {', '.join(missing)} ({where})", file=sys.stderr)
-    return [ReadingExample(**asdict(e)) for e in training_examples(sources, tally=tally)]
+    present = [s for s in sources if s in available]
+    return [ReadingExample(**asdict(e)) for e in training_examples(present, tally=tally)]
 
 
 def pairwise_auc(positives: Sequence[float], negatives: Sequence[float]) -> float | None:
@@ -171,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "log": log[-5:],
             "seconds": round(time.perf_counter() - started),
         },
-        "data": manifest(),
+        "data": [entry for entry in manifest() if entry["source"] in DEFAULT_SOURCES],
         "validation": scores,
         **card_tail("veracity.bench.reading.train", argv, weights_path),
     }

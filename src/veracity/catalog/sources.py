@@ -108,32 +108,33 @@ def source_paths(connection: Any, tenant: str | None = None) -> dict[tuple[str, 
     return {(str(t), str(s)): str(p) for t, s, p in rows}
 
 
-def source_file(connection: Any, tenant: str, source_id: str) -> str | None:
-    """The absolute path of the file ``source_id`` of ``tenant`` was ingested from, or ``None``."""
+def _recorded_place(connection: Any, tenant: str, source_id: str) -> tuple[str, str] | None:
+    """``(root, path)`` of the file ``source_id`` of ``tenant`` was last ingested from, or ``None``."""
     row = connection.execute(
         "SELECT root, path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
     ).fetchone()
-    if row is None:
+    return None if row is None else (str(row[0]), str(row[1]))
+
+
+def source_file(connection: Any, tenant: str, source_id: str) -> str | None:
+    """The absolute path of the file ``source_id`` of ``tenant`` was ingested from, or ``None``."""
+    if (place := _recorded_place(connection, tenant, source_id)) is None:
         return None
-    root, path = str(row[0]), str(row[1])
+    root, path = place
     return f"{root.rstrip('/')}/{path}" if root else path
 
 
 def source_root(connection: Any, tenant: str, source_id: str) -> str | None:
     """The folder ``source_id`` of ``tenant`` was last ingested from (``""``: a file given by
     itself), or ``None`` when it is not known."""
-    row = connection.execute(
-        "SELECT root FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
-    ).fetchone()
-    return None if row is None else str(row[0])
+    place = _recorded_place(connection, tenant, source_id)
+    return None if place is None else place[0]
 
 
 def source_path(connection: Any, tenant: str, source_id: str) -> str | None:
     """The path ``source_id`` of ``tenant`` was ingested from, or ``None`` when it is not known."""
-    row = connection.execute(
-        "SELECT path FROM source_files WHERE tenant = ? AND source_id = ?", (tenant, source_id)
-    ).fetchone()
-    return None if row is None else str(row[0])
+    place = _recorded_place(connection, tenant, source_id)
+    return None if place is None else place[1]
 
 
 def recorded_files(connection: Any, roots: Sequence[str]) -> dict[tuple[str, str], RecordedFile]:

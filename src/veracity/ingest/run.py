@@ -217,7 +217,7 @@ def ingest_paths(
         limits = replace(limits, max_bytes=max_bytes)
     if delete_pruned and not prune:
         raise ValidationError("deleting pruned documents needs prune (--prune --delete)", field="delete")
-    with writing(kb, "ingest"):  # one ingest at a time: batches of two never interleave
+    with writing(kb, "ingest", bulk=True):  # one ingest at a time: batches of two never interleave
         return _ingest(
             kb, paths, tenant=tenant, roles=roles, mapping=metadata, selection=selection, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,

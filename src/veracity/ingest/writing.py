@@ -12,9 +12,10 @@ writer waits for the first to finish (or, told not to wait, says who holds it).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TYPE_CHECKING
 
+from ..catalog.sqlite import SQLiteStore
 from ..catalog.store import DatabaseStore
 
 if TYPE_CHECKING:
@@ -24,14 +25,17 @@ __all__ = ["writing"]
 
 
 @contextmanager
-def writing(kb: Engine, command: str) -> Iterator[None]:
+def writing(kb: Engine, command: str, *, bulk: bool = False) -> Iterator[None]:
     """Hold ``kb``'s writer lock for the block, naming ``command`` to writers that wait.
 
     Re-entrant; a no-op for a catalog that is not a SQLite file (nothing else can write it).
+    ``bulk``: the block writes many transactions (an ingest), with a SQLite catalog's
+    settings for that (:meth:`SQLiteStore.bulk_writes <veracity.catalog.sqlite.SQLiteStore.bulk_writes>`).
     """
     store = kb.catalog.store
     if not isinstance(store, DatabaseStore):
         yield
         return
-    with store.writer(command):
+    settings = store.bulk_writes() if bulk and isinstance(store, SQLiteStore) else nullcontext()
+    with store.writer(command), settings:
         yield

@@ -155,11 +155,21 @@ def _titled(indent: str, title: str, body: list[str]) -> list[str]:
     return [*head, *(indent + line if line.strip() else "" for line in _clean_lines(body)), ""]
 
 
+_MARKUP_STARTS: Final = frozenset("`~!?=;-:<{")
+"""First characters (after indentation) of every line-level pattern in :func:`_clean_lines` but the
+MDX ``import``/``export`` lines, which start at the margin: a line that opens with none of them is
+prose, and only its inline markup is cleaned (most lines of a document)."""
+
+
 def _clean_lines(lines: Sequence[str]) -> list[str]:
     out: list[str] = []
     index = 0
     while index < len(lines):
         line = lines[index].expandtabs(_INDENT_STEP)
+        if line.lstrip()[:1] not in _MARKUP_STARTS and not line.startswith(("import", "export")):
+            out.append(clean_inline_markup(line))
+            index += 1
+            continue
         fence = _FENCE.match(line)
         if fence:
             info = fence.group(3).strip()

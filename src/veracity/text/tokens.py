@@ -128,7 +128,9 @@ def _word_tokens(word: str, drop_stopwords: bool) -> tuple[str, ...]:
 def _cjk_tokens(run: str, drop_stopwords: bool) -> tuple[str, ...]:
     # a run of ideographs only: rjieba's pieces are never blank, so no strip() filter is needed
     pieces = segmenter().cut(run)
-    return tuple(p for p in pieces if p not in STOPWORDS) if drop_stopwords else tuple(pieces)
+    if not drop_stopwords or STOPWORDS.isdisjoint(pieces):  # most runs hold no particle
+        return tuple(pieces)
+    return tuple(p for p in pieces if p not in STOPWORDS)
 
 
 def tokenize(text: str, *, drop_stopwords: bool = True) -> list[str]:

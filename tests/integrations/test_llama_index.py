@@ -54,6 +54,8 @@ def test_roles_as_one_string_and_a_bad_k_are_read_as_the_caller_meant_them(kb) -
 
     staff = VeracityLlamaRetriever(kb, tenant="acme", roles="staff", k=10).retrieve("payroll codeword")
     assert any("ZEBRA-42" in n.node.get_content() for n in staff)  # the role staff, not s, t, a, f
+    answered = VeracityQueryEngine(kb, tenant="acme", roles="staff").query("payroll codeword")
+    assert "ZEBRA-42" in json.dumps(answered.metadata, ensure_ascii=False)  # the engine reads it so too
     for k in (0, -1, "3"):
         with pytest.raises(ValidationError, match="k is the number of chunks to return"):
             VeracityLlamaRetriever(kb, tenant="acme", k=k)  # type: ignore[arg-type]

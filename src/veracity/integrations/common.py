@@ -4,6 +4,7 @@ the governed answer as plain data."""
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
@@ -27,6 +28,12 @@ def hits_wanted(k: Any) -> int:
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValidationError(f"k is the number of chunks to return, at least 1; got {k!r}", field="k")
     return k
+
+
+def fixed_roles(roles: str | Sequence[str]) -> str | tuple[str, ...]:
+    """The roles an adapter asks with: a string stays one (a role, or comma-separated roles, as
+    the knowledge base reads it), never its letters; any other sequence becomes a tuple."""
+    return roles if isinstance(roles, str) else tuple(roles)
 
 
 def governed(answer: Answer) -> dict[str, Any]:

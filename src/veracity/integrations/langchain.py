@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
-from .common import governed, hits_wanted, require
+from .common import fixed_roles, governed, hits_wanted, require
 
 require("langchain_core", "langchain")
 
@@ -83,12 +83,12 @@ def governed_answer(
 ) -> Runnable[str | Mapping[str, Any], dict[str, Any]]:
     """A runnable: question → the governed answer (status, claims, citations, missing facts,
     reasons) for the principal fixed here, so a chain can branch on ``abstain``."""
-    fixed_roles = roles if isinstance(roles, str) else tuple(roles)  # a string: the knowledge base splits it
+    asked_roles = fixed_roles(roles)
 
     def answer(question: str | Mapping[str, Any]) -> dict[str, Any]:
         return governed(
             knowledge_base.ask(
-                question_text(question), tenant=tenant, roles=fixed_roles, version=version, as_of=as_of
+                question_text(question), tenant=tenant, roles=asked_roles, version=version, as_of=as_of
             )
         )
 

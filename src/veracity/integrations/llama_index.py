@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import date, datetime
 from typing import Any
 
-from .common import governed, hits_wanted, require
+from .common import fixed_roles, governed, hits_wanted, require
 
 require("llama_index.core", "llama-index")
 
@@ -55,8 +55,7 @@ class VeracityLlamaRetriever(BaseRetriever):
         """Fix the principal and the number of chunks; ``knowledge_base`` is ``veracity.open(path)``."""
         super().__init__()
         self._kb = knowledge_base
-        # a string is a role (or comma-separated roles, as the knowledge base reads it), not its letters
-        self._principal = (tenant, roles if isinstance(roles, str) else tuple(roles), version, as_of)
+        self._principal = (tenant, fixed_roles(roles), version, as_of)
         self._k = hits_wanted(k)
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -82,7 +81,7 @@ class VeracityQueryEngine(BaseQueryEngine):
         """Fix the principal; ``knowledge_base`` is ``veracity.open(path)``."""
         super().__init__(callback_manager=None)
         self._kb = knowledge_base
-        self._principal = (tenant, tuple(roles), version, as_of)
+        self._principal = (tenant, fixed_roles(roles), version, as_of)
 
     def _get_prompt_modules(self) -> dict[str, Any]:
         return {}

@@ -102,7 +102,8 @@ class SQLiteStore(CatalogQueries, VerdictQueries, BatchReads):
     def bulk_writes(self) -> Iterator[None]:
         """Settings for a long run of write transactions on this connection (an ingest), put back
         when it ends: a page cache of :data:`BULK_CACHE_KIB` and a checkpoint every
-        :data:`BULK_WAL_PAGES` WAL pages; then one checkpoint that waits for no reader.
+        :data:`BULK_WAL_PAGES` WAL pages; then, when the WAL has grown past the restored
+        setting, one checkpoint that waits for no reader.
 
         Durability is unchanged (each transaction still commits to the WAL); only when its pages
         reach the database file changes. Measured in ``benchmarks/bench_hybrid_100k.py``."""
@@ -116,10 +117,20 @@ class SQLiteStore(CatalogQueries, VerdictQueries, BatchReads):
             with self._lock:
                 self._conn.execute(f"PRAGMA cache_size = {cache}")
                 self._conn.execute(f"PRAGMA wal_autocheckpoint = {pages}")
-                if not self._conn.in_transaction and not self.read_only:
-                    # only sooner than the next automatic one; a checkpoint that fails loses nothing
+                if not self._conn.in_transaction and not self.read_only and self._wal_pages() > pages:
+                    # what the next commit would do under the restored setting; a small WAL stays as
+                    # it would have (its pages go to the database file at the next checkpoint, which
+                    # on a full disk is the one that fails); a checkpoint that fails loses nothing
                     with suppress(apsw.Error):
                         self._conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
+
+    def _wal_pages(self) -> int:
+        """Pages the WAL file has room for (its header is 32 bytes, each frame 24 and a page)."""
+        try:
+            size = os.path.getsize(self.path + "-wal")
+        except OSError:
+            return 0
+        return max(0, (size - 32) // (self._pragma_int("page_size") + 24))
 
     def _pragma_int(self, name: str) -> int:
         value = self._conn.execute(f"PRAGMA {name}").fetchall()[0][0]

@@ -172,6 +172,7 @@ DETECTOR_FILES = (
     ("veracity.pipeline.injection", "signals.py"),
     ("veracity.pipeline.injection", "cues.py"),
     ("veracity.pipeline.injection", "cue_words.py"),
+    ("veracity.pipeline.injection", "presence.py"),
     ("veracity.pipeline.injection", "address.py"),
     ("veracity.text", "reveal.py"),
     ("veracity.text", "sentences.py"),

@@ -33,6 +33,7 @@ from ...text.scripts import CJK, HAN_RANGES
 from ...text.sentences import sentence_texts
 from .address import MODEL_TURN, USER_TURN, described_model, direct_address, spoken_subject, you_beside_name
 from .cues import FRAMING, PATTERNS, QUOTED
+from .presence import PRESENCE
 
 # single families: weak evidence alone
 SINGLE_FEATURES: Final = (
@@ -167,7 +168,7 @@ def sentences(text: str) -> list[str]:
 
 
 def _families(text: str) -> set[str]:
-    found = {name for name, pattern in PATTERNS.items() if pattern.search(text)}
+    found = {name for name, pattern in PRESENCE.items() if pattern.search(text)}  # presence only
     if {"disclose", "secret"} <= found and not _outside(text, "disclose", "secret"):
         found.discard("disclose")  # "未公开" (not public) is a secret, not a request to make it public
     return found

@@ -17,9 +17,8 @@ start; it must also end at a word end unless it ends with ``~`` (a stem).
 # ruff: noqa: E501  (word lists read best one language group per line)
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Final
 
 from ...text.reveal import fold_pattern
@@ -108,17 +107,21 @@ def _compile_each(fragments: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(parts))
 
 
-class _Patterns(Mapping[str, re.Pattern[str]]):
-    """The families' patterns, compiled on first use (≈ 0.16 s: a command whose chunks all have a
-    stored verdict never pays it)."""
+class FamilyPatterns(Mapping[str, re.Pattern[str]]):
+    """Each family's pattern, made by ``build`` from its fragments on first use (≈ 0.16 s for them
+    all: a command whose chunks all have a stored verdict never pays it)."""
 
-    @staticmethod
-    @functools.cache
-    def _compiled() -> dict[str, re.Pattern[str]]:
-        return {name: _compile(f) for name, f in FAMILIES.items()}
+    def __init__(self, build: Callable[[tuple[str, ...]], re.Pattern[str]]) -> None:
+        self._build = build
+        self._compiled: dict[str, re.Pattern[str]] | None = None
+
+    def _all(self) -> dict[str, re.Pattern[str]]:
+        if self._compiled is None:  # two threads may both build it: the same patterns either way
+            self._compiled = {name: self._build(fragments) for name, fragments in FAMILIES.items()}
+        return self._compiled
 
     def __getitem__(self, name: str) -> re.Pattern[str]:
-        return self._compiled()[name]
+        return self._all()[name]
 
     def __iter__(self) -> Iterator[str]:
         return iter(FAMILIES)
@@ -127,7 +130,7 @@ class _Patterns(Mapping[str, re.Pattern[str]]):
         return len(FAMILIES)
 
 
-PATTERNS: Final[Mapping[str, re.Pattern[str]]] = _Patterns()
+PATTERNS: Final[Mapping[str, re.Pattern[str]]] = FamilyPatterns(_compile)
 QUOTED: Final = re.compile(
     r"“[^”]{4,}”|\"[^\"]{4,}\"|「[^」]{2,}」|『[^』]{2,}』|«[^»]{4,}»|„[^“]{4,}“|`[^`]{4,}`|'[^']{8,}'"
 )

@@ -20,16 +20,14 @@ Spans can differ, because the order of the alternatives changed. So this is for 
 
 from __future__ import annotations
 
-import functools
 import re
 import re._constants as sre  # the parsed form of a pattern: the same module ``re`` compiles with
 import re._parser as sre_parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any, Final
 
 from ...text.reveal import fold_pattern
-from .cue_words import FAMILIES
-from .cues import _AFTER, _BEFORE, _LATIN_START, _phrases_first
+from .cues import _AFTER, _BEFORE, _LATIN_START, FamilyPatterns, _phrases_first
 
 __all__ = ["PRESENCE", "first_characters"]
 
@@ -115,22 +113,4 @@ def _presence_pattern(fragments: tuple[str, ...]) -> re.Pattern[str]:
     return re.compile("|".join(_guarded(_BEFORE, letter_first) + _guarded("", others)))
 
 
-class _Presence(Mapping[str, re.Pattern[str]]):
-    """The families' presence patterns, compiled on first use."""
-
-    @staticmethod
-    @functools.cache
-    def _compiled() -> dict[str, re.Pattern[str]]:
-        return {name: _presence_pattern(fragments) for name, fragments in FAMILIES.items()}
-
-    def __getitem__(self, name: str) -> re.Pattern[str]:
-        return self._compiled()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(FAMILIES)
-
-    def __len__(self) -> int:
-        return len(FAMILIES)
-
-
-PRESENCE: Final[Mapping[str, re.Pattern[str]]] = _Presence()
+PRESENCE: Final[Mapping[str, re.Pattern[str]]] = FamilyPatterns(_presence_pattern)

@@ -70,6 +70,19 @@ def _phrases_first(fragments: tuple[str, ...]) -> list[str]:
     return sorted(fragments, key=lambda fragment: not _SEVERAL_WORDS.search(fragment))
 
 
+def fragment_regex(fragment: str) -> tuple[str, bool]:
+    """A fragment as a regular expression over revealed text, and whether it starts with a letter.
+
+    ``~`` inside a fragment stands for any ending. A fragment that starts with a letter gets its
+    word end unless it ends with ``~`` (a stem); its word start (:data:`_BEFORE`) is the
+    caller's, which may write one for several fragments."""
+    stem = fragment.endswith("~")
+    body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")
+    if not _LATIN_START.match(body):
+        return body, False
+    return "(?:" + body + ")" + ("" if stem else _AFTER), True
+
+
 def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
     """One family's fragments as one pattern (phrases first, see ``_phrases_first``).
 
@@ -85,12 +98,8 @@ def _compile(fragments: tuple[str, ...]) -> re.Pattern[str]:
     letter_first: list[str] = []
     others: list[str] = []
     for fragment in _phrases_first(fragments):
-        stem = fragment.endswith("~")
-        body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")  # inside: any ending
-        if _LATIN_START.match(body):
-            letter_first.append("(?:" + body + ")" + ("" if stem else _AFTER))
-        else:
-            others.append(body)
+        regex, starts_with_letter = fragment_regex(fragment)
+        (letter_first if starts_with_letter else others).append(regex)
     grouped = [_BEFORE + "(?:" + "|".join(letter_first) + ")"] if letter_first else []
     return re.compile("|".join(grouped + others))
 
@@ -99,11 +108,8 @@ def _compile_each(fragments: tuple[str, ...]) -> re.Pattern[str]:
     """The same family with the edge inside every fragment: the reference ``_compile`` must equal."""
     parts = []
     for fragment in _phrases_first(fragments):
-        stem = fragment.endswith("~")
-        body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")
-        if _LATIN_START.match(body):
-            body = _BEFORE + "(?:" + body + ")" + ("" if stem else _AFTER)
-        parts.append(body)
+        regex, starts_with_letter = fragment_regex(fragment)
+        parts.append(_BEFORE + regex if starts_with_letter else regex)
     return re.compile("|".join(parts))
 
 

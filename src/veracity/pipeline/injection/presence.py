@@ -26,8 +26,7 @@ import re._parser as sre_parse
 from collections.abc import Mapping
 from typing import Any, Final
 
-from ...text.reveal import fold_pattern
-from .cues import _AFTER, _BEFORE, _LATIN_START, FamilyPatterns, _phrases_first
+from .cues import _BEFORE, FamilyPatterns, _phrases_first, fragment_regex
 
 __all__ = ["PRESENCE", "first_characters"]
 
@@ -69,9 +68,9 @@ def first_characters(items: Any) -> list[Interval] | None:
     return None
 
 
-def _first_of(body: str) -> list[Interval] | None:
-    """:func:`first_characters` of the fragment ``body`` (``None`` under a case-folding flag)."""
-    parsed = sre_parse.parse(body)
+def _first_of(regex: str) -> list[Interval] | None:
+    """:func:`first_characters` of ``regex`` (``None`` under a case-folding flag)."""
+    parsed = sre_parse.parse(regex)
     return None if parsed.state.flags & re.IGNORECASE else first_characters(parsed.data)
 
 
@@ -100,16 +99,12 @@ def _guarded(prefix: str, bodies: list[tuple[str, list[Interval] | None]]) -> li
 
 
 def _presence_pattern(fragments: tuple[str, ...]) -> re.Pattern[str]:
-    """One family's fragments for presence: see the module docstring (bodies as ``cues._compile``)."""
+    """One family's fragments for presence: see the module docstring."""
     letter_first: list[tuple[str, list[Interval] | None]] = []
     others: list[tuple[str, list[Interval] | None]] = []
     for fragment in _phrases_first(fragments):
-        stem = fragment.endswith("~")
-        body = fold_pattern(fragment[:-1] if stem else fragment).replace("~", r"\w*")
-        if _LATIN_START.match(body):
-            letter_first.append(("(?:" + body + ")" + ("" if stem else _AFTER), _first_of(body)))
-        else:
-            others.append((body, _first_of(body)))
+        regex, starts_with_letter = fragment_regex(fragment)
+        (letter_first if starts_with_letter else others).append((regex, _first_of(regex)))
     return re.compile("|".join(_guarded(_BEFORE, letter_first) + _guarded("", others)))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.bench.reading.faq import HELD_OUT, examples, page_pairs, plain_text
+from veracity.bench.reading.faq import HELD_OUT, REPOSITORIES, examples, page_pairs, plain_text, read_path
 
 PAGE = """---
 title: SQL FAQ
@@ -127,3 +127,18 @@ def test_the_training_commands_read_the_faq_pairs_only_when_asked(monkeypatch: p
     train.reading_examples(Counter(), (*train.DEFAULT_SOURCES, "docs_faq"))
     assert "docs_faq" not in asked[0] and asked[0] == [s for s in SOURCES if s != "docs_faq"]
     assert asked[1][-1] == "docs_faq"
+
+
+def test_which_files_of_a_repository_are_read() -> None:
+    assert read_path("docs/faq/sql-faq.md", "faq")
+    assert not read_path("docs/spatial-indexes.md", "faq")
+    assert read_path("docs/spatial-indexes.md", "all")
+    assert read_path("src/current/v24.1/frequently-asked-questions.mdx", "all")
+    assert not read_path(".github/ISSUE_TEMPLATE/bug.md", "all")  # templates ask their own questions
+    assert not read_path("docs/.vitepress/faq.md", "faq")
+    assert not read_path("docs/faq.txt", "all")
+
+
+def test_the_held_out_repository_keeps_its_faq_files_alone() -> None:
+    # the held-out pairs measure every reader against the same 114 questions
+    assert {files for repository, _, _, files in REPOSITORIES if repository in HELD_OUT} == {"faq"}

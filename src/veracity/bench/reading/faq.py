@@ -7,7 +7,8 @@ is the kind of question the product is asked, on the kind of text it reads, whic
 comprehension sets (encyclopedia paragraphs) lack. Per question (:func:`page_pairs`):
 
 - the question: a heading of level 2 to 4, or a line that is bold alone, ending in ``?`` or
-  ``？``, read from a Markdown file whose path names an FAQ;
+  ``？``, read from a Markdown file whose path names an FAQ, or of some repositories from any
+  Markdown page (question headings stand on ordinary pages too: :data:`REPOSITORIES`);
 - the answer: the first sentence of the text under it, up to the next heading of any level, once
   code, tables, notes, comments, templating and markup are dropped (:func:`plain_text`); the
   second sentence as well when the first is a bare fragment (``支持。``, ``No.``) that leans on
@@ -42,22 +43,26 @@ from ...text.scripts import has_han
 from ...text.sentences import split_sentences
 
 REPOSITORIES: Final = (
-    ("pingcap/docs-cn", "ae9ab0fd8987", "CC-BY-SA-3.0"),
-    ("GreptimeTeam/docs", "fc8e02ff03c5", "Apache-2.0"),
-    ("cockroachdb/docs", "79e9a5d03f4b", "CC-BY-4.0"),
-    ("apache/iotdb-docs", "ec936229bd8a", "Apache-2.0"),
-    ("apache/apisix", "f519a0f04ccf", "Apache-2.0"),
-    ("milvus-io/milvus-docs", "54a32fdaebb0", "Apache-2.0"),
-    ("apache/dolphinscheduler", "7e0095dca198", "Apache-2.0"),
-    ("prometheus/docs", "c105550aad07", "Apache-2.0"),
-    ("vuejs/docs", "01e098a96795", "CC-BY-4.0"),
-    ("vuejs-translations/docs-zh-cn", "c2715ff75bae", "CC-BY-4.0"),
-    ("pingcap/docs-dm", "765ffc42a192", "Apache-2.0"),
-    ("pingcap/docs-tidb-operator", "4c2e5dc8b7fd", "CC-BY-SA-3.0"),
-    ("apache/skywalking", "5839d2ad4237", "Apache-2.0"),
-    ("apache/seatunnel", "15431c94d9b9", "Apache-2.0"),
+    ("pingcap/docs-cn", "ae9ab0fd8987", "CC-BY-SA-3.0", "all"),
+    ("GreptimeTeam/docs", "fc8e02ff03c5", "Apache-2.0", "faq"),
+    ("cockroachdb/docs", "79e9a5d03f4b", "CC-BY-4.0", "all"),
+    ("apache/iotdb-docs", "ec936229bd8a", "Apache-2.0", "all"),
+    ("apache/apisix", "f519a0f04ccf", "Apache-2.0", "all"),
+    ("milvus-io/milvus-docs", "54a32fdaebb0", "Apache-2.0", "all"),
+    ("apache/dolphinscheduler", "7e0095dca198", "Apache-2.0", "all"),
+    ("prometheus/docs", "c105550aad07", "Apache-2.0", "all"),
+    ("vuejs/docs", "01e098a96795", "CC-BY-4.0", "all"),
+    ("vuejs-translations/docs-zh-cn", "c2715ff75bae", "CC-BY-4.0", "all"),
+    ("pingcap/docs-dm", "765ffc42a192", "Apache-2.0", "all"),
+    ("pingcap/docs-tidb-operator", "4c2e5dc8b7fd", "CC-BY-SA-3.0", "all"),
+    ("apache/skywalking", "5839d2ad4237", "Apache-2.0", "all"),
+    ("apache/seatunnel", "15431c94d9b9", "Apache-2.0", "all"),
+    ("kubevela/kubevela.io", "0f169199c0ef", "Apache-2.0", "all"),
+    ("karmada-io/website", "747f80c48c9a", "CC-BY-4.0", "all"),
 )
-"""(repository, commit, licence of its documentation) in reading order."""
+"""(repository, commit, licence of its documentation, which files) in reading order. Which files:
+``"faq"``, the Markdown files whose path names an FAQ; ``"all"``, every Markdown file outside a
+dot folder (a question heading on any page: "What is a spatial index?", "为什么…？")."""
 
 HELD_OUT: Final = frozenset({"GreptimeTeam/docs"})
 """Repositories never trained on: their pairs measure sentence choice on documentation nobody
@@ -65,7 +70,7 @@ trained on (``benchmarks/chooser_faq_heldout.py``)."""
 
 FAQ_FILE: Final = "docs_faq/faq.jsonl"
 """Where the pairs live under ``benchmarks/reader_data`` (not in the repository: made by this module)."""
-FAQ_SHA256: Final = "57589e4642f1bf032df7ba89807f8e8941b7720c68782ef6bca99a1180cdc79e"
+FAQ_SHA256: Final = "c6948d5f464d61e878b7e3e8fa5640421073d97e73941cf4a3f8c07c1463b7c0"
 """The sha256 of the file this module writes from the mirrors at the pinned commits."""
 
 MIN_QUESTION, MAX_QUESTION = 5, 200
@@ -235,12 +240,21 @@ def _git(git_dir: Path, *args: str) -> str:
     ).stdout
 
 
+def read_path(path: str, files: str) -> bool:
+    """Whether a repository's file is read: a Markdown file, naming an FAQ when ``files`` is
+    ``"faq"``, outside a dot folder (``.github`` issue templates ask questions of their own)."""
+    if not path.endswith((".md", ".mdx")) or any(part.startswith(".") for part in path.split("/")[:-1]):
+        return False
+    return files == "all" or "faq" in path.lower()
+
+
 def repository_pairs(
-    git_dir: Path, repository: str, commit: str, licence: str
+    git_dir: Path, repository: str, commit: str, licence: str, files: str = "faq"
 ) -> Iterator[dict[str, object]]:
-    """The pairs of every FAQ Markdown file of a repository at ``commit``, in path order."""
+    """The pairs of the Markdown files of a repository at ``commit`` that ``files`` selects
+    (:func:`read_path`), in path order."""
     names = _git(git_dir, "ls-tree", "-r", "--name-only", commit).splitlines()
-    for path in sorted(n for n in names if "faq" in n.lower() and n.endswith((".md", ".mdx"))):
+    for path in sorted(n for n in names if read_path(n, files)):
         markdown = _git(git_dir, "show", f"{commit}:{path}")
         for pair in page_pairs(markdown):
             yield {"repository": repository, "commit": commit, "path": path, "licence": licence, **pair}
@@ -250,9 +264,9 @@ def collect(mirrors: Path) -> list[dict[str, object]]:
     """Every source's pairs, each question once per language (the first in reading order)."""
     seen: set[tuple[str, str]] = set()
     kept: list[dict[str, object]] = []
-    for repository, commit, licence in REPOSITORIES:
+    for repository, commit, licence, files in REPOSITORIES:
         git_dir = mirrors / repository.replace("/", "+") / "repo"
-        for pair in repository_pairs(git_dir, repository, commit, licence):
+        for pair in repository_pairs(git_dir, repository, commit, licence, files):
             key = (str(pair["language"]), " ".join(str(pair["question"]).casefold().split()))
             if key not in seen:
                 seen.add(key)

@@ -211,3 +211,13 @@ def test_cross_fitted_heads_read_each_row_with_the_reader_that_never_saw_its_fol
         expected = [q for q, f, r in with_candidates if f == fold and r["candidates"]]
         assert asked == expected and expected
         assert (tmp_path / f"reading.chooser-{reader.version}.json").is_file()
+
+
+def test_a_fit_without_a_feature_leaves_it_out_of_that_model_alone(tmp_path: Path) -> None:
+    rows, _ = _reading_rows(tmp_path)
+    every = fit(rows, budget=0.1)
+    without = fit(rows, budget=0.1, without=(frozenset({"coverage"}), frozenset({"margin"})))
+    assert "coverage" in every.sentence.names and "coverage" not in without.sentence.names
+    assert "margin" in every.decision.names and "margin" not in without.decision.names
+    assert "coverage" in without.decision.names  # a decision feature of the same name stays
+    assert len(without.sentence.names) == len(every.sentence.names) - 1

@@ -69,6 +69,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_fts_merge.py",
         "bench_conversations.py",
         "guard_probe.py",
+        "answer_feature_ablation.py",
         "status_table.py",  # tests/benchmarks/test_status_table.py
     }
     assert {p.name for p in BENCHMARKS.glob("*.py")} == covered
@@ -412,3 +413,18 @@ def test_chooser(tmp_path: Path) -> None:
     text = _run("bench_chooser.py", folder, "--sample", 4, "--embedder", "fake", "--workdir", workdir)
     assert "4 questions, warm" in text and "pairs per answer" in text
     assert "| added by the choice stage (paired) |" in text
+
+
+def test_answer_feature_ablation(tmp_path: Path) -> None:
+    from tests.bench.test_train_answers import _reading_rows
+
+    rows, _ = _reading_rows(tmp_path)
+    out = _run(
+        "answer_feature_ablation.py", "--rows", rows, "--chooser", "none",
+        "--only", "sentence:coverage,decision:margin", "--out", tmp_path / "ablation.json",
+    )  # fmt: skip
+    assert "| (reference: every feature) |" in out and "| decision:margin |" in out
+    fits = json.loads((tmp_path / "ablation.json").read_text(encoding="utf-8"))["fits"]
+    assert [(f["stage"], f["feature"]) for f in fits] == [
+        ("reference", ""), ("sentence", "coverage"), ("decision", "margin")
+    ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,6 +42,7 @@ def reader_heads(
     candidate texts (keyed by their digest)."""
     known: dict[str, Any] = json.loads(cache.read_text(encoding="utf-8")) if cache and cache.is_file() else {}
     out: list[list[float]] = []
+    read = 0
     for number, (row, question, order) in enumerate(zip(rows, questions, orders, strict=True), start=1):
         contexts = [row["candidates"][i]["context"] for i in order[:CHOICE_DEPTH]]
         inputs = [reader_input(c["subject"], c["sentence"], c.get("table_header", "")) for c in contexts]
@@ -48,11 +50,16 @@ def reader_heads(
         stored = known.get(key)
         if stored is None:
             stored = known[key] = {"logits": chooser.scores(question, inputs) if inputs else []}
+            read += 1
         out.append([float(v) for v in stored["logits"]])
         if number % 250 == 0:
-            print(f"sentence reader: {number}/{len(rows)} questions read", file=sys.stderr, flush=True)
-    if cache is not None:
-        cache.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+            done = f"{number}/{len(rows)} questions ({read} read, the rest from the cache)"
+            print(f"sentence reader: {done}", file=sys.stderr, flush=True)
+    if cache is not None and read:
+        # written whole, then renamed: fits running at once read either file, never half of one
+        staged = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+        staged.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
+        os.replace(staged, cache)
     return out
 
 

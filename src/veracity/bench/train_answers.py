@@ -126,8 +126,12 @@ def fit(
     embedder: str = DEFAULT_EMBEDDER,
     chooser: ChoiceModel | None = None,
     fold_readers: tuple[Path, Sequence[ChoiceModel]] | None = None,
+    without: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
+
+    ``without`` (sentence features, decision features) leaves features out of the fit: what a
+    feature adds is measured by fitting without it (``benchmarks/answer_feature_ablation.py``).
 
     A docs tuning question weighs ``docs_weight`` times a reading-comprehension one in the
     answerability fit: they are few, and they are the questions the model is for. The
@@ -151,22 +155,23 @@ def fit(
     # at weight 0 the docs questions only calibrate: the thresholds keep the budget on them too,
     # and the models are the reading-set fit, exactly (not merely down-weighted)
     in_fit = row_weights > 0
-    x = np.array([[f[n] for n in FEATURES] for fs in per_question for f in fs], dtype=np.float64)
+    sentence_names = tuple(n for n in FEATURES if n not in without[0])
+    x = np.array([[f[n] for n in sentence_names] for fs in per_question for f in fs], dtype=np.float64)
     groups = [
         Group(
             language,
             fold_of(row["question_id"]),
-            np.array([[f[n] for n in FEATURES] for f in fs], dtype=np.float64),
+            np.array([[f[n] for n in sentence_names] for f in fs], dtype=np.float64),
             np.array([c["label"] for c in row["candidates"]], dtype=bool),
         )
         for fs, row, language, fitted in zip(per_question, rows, languages, in_fit, strict=True)
         if fs and fitted
     ]
-    sentence = fit_listwise([(g.x, g.y) for g in groups], FEATURES)
+    sentence = fit_listwise([(g.x, g.y) for g in groups], sentence_names)
     own = sorted(lang for lang in set(languages) if languages.count(lang) >= MIN_LANGUAGE_QUESTIONS)
-    selection = {lang: own_model_gain(groups, lang, FEATURES) for lang in own}
+    selection = {lang: own_model_gain(groups, lang, sentence_names) for lang in own}
     by_language = {
-        lang: fit_listwise([(g.x, g.y) for g in groups if g.language == lang], FEATURES)
+        lang: fit_listwise([(g.x, g.y) for g in groups if g.language == lang], sentence_names)
         for lang in own
         if selection[lang]["own"] > selection[lang]["pooled"]
     }
@@ -206,7 +211,8 @@ def fit(
             [y for y, keep in zip(labels_first, in_fit, strict=True) if keep],
         )
     features, labels, answerable = [], [], []
-    names = (*DECISION_FEATURES, "reader") if chooser is not None else DECISION_FEATURES
+    offered = (*DECISION_FEATURES, "reader") if chooser is not None else DECISION_FEATURES
+    names = tuple(n for n in offered if n not in without[1])
     for (row, sub, weights), found, scores, order, head in zip(
         _question_rows(rows), per_question, first_scores, orders, heads, strict=True
     ):

@@ -1,0 +1,121 @@
+"""What each hand-built feature of the answer step adds: the answer models fitted without it.
+
+    python benchmarks/answer_feature_ablation.py --rows ROWS.jsonl [--chooser shipped]
+        [--only sentence:coverage,decision:margin] [--jobs 2] [--out FILE.json]
+
+``ROWS.jsonl`` is the tuning rows file of ``python -m veracity.bench.train_answers`` (its
+``--rows``; tuning splits only: SQuAD 2.0 half-dev articles 1-8, CMRC 2018 trial, and the docs
+tuning sets when they were collected). The models are fitted once with every feature (the
+reference, in the same run) and once without each feature of the sentence model and of the
+answerability model. Per fit it prints:
+
+- sentence choice, two-fold by question: the share of questions whose best candidate is right
+  (English and Chinese, the pooled model), and with the sentence reader's second stage;
+- in-sample, at the false-answer budget: the share of right best claims answered per language,
+  and how the decision tells right claims from SQuAD's unanswerable questions (AUC);
+- the change of each figure against the reference.
+
+A feature whose removal changes nothing adds nothing on these data; one that costs a figure
+earns its place by that much. Measured numbers only; nothing is written to the package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from veracity.bench.train_answers import fit
+from veracity.pipeline.candidates import FEATURES
+from veracity.pipeline.decision import DECISION_FEATURES
+from veracity.reader.choice import named_chooser
+
+BUDGET = 0.1
+"""The false-answer budget of the shipped answer model (``train_answers --budget``)."""
+
+
+def _figures(model: Any) -> dict[str, float | None]:
+    meta = model.meta
+    selection = meta.get("sentence_model_selection", {})
+    by_language = meta.get("tuning_by_language", {})
+    squad = meta.get("tuning_unanswerable_squad", {})
+    choice = meta.get("choice_model_selection", {})
+    return {
+        "choice_en": selection.get("en", {}).get("pooled"),
+        "choice_zh": selection.get("zh", {}).get("pooled"),
+        "with_reader": choice.get("with_reader"),
+        "answered_right_en": by_language.get("en", {}).get("answer_rate_when_correct"),
+        "answered_right_zh": by_language.get("zh", {}).get("answer_rate_when_correct"),
+        "auc_unanswerable_squad": squad.get("auc_decision"),
+    }
+
+
+def _fit_one(rows: Path, chooser_name: str, stage: str, feature: str) -> dict[str, Any]:
+    chooser = named_chooser(chooser_name)
+    without = (
+        frozenset({feature}) if stage == "sentence" else frozenset(),
+        frozenset({feature}) if stage == "decision" else frozenset(),
+    )
+    model = fit(rows, budget=BUDGET, chooser=chooser, without=without)
+    return {"stage": stage, "feature": feature, **_figures(model)}
+
+
+def _plan(only: str | None, with_reader: bool) -> list[tuple[str, str]]:
+    decision = (*DECISION_FEATURES, "reader") if with_reader else DECISION_FEATURES
+    every = [("sentence", f) for f in FEATURES] + [("decision", f) for f in decision]
+    if only is None:
+        return every
+    asked = [tuple(item.split(":", 1)) for item in only.split(",") if item]
+    unknown = [f"{s}:{f}" for s, f in asked if (s, f) not in every]
+    if unknown:
+        raise SystemExit(f"error: not a feature of the answer step: {', '.join(unknown)}")
+    return [(s, f) for s, f in asked]
+
+
+def _delta(value: float | None, reference: float | None) -> str:
+    if value is None or reference is None:
+        return "n/a"
+    return f"{value:.4f} ({value - reference:+.4f})"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=Path, required=True, help="train_answers' tuning rows (JSON lines)")
+    parser.add_argument(
+        "--chooser", default="shipped", help="sentence reader: shipped (default), none, or a .npz"
+    )
+    parser.add_argument("--only", help="stage:feature,... (default: every feature of both models)")
+    parser.add_argument("--jobs", type=int, default=1, help="fits at once (each loads the rows)")
+    parser.add_argument("--out", type=Path, help="also write the figures as JSON")
+    args = parser.parse_args(argv)
+    if not args.rows.is_file():
+        print(f"error: no rows file {args.rows}: make it with train_answers --rows", file=sys.stderr)
+        return 2
+    plan = [("reference", ""), *_plan(args.only, args.chooser != "none")]
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        futures = [pool.submit(_fit_one, args.rows, args.chooser, stage, feature) for stage, feature in plan]
+        results = []
+        for done, future in enumerate(futures, start=1):
+            results.append(future.result())
+            print(f"fitted {done}/{len(plan)}", file=sys.stderr, flush=True)
+    reference = results[0]
+    keys = [k for k in reference if k not in ("stage", "feature")]
+    print("| without | " + " | ".join(keys) + " |")
+    print("|---|" + "---|" * len(keys))
+    for row in results:
+        reference_row = row["stage"] == "reference"
+        label = "(reference: every feature)" if reference_row else f"{row['stage']}:{row['feature']}"
+        cells = [_delta(row[k], reference[k]) for k in keys]
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    if args.out is not None:
+        report = {"rows": args.rows.name, "chooser": args.chooser, "budget": BUDGET, "fits": results}
+        args.out.write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -109,7 +109,7 @@ def test_a_full_disk_when_rewriting_the_manifest_says_the_data_is_in(
 
     more = write_corpus(kb_dir.parent / "more", 2, 2)[1]  # two pages the knowledge base lacks
     with open_local(kb_dir, create=False) as kb:
-        monkeypatch.setattr(Path, "write_text", full)
+        monkeypatch.setattr(Path, "write_bytes", full)  # every whole-file write (replace_file)
         with pytest.raises(DiskFullError, match="the knowledge base itself is up to date"):
             kb.ingest(more)
         monkeypatch.undo()

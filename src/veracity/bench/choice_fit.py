@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..model.contracts import replace_file
 from ..pipeline.choice import CHOICE_DEPTH, CHOICE_FEATURES, reader_input, second_stage
 from ..pipeline.decision import LogisticModel
 from ..reader.choice import ChoiceModel
@@ -55,11 +55,8 @@ def reader_heads(
         if number % 250 == 0:
             done = f"{number}/{len(rows)} questions ({read} read, the rest from the cache)"
             print(f"sentence reader: {done}", file=sys.stderr, flush=True)
-    if cache is not None and read:
-        # written whole, then renamed: fits running at once read either file, never half of one
-        staged = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        staged.write_text(json.dumps(known, sort_keys=True), encoding="utf-8")
-        os.replace(staged, cache)
+    if cache is not None and read:  # whole: fits running at once read either file, never half of one
+        replace_file(cache, json.dumps(known, sort_keys=True).encode("utf-8"))
     return out
 
 

@@ -7,12 +7,12 @@ no timings, no dates, and ids rather than text.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._version import __version__
+from ..model.contracts import replace_file
 
 if TYPE_CHECKING:
     from ..pipeline.engine import Engine
@@ -149,10 +149,7 @@ def _markdown(report: dict[str, Any]) -> str:
 
 
 def _write(path: Path, text: str) -> None:
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    replace_file(path, text.encode("utf-8"))  # bytes: "\n" on every platform
 
 
 def write_reports(

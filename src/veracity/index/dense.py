@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .._version import __version__
-from ..model.contracts import file_sha256
+from ..model.contracts import file_sha256, replace_file
 from ..model.errors import ConfigError, EmbedderMismatchError, SearchIndexError, ValidationError
 
 FORMAT: Final = "veracity.dense"
@@ -114,12 +114,6 @@ def normalized_rows(vectors: npt.ArrayLike, *, what: str) -> FloatMatrix:
         raise ValidationError(f"row {int(zero[0])} has zero length", field=what)
     matrix /= norms[:, None]
     return matrix
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
 
 
 class DenseIndex:
@@ -299,14 +293,14 @@ class DenseIndex:
             np.save(handle, self._matrix, allow_pickle=False)
         os.replace(tmp, vectors_path)
         ids_bytes = json.dumps(list(self._ids), ensure_ascii=False).encode("utf-8")
-        _write_atomic(folder / IDS_FILE, ids_bytes)
+        replace_file(folder / IDS_FILE, ids_bytes)
         manifest = self.manifest() | {
             "vectors_sha256": file_sha256(vectors_path),
             "ids_sha256": hashlib.sha256(ids_bytes).hexdigest(),
         }
         manifest_path = folder / MANIFEST_FILE
         text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-        _write_atomic(manifest_path, text.encode("utf-8"))
+        replace_file(manifest_path, text.encode("utf-8"))
         return manifest_path
 
     @classmethod

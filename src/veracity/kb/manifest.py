@@ -26,6 +26,7 @@ from ..catalog.postgres.location import display_url, is_database_url
 from ..catalog.state import chunk_count, document_states
 from ..catalog.store import DatabaseStore
 from ..index.sqlite.versions import get_version, list_versions
+from ..model.contracts import replace_file
 from ..model.errors import ConfigError, NewerFormatError, SearchIndexError
 
 if TYPE_CHECKING:
@@ -229,18 +230,11 @@ def write_manifest(
     if in_database:  # the database is the knowledge base: its manifest lives there too
         store_manifest(store.connection, json.dumps(manifest, ensure_ascii=False, sort_keys=True))
         return manifest
-    tmp = folder / f"{MANIFEST_FILE}.{os.getpid()}.tmp"  # two processes never share a temporary file
     text = json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
     try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, folder / MANIFEST_FILE)
+        replace_file(folder / MANIFEST_FILE, text.encode("utf-8"))
     except OSError as exc:
         _manifest_fault(exc, folder / MANIFEST_FILE)
-    finally:
-        try:
-            tmp.unlink(missing_ok=True)
-        except OSError:
-            pass  # a read-only folder: nothing was written there either
     return manifest
 
 

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from pathlib import Path
 from typing import TypeVar
 
 from .errors import ConfigError
@@ -93,6 +94,22 @@ def file_sha256(path: str | os.PathLike[str]) -> str:
         while block := handle.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def replace_file(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` as the file at ``path`` whole: staged beside it under this process's name,
+    then renamed over it, so a reader (or another process writing the same file) sees the old
+    file or the new one, never half of one. The staged file is removed if the write fails."""
+    target = Path(path)
+    staged = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    try:
+        staged.write_bytes(data)
+        os.replace(staged, target)
+    finally:
+        try:
+            staged.unlink(missing_ok=True)  # renamed into place, or never written: nothing left
+        except OSError:
+            pass  # a read-only folder: nothing was written there either
 
 
 @dataclass(frozen=True, slots=True)

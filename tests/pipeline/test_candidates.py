@@ -139,12 +139,23 @@ def test_the_shipped_model_matches_the_features_and_records_its_training() -> No
 
 
 def test_an_answer_model_without_language_parts_still_reads() -> None:
-    model = LogisticModel(names=("a",), weights=(1.0,), bias=0.0, mean=(0.0,), scale=(1.0,))
+    model = LogisticModel(names=("coverage",), weights=(1.0,), bias=0.0, mean=(0.0,), scale=(1.0,))
     plain = {"sentence_model": model.to_dict(), "decision_model": model.to_dict(), "threshold": 0.4}
     read = AnswerModel.from_dict(plain)
     assert read.sentence_for("zh") is read.sentence and read.threshold_for("zh") == 0.4
     again = AnswerModel.from_dict(json.loads(json.dumps(read.to_dict())))
     assert again.to_dict() == read.to_dict()
+
+
+def test_an_answer_model_naming_a_feature_no_code_computes_is_refused() -> None:
+    """A feature the code no longer computes would read as its training mean for ever."""
+    known = LogisticModel(names=("coverage",), weights=(1.0,), bias=0.0, mean=(0.0,), scale=(1.0,))
+    stale = LogisticModel(names=("retired",), weights=(1.0,), bias=0.0, mean=(0.0,), scale=(1.0,))
+    for part in ("sentence_model", "decision_model", "choice_model"):
+        plain = {"sentence_model": known.to_dict(), "decision_model": known.to_dict(), "threshold": 0.4}
+        plain[part] = stale.to_dict()
+        with pytest.raises(ConfigError, match="retired"):
+            AnswerModel.from_dict(plain)
 
 
 def test_a_table_row_is_a_candidate_with_its_header_as_context() -> None:

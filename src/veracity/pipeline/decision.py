@@ -43,8 +43,8 @@ from ..model.errors import ConfigError
 from ..model.governance import NON_OFFICIAL_MARKED
 from ..text.questions import AnswerType, SubQuestion
 from ..text.tokens import coverage_tokens, is_cjk_term
-from .candidates import Candidate, Embed, TermWeights, candidates, weighted_coverage
-from .choice import rechoose
+from .candidates import FEATURES, Candidate, Embed, TermWeights, candidates, weighted_coverage
+from .choice import CHOICE_FEATURES, rechoose
 from .injection import MODEL_TURN
 
 if TYPE_CHECKING:
@@ -171,6 +171,13 @@ class AnswerModel:
             choice = LogisticModel.from_dict(data["choice_model"]) if "choice_model" in data else None
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"answer model is malformed: {exc!r}") from None
+        # a feature no code computes would read as its training mean, silently: refuse the model
+        known = [(sentence, FEATURES), (decision, (*DECISION_FEATURES, "reader"))]
+        known += [(model, FEATURES) for model in by_language.values()]
+        known += [(choice, CHOICE_FEATURES)] if choice is not None else []
+        unknown = sorted({name for model, names in known for name in model.names if name not in names})
+        if unknown:
+            raise ConfigError(f"answer model names features this version does not compute: {unknown}")
         meta = {k: v for k, v in data.items() if k not in _MODEL_KEYS}
         return cls(
             sentence=sentence,

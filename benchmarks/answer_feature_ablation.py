@@ -2,6 +2,8 @@
 
     python benchmarks/answer_feature_ablation.py --rows ROWS.jsonl [--chooser shipped]
         [--only sentence:coverage,decision:margin] [--jobs 2] [--out FILE.json]
+    python benchmarks/answer_feature_ablation.py --rows ROWS.jsonl --backward
+        --only sentence:rank,sentence:slot_gap,... [--tolerance 0.004] [--chooser none]
 
 ``ROWS.jsonl`` is the tuning rows file of ``python -m veracity.bench.train_answers`` (its
 ``--rows``; tuning splits only: SQuAD 2.0 half-dev articles 1-8, CMRC 2018 trial, and the docs
@@ -17,6 +19,12 @@ answerability model. Per fit it prints:
 
 A feature whose removal changes nothing adds nothing on these data; one that costs a figure
 earns its place by that much. Measured numbers only; nothing is written to the package.
+
+``--backward`` deletes by backward elimination instead: the ``--only`` features, in the order
+given (least harmful first, from a one-at-a-time run), are left out one after another, a fit
+after each, and a removal is kept when none of :data:`BACKWARD_FIGURES` falls by more than
+``--tolerance`` against the reference; it prints each step and the features removable together.
+One at a time is not enough: features that measure as nothing alone can stand in for one another.
 """
 
 from __future__ import annotations
@@ -24,7 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -35,6 +43,11 @@ from veracity.pipeline.decision import DECISION_FEATURES
 from veracity.reader.choice import named_chooser
 
 BUDGET = 0.1
+BACKWARD_FIGURES = ("choice_en", "choice_zh", "answered_right_en", "answered_right_zh")
+"""The figures a backward-elimination step may not lower by more than the tolerance."""
+Step = tuple[str, str]
+"""A feature of the answer step: (stage, name), the stage ``sentence`` or ``decision``."""
+Figures = Callable[[Sequence[Step]], dict[str, Any]]
 """The false-answer budget of the shipped answer model (``train_answers --budget``)."""
 
 
@@ -54,14 +67,46 @@ def _figures(model: Any) -> dict[str, float | None]:
     }
 
 
-def _fit_one(rows: Path, chooser_name: str, stage: str, feature: str) -> dict[str, Any]:
-    chooser = named_chooser(chooser_name)
+def _fit_without(rows: Path, chooser_name: str, left_out: Sequence[Step]) -> dict[str, Any]:
     without = (
-        frozenset({feature}) if stage == "sentence" else frozenset(),
-        frozenset({feature}) if stage == "decision" else frozenset(),
+        frozenset(f for s, f in left_out if s == "sentence"),
+        frozenset(f for s, f in left_out if s == "decision"),
     )
-    model = fit(rows, budget=BUDGET, chooser=chooser, without=without)
-    return {"stage": stage, "feature": feature, **_figures(model)}
+    return _figures(fit(rows, budget=BUDGET, chooser=named_chooser(chooser_name), without=without))
+
+
+def _fit_one(rows: Path, chooser_name: str, stage: str, feature: str) -> dict[str, Any]:
+    left_out = [(stage, feature)] if stage != "reference" else []
+    return {"stage": stage, "feature": feature, **_fit_without(rows, chooser_name, left_out)}
+
+
+def eliminate(
+    order: Sequence[Step], figures_of: Figures, tolerance: float
+) -> tuple[list[Step], list[tuple[Step, bool, dict[str, float]]]]:
+    """Backward elimination (see the module docstring): the removable features, and per step the
+    feature, whether it went, and the change of each figure against the reference. A step no
+    figure measures is kept: nothing shows that the feature is not needed."""
+    reference = figures_of([])
+    measured = [k for k in BACKWARD_FIGURES if reference.get(k) is not None]
+    removed: list[Step] = []
+    steps = []
+    for step in order:
+        got = figures_of([*removed, step])
+        changes = {k: got[k] - reference[k] for k in measured if got.get(k) is not None}
+        goes = bool(changes) and all(change >= -tolerance for change in changes.values())
+        if goes:
+            removed.append(step)
+        steps.append((step, goes, changes))
+    return removed, steps
+
+
+def _backward(rows: Path, chooser_name: str, order: Sequence[Step], tolerance: float) -> int:
+    removed, steps = eliminate(order, lambda left_out: _fit_without(rows, chooser_name, left_out), tolerance)
+    for (stage, feature), goes, changes in steps:
+        verdict = "removed" if goes else "kept"
+        print(f"{stage}:{feature} {verdict} " + ", ".join(f"{k} {v:+.4f}" for k, v in changes.items()))
+    print("removable together: " + (",".join(f"{s}:{f}" for s, f in removed) or "none"))
+    return 0
 
 
 def _plan(only: str | None, with_reader: bool) -> list[tuple[str, str]]:
@@ -91,10 +136,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--only", help="stage:feature,... (default: every feature of both models)")
     parser.add_argument("--jobs", type=int, default=1, help="fits at once (each loads the rows)")
     parser.add_argument("--out", type=Path, help="also write the figures as JSON")
+    parser.add_argument(
+        "--backward",
+        action="store_true",
+        help="backward elimination over the --only features, in their order (least harmful first)",
+    )
+    parser.add_argument(
+        "--tolerance", type=float, default=0.004, help="--backward: largest fall a removal may cost"
+    )
     args = parser.parse_args(argv)
     if not args.rows.is_file():
         print(f"error: no rows file {args.rows}: make it with train_answers --rows", file=sys.stderr)
         return 2
+    if args.backward:
+        if args.only is None:
+            parser.error("--backward needs --only: the features to try, least harmful first")
+        return _backward(args.rows, args.chooser, _plan(args.only, args.chooser != "none"), args.tolerance)
     plan = [("reference", ""), *_plan(args.only, args.chooser != "none")]
     with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         futures = [pool.submit(_fit_one, args.rows, args.chooser, stage, feature) for stage, feature in plan]

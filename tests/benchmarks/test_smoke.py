@@ -428,3 +428,16 @@ def test_answer_feature_ablation(tmp_path: Path) -> None:
     assert [(f["stage"], f["feature"]) for f in fits] == [
         ("reference", ""), ("sentence", "coverage"), ("decision", "margin")
     ]
+
+
+def test_answer_feature_backward_elimination(tmp_path: Path) -> None:
+    from tests.bench.test_train_answers import _reading_rows
+
+    rows, _ = _reading_rows(tmp_path)
+    out = _run(
+        "answer_feature_ablation.py", "--rows", rows, "--chooser", "none", "--backward",
+        "--only", "sentence:length,sentence:position",
+    )  # fmt: skip
+    # rows this small measure no figure per language: nothing shows a feature is not needed
+    assert "sentence:length kept" in out and "sentence:position kept" in out
+    assert "removable together: none" in out

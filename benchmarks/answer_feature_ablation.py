@@ -39,16 +39,17 @@ from typing import Any
 
 from veracity.bench.train_answers import fit
 from veracity.pipeline.candidates import FEATURES
-from veracity.pipeline.decision import DECISION_FEATURES
+from veracity.pipeline.decision import DECISION_FEATURES, DECISION_FEATURES_WITH_READER
 from veracity.reader.choice import named_chooser
 
 BUDGET = 0.1
+"""The false-answer budget of the shipped answer model (``train_answers --budget``)."""
 BACKWARD_FIGURES = ("choice_en", "choice_zh", "answered_right_en", "answered_right_zh")
 """The figures a backward-elimination step may not lower by more than the tolerance."""
 Step = tuple[str, str]
 """A feature of the answer step: (stage, name), the stage ``sentence`` or ``decision``."""
 Figures = Callable[[Sequence[Step]], dict[str, Any]]
-"""The false-answer budget of the shipped answer model (``train_answers --budget``)."""
+"""What the fit without the given features measures (:func:`_figures`)."""
 
 
 def _figures(model: Any) -> dict[str, float | None]:
@@ -109,8 +110,8 @@ def _backward(rows: Path, chooser_name: str, order: Sequence[Step], tolerance: f
     return 0
 
 
-def _plan(only: str | None, with_reader: bool) -> list[tuple[str, str]]:
-    decision = (*DECISION_FEATURES, "reader") if with_reader else DECISION_FEATURES
+def _plan(only: str | None, with_reader: bool) -> list[Step]:
+    decision = DECISION_FEATURES_WITH_READER if with_reader else DECISION_FEATURES
     every = [("sentence", f) for f in FEATURES] + [("decision", f) for f in decision]
     if only is None:
         return every

@@ -58,6 +58,7 @@ from ..pipeline.candidates import (
 from ..pipeline.choice import second_stage
 from ..pipeline.decision import (
     DECISION_FEATURES,
+    DECISION_FEATURES_WITH_READER,
     MODEL_FILES,
     AnswerModel,
     LogisticModel,
@@ -211,7 +212,7 @@ def fit(
             [y for y, keep in zip(labels_first, in_fit, strict=True) if keep],
         )
     features, labels, answerable = [], [], []
-    offered = (*DECISION_FEATURES, "reader") if chooser is not None else DECISION_FEATURES
+    offered = DECISION_FEATURES_WITH_READER if chooser is not None else DECISION_FEATURES
     names = tuple(n for n in offered if n not in without[1])
     for (row, sub, weights), found, scores, order, head in zip(
         _question_rows(rows), per_question, first_scores, orders, heads, strict=True

@@ -68,6 +68,8 @@ DECISION_FEATURES: Final = (
     "yes_no",
 )
 """Features of the answerability model (see :func:`decision_features`)."""
+DECISION_FEATURES_WITH_READER: Final = (*DECISION_FEATURES, "reader")
+"""The same and the sentence reader's logit, for a model with a choice stage."""
 
 MODEL_FILE: Final = "answer_model.json"
 
@@ -172,7 +174,7 @@ class AnswerModel:
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ConfigError(f"answer model is malformed: {exc!r}") from None
         # a feature no code computes would read as its training mean, silently: refuse the model
-        known = [(sentence, FEATURES), (decision, (*DECISION_FEATURES, "reader"))]
+        known = [(sentence, FEATURES), (decision, DECISION_FEATURES_WITH_READER)]
         known += [(model, FEATURES) for model in by_language.values()]
         known += [(choice, CHOICE_FEATURES)] if choice is not None else []
         unknown = sorted({name for model, names in known for name in model.names if name not in names})

@@ -63,6 +63,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_docs_questions.py",
         "bench_reader_runtime.py",
         "bench_chooser.py",
+        "bench_chooser_onnx.py",
         "reader_fold_auc.py",
         "chooser_faq_heldout.py",
         "bench_ingest.py",
@@ -361,6 +362,14 @@ def test_docs_questions(tmp_path: Path) -> None:
 def test_reader_runtime() -> None:
     out = _run("bench_reader_runtime.py", "--smoke")
     assert "tokens/s" in out
+
+
+@pytest.mark.skipif(DATASETS is None, reason="the shared datasets are not on this machine")
+def test_chooser_onnx() -> None:
+    out = _run("bench_chooser_onnx.py", "--questions", 2, "--threads", 1)
+    assert "2 SQuAD tune questions" in out
+    fp32 = next(line for line in out.splitlines() if line.startswith("| ort fp32 |"))
+    assert fp32.split("|")[5].strip() == "1.000"  # float32 onnxruntime picks numpy's best sentence
 
 
 @pytest.mark.skipif(DATASETS is None, reason="the shared datasets are not on this machine")

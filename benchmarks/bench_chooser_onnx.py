@@ -1,0 +1,182 @@
+"""The sentence reader run by onnxruntime against its numpy runtime, in one process: time per
+question and how far the logits move.
+
+For SQuAD 2.0 half-dev *tune* questions (articles 1–8; never a reporting split), each with up to
+eight sentences of its paragraph as the candidates (the answer step reads eight,
+``pipeline/choice.CHOICE_DEPTH``), the chooser's logits are computed three ways:
+
+- **numpy** (the peer, what an ask runs): packed sequences, float32, the last layer for ``<s>``
+  alone (``reader/head.py``);
+- **ort fp32**: the same weights as an ONNX graph (written with ``bench_reader_runtime.py``'s
+  protobuf writer), padded batches, every graph optimization;
+- **ort int8**: every matmul as ``com.microsoft.DynamicQuantizeMatMul`` (int8 weights, one scale
+  per output column; activations quantized per call).
+
+Printed per runtime: milliseconds per question (warm, the mean over the questions, after one pass
+over all of them), the ratio to numpy, the mean / p99 / max absolute logit difference to numpy,
+and how often the best sentence is the same. A model meant to run as int8 would have to be
+calibrated as int8: the differences show by how much.
+
+    python benchmarks/bench_chooser_onnx.py [--chooser shipped|PATH.npz] [--questions 150] [--threads 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+from bench_reader_runtime import Graph, value_info
+
+from veracity.bench.shared import datasets_folder
+from veracity.reader.choice import Chooser, named_chooser, pair_ids
+from veracity.reader.weights import quantize_int8_rows
+from veracity.text.sentences import split_sentences
+
+TUNE_ARTICLES = 8
+"""SQuAD 2.0 half-dev articles 1–8 are the tuning part (``veracity bench answers --part tune``)."""
+CANDIDATES = 8
+
+
+def chooser_graph(chooser: Chooser, used: np.ndarray, mode: str) -> bytes:
+    """``chooser`` (encoder and one-logit head) as ONNX over the word rows ``used``; ``mode``: fp32,
+    int8."""
+    encoder, g = chooser.encoder, Graph()
+    hidden, heads = encoder.hidden, encoder.heads
+
+    def const(value: float | Sequence[int] | np.ndarray, dtype: type = np.float32) -> str:
+        return g.const(np.array(value, dtype))
+
+    def norm(value: str, pair: tuple[np.ndarray, np.ndarray]) -> str:
+        return g.op(
+            "LayerNormalization", [value, g.const(pair[0]), g.const(pair[1])], axis=-1, epsilon=encoder.eps
+        )
+
+    def dense(value: str, weight: np.ndarray, bias: np.ndarray) -> str:  # weight: [in, out]
+        if mode == "int8":
+            codes, scales = quantize_int8_rows(np.ascontiguousarray(weight.T))
+            inputs = [
+                value,
+                g.const(codes.T.copy()),
+                g.const(scales),
+                g.const(np.zeros(len(scales), np.int8)),
+            ]
+            return g.op("DynamicQuantizeMatMul", [*inputs, g.const(bias)], domain="com.microsoft")
+        return g.op("Add", [g.op("MatMul", [value, g.const(weight)]), g.const(bias)])
+
+    words = np.ascontiguousarray(encoder.words.rows(used[None, :])[0], dtype=np.float32)
+    x = g.op("Gather", [g.const(words), "input_ids"])
+    length = g.op("Gather", [g.op("Shape", ["input_ids"]), const(1, np.int64)])
+    positions = g.op("Range", [const(0, np.int64), length, const(1, np.int64)])
+    x = g.op("Add", [x, g.op("Gather", [g.const(np.asarray(encoder.positions, np.float32)), positions])])
+    x = norm(g.op("Add", [x, g.const(np.asarray(encoder.token_types[0], np.float32))]), encoder.embedding_ln)
+    padding = g.op("Sub", [const(1.0), g.op("Cast", ["attention_mask"], to=1)])
+    bias = g.op("Unsqueeze", [g.op("Mul", [padding, const(-1e9)]), const([1, 2], np.int64)])
+    for layer in encoder.layers:
+        qkv = dense(x, layer.qkv, layer.qkv_bias)
+        qkv = g.op("Reshape", [qkv, const([0, 0, 3, heads, hidden // heads], np.int64)])
+        qkv = g.op("Transpose", [qkv], perm=[2, 0, 3, 1, 4])
+        q, k, v = (g.op("Gather", [qkv, const(j, np.int64)], axis=0) for j in range(3))
+        scores = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), bias])
+        context = g.op(
+            "Transpose", [g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])], perm=[0, 2, 1, 3]
+        )
+        context = g.op("Reshape", [context, const([0, 0, hidden], np.int64)])
+        x = norm(g.op("Add", [dense(context, layer.out, layer.out_bias), x]), layer.ln1)
+        up = dense(x, layer.up, layer.up_bias)
+        erf = g.op("Erf", [g.op("Mul", [up, const(1 / np.sqrt(2))])])
+        act = g.op("Mul", [g.op("Mul", [up, const(0.5)]), g.op("Add", [erf, const(1.0)])])
+        x = norm(g.op("Add", [dense(act, layer.down, layer.down_bias), x]), layer.ln2)
+    first = g.op("Gather", [x, const(0, np.int64)], axis=1)
+    logit = g.op(
+        "Add", [g.op("MatMul", [first, g.const(chooser.head.reshape(-1, 1))]), const([chooser.head_bias])]
+    )
+    inputs = [
+        value_info("input_ids", 7, ["batch", "tokens"]),
+        value_info("attention_mask", 7, ["batch", "tokens"]),
+    ]
+    return g.model(inputs, g.op("Identity", [logit]), 1)
+
+
+def tune_groups(squad_gz: Path, questions: int) -> list[tuple[str, str, list[str]]]:
+    """(question, title, up to eight sentences of its paragraph) for the first ``questions`` of the
+    tuning articles, two per paragraph."""
+    data = json.loads(gzip.decompress(squad_gz.read_bytes()))
+    groups = []
+    for article in data["data"][:TUNE_ARTICLES]:
+        for paragraph in article["paragraphs"]:
+            context = paragraph["context"]
+            sentences = [context[b:e] for b, e in split_sentences(context)][:CANDIDATES]
+            for qa in paragraph["qas"][:2]:
+                groups.append((qa["question"], article["title"].replace("_", " "), sentences))
+    return groups[:questions]
+
+
+def per_question_ms(run: Callable[[list[list[int]]], np.ndarray], rows: list[list[list[int]]]) -> float:
+    start = time.perf_counter()
+    for question_rows in rows:
+        run(question_rows)
+    return (time.perf_counter() - start) / len(rows) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--chooser", default="shipped", help="shipped, or a chooser's .npz (its card beside it)"
+    )
+    parser.add_argument("--datasets", type=Path, default=datasets_folder())
+    parser.add_argument("--questions", type=int, default=150)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    import onnxruntime as ort
+
+    if args.datasets is None:
+        sys.exit("no shared datasets folder found: pass --datasets")
+    chooser = named_chooser(args.chooser)
+    if chooser is None:
+        sys.exit("--chooser names a chooser: shipped or a .npz")
+    groups = tune_groups(args.datasets / "squad2_dev_half" / "original" / "dev-v2.0.json.gz", args.questions)
+    rows = [[pair_ids(chooser.tokenizer, q, title, s) for s in sentences] for q, title, sentences in groups]
+    used = np.unique(np.concatenate([np.asarray(row) for question_rows in rows for row in question_rows]))
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = args.threads
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.log_severity_level = 3
+    reference = [chooser.logits(question_rows) for question_rows in rows]
+    numpy_ms = per_question_ms(chooser.logits, rows)
+    print(
+        f"chooser {chooser.name} {chooser.version}: {len(rows)} SQuAD tune questions, "
+        f"{sum(map(len, rows))} pairs; onnxruntime {ort.__version__}, {args.threads} threads; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    print("| runtime | ms / question | vs numpy | logit diff mean / p99 / max | same best sentence |")
+    print("|---|---|---|---|---|")
+    print(f"| numpy (peer) | {numpy_ms:.1f} | 1.00 | 0 | 1.000 |")
+    for mode in ("fp32", "int8"):
+        session = ort.InferenceSession(chooser_graph(chooser, used, mode), options, ["CPUExecutionProvider"])
+
+        def run(question_rows: list[list[int]], session: ort.InferenceSession = session) -> np.ndarray:
+            width = max(map(len, question_rows))
+            ids = np.zeros((len(question_rows), width), np.int64)
+            mask = np.zeros_like(ids)
+            for i, row in enumerate(question_rows):
+                ids[i, : len(row)] = np.searchsorted(used, row)
+                mask[i, : len(row)] = 1
+            return np.asarray(session.run(None, {"input_ids": ids, "attention_mask": mask})[0]).reshape(-1)
+
+        got = [run(question_rows) for question_rows in rows]  # also the warm-up
+        ms = per_question_ms(run, rows)
+        diff = np.concatenate([np.abs(a - b) for a, b in zip(got, reference, strict=True)])
+        same = np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(got, reference, strict=True)])
+        spread = f"{diff.mean():.4f} / {np.quantile(diff, 0.99):.4f} / {diff.max():.4f}"
+        print(f"| ort {mode} | {ms:.1f} | {numpy_ms / ms:.2f} | {spread} | {same:.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -64,6 +64,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_reader_runtime.py",
         "bench_chooser.py",
         "bench_chooser_onnx.py",
+        "docs_loss_classes.py",
         "reader_fold_auc.py",
         "chooser_faq_heldout.py",
         "bench_ingest.py",
@@ -357,6 +358,12 @@ def test_docs_questions(tmp_path: Path) -> None:
     rows = {row["id"]: row for row in json.loads(out.read_text(encoding="utf-8"))}
     assert rows["q1"]["right_file_in_top4"] is True  # the folder is one below the files' root
     assert rows["q2"]["right_file_in_top4"] is None
+    classes = _run(
+        "docs_loss_classes.py", tmp_path / "docs", questions, "--kb", tmp_path / "kb", "--split", "all"
+    )
+    assert "1 answerable questions" in classes
+    counts = [int(line.rsplit(maxsplit=1)[1]) for line in classes.splitlines()[1:]]
+    assert len(counts) == 5 and sum(counts) == 1  # the one answerable question falls in one class
 
 
 def test_reader_runtime() -> None:

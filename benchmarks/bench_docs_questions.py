@@ -103,8 +103,8 @@ def judge(question: dict[str, Any], explanation: Any) -> dict[str, Any]:
     }
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_folder_arguments(parser: argparse.ArgumentParser) -> None:
+    """The documentation folder, its questions, the knowledge base, the split and the embedder."""
     parser.add_argument("docs", type=Path, help="the documentation folder to ingest")
     parser.add_argument("questions", type=Path, help="the questions YAML")
     parser.add_argument("--kb", type=Path, required=True, help="knowledge base directory (reused)")
@@ -113,6 +113,11 @@ def main(argv: list[str] | None = None) -> int:
         "--embedder",
         help="dense model of a new knowledge base (use, e5, fake; default use); an existing one keeps it",
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_folder_arguments(parser)
     parser.add_argument(
         "--reader",
         default="none",

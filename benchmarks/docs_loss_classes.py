@@ -28,8 +28,9 @@ import sys
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
+
+from bench_docs_questions import add_folder_arguments
 
 import veracity
 import veracity.pipeline.decision as decision
@@ -79,11 +80,7 @@ def loss_class(rankings: Sequence[Ranking], answers: Sequence[str], answered: bo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("docs", type=Path, help="the documentation folder to ingest")
-    parser.add_argument("questions", type=Path, help="the questions YAML")
-    parser.add_argument("--kb", type=Path, required=True, help="knowledge base directory (reused)")
-    parser.add_argument("--split", choices=["dev", "heldout", "all"], default="dev")
-    parser.add_argument("--embedder", help="dense model of a new knowledge base (default use)")
+    add_folder_arguments(parser)
     args = parser.parse_args(argv)
     spec = load_docs_questions(args.questions)
     questions = [

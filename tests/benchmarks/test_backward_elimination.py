@@ -2,23 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "answer_feature_ablation.py"
+from tests.benchmarks.scripts import benchmark_script
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("answer_feature_ablation", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["answer_feature_ablation"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("answer_feature_ablation")
 
 
 def _figures(left_out: Sequence[tuple[str, str]]) -> dict[str, Any]:

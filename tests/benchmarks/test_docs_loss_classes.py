@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 
+from tests.benchmarks.scripts import benchmark_script
 from veracity.pipeline.choice import CHOICE_DEPTH
-
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "docs_loss_classes.py"
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_loss_classes", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["docs_loss_classes"] = module
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("docs_loss_classes")
 
 
 GOLD = ("port 5173",)

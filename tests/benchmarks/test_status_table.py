@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import subprocess
@@ -10,18 +9,15 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from tests.benchmarks.scripts import benchmark_script
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "status_table.py"
 REPORTS = ROOT / "benchmarks" / "reports"
 
 
 def _module() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("status_table", SCRIPT)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["status_table"] = module  # dataclasses look the module up while the class is made
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("status_table")
 
 
 def _run(*args: object) -> subprocess.CompletedProcess[str]:

@@ -28,15 +28,14 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_reader_runtime import Graph, value_info
+from bench_reader_runtime import Graph, encoder_graph
 
 from veracity.bench.shared import datasets_folder
 from veracity.reader.choice import Chooser, named_chooser, pair_ids
-from veracity.reader.weights import quantize_int8_rows
 from veracity.text.sentences import split_sentences
 
 TUNE_ARTICLES = 8
@@ -45,63 +44,14 @@ CANDIDATES = 8
 
 
 def chooser_graph(chooser: Chooser, used: np.ndarray, mode: str) -> bytes:
-    """``chooser`` (encoder and one-logit head) as ONNX over the word rows ``used``; ``mode``: fp32,
-    int8."""
-    encoder, g = chooser.encoder, Graph()
-    hidden, heads = encoder.hidden, encoder.heads
-
-    def const(value: float | Sequence[int] | np.ndarray, dtype: type = np.float32) -> str:
-        return g.const(np.array(value, dtype))
-
-    def norm(value: str, pair: tuple[np.ndarray, np.ndarray]) -> str:
-        return g.op(
-            "LayerNormalization", [value, g.const(pair[0]), g.const(pair[1])], axis=-1, epsilon=encoder.eps
-        )
-
-    def dense(value: str, weight: np.ndarray, bias: np.ndarray) -> str:  # weight: [in, out]
-        if mode == "int8":
-            codes, scales = quantize_int8_rows(np.ascontiguousarray(weight.T))
-            inputs = [
-                value,
-                g.const(codes.T.copy()),
-                g.const(scales),
-                g.const(np.zeros(len(scales), np.int8)),
-            ]
-            return g.op("DynamicQuantizeMatMul", [*inputs, g.const(bias)], domain="com.microsoft")
-        return g.op("Add", [g.op("MatMul", [value, g.const(weight)]), g.const(bias)])
-
-    words = np.ascontiguousarray(encoder.words.rows(used[None, :])[0], dtype=np.float32)
-    x = g.op("Gather", [g.const(words), "input_ids"])
-    length = g.op("Gather", [g.op("Shape", ["input_ids"]), const(1, np.int64)])
-    positions = g.op("Range", [const(0, np.int64), length, const(1, np.int64)])
-    x = g.op("Add", [x, g.op("Gather", [g.const(np.asarray(encoder.positions, np.float32)), positions])])
-    x = norm(g.op("Add", [x, g.const(np.asarray(encoder.token_types[0], np.float32))]), encoder.embedding_ln)
-    padding = g.op("Sub", [const(1.0), g.op("Cast", ["attention_mask"], to=1)])
-    bias = g.op("Unsqueeze", [g.op("Mul", [padding, const(-1e9)]), const([1, 2], np.int64)])
-    for layer in encoder.layers:
-        qkv = dense(x, layer.qkv, layer.qkv_bias)
-        qkv = g.op("Reshape", [qkv, const([0, 0, 3, heads, hidden // heads], np.int64)])
-        qkv = g.op("Transpose", [qkv], perm=[2, 0, 3, 1, 4])
-        q, k, v = (g.op("Gather", [qkv, const(j, np.int64)], axis=0) for j in range(3))
-        scores = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), bias])
-        context = g.op(
-            "Transpose", [g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])], perm=[0, 2, 1, 3]
-        )
-        context = g.op("Reshape", [context, const([0, 0, hidden], np.int64)])
-        x = norm(g.op("Add", [dense(context, layer.out, layer.out_bias), x]), layer.ln1)
-        up = dense(x, layer.up, layer.up_bias)
-        erf = g.op("Erf", [g.op("Mul", [up, const(1 / np.sqrt(2))])])
-        act = g.op("Mul", [g.op("Mul", [up, const(0.5)]), g.op("Add", [erf, const(1.0)])])
-        x = norm(g.op("Add", [dense(act, layer.down, layer.down_bias), x]), layer.ln2)
-    first = g.op("Gather", [x, const(0, np.int64)], axis=1)
-    logit = g.op(
-        "Add", [g.op("MatMul", [first, g.const(chooser.head.reshape(-1, 1))]), const([chooser.head_bias])]
-    )
-    inputs = [
-        value_info("input_ids", 7, ["batch", "tokens"]),
-        value_info("attention_mask", 7, ["batch", "tokens"]),
-    ]
-    return g.model(inputs, g.op("Identity", [logit]), 1)
+    """``chooser`` (its encoder and one-logit head) as ONNX over the word rows ``used``; ``mode``:
+    ``fp32`` or ``int8`` (:func:`bench_reader_runtime.encoder_graph`)."""
+    g = Graph()
+    states = encoder_graph(g, chooser.encoder, used, mode)
+    first = g.op("Gather", [states, g.const(np.array(0, np.int64))], axis=1)
+    head, head_bias = g.const(chooser.head.reshape(-1, 1)), g.const(np.array([chooser.head_bias], np.float32))
+    logit = g.op("Add", [g.op("MatMul", [first, head]), head_bias])
+    return g.model(g.op("Identity", [logit]), ["batch", 1])
 
 
 def tune_groups(squad_gz: Path, questions: int) -> list[tuple[str, str, list[str]]]:

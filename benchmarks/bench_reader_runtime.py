@@ -46,7 +46,7 @@ import numpy as np
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.encoder import Encoder
 from veracity.reader.tokenizer import Tokenizer
-from veracity.reader.weights import WORD_EMBEDDINGS, quantize_int8_rows
+from veracity.reader.weights import quantize_int8_rows
 
 # ---------------------------------------------------------------- minimal protobuf writer for ONNX
 
@@ -120,84 +120,77 @@ class Graph:
         self.nodes.append(body + (_field(7, domain) if domain else b""))
         return out
 
-    def model(self, inputs: list[bytes], output: str, hidden: int) -> bytes:
+    def model(self, output: str, dims: list[str | int]) -> bytes:
+        """The graph as a ModelProto: inputs ``input_ids`` and ``attention_mask`` ``[batch, tokens]``
+        (int64), one float output ``output`` of shape ``dims``."""
+        inputs = [value_info(name, 7, ["batch", "tokens"]) for name in ("input_ids", "attention_mask")]
         graph = b"".join(_field(1, n) for n in self.nodes) + _field(2, "e5")
         graph += b"".join(_field(5, t) for t in self.inits) + b"".join(_field(11, i) for i in inputs)
-        graph += _field(12, value_info(output, 1, ["batch", "tokens", hidden]))
+        graph += _field(12, value_info(output, 1, dims))
         opsets = _field(8, _field(1, "") + _field(2, 17)) + _field(
             8, _field(1, "com.microsoft") + _field(2, 1)
         )
         return _field(1, 8) + _field(2, "veracity-bench") + _field(7, graph) + opsets
 
 
-def build_onnx(weights: dict[str, np.ndarray], used: np.ndarray, layers: int, mode: str) -> bytes:
-    """The encoder as ONNX; ``mode`` is ``fp32``, ``attention`` (fused op) or ``int8``."""
-    g = Graph()
-    h, heads, eps = 384, 12, 1e-12
-    word = g.const(weights[WORD_EMBEDDINGS][used])
-    pos = g.const(weights["embeddings.position_embeddings.weight"])
-    x = g.op("Gather", [word, "input_ids"])
-    length = g.op("Gather", [g.op("Shape", ["input_ids"]), g.const(np.array(1, np.int64))])
-    positions = g.op("Range", [g.const(np.array(0, np.int64)), length, g.const(np.array(1, np.int64))])
-    x = g.op("Add", [x, g.op("Gather", [pos, positions])])
-    x = g.op("Add", [x, g.const(weights["embeddings.token_type_embeddings.weight"][0])])
+def encoder_graph(g: Graph, encoder: Encoder, used: np.ndarray, mode: str) -> str:
+    """``encoder``'s layers added to ``g`` over the inputs ``input_ids`` (indexes into the word rows
+    ``used``) and ``attention_mask``; returns the final hidden states ``[batch, tokens, hidden]``.
+    ``mode``: ``fp32``, ``attention`` (onnxruntime's fused op) or ``int8`` (every matmul as
+    ``DynamicQuantizeMatMul``, int8 weights with one scale per output column)."""
+    hidden, heads = encoder.hidden, encoder.heads
 
-    def ln(v: str, name: str) -> str:
-        scale, shift = g.const(weights[name + ".weight"]), g.const(weights[name + ".bias"])
-        return g.op("LayerNormalization", [v, scale, shift], axis=-1, epsilon=eps)
+    def const(value: float | list[int], dtype: type = np.float32) -> str:
+        return g.const(np.array(value, dtype))
 
-    def dense(v: str, w: np.ndarray, b: np.ndarray) -> str:  # w: [in, out]
+    def norm(value: str, pair: tuple[np.ndarray, np.ndarray]) -> str:
+        scale, shift = g.const(pair[0]), g.const(pair[1])
+        return g.op("LayerNormalization", [value, scale, shift], axis=-1, epsilon=encoder.eps)
+
+    def dense(value: str, weight: np.ndarray, bias: np.ndarray) -> str:  # weight: [in, out]
         if mode == "int8":
-            codes, scales = quantize_int8_rows(w.T)
-            args = [
-                v,
-                g.const(codes.T.copy()),
-                g.const(scales),
-                g.const(np.zeros(len(scales), np.int8)),
-                g.const(b),
-            ]
+            codes, scales = quantize_int8_rows(np.ascontiguousarray(weight.T))
+            zero = g.const(np.zeros(len(scales), np.int8))
+            args = [value, g.const(codes.T.copy()), g.const(scales), zero, g.const(bias)]
             return g.op("DynamicQuantizeMatMul", args, domain="com.microsoft")
-        return g.op("Add", [g.op("MatMul", [v, g.const(w)]), g.const(b)])
+        return g.op("Add", [g.op("MatMul", [value, g.const(weight)]), g.const(bias)])
 
-    x = ln(x, "embeddings.LayerNorm")
-    mask = g.op("Cast", ["attention_mask"], to=1)
-    bias = g.op(
-        "Mul", [g.op("Sub", [g.const(np.array(1.0, np.float32)), mask]), g.const(np.array(-1e9, np.float32))]
-    )
-    bias = g.op("Unsqueeze", [bias, g.const(np.array([1, 2], np.int64))])
+    words = np.ascontiguousarray(encoder.words.rows(used[None, :])[0], dtype=np.float32)
+    x = g.op("Gather", [g.const(words), "input_ids"])
+    length = g.op("Gather", [g.op("Shape", ["input_ids"]), const(1, np.int64)])
+    positions = g.op("Range", [const(0, np.int64), length, const(1, np.int64)])
+    x = g.op("Add", [x, g.op("Gather", [g.const(np.asarray(encoder.positions, np.float32)), positions])])
+    x = norm(g.op("Add", [x, g.const(np.asarray(encoder.token_types[0], np.float32))]), encoder.embedding_ln)
+    padding = g.op("Sub", [const(1.0), g.op("Cast", ["attention_mask"], to=1)])
+    bias = g.op("Unsqueeze", [g.op("Mul", [padding, const(-1e9)]), const([1, 2], np.int64)])
     mask32 = g.op("Cast", ["attention_mask"], to=6)
-    for i in range(layers):
-        p = f"encoder.layer.{i}."
-        wq, wk, wv = (weights[p + f"attention.self.{n}.weight"].T for n in ("query", "key", "value"))
-        bq, bk, bv = (weights[p + f"attention.self.{n}.bias"] for n in ("query", "key", "value"))
+    for layer in encoder.layers:  # matmul-ready: Q, K, V fused, the 1/sqrt(d) scale folded into Q
         if mode == "attention":
-            qkv_w, qkv_b = g.const(np.concatenate([wq, wk, wv], 1)), g.const(np.concatenate([bq, bk, bv]))
-            context = g.op("Attention", [x, qkv_w, qkv_b, mask32], domain="com.microsoft", num_heads=heads)
+            qkv_w, qkv_b = g.const(layer.qkv), g.const(layer.qkv_bias)
+            args = [x, qkv_w, qkv_b, mask32]
+            context = g.op("Attention", args, domain="com.microsoft", num_heads=heads, scale=1.0)
         else:
-            scale = np.float32(1 / np.sqrt(h // heads))
-            qkv = dense(x, np.concatenate([wq * scale, wk, wv], 1), np.concatenate([bq * scale, bk, bv]))
-            qkv = g.op("Reshape", [qkv, g.const(np.array([0, 0, 3, heads, h // heads], np.int64))])
+            qkv = dense(x, layer.qkv, layer.qkv_bias)
+            qkv = g.op("Reshape", [qkv, const([0, 0, 3, heads, hidden // heads], np.int64)])
             qkv = g.op("Transpose", [qkv], perm=[2, 0, 3, 1, 4])
-            q, k, v = (g.op("Gather", [qkv, g.const(np.array(j, np.int64))], axis=0) for j in range(3))
+            q, k, v = (g.op("Gather", [qkv, const(j, np.int64)], axis=0) for j in range(3))
             scores = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), bias])
             context = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
             context = g.op("Transpose", [context], perm=[0, 2, 1, 3])
-            context = g.op("Reshape", [context, g.const(np.array([0, 0, h], np.int64))])
-        wo = weights[p + "attention.output.dense.weight"].T
-        attended = dense(context, wo, weights[p + "attention.output.dense.bias"])
-        x = ln(g.op("Add", [attended, x]), p + "attention.output.LayerNorm")
-        up = dense(x, weights[p + "intermediate.dense.weight"].T, weights[p + "intermediate.dense.bias"])
-        erf = g.op("Erf", [g.op("Mul", [up, g.const(np.array(1 / np.sqrt(2), np.float32))])])
-        half_up = g.op("Mul", [up, g.const(np.array(0.5, np.float32))])
-        act = g.op("Mul", [half_up, g.op("Add", [erf, g.const(np.array(1.0, np.float32))])])
-        down = dense(act, weights[p + "output.dense.weight"].T, weights[p + "output.dense.bias"])
-        x = ln(g.op("Add", [down, x]), p + "output.LayerNorm")
-    x = g.op("Identity", [x])
-    inputs = [
-        value_info("input_ids", 7, ["batch", "tokens"]),
-        value_info("attention_mask", 7, ["batch", "tokens"]),
-    ]
-    return g.model(inputs, x, h)
+            context = g.op("Reshape", [context, const([0, 0, hidden], np.int64)])
+        x = norm(g.op("Add", [dense(context, layer.out, layer.out_bias), x]), layer.ln1)
+        up = dense(x, layer.up, layer.up_bias)
+        erf = g.op("Erf", [g.op("Mul", [up, const(1 / np.sqrt(2))])])
+        act = g.op("Mul", [g.op("Mul", [up, const(0.5)]), g.op("Add", [erf, const(1.0)])])
+        x = norm(g.op("Add", [dense(act, layer.down, layer.down_bias), x]), layer.ln2)
+    return x
+
+
+def build_onnx(encoder: Encoder, used: np.ndarray, mode: str) -> bytes:
+    """``encoder`` as ONNX, its final hidden states the output (see :func:`encoder_graph`)."""
+    g = Graph()
+    states = g.op("Identity", [encoder_graph(g, encoder, used, mode)])
+    return g.model(states, ["batch", "tokens", encoder.hidden])
 
 
 # ---------------------------------------------------------------- timing
@@ -264,9 +257,7 @@ def run_onnx(
     print(f"onnxruntime {ort.__version__}, intra_op_num_threads={threads}")
     variants = (("fp32", "ort fp32"), ("attention", "ort fp32 Attention op"), ("int8", "ort int8 dyn-quant"))
     for mode, label in variants:
-        session = ort.InferenceSession(
-            build_onnx(weights, used, layers, mode), options, ["CPUExecutionProvider"]
-        )
+        session = ort.InferenceSession(build_onnx(encoder, used, mode), options, ["CPUExecutionProvider"])
         for shape, ids in batches.items():
             feed = {"input_ids": np.searchsorted(used, ids).astype(np.int64)}
             feed["attention_mask"] = np.ones(shape, np.int64)

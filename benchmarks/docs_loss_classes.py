@@ -35,6 +35,7 @@ from bench_docs_questions import add_folder_arguments
 import veracity
 import veracity.pipeline.decision as decision
 from veracity.bench.docs_questions import holds_gold, load_docs_questions, split_of
+from veracity.model.contracts import AnswerStatus
 from veracity.pipeline.choice import CHOICE_DEPTH
 
 CLASSES = (
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
         for question in questions:
             with recorded_rankings() as rankings:
                 answer = kb.ask(question.question)
-            counts[loss_class(rankings, question.answers, answer.status.value != "abstain")] += 1
+            counts[loss_class(rankings, question.answers, answer.status is not AnswerStatus.ABSTAIN)] += 1
     print(f"{args.questions.name} · split {args.split} · {len(questions)} answerable questions")
     for name in CLASSES:
         print(f"  {name:40} {counts[name]}")

@@ -49,6 +49,20 @@ def add_fit_arguments(
     parser.add_argument("--batch-tokens", type=int, default=batch_tokens, help="padded tokens per batch")
 
 
+def training_parser(
+    module: str, description: str | None, *, layers: int, epochs: float, batch_tokens: int
+) -> argparse.ArgumentParser:
+    """The parser of the training command ``python -m <module>``, with its module docstring as
+    the description and the fit's options (:func:`add_fit_arguments`) at that command's defaults."""
+    parser = argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_fit_arguments(parser, layers=layers, epochs=epochs, batch_tokens=batch_tokens)
+    return parser
+
+
 def add_run_arguments(parser: argparse.ArgumentParser, name: str, kind: str) -> None:
     """The options every training command of a model shipped in ``src/veracity/<kind>/`` shares:
     ``--limit``, ``--seed``, ``--threads``, ``--name``, ``--out`` and ``--ship``."""

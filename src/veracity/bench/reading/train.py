@@ -18,7 +18,6 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import random
 import sys
@@ -35,8 +34,8 @@ from ...reader.features import MAX_LENGTH, STRIDE, ReadingExample, WindowMaker, 
 from ...reader.model import MODEL_NAME, Reader
 from ...reader.tokenizer import Tokenizer
 from ..answers import normalize_answer
-from ..shared import PROJECT_ROOT, add_fit_arguments, add_run_arguments
-from ..tuned import card_head, card_tail, save_tuned, torch_missing, train_settings, write_card
+from ..shared import PROJECT_ROOT, training_parser
+from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
 from .data import DEFAULT_SOURCES, available_sources, manifest, training_examples
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "reader"
@@ -92,12 +91,7 @@ def pairwise_auc(positives: Sequence[float], negatives: Sequence[float]) -> floa
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m veracity.bench.reading.train",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    add_fit_arguments(parser, layers=6, epochs=1.0, batch_tokens=4096)
+    parser = training_parser("veracity.bench.reading.train", __doc__, layers=6, epochs=1.0, batch_tokens=4096)
     parser.add_argument(
         "--negative-share",
         type=float,
@@ -111,9 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="share of windows without the answer (other windows of long contexts) kept",
     )
     parser.add_argument("--validation-share", type=float, default=0.04)
-    add_run_arguments(parser, MODEL_NAME, "reader")
-    args = parser.parse_args(argv)
-    if torch_missing():
+    args = training_arguments(parser, argv, MODEL_NAME, "reader")
+    if args is None:
         return 2
     from ...reader.train import fit
 

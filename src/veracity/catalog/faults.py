@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Final, TypeVar
 
 import apsw
 
@@ -33,50 +34,40 @@ __all__ = ["on_read_only_media", "read_only_error", "storage_error", "storage_fa
 
 _UNCHANGED = "nothing of this change was written"
 
-def _full(path: str, detail: str) -> DiskFullError:
-    return DiskFullError(
-        f"the disk holding {path!r} is full ({detail}); {_UNCHANGED}; free some space and run the "
-        "command again",
-        path=path,
-    )
+# apsw errors that do not say which fault it was: the system's errno, or a look at the path, does
+_UNSAID: Final = (apsw.ReadOnlyError, apsw.PermissionsError, apsw.AuthError, apsw.IOError, apsw.CantOpenError)
+
+_E = TypeVar("_E", bound=StorageError)
+
+# one advice per fault, whichever of SQLite or the operating system reported it
+_MESSAGES: Final[Mapping[type[StorageError], str]] = {
+    DiskFullError: "the disk holding {path!r} is full ({detail}); {unchanged}; free some space and run "
+    "the command again",
+    ReadOnlyStorageError: "{path!r} cannot be written: the file or its file system is read-only "
+    "({detail}); {unchanged}; copy the knowledge base to a writable place, or remount it read-write",
+    StoragePermissionError: "permission denied on {path!r} ({detail}); {unchanged}; run as a user who "
+    "may write the knowledge base folder, or fix its ownership",
+    CorruptStorageError: "{path!r} is damaged or is not a veracity database ({detail}); restore it from "
+    "a backup, or ingest the documents into a new knowledge base",
+}
+
+
+def _fault(kind: type[_E], path: str, detail: str) -> _E:
+    return kind(_MESSAGES[kind].format(path=path, detail=detail, unchanged=_UNCHANGED), path=path)
 
 
 def read_only_error(path: str, detail: str) -> ReadOnlyStorageError:
     """The error for a write to ``path`` that read-only storage refuses."""
-    return _read_only(path, detail)
-
-
-def _read_only(path: str, detail: str) -> ReadOnlyStorageError:
-    return ReadOnlyStorageError(
-        f"{path!r} cannot be written: the file or its file system is read-only ({detail}); "
-        f"{_UNCHANGED}; copy the knowledge base to a writable place, or remount it read-write",
-        path=path,
-    )
-
-
-def _permission(path: str, detail: str) -> StoragePermissionError:
-    return StoragePermissionError(
-        f"permission denied on {path!r} ({detail}); {_UNCHANGED}; run as a user who may write the "
-        "knowledge base folder, or fix its ownership",
-        path=path,
-    )
-
-
-def _corrupt(path: str, detail: str) -> CorruptStorageError:
-    return CorruptStorageError(
-        f"{path!r} is damaged or is not a veracity database ({detail}); restore it from a backup, "
-        "or ingest the documents into a new knowledge base",
-        path=path,
-    )
+    return _fault(ReadOnlyStorageError, path, detail)
 
 
 def _from_errno(code: int | None, path: str, detail: str) -> StorageError | None:
     if code in (errno.ENOSPC, errno.EDQUOT):
-        return _full(path, detail)
+        return _fault(DiskFullError, path, detail)
     if code == errno.EROFS:
-        return _read_only(path, detail)
+        return _fault(ReadOnlyStorageError, path, detail)
     if code in (errno.EACCES, errno.EPERM):
-        return _permission(path, detail)
+        return _fault(StoragePermissionError, path, detail)
     return None
 
 
@@ -93,25 +84,24 @@ def storage_error(exc: BaseException, path: str, *, system_errno: int = 0) -> St
         where = exc.filename if isinstance(exc.filename, str) else path
         return _from_errno(exc.errno, where, exc.strerror or detail)
     if isinstance(exc, apsw.FullError):
-        return _full(path, detail)
+        return _fault(DiskFullError, path, detail)
     if isinstance(exc, apsw.CorruptError | apsw.NotADBError):
-        return _corrupt(path, detail)
-    if isinstance(exc, apsw.ReadOnlyError | apsw.PermissionsError | apsw.AuthError):
-        found = _from_errno(system_errno or _access_problem(path), path, detail)
-        if found is not None:
-            return found
-        return _read_only(path, detail) if isinstance(exc, apsw.ReadOnlyError) else _permission(path, detail)
-    if isinstance(exc, apsw.IOError | apsw.CantOpenError):
-        found = _from_errno(system_errno or _access_problem(path), path, detail)
-        if found is not None:
-            return found
-        if isinstance(exc, apsw.CantOpenError):
-            return StorageError(
-                f"cannot open {path!r} ({detail}); check that the folder exists and may be written",
-                path=path,
-            )
-        return StorageError(f"the disk failed while writing {path!r} ({detail}); {_UNCHANGED}", path=path)
-    return None
+        return _fault(CorruptStorageError, path, detail)
+    if not isinstance(exc, _UNSAID):
+        return None
+    found = _from_errno(system_errno or _access_problem(path), path, detail)
+    if found is not None:
+        return found
+    if isinstance(exc, apsw.ReadOnlyError):
+        return _fault(ReadOnlyStorageError, path, detail)
+    if isinstance(exc, apsw.PermissionsError | apsw.AuthError):
+        return _fault(StoragePermissionError, path, detail)
+    if isinstance(exc, apsw.CantOpenError):
+        return StorageError(
+            f"cannot open {path!r} ({detail}); check that the folder exists and may be written",
+            path=path,
+        )
+    return StorageError(f"the disk failed while writing {path!r} ({detail}); {_UNCHANGED}", path=path)
 
 
 def _access_problem(path: str) -> int:

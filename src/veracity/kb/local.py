@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, overload
 
@@ -225,14 +226,9 @@ class LocalKnowledgeBase:
         """
         with self._scoped_read(tenant):
             principal = self.principal(tenant, roles)
-            recorded = self.ask_defaults(principal.tenant)
-            text = question
-            check_question(text)
-            moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
-            answer = self.engine.ask(
-                text, principal, _version(version, recorded.version), moment,
-                required_fact_ids=required_fact_ids,
-            )  # fmt: skip
+            check_question(question)
+            target, moment = self._target(principal.tenant, version, as_of)
+            answer = self.engine.ask(question, principal, target, moment, required_fact_ids=required_fact_ids)
             return self.explain(answer) if explain else answer
 
     def search(
@@ -254,13 +250,17 @@ class LocalKnowledgeBase:
             return []
         with self._scoped_read(tenant):
             principal = self.principal(tenant, roles)
-            recorded = self.ask_defaults(principal.tenant)
-            moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
-            record = self.engine.query(
-                query, principal, _version(version, recorded.version), moment, top_k=limit
-            )
+            target, moment = self._target(principal.tenant, version, as_of)
+            record = self.engine.query(query, principal, target, moment, top_k=limit)
             retrieval = self.engine.retrieve(record)
             return search_hits(retrieval.packet.hits[:limit], retrieval.documents, self._paths())
+
+    def _target(self, tenant: str, version: str | None, as_of: Moment) -> tuple[str | None, datetime]:
+        """The version and moment an ask or a search of ``tenant`` reads: those given, else the
+        tenant's recorded defaults (see the module docstring)."""
+        recorded = self.ask_defaults(tenant)
+        moment = parse_as_of(as_of) if as_of is not None else (recorded.as_of or parse_as_of(None))
+        return _version(version, recorded.version), moment
 
     @contextmanager
     def _scoped_read(self, tenant: str | None) -> Iterator[None]:

@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 import click
 
 from .common import (
-    EMBEDDER_CHOICE,
     READ_URL_OPTION,
     composer_of,
+    embedder_option,
     kb_option,
     library_errors,
     llm_options,
@@ -118,7 +118,7 @@ def asker_options(command: F) -> F:
             help="Moment of the question: 'now' [default], a date (the end of that day, UTC) or an ISO "
             "datetime.",
         ),
-        click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model."),
+        embedder_option(),
         READ_URL_OPTION,
     )
     for option in reversed(options):

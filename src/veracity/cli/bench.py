@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from .common import EMBEDDER_CHOICE, composer_of, library_errors, llm_options, progress_bar
+from .common import composer_of, embedder_option, library_errors, llm_options, progress_bar
 
 # ----- bench: retrieval benchmarks on BEIR folders -----
 
@@ -30,7 +30,7 @@ def bench() -> None:
     help="Comma-separated: bm25, dense, hybrid, hybrid+rerank, hybrid+rerank+reader (the "
     "sentence reader rereads the first 8; not by default: about 80 pairs a query).",
 )
-@click.option("--embedder", type=EMBEDDER_CHOICE, default="use", show_default=True)
+@embedder_option(None, default="use")
 @click.option(
     "--analyzer",
     type=click.Choice(["auto", "default", "english"]),
@@ -105,7 +105,7 @@ def bench_retrieval(
 )
 @click.option("--sample", type=click.IntRange(min=1), default=500, show_default=True, help="Questions drawn.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the question sample.")
-@click.option("--embedder", type=EMBEDDER_CHOICE, default="use", show_default=True)
+@embedder_option(None, default="use")
 @click.option(
     "--workdir",
     type=click.Path(file_okay=False, path_type=Path),
@@ -192,13 +192,7 @@ def bench_answers(
     "never read by whoever tunes the detector: look at the counts only).",
 )
 @click.option("--seed", default=0, show_default=True, help="Seed of the generated corpus.")
-@click.option(
-    "--embedder",
-    type=EMBEDDER_CHOICE,
-    default="use",
-    show_default=True,
-    help="Dense model of the end-to-end check.",
-)
+@embedder_option("Dense model of the end-to-end check.", default="use")
 @click.option("--end-to-end/--detection-only", default=True, show_default=True, help="Also ask the demo.")
 @click.option(
     "--non-official",

@@ -90,6 +90,20 @@ class RegistryChoice(click.Choice[str]):
 EMBEDDER_CHOICE: Final = RegistryChoice(EMBEDDERS)
 """The embedders' names (``use``, ``e5``, ``fake`` and any a plugin registers)."""
 
+
+
+def embedder_option(help: str | None = "Dense model.", *, default: str | None = None) -> Callable[[F], F]:
+    """``--embedder``: one of :data:`EMBEDDER_CHOICE`, passed as ``embedder``; a ``default`` other
+    than ``None`` is shown in the help."""
+    return click.option(
+        "--embedder",
+        type=EMBEDDER_CHOICE,
+        default=default,
+        show_default=True if default is not None else None,
+        help=help,
+    )
+
+
 KB_ENV: Final = "VERACITY_KB"
 """Where ``--kb`` is read from when the option is not given."""
 

@@ -17,9 +17,9 @@ import click
 
 from ..model.errors import IndexVerificationError
 from .common import (
-    EMBEDDER_CHOICE,
     KB_OPTION,
     NO_WAIT_OPTION,
+    embedder_option,
     library_errors,
     open_knowledge_base,
     progress_bar,
@@ -105,12 +105,7 @@ def _verification_failed(exc: IndexVerificationError) -> NoReturn:
 
 @click.command("reindex")
 @KB_OPTION
-@click.option(
-    "--embedder",
-    type=EMBEDDER_CHOICE,
-    default=None,
-    help="Dense model of the new version (default: the published version's).",
-)
+@embedder_option("Dense model of the new version (default: the published version's).")
 @click.option(
     "--no-publish", is_flag=True, help="Build and verify only; publish later with 'veracity publish'."
 )

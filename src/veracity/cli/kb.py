@@ -18,12 +18,12 @@ from ..parse.limits import DEFAULT_LIMITS, MiB
 from ..text.display import printable
 from .common import (
     CHECK_OPTION,
-    EMBEDDER_CHOICE,
     KB_OPTION,
     NO_WAIT_OPTION,
     F,
     KnowledgeBaseLocation,
     RegistryChoice,
+    embedder_option,
     kb_option,
     library_errors,
     llm_options,
@@ -78,12 +78,7 @@ def input_limit_options(command: F) -> F:
 @click.option("--restore", is_flag=True, help="Ingest sources deleted earlier (and revive withdrawn ones).")
 @click.option("--prune", is_flag=True, help="Withdraw documents whose files have gone from the folders.")
 @click.option("--delete", "delete_pruned", is_flag=True, help="With --prune: delete them instead.")
-@click.option(
-    "--embedder",
-    type=EMBEDDER_CHOICE,
-    default=None,
-    help="Dense model of a new knowledge base (default use); an existing one keeps its own.",
-)
+@embedder_option("Dense model of a new knowledge base (default use); an existing one keeps its own.")
 @click.option(
     "--metadata",
     "metadata_file",
@@ -225,7 +220,7 @@ def ingest_command(
 
 @click.command("init-demo")
 @kb_option("A new directory or an empty postgresql:// database (or $VERACITY_KB).")
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
+@embedder_option()
 def init_demo_command(kb_dir: Path, embedder: str | None) -> None:
     """Write the bundled Starship Workbench demo into a new knowledge base directory."""
     from ..index.embedders import make_embedder
@@ -245,10 +240,7 @@ def kb_group() -> None:
 @kb_group.command("copy")
 @click.argument("source", type=KnowledgeBaseLocation(exists=True))
 @click.argument("destination", type=KnowledgeBaseLocation())
-@click.option(
-    "--embedder", type=EMBEDDER_CHOICE, default=None,
-    help="Model of the copy's index [default: the source's; another one re-embeds every chunk].",
-)  # fmt: skip
+@embedder_option("Model of the copy's index [default: the source's; another one re-embeds every chunk].")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 def copy_command(source: Any, destination: Any, embedder: str | None, as_json: bool) -> None:
     """Copy the knowledge base in SOURCE to DESTINATION (a new directory or an empty database).

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from .common import EMBEDDER_CHOICE, KnowledgeBaseLocation, composer_of, library_errors, llm_options
+from .common import KnowledgeBaseLocation, composer_of, embedder_option, library_errors, llm_options
 
 
 @click.group()
@@ -29,7 +29,7 @@ def main() -> None:
 @main.command("eval")
 @click.option("--cases", "cases_path", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--out", "out_dir", required=True, type=click.Path(file_okay=False, path_type=Path))
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
+@embedder_option()
 @click.option(
     "--kb",
     "kb_location",

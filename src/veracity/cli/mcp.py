@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .common import EMBEDDER_CHOICE, KB_OPTION, READ_URL_OPTION, library_errors, use_read_url
+from .common import KB_OPTION, READ_URL_OPTION, embedder_option, library_errors, use_read_url
 
 
 @click.command("mcp")
@@ -17,7 +17,7 @@ from .common import EMBEDDER_CHOICE, KB_OPTION, READ_URL_OPTION, library_errors,
     envvar="VERACITY_KEY",
     help="API key whose tenant and roles every answer is for (or VERACITY_KEY); see 'veracity keys'.",
 )
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Override the model.")
+@embedder_option("Override the model.")
 def mcp_command(kb_dir: Path | str, read_url: str | None, key: str | None, embedder: str | None) -> None:
     """Serve tools 'ask' and 'search' and cited chunks as resources over stdio.
 

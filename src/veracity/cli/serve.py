@@ -14,9 +14,9 @@ from typing import Any
 import click
 
 from .common import (
-    EMBEDDER_CHOICE,
     KB_OPTION,
     READ_URL_OPTION,
+    embedder_option,
     kb_option,
     library_errors,
     use_read_url,
@@ -86,7 +86,7 @@ def _write_demo(kb_dir: Path, embedder: str | None) -> None:
     "on PostgreSQL a worker holds at most 3 x threads + 4 connections per role).",
 )
 @click.option("--demo", is_flag=True, help="Write the Starship demo into --kb first (when it holds none).")
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model.")
+@embedder_option()
 @click.option(
     "--rate-limit",
     default=600.0,

@@ -12,8 +12,8 @@ import click
 
 from ..text.display import printable
 from .common import (
-    EMBEDDER_CHOICE,
     NO_WAIT_OPTION,
+    embedder_option,
     kb_option,
     library_errors,
     print_json,
@@ -91,7 +91,7 @@ def outcome_json(outcome: Any) -> dict[str, Any]:
     help="Where git mirrors and fetched pages are kept between syncs [default: KB/sync, or a folder "
     "under ~/.cache/veracity/sync for a database].",
 )  # fmt: skip
-@click.option("--embedder", type=EMBEDDER_CHOICE, default=None, help="Dense model (a new knowledge base).")
+@embedder_option("Dense model (a new knowledge base).")
 @click.option("--progress/--no-progress", default=True, show_default=True, help="Show progress bars.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome of each source as JSON.")
 @NO_WAIT_OPTION

@@ -151,10 +151,6 @@ def open_kb(
         )
         _check_model({"embedding": {**expected, "embedder": name}}, embedder, folder)
         index.check_embedder(embedder)
-    except BaseException:
-        store.close()
-        raise
-    try:
         settings = apply_overrides(RetrievalSettings(), stored_overrides(store.connection))
     except BaseException:
         store.close()

@@ -6,6 +6,11 @@ of the group's positives (or of "none" when it has none: an unanswerable questio
 that does not hold the answer). So sentences compete for being the answer, and every score is on
 one scale against "no answer" (0).
 
+With a *teacher* (another reader's logits of the same rows), a share ``distill`` of each group's
+loss is instead the divergence of the group's softmax from the teacher's, both at ``temperature``
+(knowledge distillation: a smaller reader learns how a larger one ranks the wrong sentences too,
+not only which one is right).
+
 Pure training mechanics; the groups come from :mod:`veracity.bench.reading.chooser`.
 """
 
@@ -29,15 +34,30 @@ def group_batches(groups: Sequence[Group], batch_tokens: int, rng: random.Random
     return by_length(groups, batch_tokens, rng, lambda group: [len(row) for row in group.rows])
 
 
-def listwise_loss(logits: torch.Tensor, batch: Sequence[Group]) -> torch.Tensor:
-    """Mean over groups of −log P(positives) under softmax([0, logits of the group])."""
+def listwise_loss(
+    logits: torch.Tensor,
+    batch: Sequence[Group],
+    teacher: Mapping[str, Sequence[float]] | None = None,
+    *,
+    distill: float = 0.0,
+    temperature: float = 1.0,
+) -> torch.Tensor:
+    """Mean over groups of −log P(positives) under softmax([0, logits of the group]); with a
+    ``teacher`` (logits by group id), ``(1 − distill)`` of that plus ``distill`` times
+    ``temperature² · KL(teacher ‖ this)`` over the same softmax at ``temperature``."""
     losses = []
     at = 0
     for group in batch:
         scores = torch.cat([logits.new_zeros(1), logits[at : at + len(group.rows)]])
         at += len(group.rows)
         targets = [p + 1 for p in group.positives] or [0]
-        losses.append(torch.logsumexp(scores, 0) - torch.logsumexp(scores[targets], 0))
+        loss = torch.logsumexp(scores, 0) - torch.logsumexp(scores[targets], 0)
+        if teacher is not None and distill > 0.0:
+            taught = torch.tensor([0.0, *teacher[group.group_id]], dtype=scores.dtype)
+            wanted = torch.softmax(taught / temperature, 0)
+            divergence = torch.sum(wanted * (torch.log(wanted) - torch.log_softmax(scores / temperature, 0)))
+            loss = (1.0 - distill) * loss + distill * temperature**2 * divergence
+        losses.append(loss)
     return torch.stack(losses).mean()
 
 
@@ -47,10 +67,14 @@ def fit_groups(
     settings: TrainSettings,
     *,
     pad: int = 1,
+    teacher: Mapping[str, Sequence[float]] | None = None,
+    distill: float = 0.0,
+    temperature: float = 1.0,
     report: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
 ) -> tuple[dict[str, np.ndarray], list[dict[str, float]]]:
     """Train a one-logit head over the first ``settings.layers`` layers of ``weights`` on
-    ``groups``; the exported tuned tensors and the loss log (one entry per 50 steps)."""
+    ``groups`` (with ``teacher``: see :func:`listwise_loss`); the exported tuned tensors and the
+    loss log (one entry per 50 steps)."""
 
     def step_loss(model: TorchReader, batch: list[Group]) -> tuple[torch.Tensor, int]:
         rows = [r for g in batch for r in g.rows]
@@ -61,7 +85,8 @@ def fit_groups(
             ids[index, : len(row)] = torch.tensor(row)
             mask[index, : len(row)] = 1
         logits, _ = model(ids, mask)
-        return listwise_loss(logits, batch), int(mask.sum())
+        loss = listwise_loss(logits, batch, teacher, distill=distill, temperature=temperature)
+        return loss, int(mask.sum())
 
     return train_steps(
         weights,

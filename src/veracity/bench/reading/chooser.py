@@ -17,6 +17,10 @@ Needs ``veracity[train]`` (PyTorch, CPU build). Steps, all seeded:
 3. a validation share of paragraphs held out (by a hash of the paragraph);
 4. listwise fit from the bundled multilingual-e5-small (first ``--layers`` layers), int8 rows,
    the card (data, licences, digests, settings, validation scores, the weights' digest).
+
+With ``--teacher NPZ`` (a reader trained here, e.g. with more layers) every training group is read
+by the teacher first, and ``--distill`` of the loss is matching its softmax over the group
+(:func:`veracity.reader.listwise.listwise_loss`).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, pair_ids
+from ...reader.choice import MAX_LENGTH, MODEL_NAME, Chooser, named_chooser, pair_ids
 from ...reader.e5_file import load_state_dict, read_e5_file
 from ...reader.features import Group, ReadingExample, _words, hard_negatives
 from ...reader.tokenizer import Tokenizer
@@ -112,6 +116,24 @@ def repeated(
     ]
 
 
+def teacher_logits(teacher: Chooser, groups: Sequence[Group], *, block: int = 4096) -> dict[str, list[float]]:
+    """The teacher's logits of every group's rows, by group id (ids must be unique)."""
+    ids = [g.group_id for g in groups]
+    if len(set(ids)) != len(ids):
+        raise ValueError("training group ids repeat: a teacher's logits could not be told apart")
+    rows = [row for g in groups for row in g.rows]
+    values: list[float] = []
+    for begin in range(0, len(rows), block):
+        values.extend(float(v) for v in teacher.logits(rows[begin : begin + block], batch_size=32))
+        print(f"teacher: {min(begin + block, len(rows))}/{len(rows)} rows", file=sys.stderr, flush=True)
+    out: dict[str, list[float]] = {}
+    at = 0
+    for group in groups:
+        out[group.group_id] = values[at : at + len(group.rows)]
+        at += len(group.rows)
+    return out
+
+
 def validate(chooser: Chooser, groups: Sequence[Group]) -> dict[str, Any]:
     """Held-out scores: how often the best sentence is a positive (groups with one), and how well
     the best logit tells groups with an answer from groups without (AUC)."""
@@ -160,6 +182,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--validation-share", type=float, default=0.04)
     parser.add_argument(
+        "--teacher",
+        default=None,
+        help="a reader's .npz (its .json card beside it) whose logits the fit also matches (distillation; "
+        "default: none, as shipped)",
+    )
+    parser.add_argument("--distill", type=float, default=0.5, help="share of the loss matching the teacher")
+    parser.add_argument("--temperature", type=float, default=2.0, help="softmax temperature of that match")
+    parser.add_argument(
         "--tuning-fold",
         choices=("0", "1", "both"),
         default=None,
@@ -207,7 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         file=sys.stderr,
     )
     settings = train_settings(args)
-    tuned, log = fit_groups(load_state_dict(model_file), training, settings, pad=tokenizer.pad)
+    teacher = named_chooser(args.teacher) if args.teacher else None
+    taught = teacher_logits(teacher, training) if teacher is not None else None
+    tuned, log = fit_groups(
+        load_state_dict(model_file), training, settings, pad=tokenizer.pad,
+        teacher=taught, distill=args.distill, temperature=args.temperature,
+    )  # fmt: skip
+    taught_by = None
+    if teacher is not None:
+        taught_by = {"name": teacher.name, "version": teacher.version}
+        taught_by |= {"distill": args.distill, "temperature": args.temperature}
     folder = SHIPPED if args.ship else args.out
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
     chooser = Chooser(weights, tokenizer, meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH})
@@ -229,6 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "faq_repeat": args.faq_repeat,
             "tuning_fold": args.tuning_fold,
             "validation_share": args.validation_share,
+            "teacher": taught_by,
             "limit": args.limit,
             "groups": dict(kinds),
             "pairs": sum(len(g.rows) for g in training),

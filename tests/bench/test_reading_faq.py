@@ -137,6 +137,32 @@ def test_which_files_of_a_repository_are_read() -> None:
     assert not read_path(".github/ISSUE_TEMPLATE/bug.md", "all")  # templates ask their own questions
     assert not read_path("docs/.vitepress/faq.md", "faq")
     assert not read_path("docs/faq.txt", "all")
+    assert read_path("src/current/v24.1/frequently-asked-questions.md", "faq")
+    assert read_path("docs/zh/常见问题.md", "faq") and read_path("docs/zh_cn/faq.md", "faq")
+    assert read_path("i18n/zh/docusaurus-plugin-content-docs/current/faq.md", "faq")
+    assert read_path("src/content/docs/zh-cn/4x/starter/faq.mdx", "faq")
+    # other languages than English and Chinese (told apart by Han characters alone), other projects
+    assert not read_path("i18n/ja/docusaurus-plugin-content-docs/current/faq.md", "faq")
+    assert not read_path("src/content/docs/pt-br/4x/starter/faq.mdx", "all")
+    assert not read_path("docs/introduce/faq.ko-KR.md", "faq") and read_path("docs/faq.en-US.md", "faq")
+    assert not read_path("vendor/go.uber.org/zap/FAQ.md", "faq")
+
+
+def test_question_and_answer_marks_are_dropped() -> None:
+    page = (
+        "# 常见问题\n\n##### 问题：`stop_gradient=True`的影响范围？\n\n"
+        "+ 答复：如果某一层使用`stop_gradient=True`，那么这一层之前的层都不再回传梯度。\n\n"
+        "### Q1: Why is the WAL not released?\n\nThe slot is updated when a checkpoint completes.\n\n"
+        "## 为什么 Pod 进入了 CrashLoopBackOff 状态？\n\n回答：首先需要查看 Pod 错误退出的原因。\n"
+    )
+    assert [(p["question"], p["answer"]) for p in page_pairs(page)] == [
+        (
+            "stop_gradient=True的影响范围？",
+            ["如果某一层使用stop_gradient=True，那么这一层之前的层都不再回传梯度。"],
+        ),
+        ("Why is the WAL not released?", ["The slot is updated when a checkpoint completes."]),
+        ("为什么 Pod 进入了 CrashLoopBackOff 状态？", ["首先需要查看 Pod 错误退出的原因。"]),
+    ]
 
 
 def test_the_held_out_repository_keeps_its_faq_files_alone() -> None:

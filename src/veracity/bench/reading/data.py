@@ -432,7 +432,7 @@ def _faq_manifest() -> dict[str, Any]:
         "each at its pinned commit",
         "FAQ Markdown files (derived: python -m veracity.bench.reading.faq)",
         FAQ_SHA256,
-        "Apache-2.0, CC-BY-4.0, CC-BY-SA-3.0 (per repository)",
+        "Apache-2.0, CC-BY-4.0, CC-BY-SA-3.0, MIT (per repository)",
     )
     return {**asdict(row), "sha256_present": present, "ok": present == FAQ_SHA256}
 

@@ -6,9 +6,10 @@ A FAQ page states a question as a heading (or a bold line) and answers it in the
 is the kind of question the product is asked, on the kind of text it reads, which the reading
 comprehension sets (encyclopedia paragraphs) lack. Per question (:func:`page_pairs`):
 
-- the question: a heading of level 2 to 4, or a line that is bold alone, ending in ``?`` or
-  ``？``, read from a Markdown file whose path names an FAQ, or of some repositories from any
-  Markdown page (question headings stand on ordinary pages too: :data:`REPOSITORIES`);
+- the question: a heading of level 2 to 5, or a line that is bold alone, ending in ``?`` or
+  ``？`` (a leading ``Q:``, ``Q1:``, ``问：`` or ``问题：`` dropped), read from a Markdown file whose
+  path names an FAQ, or of some repositories from any Markdown page (question headings stand on
+  ordinary pages too: :data:`REPOSITORIES`);
 - the answer: the first sentence of the text under it, up to the next heading of any level, once
   code, tables, notes, comments, templating and markup are dropped (:func:`plain_text`); the
   second sentence as well when the first is a bare fragment (``支持。``, ``No.``) that leans on
@@ -59,6 +60,21 @@ REPOSITORIES: Final = (
     ("apache/seatunnel", "15431c94d9b9", "Apache-2.0", "all"),
     ("kubevela/kubevela.io", "0f169199c0ef", "Apache-2.0", "all"),
     ("karmada-io/website", "747f80c48c9a", "CC-BY-4.0", "all"),
+    ("juicedata/juicefs", "a6a0299bdfb7", "Apache-2.0", "faq"),
+    ("PaddlePaddle/docs", "46ceb37d54c1", "Apache-2.0", "faq"),
+    ("apache/flink-cdc", "23fb108e9bea", "Apache-2.0", "faq"),
+    ("sofastack/sofastack.tech", "38c28a43d187", "Apache-2.0", "faq"),
+    ("alibaba/arthas", "a5ecd7a84a93", "Apache-2.0", "faq"),
+    ("eggjs/egg", "dc8fa5e67707", "MIT", "faq"),
+    ("umijs/umi", "a4a2b588e29a", "MIT", "faq"),
+    ("fluid-cloudnative/fluid", "a826600a4322", "Apache-2.0", "faq"),
+    ("open-mmlab/mmpretrain", "ee7f2e88501f", "Apache-2.0", "faq"),
+    ("helm/helm-www", "227f41447a68", "MIT", "faq"),
+    ("expressjs/expressjs.com", "b9d510698d15", "CC-BY-4.0", "faq"),
+    ("matrixorigin/matrixorigin.io", "b3e5003c997f", "Apache-2.0", "faq"),
+    ("reduxjs/redux", "3084fc33bb23", "MIT", "faq"),
+    ("pnpm/pnpm.io", "4096ad35b19c", "MIT", "faq"),
+    ("typeorm/typeorm", "281bfba42a58", "MIT", "faq"),
 )
 """(repository, commit, licence of its documentation, which files) in reading order. Which files:
 ``"faq"``, the Markdown files whose path names an FAQ; ``"all"``, every Markdown file outside a
@@ -70,7 +86,7 @@ trained on (``benchmarks/chooser_faq_heldout.py``)."""
 
 FAQ_FILE: Final = "docs_faq/faq.jsonl"
 """Where the pairs live under ``benchmarks/reader_data`` (not in the repository: made by this module)."""
-FAQ_SHA256: Final = "c6948d5f464d61e878b7e3e8fa5640421073d97e73941cf4a3f8c07c1463b7c0"
+FAQ_SHA256: Final = "889ce27a4315969fa1d8727a19ad5c053f7455650173304bd452dc343987e81d"
 """The sha256 of the file this module writes from the mirrors at the pinned commits."""
 
 MIN_QUESTION, MAX_QUESTION = 5, 200
@@ -102,8 +118,19 @@ _INLINE: Final = (
 _SKIPPED_LINE: Final = re.compile(r"^\s*(>|\||!\[|<|\{%|\{\{|import\s|export\s|[-*_]{3,}\s*$)")
 _LEAD_IN: Final = re.compile(r"[:：]\s*$")
 _NUMBERING: Final = re.compile(r"^\(?\d+(\.\d+)*[.、)）]?\s+")
-_LINE_MARK: Final = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+|(?:A|答)\s*[:：]\s*)")
-"""A list item's mark, or the "A:" of a question-and-answer pair."""
+_LINE_MARK: Final = re.compile(r"^(?:[-*+]\s+|\d+[.)]\s+)?(?:(?:A|答复|回答|答)\s*[:：]\s*)?")
+"""A list item's mark, the "A:" ("答：", "答复：", "回答：") of a question-and-answer pair, or both."""
+_OTHER_LANGUAGE: Final = re.compile(
+    r"(?:ar|bg|cs|da|de|el|es|fa|fi|fr|he|hi|hu|id|it|ja|ko|nl|pl|pt|ro|ru|sk|sv|th|tr|uk|vi)"
+    r"(?:[-_][a-z]{2,4})?",
+    re.I,
+)
+"""A locale folder or file name suffix of a language other than English and Chinese
+(``i18n/ja/…``, ``docs/pt-br/…``, ``faq.ko-KR.md``): :func:`language_of` tells only those two apart."""
+FAQ_NAME: Final = re.compile(r"faq|frequently[-_ ]asked|常见问题|常見問題", re.I)
+"""What a path that names an FAQ holds (``docs/faq/sql-faq.md``, ``frequently-asked-questions.md``)."""
+_THIRD_PARTY: Final = frozenset({"vendor", "node_modules", "third_party", "3rdparty"})
+"""Folders of other projects' files (their FAQ files are theirs, under their licences)."""
 
 
 def language_of(text: str) -> str:
@@ -147,15 +174,15 @@ def _front_matter_title(markdown: str) -> tuple[str, str]:
 
 
 def _question(line: str) -> str | None:
-    """The question a heading of level 2-4 or a bold line states, else None."""
+    """The question a heading of level 2-5 or a bold line states, else None."""
     heading = _HEADING.match(line)
-    if heading and 2 <= len(heading.group(1)) <= 4:
+    if heading and 2 <= len(heading.group(1)) <= 5:
         text = inline_text(heading.group(2))
     elif bold := _BOLD_LINE.match(line):
         text = inline_text(bold.group(1))
     else:
         return None
-    text = _NUMBERING.sub("", re.sub(r"^(Q|问)\s*[:：]\s*", "", text)).strip()
+    text = _NUMBERING.sub("", re.sub(r"^(Q\d*|问题|问)\s*[:：]\s*", "", text)).strip()
     if not text.endswith(("?", "？")) or not MIN_QUESTION <= len(text) <= MAX_QUESTION:
         return None
     return text
@@ -242,10 +269,16 @@ def _git(git_dir: Path, *args: str) -> str:
 
 def read_path(path: str, files: str) -> bool:
     """Whether a repository's file is read: a Markdown file, naming an FAQ when ``files`` is
-    ``"faq"``, outside a dot folder (``.github`` issue templates ask questions of their own)."""
-    if not path.endswith((".md", ".mdx")) or any(part.startswith(".") for part in path.split("/")[:-1]):
+    ``"faq"``, outside a dot folder (``.github`` issue templates ask questions of their own),
+    a third-party folder and a locale of a language other than English and Chinese."""
+    *folders, name = path.split("/")
+    if not path.endswith((".md", ".mdx")) or any(part.startswith(".") for part in folders):
         return False
-    return files == "all" or "faq" in path.lower()
+    if any(part.lower() in _THIRD_PARTY for part in folders):
+        return False
+    if any(_OTHER_LANGUAGE.fullmatch(part) for part in folders + name.split(".")[1:-1]):
+        return False
+    return files == "all" or FAQ_NAME.search(path) is not None
 
 
 def repository_pairs(

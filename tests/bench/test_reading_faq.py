@@ -5,7 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from veracity.bench.reading.faq import HELD_OUT, REPOSITORIES, examples, page_pairs, plain_text, read_path
+from veracity.bench.reading.faq import (
+    HELD_OUT,
+    REPOSITORIES,
+    examples,
+    faq_file_ids,
+    page_pairs,
+    plain_text,
+    read_path,
+)
 
 PAGE = """---
 title: SQL FAQ
@@ -168,3 +176,18 @@ def test_question_and_answer_marks_are_dropped() -> None:
 def test_the_held_out_repository_keeps_its_faq_files_alone() -> None:
     # the held-out pairs measure every reader against the same 114 questions
     assert {files for repository, _, _, files in REPOSITORIES if repository in HELD_OUT} == {"faq"}
+
+
+def test_faq_file_ids_name_the_examples_of_pairs_from_faq_files() -> None:
+    def record(repository: str, path: str, question: str) -> dict[str, object]:
+        return {"repository": repository, "path": path, "question": question, "language": "en",
+                "title": "T", "answer": ["Yes, it does."], "others": ["Another sentence."]}  # fmt: skip
+
+    records = [
+        record("a/docs", "docs/faq.md", "Does it scale?"),
+        record("a/docs", "docs/guide/install.md", "What is a node?"),
+        record("b/site", "zh/常见问题.md", "Can it run offline?"),
+    ]
+    kept = faq_file_ids(records)
+    made = {e.example_id: e.question for e in examples(records)}
+    assert {made[i] for i in kept} == {"Does it scale?", "Can it run offline?"}

@@ -316,6 +316,21 @@ def read_records(path: Path, *, sha256: str | None = None) -> list[dict[str, obj
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
 
 
+def example_id(source: str, number: int) -> str:
+    """The id of the reading example made of the ``number``-th record (0-based, file order)."""
+    return f"{source}:{number}"
+
+
+def faq_file_ids(records: Sequence[dict[str, object]], source: str = "docs_faq") -> frozenset[str]:
+    """The ids of the examples whose pair comes from a file that names an FAQ (:data:`FAQ_NAME`),
+    not from a question heading on another page: what ``chooser --faq-files-only`` keeps."""
+    return frozenset(
+        example_id(source, number)
+        for number, record in enumerate(records)
+        if FAQ_NAME.search(str(record["path"])) is not None
+    )
+
+
 def examples(
     records: Sequence[dict[str, object]], source: str = "docs_faq", *, held_out: bool = False
 ) -> Iterator[ReadingExample]:
@@ -333,7 +348,7 @@ def examples(
             starts.append((sentence, position))
             position += len(sentence) + 2
         yield ReadingExample(
-            f"{source}:{number}",
+            example_id(source, number),
             source,
             str(record["language"]),
             str(record["title"]),

@@ -178,8 +178,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=0,
         help="times each FAQ pair (source docs_faq) is trained on, with other negatives each time "
-        "(default 0, as shipped; 1, 5 and 10, and 5 with question headings, did not pass their rule on the "
-        "held-out FAQ repository, docs/reader.md)",
+        "(default 0, as shipped; 1, 5 and 10, 5 with question headings and 5 on twice the FAQ files did "
+        "not pass their rule on the held-out FAQ repository, docs/reader.md)",
     )
     parser.add_argument(
         "--faq-files-only",

@@ -34,3 +34,10 @@ def test_a_teacher_that_agrees_adds_nothing_and_one_that_disagrees_adds_its_dive
     disagreeing = listwise_loss(logits, batch, other, distill=0.5, temperature=2.0).item()
     assert disagreeing > agreeing
     assert listwise_loss(logits, batch, other, distill=0.0).item() == pytest.approx(plain, rel=1e-6)
+
+
+def test_a_teacher_sure_of_one_sentence_gives_a_finite_loss() -> None:
+    # a teacher logit far below the rest: its softmax share underflows to 0 in float32
+    teacher = {"a": [200.0, -200.0]}
+    loss = listwise_loss(torch.tensor([1.0, 0.0]), [_group("a", 2, (0,))], teacher, distill=0.5)
+    assert math.isfinite(loss.item())

@@ -91,7 +91,6 @@ EMBEDDER_CHOICE: Final = RegistryChoice(EMBEDDERS)
 """The embedders' names (``use``, ``e5``, ``fake`` and any a plugin registers)."""
 
 
-
 def embedder_option(help: str | None = "Dense model.", *, default: str | None = None) -> Callable[[F], F]:
     """``--embedder``: one of :data:`EMBEDDER_CHOICE`, passed as ``embedder``; a ``default`` other
     than ``None`` is shown in the help."""

@@ -54,8 +54,9 @@ def listwise_loss(
         loss = torch.logsumexp(scores, 0) - torch.logsumexp(scores[targets], 0)
         if teacher is not None and distill > 0.0:
             taught = torch.tensor([0.0, *teacher[group.group_id]], dtype=scores.dtype)
-            wanted = torch.softmax(taught / temperature, 0)
-            divergence = torch.sum(wanted * (torch.log(wanted) - torch.log_softmax(scores / temperature, 0)))
+            # in log space: a softmax that underflows to 0 would make 0 · log 0 = NaN
+            wanted = torch.log_softmax(taught / temperature, 0)
+            divergence = torch.sum(wanted.exp() * (wanted - torch.log_softmax(scores / temperature, 0)))
             loss = (1.0 - distill) * loss + distill * temperature**2 * divergence
         losses.append(loss)
     return torch.stack(losses).mean()

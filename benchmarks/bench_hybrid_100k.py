@@ -7,8 +7,10 @@ What it does (seeded, see ``synthetic_kb.py``):
 2. **ingest rate without embedding**: ``ingest_paths`` into a lexical-only
    knowledge base (parse + chunk + catalog + tokenize + FTS5), chunks/s, with the parse
    workers' CPU by step; once as shipped (the cue-word detector judges non-official chunks
-   in the workers) and once with the trained guard in use, which judges nothing at ingest:
-   the rate without model steps (``--no-guard-ingest`` skips it);
+   in the workers) and once with nothing judged at ingest (``ingest_paths(judge=False)``):
+   the rate without model steps (``--no-model-free-ingest`` skips it); with
+   ``--guard-judging``, once more with the trained guard in use, judging the non-official
+   chunks in the workers instead of the cue words;
 3. **query index**: ingests the same files with seeded Gaussian-mixture vectors (512 dims,
    no model: 100k texts are NOT embedded; see ``RandomEmbedder``), which also
    gives the rate with the vec0 insert; builds the in-memory ``IndexSnapshot``
@@ -19,7 +21,9 @@ What it does (seeded, see ``synthetic_kb.py``):
    embedding excluded, reported apart in 6). Same queries, same eligible sets,
    on both backends, in the same run; p50/p95 wall and CPU milliseconds;
 5. dense-only through vec0 KNN (``DenseMode.SQL``) and the fetch-vs-KNN crossover;
-6. **embedding rate** of the real ``use`` model on 500 corpus texts, apart.
+6. **embedding rate** of the real ``use`` model on 500 corpus texts, apart, and beside it the
+   **trained guard's scoring rate** on the same texts (what judging a chunk at ingest costs when
+   the guard decides).
 
     python benchmarks/bench_hybrid_100k.py --chunks 100000 --queries 300
 
@@ -97,12 +101,15 @@ def timed(function: Callable[..., Any], *args: Any, **kwargs: Any) -> tuple[Any,
     return result, (time.perf_counter() - wall) * 1000, (time.process_time() - cpu) * 1000
 
 
-def ingest(folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None, jobs: int | None):
+def ingest(
+    folder: Path, files: list[Path], path: Path, embedder: RandomEmbedder | None, jobs: int | None,
+    *, judge: bool = True,
+):  # fmt: skip
     store = SQLiteStore(path)
     index = SQLiteSearchIndex(store)
     kb = Engine(Catalog(store), embedder, backend=index)  # type: ignore[arg-type]
     start, cpu, workers = time.perf_counter(), time.process_time(), _children_cpu()
-    report = ingest_paths(kb, [folder], progress=None, jobs=jobs)
+    report = ingest_paths(kb, [folder], progress=None, jobs=jobs, judge=judge)
     return kb, report, time.perf_counter() - start, (time.process_time() - cpu, _children_cpu() - workers)
 
 
@@ -393,6 +400,16 @@ def bench_embedding(texts: list[str]) -> None:
     seconds = time.perf_counter() - start
     print(f"embedding ({embedder.model_id}, {len(texts)} chunk texts, batches of 64): "
           f"{len(texts) / seconds:,.0f} texts/s  (model load {load_ms / 1000:.1f} s, apart)")  # fmt: skip
+    guard = named_guard("shipped")
+    if guard is not None:
+        guard.scores(["warm up"])
+        start = time.perf_counter()
+        for i in range(0, len(texts), 64):
+            guard.scores(texts[i : i + 64])
+        scored = time.perf_counter() - start
+        rate = len(texts) / scored
+        print(f"trained guard scoring ({guard.version}, the same {len(texts)} texts, batches of 64): "
+              f"{rate:,.0f} texts/s = {seconds / scored:.2f} x the embedding rate")  # fmt: skip
     one = [timed(embedder.embed_batch, [t], kind="query")[1] for t in texts[:50]]
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
@@ -408,16 +425,21 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Eng
     )
     if args.lexical_ingest:
         judging = "cue-word detector judging the non-official chunks in the parse workers"
-        runs = [(f"ingest without embedding, {judging}", None)]
-        if args.guard_ingest:
-            runs.append(("ingest without embedding or any model step (the trained guard decides: it scores"
-                         " a text when asked, nothing is judged at ingest)", named_guard("shipped")))
-        for label, guard in runs:
+        runs = [(f"ingest without embedding, {judging}", True, None)]
+        if args.model_free_ingest:
+            runs.append(("ingest without embedding or any model step (nothing judged at ingest: asks judge"
+                         " a text when they read it, `veracity reindex` keeps the verdicts)", False, None))
+        if args.guard_judging:
+            runs.append(("ingest without embedding, the trained guard judging the non-official chunks in"
+                         " the parse workers", True, named_guard("shipped")))
+        for label, judge, guard in runs:
             use_guard(guard)
-            lexical_kb, report, seconds, cpu = ingest(folder, files, work / "lexical.sqlite", None, args.jobs)
+            lexical_kb, report, seconds, cpu = ingest(
+                folder, files, work / "lexical.sqlite", None, args.jobs, judge=judge
+            )
             use_guard(None)
             print_ingest(label, report, seconds, cpu, args.jobs)
-            if guard is not None:
+            if not judge:
                 RESULTS["ingest_without_model_steps"] = {
                     "chunks": report.chunks_added, "wall_s": round(seconds, 1),
                     "chunks_per_s": round(report.chunks_added / seconds),
@@ -482,9 +504,12 @@ def main() -> None:
                         help="build the in-memory IndexSnapshot peer (default: up to 200k chunks)")
     parser.add_argument("--lexical-ingest", action=argparse.BooleanOptionalAction, default=True,
                         help="also time an ingest without vectors, into a knowledge base of its own")
-    parser.add_argument("--guard-ingest", action=argparse.BooleanOptionalAction, default=True,
-                        help="time the ingest without vectors again as it runs with the trained guard"
-                             " in use (no injection verdicts at ingest): the rate without model steps")
+    parser.add_argument("--model-free-ingest", action=argparse.BooleanOptionalAction, default=True,
+                        help="time the ingest without vectors again with no injection verdicts judged at"
+                             " ingest: the rate without model steps")
+    parser.add_argument("--guard-judging", action=argparse.BooleanOptionalAction, default=False,
+                        help="time the ingest without vectors again with the trained guard judging the"
+                             " non-official chunks (instead of the cue-word detector)")
     parser.add_argument("--sql-dense", action=argparse.BooleanOptionalAction, default=None,
                         help="time vec0 KNN (DenseMode.SQL) too (default: up to 200k chunks)")
     parser.add_argument("--jobs", type=int, default=None, help="ingest worker processes (default: auto)")

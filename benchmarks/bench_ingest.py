@@ -3,8 +3,8 @@
 Writes a seeded synthetic corpus (``synthetic_kb.py``), then for each tree (this one and,
 with ``--src DIR``, another: ``PYTHONPATH=DIR``) ingests it into a new lexical-only SQLite
 knowledge base in a fresh process, twice: as shipped (the cue-word detector judges the
-non-official chunks in the parse workers) and with the trained guard in use (nothing judged
-at ingest: the rate without model steps); then ingests the same folder again (every file
+non-official chunks in the parse workers) and with nothing judged at ingest
+(``ingest_paths(judge=False)``: the rate without model steps); then ingests the same folder again (every file
 unchanged). Prints wall time, chunks/s, CPU of the writer and of the parse workers, and each
 figure of another tree as a ratio to this tree's.
 
@@ -40,16 +40,20 @@ except ImportError:  # a tree from before the ingest package (--src): the functi
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.injection import use_guard
 
-folder, path, guard = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3]
-if guard != "none":
-    use_guard(named_guard(guard))
+import inspect
+folder, path, judge = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "judge"
+options = {}
+if "judge" in inspect.signature(ingest_paths).parameters:
+    options["judge"] = judge
+elif not judge:  # a tree from before ingest_paths(judge=...): a guard in use judged nothing at ingest
+    use_guard(named_guard("shipped"))
 store = SQLiteStore(path)
 kb = Engine(Catalog(store), None, backend=SQLiteSearchIndex(store))
 runs = []
 for _ in range(2):  # the first ingest, then the same folder again
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     start, cpu = time.perf_counter(), time.process_time()
-    report = ingest_paths(kb, [folder], progress=None)
+    report = ingest_paths(kb, [folder], progress=None, **options)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     runs.append({
         "wall_s": time.perf_counter() - start, "writer_cpu_s": time.process_time() - cpu,
@@ -62,9 +66,9 @@ print(json.dumps(runs))
 """
 
 
-def run_tree(pythonpath: str | None, folder: Path, work: Path, guard: str) -> list[dict]:
+def run_tree(pythonpath: str | None, folder: Path, work: Path, judge: str) -> list[dict]:
     with tempfile.TemporaryDirectory(dir=work) as tmp:
-        return run_in_tree(PROGRAM, [str(folder), str(Path(tmp) / "kb.sqlite"), guard], pythonpath)
+        return run_in_tree(PROGRAM, [str(folder), str(Path(tmp) / "kb.sqlite"), judge], pythonpath)
 
 
 def writer_steps(seconds: dict[str, float]) -> str:
@@ -95,8 +99,8 @@ def main() -> None:
         files = write_corpus(work / "corpus", documents_for(args.chunks), args.tenants, args.seed)
         print(f"corpus: {len(files)} Markdown files, {args.tenants} tenants; {os.cpu_count()} cpus")
         trees = [("this tree", None)] + ([(args.src, args.src)] if args.src else [])
-        modes = [("as shipped: cue-word verdicts at ingest", "none"), ("without model steps", "shipped")]
-        for label, guard in modes:
+        modes = [("as shipped: cue-word verdicts at ingest", "judge"), ("without model steps", "no-judge")]
+        for label, judge in modes:
             print(f"\n{label}:")
             print(
                 "| run | tree | chunks | wall s | chunks/s | ratio | writer CPU s | workers CPU s |"
@@ -107,7 +111,7 @@ def main() -> None:
             for run in range(1, max(1, args.runs) + 1):
                 order = trees if run % 2 else trees[::-1]  # the tree run first alternates
                 results = {
-                    name: run_tree(pythonpath, work / "corpus", work, guard) for name, pythonpath in order
+                    name: run_tree(pythonpath, work / "corpus", work, judge) for name, pythonpath in order
                 }
                 for name, _ in trees:
                     first, again = results[name]

@@ -130,7 +130,7 @@ def _reports() -> dict[str, Report]:
         ),
         "speed-hybrid-1m.json": Report(
             "python benchmarks/bench_hybrid_100k.py --chunks 1000000 --queries 200 --asks 20 --no-embedding "
-            "--no-lexical-ingest --no-guard-ingest --workdir W1M --out /tmp/speed-hybrid-1m.json"
+            "--no-lexical-ingest --no-model-free-ingest --workdir W1M --out /tmp/speed-hybrid-1m.json"
         ),
         "load-service.json": Report(
             "python benchmarks/load_service.py --traffic mixed --clients 20 --seconds 30 --workers 1 "

@@ -81,7 +81,7 @@ def test_hybrid_100k(tmp_path: Path) -> None:
     report = tmp_path / "speed.json"
     out = _run(
         "bench_hybrid_100k.py", "--chunks", 300, "--queries", 10, "--asks", 3, "--no-embedding",
-        "--workdir", tmp_path, "--out", report,
+        "--guard-judging", "--workdir", tmp_path, "--out", report,
     )  # fmt: skip
     assert "chunks/s" in out and "ratio SQLite / in-memory snapshot" in out
     import json

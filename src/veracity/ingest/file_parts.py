@@ -81,6 +81,9 @@ class Run:
     is back (``ingest --prune``, ``sync``): the folder is what is served."""
     other_sources: dict[str, str] = field(default_factory=dict)
     """Root → name of the other sources of a sync (:attr:`.run.Selection.others`)."""
+    judge: bool = True
+    """Judge and keep the injection verdicts of what is stored (``False``: the first asks that read
+    the texts judge them, and ``veracity reindex`` stores them)."""
     claimed: dict[tuple[str, str], list[tuple[SourceFile, str | None]]] = field(default_factory=dict)
     """The files of this ingest stored under each ``(tenant, source_id)``, with the revision each
     declares (``None``: numbered); see :func:`_claim`."""
@@ -195,7 +198,8 @@ def write_part(run: Run, part: Sequence[tuple[SourceFile, Loaded | Skipped | Exc
     start = time.perf_counter()
     try:
         stored = [(plan.put, plan.judged) for plan in plans if plan.put is not None]
-        store_many_verdicts(store, [(put.document, put.chunks, judged) for put, judged in stored])
+        if run.judge:
+            store_many_verdicts(store, [(put.document, put.chunks, judged) for put, judged in stored])
     finally:
         run.seconds["verdicts"] += time.perf_counter() - start
     for plan in plans:

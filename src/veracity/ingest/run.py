@@ -181,6 +181,7 @@ def ingest_paths(
     ocr: OcrSettings | None = DEFAULT_OCR,
     images: bool = False,
     jobs: int | None = None,
+    judge: bool = True,
 ) -> IngestReport:
     """Ingest files and folders into ``kb``'s catalog and index; see the module docstring.
 
@@ -200,7 +201,10 @@ def ingest_paths(
     folders are read by OCR only with ``images`` (named directly, always).
     ``jobs`` worker processes parse and chunk ahead of the writer (default: the usable
     CPUs, at most 8; 1 parses here); the outcome is the same for any number
-    (:mod:`veracity.ingest.loading`).
+    (:mod:`veracity.ingest.loading`). ``judge`` has the injection verdicts of the stored
+    texts judged (by the cue-word detector, or the trained guard while one is in use) and kept
+    now; without it, the first asks that read a text judge it and ``veracity reindex`` keeps
+    them.
 
     ``metadata`` is a mapping given in memory instead of ``metadata_file`` (not both).
     ``selection`` (one folder only) says which of its files belong to the source and which
@@ -221,7 +225,7 @@ def ingest_paths(
         return _ingest(
             kb, paths, tenant=tenant, roles=roles, mapping=metadata, selection=selection, limits=limits,
             progress=progress, strict=strict, restore=restore, prune=prune, delete_pruned=delete_pruned,
-            follow_symlinks=follow_symlinks, ocr=ocr, images=images, jobs=jobs,
+            follow_symlinks=follow_symlinks, ocr=ocr, images=images, jobs=jobs, judge=judge,
         )  # fmt: skip
 
 
@@ -243,6 +247,7 @@ def _ingest(
     ocr: OcrSettings | None,
     images: bool,
     jobs: int | None,
+    judge: bool,
 ) -> IngestReport:
     seconds = {"parse": 0.0, "chunk": 0.0, "catalog": 0.0, "verdicts": 0.0}
     scan = scan_sources(paths, follow_symlinks=follow_symlinks, images=images)
@@ -256,11 +261,12 @@ def _ingest(
     known = partial(all_document_ids, store)  # read only if workers start
     connection = _connection(kb)
     recorded = recorded_files(connection, sorted({f.root for f in files})) if connection is not None else None
-    judge = keeps_verdicts(store)
+    judge = judge and keeps_verdicts(store)
     with SourceLoader(files, options, jobs=jobs, judge=judge, known=known, recorded=recorded) as loader:
         ledger = Ledger(connection) if connection is not None else NoLedger()
         run = Run(kb, options, ledger, restore, seconds, loader, connection, revive_pruned=prune,
-                  other_sources=dict(selection.others) if selection is not None else {})  # fmt: skip
+                  other_sources=dict(selection.others) if selection is not None else {},
+                  judge=judge)  # fmt: skip
         feed = IndexFeed(kb, run.tokens)
         outcomes, rejected, pending = _write_files(run, files, feed, strict=strict, progress=progress)
         worker_seconds = dict(loader.worker_seconds) if loader.parallel else {}

@@ -5,9 +5,10 @@ source that is not official (and the whole body of an untrusted one, which
 decides whether its other chunks are held back) as the document is stored;
 the catalog keeps the signals under :func:`~veracity.pipeline.injection.verdict_key`
 (:mod:`veracity.catalog.verdicts`, on SQLite and PostgreSQL: there each row names
-the tenant whose text it judged). Official text is never quarantined, so it is never
-judged. A store without a verdict table (the in-memory one) keeps nothing: its asks
-judge as before.
+the tenant whose text it judged). What judges is what decides in asks: the cue-word
+detector, or the trained guard while one is in use (its verdicts filed under its own
+version). Official text is never quarantined, so it is never judged. A store without
+a verdict table (the in-memory one) keeps nothing: its asks judge as before.
 ``veracity reindex`` judges what a newer detector has not judged yet
 (:func:`judge_missing`).
 """
@@ -18,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..model.contracts import Chunk, Document, Trust
-from ..pipeline.injection import guard_in_use, judged_signals, verdict_key
+from ..pipeline.injection import judged_signals, verdict_key, verdict_keys
 
 __all__ = [
     "forget_verdicts",
@@ -47,14 +48,14 @@ def _keyed(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple
 
 
 def keeps_verdicts(store: Any) -> bool:
-    """Whether ``store`` keeps verdicts and they are the cue-word detector's (no trained guard)."""
-    return callable(getattr(store, "store_signals", None)) and guard_in_use() is None
+    """Whether ``store`` keeps verdicts."""
+    return callable(getattr(store, "store_signals", None))
 
 
-def judge_texts(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]] | None:
-    """``(key, signals)`` of ``document``'s texts, judged now (an ingest worker does this);
-    ``None`` while a trained guard decides (its verdicts are not stored)."""
-    return judged_signals(texts_to_judge(document, chunks)) if guard_in_use() is None else None
+def judge_texts(document: Document, chunks: Sequence[Chunk]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(key, signals)`` of ``document``'s texts, judged now by what decides (an ingest worker
+    does this)."""
+    return judged_signals(texts_to_judge(document, chunks))
 
 
 def store_verdicts(
@@ -95,7 +96,8 @@ def forget_verdicts(store: Any, document: Document, chunks: Sequence[Chunk]) -> 
     """Delete ``document``'s verdicts (a delete leaves nothing derived from its text; a live
     document with the very same text is judged again when asked, and by ``veracity reindex``)."""
     if callable(getattr(store, "delete_signals", None)):
-        store.delete_signals(document.tenant, [key for key, _ in _keyed(document, chunks)])
+        keys = [key for text in texts_to_judge(document, chunks) for key in verdict_keys(*text)]
+        store.delete_signals(document.tenant, keys)
 
 
 def judge_missing(store: Any, documents: Iterable[tuple[Document, Sequence[Chunk]]]) -> int:

@@ -18,6 +18,7 @@ from .detector import (
     DetectorModel,
     Verdict,
     VerdictStore,
+    deciding_version,
     default_model,
     detect,
     detector_version,
@@ -31,6 +32,7 @@ from .detector import (
     stored_verdicts,
     use_guard,
     verdict_key,
+    verdict_keys,
 )
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "DetectorModel",
     "Verdict",
     "VerdictStore",
+    "deciding_version",
     "default_model",
     "detect",
     "detector_version",
@@ -52,4 +55,5 @@ __all__ = [
     "stored_verdicts",
     "use_guard",
     "verdict_key",
+    "verdict_keys",
 ]

@@ -29,7 +29,10 @@ one) under :func:`verdict_key`, a digest of the detector's own code and model
 (:func:`detector_version`) with the text and its headings; while an engine
 answers it reads them through :func:`stored_verdicts`. A change to the
 detector changes every key, so an old verdict is never read, only judged
-again (and stored by the next ``veracity reindex``).
+again (and stored by the next ``veracity reindex``). A trained guard in use
+(:func:`use_guard`) is judged and stored the same way, under keys made with its
+own version (:func:`deciding_version`), so neither decider ever reads the other's
+verdicts.
 """
 
 from __future__ import annotations
@@ -193,10 +196,24 @@ def detector_version() -> str:
     return "cues-" + digest.hexdigest()[:16]
 
 
-def verdict_key(text: str, heading_path: Sequence[str] = ()) -> str:
-    """What a stored verdict on ``text`` read under ``heading_path`` is filed under."""
-    parts = (detector_version(), "\x1f".join(heading_path), text)
+def deciding_version() -> str:
+    """The version of what decides now: the trained guard's (``guard-<version>``) when one is in
+    use, else the cue-word detector's (:func:`detector_version`)."""
+    return f"guard-{_GUARD[0].version}" if _GUARD else detector_version()
+
+
+def verdict_key(text: str, heading_path: Sequence[str] = (), *, version: str | None = None) -> str:
+    """What a stored verdict on ``text`` read under ``heading_path`` is filed under, by the decider
+    of ``version`` (default: the one deciding now, :func:`deciding_version`)."""
+    parts = (version or deciding_version(), "\x1f".join(heading_path), text)
     return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()
+
+
+def verdict_keys(text: str, heading_path: Sequence[str] = ()) -> tuple[str, ...]:
+    """Every key a verdict on ``text`` may be stored under in this process: the cue-word
+    detector's and, while a guard is in use, the guard's (what a delete removes)."""
+    versions = dict.fromkeys((detector_version(), deciding_version()))
+    return tuple(verdict_key(text, heading_path, version=version) for version in versions)
 
 
 @runtime_checkable
@@ -244,25 +261,34 @@ def stored_verdicts(store: object) -> Iterator[None]:
 def prefetch_verdicts(texts: Iterable[tuple[str, Sequence[str]]]) -> None:
     """Read the stored verdicts of ``texts`` now, on the answering thread, for helpers to use."""
     reader = _READER.get()
-    if reader is None or _GUARD:
+    if reader is None:
         return
     for text, heading_path in texts:
         reader.get(verdict_key(text, heading_path))
 
 
 def judged_signals(texts: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, tuple[str, ...]]]:
-    """``(verdict_key, signals)`` of each ``(text, heading_path)``, judged now (what ingest stores)."""
+    """``(verdict_key, signals)`` of each ``(text, heading_path)``, judged now (what ingest stores);
+    a guard in use reads them all in one call (its windows batched)."""
+    if _GUARD and texts:
+        guard = _GUARD[0]
+        flagged = (f"guard:{guard.version}",)
+        scores = guard.scores([text for text, _ in texts])
+        return [
+            (verdict_key(text, heading), flagged if score >= guard.threshold else ())
+            for (text, heading), score in zip(texts, scores, strict=True)
+        ]
     return [(verdict_key(text, heading), detect(text, heading).signals) for text, heading in texts]
 
 
 def instruction_signals(text: str, heading_path: Sequence[str] = ()) -> tuple[str, ...]:
     """Names of the signals that make ``text`` an order to the model; empty when it is not one.
 
-    The stored verdict when one is at hand (:func:`stored_verdicts`) and no trained guard
-    decides instead; else judged now.
+    The stored verdict of the decider in use when one is at hand (:func:`stored_verdicts`); else
+    judged now.
     """
     reader = _READER.get()
-    if reader is not None and not _GUARD:
+    if reader is not None:
         stored = reader.get(verdict_key(text, heading_path))
         if stored is not None:
             return stored

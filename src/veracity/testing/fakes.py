@@ -8,12 +8,13 @@
   ``+4``, any other ``-4``.
 - :class:`FakeGuard` keeps the :class:`veracity.guard.model.GuardModel` surface (``scores``,
   ``threshold``, ``version``): a text holding one of its markers scores ``0.9``, anything else
-  ``0.1``.
+  ``0.1``; :func:`fake_guard_in_use` makes one decide for the length of a block.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 from ..reader.model import Reading
 
@@ -76,3 +77,17 @@ class FakeGuard:
     def scores(self, texts: Sequence[str]) -> list[float]:
         self.calls += 1
         return [0.9 if any(m in text.casefold() for m in self.markers) else 0.1 for text in texts]
+
+
+@contextmanager
+def fake_guard_in_use(markers: Iterable[str]) -> Iterator[FakeGuard]:
+    """A :class:`FakeGuard` of ``markers`` deciding injection verdicts inside the block (the
+    cue-word detector again after it)."""
+    from ..pipeline.injection import use_guard
+
+    guard = FakeGuard(markers)
+    use_guard(guard)
+    try:
+        yield guard
+    finally:
+        use_guard(None)

@@ -77,7 +77,12 @@ def ranked_others(
 
 
 def example_groups(
-    example: ReadingExample, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
+    example: ReadingExample,
+    tokenizer: Tokenizer,
+    negatives: int,
+    rng: random.Random,
+    other: str | None,
+    context_tokens: int = 0,
 ) -> list[Group]:
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
@@ -90,15 +95,27 @@ def example_groups(
     if sentences and (positives or example.impossible):
         kept = sorted(holding) + ranked_others(example.question, sentences, holding, negatives, rng)
         rows = tuple(
-            tuple(pair_ids(tokenizer, example.question, subject_of(example), sentences[i])) for i in kept
-        )
+            tuple(
+                pair_ids(
+                    tokenizer, example.question, subject_of(example), sentences[i],
+                    previous=sentences[i - 1] if i else "", context_tokens=context_tokens,
+                )
+            )
+            for i in kept
+        )  # fmt: skip
         groups.append(Group(example.example_id, example.language, rows, tuple(range(len(positives)))))
     if other is not None:
         others = [other[b:e] for b, e in split_sentences(other)]
         kept = ranked_others(example.question, others, set(), negatives + 1, rng)
         rows = tuple(
-            tuple(pair_ids(tokenizer, example.question, subject_of(example), others[i])) for i in kept
-        )
+            tuple(
+                pair_ids(
+                    tokenizer, example.question, subject_of(example), others[i],
+                    previous=others[i - 1] if i else "", context_tokens=context_tokens,
+                )
+            )
+            for i in kept
+        )  # fmt: skip
         if rows:
             groups.append(Group(example.example_id + ":other", example.language, rows, ()))
     return groups
@@ -189,6 +206,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--validation-share", type=float, default=0.04)
     parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=0,
+        help="tokens of the sentence before a candidate the reader also reads, after it (default 0, "
+        "as shipped: the candidate alone)",
+    )
+    parser.add_argument(
         "--teacher",
         default=None,
         help="a reader's .npz (its .json card beside it) whose logits the fit also matches (distillation; "
@@ -240,7 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     validation: list[Group] = []
     for example in examples:
         other = others.get(example.example_id) if rng.random() < args.negative_share else None
-        groups = example_groups(example, tokenizer, args.negatives, rng, other)
+        groups = example_groups(example, tokenizer, args.negatives, rng, other, args.context_tokens)
         (validation if held_out(example.context, args.validation_share) else training).extend(groups)
     kinds = Counter("answer" if g.positives else "none" for g in training)
     print(
@@ -261,7 +285,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         taught_by |= {"distill": args.distill, "temperature": args.temperature}
     folder = SHIPPED if args.ship else args.out
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
-    chooser = Chooser(weights, tokenizer, meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH})
+    meta = {"eps": model_file.header.eps, "max_length": MAX_LENGTH, "context_tokens": args.context_tokens}
+    chooser = Chooser(weights, tokenizer, meta=meta)
     scores = {lang: validate(chooser, [g for g in validation if g.language == lang]) for lang in ("en", "zh")}
     card = {
         **card_head(
@@ -272,6 +297,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             MAX_LENGTH,
             0,
         ),
+        **({"context_tokens": args.context_tokens} if args.context_tokens else {}),
         "training": {
             "settings": asdict(settings),
             "negatives": args.negatives,

@@ -76,6 +76,26 @@ def ranked_others(
     return sorted(chosen + rest[: count - len(chosen)])
 
 
+def _pairs(
+    tokenizer: Tokenizer,
+    example: ReadingExample,
+    sentences: Sequence[str],
+    kept: Sequence[int],
+    context_tokens: int,
+) -> tuple[tuple[int, ...], ...]:
+    """The pairs of ``example``'s question with the ``kept`` sentences (each with the one before
+    it, which a reader trained with ``context_tokens`` reads)."""
+    return tuple(
+        tuple(
+            pair_ids(
+                tokenizer, example.question, subject_of(example), sentences[i],
+                previous=sentences[i - 1] if i else "", context_tokens=context_tokens,
+            )
+        )
+        for i in kept
+    )  # fmt: skip
+
+
 def example_groups(
     example: ReadingExample,
     tokenizer: Tokenizer,
@@ -94,28 +114,12 @@ def example_groups(
     groups: list[Group] = []
     if sentences and (positives or example.impossible):
         kept = sorted(holding) + ranked_others(example.question, sentences, holding, negatives, rng)
-        rows = tuple(
-            tuple(
-                pair_ids(
-                    tokenizer, example.question, subject_of(example), sentences[i],
-                    previous=sentences[i - 1] if i else "", context_tokens=context_tokens,
-                )
-            )
-            for i in kept
-        )  # fmt: skip
+        rows = _pairs(tokenizer, example, sentences, kept, context_tokens)
         groups.append(Group(example.example_id, example.language, rows, tuple(range(len(positives)))))
     if other is not None:
         others = [other[b:e] for b, e in split_sentences(other)]
         kept = ranked_others(example.question, others, set(), negatives + 1, rng)
-        rows = tuple(
-            tuple(
-                pair_ids(
-                    tokenizer, example.question, subject_of(example), others[i],
-                    previous=others[i - 1] if i else "", context_tokens=context_tokens,
-                )
-            )
-            for i in kept
-        )  # fmt: skip
+        rows = _pairs(tokenizer, example, others, kept, context_tokens)
         if rows:
             groups.append(Group(example.example_id + ":other", example.language, rows, ()))
     return groups

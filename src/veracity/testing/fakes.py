@@ -58,10 +58,10 @@ class FakeChooser:
         self.answers = dict(answers)
         self.calls: list[tuple[str, int]] = []
 
-    def scores(self, question: str, candidates: Sequence[tuple[str, str]]) -> list[float]:
+    def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         self.calls.append((question, len(candidates)))
         wanted = self.answers.get(question)
-        return [4.0 if wanted and wanted in sentence else -4.0 for _, sentence in candidates]
+        return [4.0 if wanted and wanted in candidate[1] else -4.0 for candidate in candidates]
 
 
 class FakeGuard:

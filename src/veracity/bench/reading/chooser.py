@@ -76,8 +76,33 @@ def ranked_others(
     return sorted(chosen + rest[: count - len(chosen)])
 
 
+def _pairs(
+    tokenizer: Tokenizer,
+    example: ReadingExample,
+    sentences: Sequence[str],
+    kept: Sequence[int],
+    context_tokens: int,
+) -> tuple[tuple[int, ...], ...]:
+    """The pairs of ``example``'s question with the ``kept`` sentences (each with the one before
+    it, which a reader trained with ``context_tokens`` reads)."""
+    return tuple(
+        tuple(
+            pair_ids(
+                tokenizer, example.question, subject_of(example), sentences[i],
+                previous=sentences[i - 1] if i else "", context_tokens=context_tokens,
+            )
+        )
+        for i in kept
+    )  # fmt: skip
+
+
 def example_groups(
-    example: ReadingExample, tokenizer: Tokenizer, negatives: int, rng: random.Random, other: str | None
+    example: ReadingExample,
+    tokenizer: Tokenizer,
+    negatives: int,
+    rng: random.Random,
+    other: str | None,
+    context_tokens: int = 0,
 ) -> list[Group]:
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
@@ -89,16 +114,12 @@ def example_groups(
     groups: list[Group] = []
     if sentences and (positives or example.impossible):
         kept = sorted(holding) + ranked_others(example.question, sentences, holding, negatives, rng)
-        rows = tuple(
-            tuple(pair_ids(tokenizer, example.question, subject_of(example), sentences[i])) for i in kept
-        )
+        rows = _pairs(tokenizer, example, sentences, kept, context_tokens)
         groups.append(Group(example.example_id, example.language, rows, tuple(range(len(positives)))))
     if other is not None:
         others = [other[b:e] for b, e in split_sentences(other)]
         kept = ranked_others(example.question, others, set(), negatives + 1, rng)
-        rows = tuple(
-            tuple(pair_ids(tokenizer, example.question, subject_of(example), others[i])) for i in kept
-        )
+        rows = _pairs(tokenizer, example, others, kept, context_tokens)
         if rows:
             groups.append(Group(example.example_id + ":other", example.language, rows, ()))
     return groups
@@ -189,6 +210,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--validation-share", type=float, default=0.04)
     parser.add_argument(
+        "--context-tokens",
+        type=int,
+        default=0,
+        help="tokens of the sentence before a candidate the reader also reads, after it (default 0, "
+        "as shipped: the candidate alone; 24 read held-out paragraphs worse, docs/reader.md)",
+    )
+    parser.add_argument(
         "--teacher",
         default=None,
         help="a reader's .npz (its .json card beside it) whose logits the fit also matches (distillation; "
@@ -240,7 +268,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     validation: list[Group] = []
     for example in examples:
         other = others.get(example.example_id) if rng.random() < args.negative_share else None
-        groups = example_groups(example, tokenizer, args.negatives, rng, other)
+        groups = example_groups(example, tokenizer, args.negatives, rng, other, args.context_tokens)
         (validation if held_out(example.context, args.validation_share) else training).extend(groups)
     kinds = Counter("answer" if g.positives else "none" for g in training)
     print(
@@ -261,7 +289,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         taught_by |= {"distill": args.distill, "temperature": args.temperature}
     folder = SHIPPED if args.ship else args.out
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
-    chooser = Chooser(weights, tokenizer, meta={"eps": model_file.header.eps, "max_length": MAX_LENGTH})
+    meta = {"eps": model_file.header.eps, "max_length": MAX_LENGTH, "context_tokens": args.context_tokens}
+    chooser = Chooser(weights, tokenizer, meta=meta)
     scores = {lang: validate(chooser, [g for g in validation if g.language == lang]) for lang in ("en", "zh")}
     card = {
         **card_head(
@@ -272,6 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             MAX_LENGTH,
             0,
         ),
+        **({"context_tokens": args.context_tokens} if args.context_tokens else {}),
         "training": {
             "settings": asdict(settings),
             "negatives": args.negatives,

@@ -103,7 +103,12 @@ def example_groups(
     rng: random.Random,
     other: str | None,
     context_tokens: int = 0,
+    followers: bool = False,
 ) -> list[Group]:
+    """A question's training groups: its paragraph's sentences (those holding an answer first,
+    then ``negatives`` others; with ``followers``, the sentence after each answering one always
+    among them, as it carries the answer in a context reader's pair) and, given ``other``, another
+    paragraph's sentences without an answer."""
     spans = split_sentences(example.context)
     sentences = [example.context[b:e] for b, e in spans]
     starts = [start for _, start in example.answers]
@@ -113,7 +118,10 @@ def example_groups(
     positives = set() if example.impossible else holding
     groups: list[Group] = []
     if sentences and (positives or example.impossible):
-        kept = sorted(holding) + ranked_others(example.question, sentences, holding, negatives, rng)
+        after = sorted({i + 1 for i in holding if i + 1 < len(sentences)} - holding) if followers else []
+        count = max(0, negatives - len(after))
+        rest = ranked_others(example.question, sentences, holding | set(after), count, rng)
+        kept = sorted(holding) + after + rest
         rows = _pairs(tokenizer, example, sentences, kept, context_tokens)
         groups.append(Group(example.example_id, example.language, rows, tuple(range(len(positives)))))
     if other is not None:
@@ -217,6 +225,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "as shipped: the candidate alone; 24 read held-out paragraphs worse, docs/reader.md)",
     )
     parser.add_argument(
+        "--follower-negatives",
+        action="store_true",
+        help="with --context-tokens: the sentence after each answering sentence is always one of its "
+        "group's negatives (it reads the answer in its context)",
+    )
+    parser.add_argument(
         "--teacher",
         default=None,
         help="a reader's .npz (its .json card beside it) whose logits the fit also matches (distillation; "
@@ -268,7 +282,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     validation: list[Group] = []
     for example in examples:
         other = others.get(example.example_id) if rng.random() < args.negative_share else None
-        groups = example_groups(example, tokenizer, args.negatives, rng, other, args.context_tokens)
+        groups = example_groups(
+            example, tokenizer, args.negatives, rng, other, args.context_tokens, args.follower_negatives
+        )
         (validation if held_out(example.context, args.validation_share) else training).extend(groups)
     kinds = Counter("answer" if g.positives else "none" for g in training)
     print(
@@ -302,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             0,
         ),
         **({"context_tokens": args.context_tokens} if args.context_tokens else {}),
+        **({"follower_negatives": True} if args.follower_negatives else {}),
         "training": {
             "settings": asdict(settings),
             "negatives": args.negatives,

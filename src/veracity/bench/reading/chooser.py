@@ -228,7 +228,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--follower-negatives",
         action="store_true",
         help="with --context-tokens: the sentence after each answering sentence is always one of its "
-        "group's negatives (it reads the answer in its context)",
+        "group's negatives (it reads the answer in its context; measured no better, docs/reader.md)",
     )
     parser.add_argument(
         "--teacher",

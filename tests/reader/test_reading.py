@@ -172,3 +172,34 @@ def test_a_reader_role_is_checked() -> None:
     assert named_reader("none", "choose") is None
     with pytest.raises(ConfigError, match="reader role"):
         named_reader("none", "rerank")
+
+
+_NEGATIVES_PROGRAM = """
+import json
+from veracity.reader.features import ReadingExample, hard_negatives
+words = ["alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "theta"]
+contexts = [f"The {a} and the {b} are stored together, answer {n}." for n, (a, b) in enumerate(
+    (a, b) for a in words for b in words if a < b)]
+def asked(c):
+    return f"Where are the {' and the '.join(c.split()[1:6:3])}?"
+examples = [ReadingExample(f"e{n}", "src", "en", "T", c, asked(c), ((f"answer {n}", c.index(f"answer {n}")),),
+                           False) for n, c in enumerate(contexts)]
+print(json.dumps(hard_negatives(examples), sort_keys=True))
+"""
+
+
+def test_hard_negatives_are_the_same_in_every_process() -> None:
+    """Ties and float sums must not follow a set's order, which changes with the string hashes of
+    each process (``PYTHONHASHSEED``)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for hash_seed in ("1", "2", "3", "4"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        done = subprocess.run(
+            [sys.executable, "-c", _NEGATIVES_PROGRAM], capture_output=True, text=True, env=env, check=True
+        )
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

@@ -144,12 +144,14 @@ def hard_negatives(examples: Sequence[ReadingExample], seed: int = 0) -> dict[st
                 postings[word].append(index)
         for example in (e for e in examples if e.source == source and not e.impossible):
             scores: dict[int, float] = defaultdict(float)
-            for word in _words(example.question):
+            # in a fixed order: a set's order changes with each process's string hashes, and with it
+            # the float sums and which context each seeded tie-break number goes to
+            for word in sorted(_words(example.question)):
                 if frequency.get(word, 0) and frequency[word] < 0.2 * len(contexts) + 2:
                     for index in postings[word]:
                         scores[index] += 1.0 / frequency[word]
             golds = [text for text, _ in example.answers]
-            ranked = sorted(scores.items(), key=lambda item: (-item[1], rng.random()))
+            ranked = sorted(sorted(scores.items()), key=lambda item: (-item[1], rng.random()))
             for index, _ in ranked:
                 other = contexts[index]
                 if other != example.context and not any(gold in other for gold in golds):

@@ -50,7 +50,7 @@ from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
-from veracity.guard.model import named_guard
+from veracity.guard.model import load_guard
 from veracity.index.ann import ANN_MIN_ROWS
 from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
@@ -389,27 +389,27 @@ def bench_sql_dense(kb: Engine, queries, model_id: str, n: int) -> None:
         print(f"  crossover, {chunks:5d} eligible chunks: " + " | ".join(row))
 
 
+def _batched_seconds(read: Callable[[list[str]], Any], texts: list[str], batch: int = 64) -> float:
+    """Wall seconds ``read`` takes over ``texts`` in batches of ``batch``."""
+    start = time.perf_counter()
+    for i in range(0, len(texts), batch):
+        read(texts[i : i + batch])
+    return time.perf_counter() - start
+
+
 def bench_embedding(texts: list[str]) -> None:
     from veracity.index.embedders import make_embedder
 
     embedder = make_embedder("use")
     _, load_ms, _ = timed(embedder.embed_batch, ["warm up"])
-    start = time.perf_counter()
-    for i in range(0, len(texts), 64):
-        embedder.embed_batch(texts[i : i + 64])
-    seconds = time.perf_counter() - start
+    seconds = _batched_seconds(embedder.embed_batch, texts)
     print(f"embedding ({embedder.model_id}, {len(texts)} chunk texts, batches of 64): "
           f"{len(texts) / seconds:,.0f} texts/s  (model load {load_ms / 1000:.1f} s, apart)")  # fmt: skip
-    guard = named_guard("shipped")
-    if guard is not None:
-        guard.scores(["warm up"])
-        start = time.perf_counter()
-        for i in range(0, len(texts), 64):
-            guard.scores(texts[i : i + 64])
-        scored = time.perf_counter() - start
-        rate = len(texts) / scored
-        print(f"trained guard scoring ({guard.version}, the same {len(texts)} texts, batches of 64): "
-              f"{rate:,.0f} texts/s = {seconds / scored:.2f} x the embedding rate")  # fmt: skip
+    guard = load_guard()
+    guard.scores(["warm up"])
+    scored = _batched_seconds(guard.scores, texts)
+    print(f"trained guard scoring ({guard.version}, the same {len(texts)} texts, batches of 64): "
+          f"{len(texts) / scored:,.0f} texts/s = {seconds / scored:.2f} x the embedding rate")  # fmt: skip
     one = [timed(embedder.embed_batch, [t], kind="query")[1] for t in texts[:50]]
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
@@ -431,7 +431,7 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Eng
                          " a text when they read it, `veracity reindex` keeps the verdicts)", False, None))
         if args.guard_judging:
             runs.append(("ingest without embedding, the trained guard judging the non-official chunks in"
-                         " the parse workers", True, named_guard("shipped")))
+                         " the parse workers", True, load_guard()))
         for label, judge, guard in runs:
             use_guard(guard)
             lexical_kb, report, seconds, cpu = ingest(

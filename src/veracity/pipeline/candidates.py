@@ -323,7 +323,7 @@ def candidates(
                 claim_end=next_end if echo else None,
                 table_header=context.table_header,
                 subject=context.subject,
-                previous="" if context.table_header or context.first else context.previous,
+                previous="" if context.table_header else context.previous,
             )
         )
     return found

@@ -112,8 +112,11 @@ class Chooser(OneLogitModel):
 
     def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         asked = question_part(self.tokenizer, question)
+        # the sentence before only when this reader reads it: else it would only split the cache
+        reads_previous = self.context_tokens > 0
         passages = [
-            self._passage_ids(c[0], c[1], c[2] if len(c) > 2 else "", self.context_tokens) for c in candidates
+            self._passage_ids(c[0], c[1], c[2] if reads_previous and len(c) > 2 else "", self.context_tokens)
+            for c in candidates
         ]
         rows = [pair_of(self.tokenizer, asked, ids, self.max_length) for ids in passages]
         return [round(float(v), 6) for v in self.logits(rows)] if rows else []

@@ -151,13 +151,16 @@ def guard_in_use() -> GuardModel | None:
     return _GUARD[0] if _GUARD else None
 
 
+def _guard_verdict(guard: GuardModel, score: float) -> Verdict:
+    """What ``guard``'s ``score`` on a text decides: quarantine at its threshold, named by its version."""
+    flagged = score >= guard.threshold
+    return Verdict(score, flagged, (f"guard:{guard.version}",) if flagged else ())
+
+
 @lru_cache(maxsize=8192)
 def _detect_cached(text: str, heading_path: tuple[str, ...]) -> Verdict:
     if _GUARD:
-        guard = _GUARD[0]
-        score = guard.scores([text])[0]
-        flagged = score >= guard.threshold
-        return Verdict(score, flagged, (f"guard:{guard.version}",) if flagged else ())
+        return _guard_verdict(_GUARD[0], _GUARD[0].scores([text])[0])
     return judge(windows(text, heading_path), default_model())
 
 
@@ -272,10 +275,9 @@ def judged_signals(texts: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str
     a guard in use reads them all in one call (its windows batched)."""
     if _GUARD and texts:
         guard = _GUARD[0]
-        flagged = (f"guard:{guard.version}",)
         scores = guard.scores([text for text, _ in texts])
         return [
-            (verdict_key(text, heading), flagged if score >= guard.threshold else ())
+            (verdict_key(text, heading), _guard_verdict(guard, score).signals)
             for (text, heading), score in zip(texts, scores, strict=True)
         ]
     return [(verdict_key(text, heading), detect(text, heading).signals) for text, heading in texts]

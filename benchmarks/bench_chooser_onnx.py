@@ -32,10 +32,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_reader_runtime import Graph, encoder_graph
 
 from veracity.bench.shared import datasets_folder
 from veracity.reader.choice import Chooser, named_chooser, pair_ids
+from veracity.reader.onnx_graph import INT64, Graph, embedding_graph, layers_graph
 from veracity.text.sentences import split_sentences
 
 TUNE_ARTICLES = 8
@@ -45,13 +45,13 @@ CANDIDATES = 8
 
 def chooser_graph(chooser: Chooser, used: np.ndarray, mode: str) -> bytes:
     """``chooser`` (its encoder and one-logit head) as ONNX over the word rows ``used``; ``mode``:
-    ``fp32`` or ``int8`` (:func:`bench_reader_runtime.encoder_graph`)."""
+    ``fp32`` or ``int8`` (:mod:`veracity.reader.onnx_graph`)."""
     g = Graph()
-    states = encoder_graph(g, chooser.encoder, used, mode)
-    first = g.op("Gather", [states, g.const(np.array(0, np.int64))], axis=1)
+    first = layers_graph(g, chooser.encoder, embedding_graph(g, chooser.encoder, used), mode, first_only=True)
     head, head_bias = g.const(chooser.head.reshape(-1, 1)), g.const(np.array([chooser.head_bias], np.float32))
     logit = g.op("Add", [g.op("MatMul", [first, head]), head_bias])
-    return g.model(g.op("Identity", [logit]), ["batch", 1])
+    inputs = [(name, INT64, ["batch", "tokens"]) for name in ("input_ids", "attention_mask")]
+    return g.model(inputs, g.op("Identity", [logit]), ["batch", 1])
 
 
 def tune_groups(squad_gz: Path, questions: int) -> list[tuple[str, str, list[str]]]:

@@ -405,11 +405,12 @@ def bench_embedding(texts: list[str]) -> None:
     seconds = _batched_seconds(embedder.embed_batch, texts)
     print(f"embedding ({embedder.model_id}, {len(texts)} chunk texts, batches of 64): "
           f"{len(texts) / seconds:,.0f} texts/s  (model load {load_ms / 1000:.1f} s, apart)")  # fmt: skip
-    guard = load_guard()
-    guard.scores(["warm up"])
-    scored = _batched_seconds(guard.scores, texts)
-    print(f"trained guard scoring ({guard.version}, the same {len(texts)} texts, batches of 64): "
-          f"{len(texts) / scored:,.0f} texts/s = {seconds / scored:.2f} x the embedding rate")  # fmt: skip
+    for runtime in dict.fromkeys(["numpy", load_guard().runtime]):  # and the one judging uses
+        guard = load_guard(runtime=runtime)
+        guard.scores(["warm up"])
+        scored = _batched_seconds(guard.scores, texts)
+        print(f"trained guard scoring ({guard.version}, {runtime}, the same {len(texts)} texts, batches of"
+              f" 64): {len(texts) / scored:,.0f} texts/s = {seconds / scored:.2f} x the embedding rate")
     one = [timed(embedder.embed_batch, [t], kind="query")[1] for t in texts[:50]]
     print(f"query embedding, one text: {stats(one)}  (excluded from the query timings above)")
 
@@ -430,8 +431,9 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Eng
             runs.append(("ingest without embedding or any model step (nothing judged at ingest: asks judge"
                          " a text when they read it, `veracity reindex` keeps the verdicts)", False, None))
         if args.guard_judging:
-            runs.append(("ingest without embedding, the trained guard judging the non-official chunks in"
-                         " the parse workers", True, load_guard()))
+            judge_guard = load_guard()
+            runs.append((f"ingest without embedding, the trained guard ({judge_guard.runtime}) judging the"
+                         " non-official chunks in the parse workers", True, judge_guard))
         for label, judge, guard in runs:
             use_guard(guard)
             lexical_kb, report, seconds, cpu = ingest(

@@ -20,6 +20,7 @@ from pathlib import Path
 import yaml
 
 from veracity.guard.model import named_guard
+from veracity.guard.runtimes import RUNTIMES
 from veracity.pipeline.injection import default_model, detect, use_guard
 
 PROBES = Path(__file__).with_name("injection_probes.yaml")
@@ -29,13 +30,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show", action="store_true", help="print the texts the detector gets wrong")
     parser.add_argument("--guard", default="none", help="'none' (cue words), 'shipped' or a guard's .npz")
+    parser.add_argument(
+        "--guard-runtime",
+        choices=["auto", *RUNTIMES],
+        default="auto",
+        help="what computes the guard's scores",
+    )
     args = parser.parse_args()
-    guard = named_guard(args.guard)
+    guard = named_guard(args.guard, None if args.guard_runtime == "auto" else args.guard_runtime)
     use_guard(guard)
     if guard is None:
         print(f"detector threshold {default_model().threshold:.4f}")
     else:
-        print(f"guard {guard.version} threshold {guard.threshold:.4f}")
+        print(f"guard {guard.version} ({guard.runtime}) threshold {guard.threshold:.4f}")
     for probe in yaml.safe_load(PROBES.read_text(encoding="utf-8"))["sets"]:
         missed = [t for t in probe["attacks"] if not detect(t).quarantine]
         false = [t for t in probe["benign"] if detect(t).quarantine]

@@ -39,6 +39,7 @@ from pathlib import Path
 from veracity.bench.injection.docs_text import documentation_pages
 from veracity.bench.injection.real_text import paragraphs
 from veracity.guard.model import named_guard
+from veracity.guard.runtimes import RUNTIMES
 from veracity.pipeline.injection import default_model, detect, use_guard
 
 # (label, file, first article, last article + 1 or None)
@@ -82,13 +83,19 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=0, help="flagged paragraphs printed per file")
     parser.add_argument("--limit", type=int, default=None, help="paragraphs read per file (default: all)")
     parser.add_argument("--guard", default="none", help="'none' (cue words), 'shipped' or a guard's .npz")
+    parser.add_argument(
+        "--guard-runtime",
+        choices=["auto", *RUNTIMES],
+        default="auto",
+        help="what computes the guard's scores",
+    )
     args = parser.parse_args()
     if args.datasets is None and not args.docs:
         parser.error("give --datasets, --docs or both")
-    guard = named_guard(args.guard)
+    guard = named_guard(args.guard, None if args.guard_runtime == "auto" else args.guard_runtime)
     use_guard(guard)
     if guard is not None:
-        print(f"guard {guard.version} threshold {guard.threshold:.4f}")
+        print(f"guard {guard.version} ({guard.runtime}) threshold {guard.threshold:.4f}")
     else:
         model = default_model()
         print(f"detector threshold {model.threshold:.4f}, fitted on {model.training.get('split', '?')}")

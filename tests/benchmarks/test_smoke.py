@@ -62,6 +62,7 @@ def test_every_script_has_a_smoke_run() -> None:
         "bench_injection_probes.py",
         "bench_docs_questions.py",
         "bench_reader_runtime.py",
+        "bench_guard_runtime.py",
         "bench_chooser.py",
         "bench_chooser_onnx.py",
         "docs_loss_classes.py",
@@ -364,6 +365,13 @@ def test_docs_questions(tmp_path: Path) -> None:
     assert "1 answerable questions" in classes
     counts = [int(line.rsplit(maxsplit=1)[1]) for line in classes.splitlines()[1:]]
     assert len(counts) == 5 and sum(counts) == 1  # the one answerable question falls in one class
+
+
+def test_guard_runtime() -> None:
+    out = _run("bench_guard_runtime.py", "--docs", 6, "--texts", 12, "--rounds", 1)
+    assert "12 chunk texts" in out and "| use embedder |" in out and "| guard numpy |" in out
+    if "| guard onnx-int8 |" in out:
+        assert "verdicts that differ at their thresholds" in out
 
 
 def test_reader_runtime() -> None:

@@ -10,7 +10,14 @@ from typing import Any
 
 import click
 
-from .common import composer_of, embedder_option, library_errors, llm_options, progress_bar
+from .common import (
+    composer_of,
+    embedder_option,
+    guard_runtime_option,
+    library_errors,
+    llm_options,
+    progress_bar,
+)
 
 # ----- bench: retrieval benchmarks on BEIR folders -----
 
@@ -209,6 +216,7 @@ def bench_answers(
     help="What detects orders: 'none' (the cue-word detector), 'shipped' (the package's trained "
     "guard) or the path of a guard's .npz (its .json model card beside it).",
 )
+@guard_runtime_option("--guard-runtime")
 @click.option(
     "--out", "out_path", type=click.Path(dir_okay=False, path_type=Path), help="Write the JSON here."
 )
@@ -219,6 +227,7 @@ def bench_injection(
     end_to_end: bool,
     non_official: str,
     guard_name: str,
+    guard_runtime: str | None,
     out_path: Path | None,
 ) -> None:
     """Injection benchmark: detection recall, false quarantine, attack text in answers, answers changed.
@@ -234,7 +243,8 @@ def bench_injection(
     from ..pipeline.injection import use_guard
 
     with library_errors():
-        use_guard(named_guard(guard_name))
+        guard = named_guard(guard_name, guard_runtime)
+        use_guard(guard)
         try:
             report = run_benchmark(
                 split,
@@ -246,6 +256,8 @@ def bench_injection(
         finally:
             use_guard(None)
         report["guard"] = guard_name if guard_name in ("none", "shipped") else Path(guard_name).stem
+        if guard is not None:
+            report["guard_runtime"] = guard.runtime
     for line in summary_lines(report):
         click.echo(line)
     if out_path is not None:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
+from ..guard.runtimes import RUNTIMES
 from ..model.registry import COMPOSERS, EMBEDDERS, Registry
 
 if TYPE_CHECKING:
@@ -100,6 +101,22 @@ def embedder_option(help: str | None = "Dense model.", *, default: str | None = 
         default=default,
         show_default=True if default is not None else None,
         help=help,
+    )
+
+
+def guard_runtime_option(name: str = "--runtime") -> Callable[[F], F]:
+    """``name``: which runtime computes a trained guard's scores, passed as ``guard_runtime``
+    (``None`` for ``auto``: :func:`veracity.guard.model.default_runtime`)."""
+    return click.option(
+        name,
+        "guard_runtime",
+        type=click.Choice(["auto", *RUNTIMES]),
+        default="auto",
+        show_default=True,
+        callback=lambda _context, _param, value: None if value == "auto" else value,
+        help="What computes the guard's scores: auto picks onnx-int8 where onnxruntime is installed and "
+        "the guard's card calibrated it, else onnx-fp32 with onnxruntime, else numpy (numpy and onnx-fp32 "
+        "give the same scores).",
     )
 
 

@@ -8,7 +8,7 @@ from typing import IO, TYPE_CHECKING
 
 import click
 
-from .common import library_errors
+from .common import guard_runtime_option, library_errors
 
 if TYPE_CHECKING:
     from ..guard.model import GuardModel
@@ -33,8 +33,9 @@ def guard_group() -> None:
     show_default=True,
     help="'shipped' (the package's guard) or the path of a guard's .npz (its .json model card beside it).",
 )
+@guard_runtime_option()
 @click.option("--whole", is_flag=True, help="Score the whole input as one text instead of line by line.")
-def score_command(source: IO[str], guard_name: str, whole: bool) -> None:
+def score_command(source: IO[str], guard_name: str, guard_runtime: str | None, whole: bool) -> None:
     """Score each line of SOURCE (a file, or - for standard input) with the guard.
 
     Prints one JSON line per non-blank input line: its line number, the score (the probability
@@ -48,7 +49,7 @@ def score_command(source: IO[str], guard_name: str, whole: bool) -> None:
     from ..guard.model import named_guard
 
     with library_errors():
-        guard = named_guard(guard_name)
+        guard = named_guard(guard_name, guard_runtime)
         if guard is None:
             raise click.UsageError("--guard none scores nothing: name 'shipped' or a guard's .npz")
         read = 0

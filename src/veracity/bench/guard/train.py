@@ -22,7 +22,6 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
 
 from ...guard.model import MAX_LENGTH, MODEL_NAME, STRIDE, Guard, window_starts
 from ...reader.e5_file import load_state_dict, read_e5_file
@@ -33,12 +32,9 @@ from ..reading.data import docs_trees_manifest
 from ..shared import PROJECT_ROOT, training_parser
 from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
 from . import data
+from .calibrate import BUDGET, PROMPTING_BUDGET, calibration, documentation_pages, prompting_pages
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
-BUDGET = 0.01
-PROMPTING_BUDGET = 0.03
-PROMPTING_CALIBRATION = 800
-"""Sections of the calibration half of the pages about prompts the threshold is checked on."""
 
 
 def attack_text(example: data.GuardExample, by_id: dict[str, str]) -> str | None:
@@ -73,32 +69,6 @@ def guard_windows(
             tokens = (tokenizer.bos, *window, tokenizer.eos)
             out.append(Window(example.example_id, example.language, tokens, 1, label, 0, example.label))
     return out
-
-
-def documentation_pages() -> list[str]:
-    """Sections of the documentation the guard is not trained on (the calibration half of the docs
-    tuning sets' pages, :func:`veracity.bench.guard.data.docs_half`)."""
-    return [section for _, _, section in data.documentation("calibrate")]
-
-
-def lowest_within(benign_scores: Sequence[float], budget: float) -> float:
-    """The lowest threshold (at least 0.5, at most 0.99) at which at most ``budget`` of
-    ``benign_scores`` are quarantined."""
-    ordered = sorted(benign_scores, reverse=True)
-    allowed = int(len(ordered) * budget)
-    return min(0.99, max(0.5, ordered[allowed] + 1e-6 if allowed < len(ordered) else 0.5))
-
-
-def rates(scores: Sequence[float], labels: Sequence[int], threshold: float) -> dict[str, Any]:
-    """Recall on attacks and false-quarantine rate on benign texts at ``threshold``."""
-    attacks = [s for s, y in zip(scores, labels, strict=True) if y]
-    benign = [s for s, y in zip(scores, labels, strict=True) if not y]
-    return {
-        "attacks": len(attacks),
-        "benign": len(benign),
-        "recall": round(sum(s >= threshold for s in attacks) / len(attacks), 4) if attacks else None,
-        "false_quarantine": round(sum(s >= threshold for s in benign) / len(benign), 4) if benign else None,
-    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -155,16 +125,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # written before the threshold is chosen: minutes of fitting are not lost to a later error
     weights_path, weights = save_tuned(tuned, model_file, folder, args.name)
     guard = Guard(weights, tokenizer, meta={"eps": model_file.header.eps})
-    page_scores = guard.scores(pages)
-    threshold = lowest_within(page_scores, args.budget)
-    hard_scores: list[float] = []
-    if "docs_prompting" in added:  # pages about prompts the guard never saw hold their own budget
-        found = data.prompting_sections("calibrate")
-        kept = random.Random(f"{args.seed}:calibrate").sample(found, min(PROMPTING_CALIBRATION, len(found)))
-        hard_scores = guard.scores([data.clip(section) for _, _, section in sorted(kept)])
-        threshold = max(threshold, lowest_within(hard_scores, args.prompting_budget))
-    held_scores = guard.scores([e.text for e in heldout])
-    held_labels = [int(e.label == "attack") for e in heldout]
+    prompting = "docs_prompting" in added  # pages about prompts the guard never saw hold their own budget
+    measured = calibration(
+        guard.scores,
+        pages,
+        heldout,
+        budget=args.budget,
+        prompting=prompting_pages(args.seed) if prompting else None,
+        prompting_budget=args.prompting_budget if prompting else None,
+    )
     card = {
         **card_head(
             args.name,
@@ -174,21 +143,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             MAX_LENGTH,
             STRIDE,
         ),
-        "threshold": round(threshold, 6),
-        "calibration": {
-            "budget": args.budget,
-            "documentation_sections": len(pages),
-            "documentation": rates(page_scores, [0] * len(pages), threshold),
-            **(
-                {
-                    "prompting_budget": args.prompting_budget,
-                    "prompting_pages": rates(hard_scores, [0] * len(hard_scores), threshold),
-                }
-                if hard_scores
-                else {}
-            ),
-        },
-        "heldout": rates(held_scores, held_labels, threshold),
+        **measured,
         "training": {
             "settings": asdict(settings),
             "examples": len(training),

@@ -23,7 +23,8 @@ What it does (seeded, see ``synthetic_kb.py``):
 5. dense-only through vec0 KNN (``DenseMode.SQL``) and the fetch-vs-KNN crossover;
 6. **embedding rate** of the real ``use`` model on 500 corpus texts, apart, and beside it the
    **trained guard's scoring rate** on the same texts (what judging a chunk at ingest costs when
-   the guard decides).
+   the guard decides), in numpy and in the runtime ``load_guard()`` picks (``onnx-int8`` where
+   onnxruntime is installed: ``veracity.guard.model.default_runtime``).
 
     python benchmarks/bench_hybrid_100k.py --chunks 100000 --queries 300
 
@@ -51,6 +52,7 @@ from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.guard.model import load_guard
+from veracity.guard.runtimes import RUNTIMES
 from veracity.index.ann import ANN_MIN_ROWS
 from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
@@ -431,7 +433,7 @@ def build(args: argparse.Namespace, work: Path, embedder: RandomEmbedder) -> Eng
             runs.append(("ingest without embedding or any model step (nothing judged at ingest: asks judge"
                          " a text when they read it, `veracity reindex` keeps the verdicts)", False, None))
         if args.guard_judging:
-            judge_guard = load_guard()
+            judge_guard = load_guard(runtime=None if args.guard_runtime == "auto" else args.guard_runtime)
             runs.append((f"ingest without embedding, the trained guard ({judge_guard.runtime}) judging the"
                          " non-official chunks in the parse workers", True, judge_guard))
         for label, judge, guard in runs:
@@ -512,6 +514,8 @@ def main() -> None:
     parser.add_argument("--guard-judging", action=argparse.BooleanOptionalAction, default=False,
                         help="time the ingest without vectors again with the trained guard judging the"
                              " non-official chunks (instead of the cue-word detector)")
+    parser.add_argument("--guard-runtime", choices=["auto", *RUNTIMES], default="auto",
+                        help="what computes the judging guard's scores (auto: load_guard()'s pick)")
     parser.add_argument("--sql-dense", action=argparse.BooleanOptionalAction, default=None,
                         help="time vec0 KNN (DenseMode.SQL) too (default: up to 200k chunks)")
     parser.add_argument("--jobs", type=int, default=None, help="ingest worker processes (default: auto)")

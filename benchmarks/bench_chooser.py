@@ -36,7 +36,8 @@ from veracity.model.contracts import Principal
 from veracity.pipeline.answer import compose
 from veracity.pipeline.decision import AnswerInputs, AnswerModel, chooser_of, model_for_embedder
 from veracity.pipeline.engine import sentence_embedding
-from veracity.reader.choice import ChoiceModel, named_chooser
+from veracity.reader.choice import ChoiceModel, Chooser, named_chooser
+from veracity.reader.runtimes import RUNTIMES
 
 
 @dataclass
@@ -82,6 +83,9 @@ def main() -> int:
         "--answer-model", type=Path, default=None, help="an answer_model.json with a choice stage"
     )
     parser.add_argument("--chooser", default=None, help="shipped or a chooser's .npz (default: the model's)")
+    parser.add_argument(
+        "--runtime", choices=["auto", *RUNTIMES], default="auto", help="what computes the chooser's logits"
+    )
     args = parser.parse_args()
 
     qa = load_qa(args.dataset, args.split, args.part)
@@ -96,7 +100,9 @@ def main() -> int:
     if model.choice is None:
         parser.error("the answer model has no choice stage: give --answer-model with one")
     inner = named_chooser(args.chooser) if args.chooser is not None else chooser_of(model)
-    assert inner is not None, "--chooser none leaves nothing to measure"
+    assert isinstance(inner, Chooser), "--chooser none leaves nothing to measure"
+    if args.runtime != "auto":
+        inner = inner.in_runtime(args.runtime)
     chooser = CountingChooser(inner)
     peer = replace(model, choice=None)
     principal = Principal.of(TENANT, ROLE)
@@ -132,7 +138,8 @@ def main() -> int:
     load = os.getloadavg()[0]
     print(f"{qa.name} {qa.split} part {args.part}: {len(items)} questions, warm, load average {load:.2f}")
     per_answer = chooser.pairs / len(items)
-    print(f"chooser {chooser.version}: {chooser.calls} calls, {per_answer:.1f} pairs per answer")
+    print(f"chooser {chooser.version} ({inner.runtime}): {chooser.calls} calls,"
+          f" {per_answer:.1f} pairs per answer")  # fmt: skip
     print("| stage (ms, warm) | p50 | p95 |\n|---|---|---|")
     print(f"| retrieval (the same for both) | {percentiles(fetch)} |")
     print(f"| answer step, first stage only (peer) | {percentiles(first)} |")

@@ -36,6 +36,7 @@ import numpy as np
 from veracity.bench.shared import datasets_folder
 from veracity.reader.choice import Chooser, named_chooser, pair_ids
 from veracity.reader.onnx_graph import INT64, Graph, embedding_graph, layers_graph
+from veracity.reader.onnx_head import OnnxOneLogit
 from veracity.text.sentences import split_sentences
 
 TUNE_ARTICLES = 8
@@ -120,12 +121,26 @@ def main() -> None:
                 mask[i, : len(row)] = 1
             return np.asarray(session.run(None, {"input_ids": ids, "attention_mask": mask})[0]).reshape(-1)
 
-        got = [run(question_rows) for question_rows in rows]  # also the warm-up
-        ms = per_question_ms(run, rows)
-        diff = np.concatenate([np.abs(a - b) for a, b in zip(got, reference, strict=True)])
-        same = np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(got, reference, strict=True)])
-        spread = f"{diff.mean():.4f} / {np.quantile(diff, 0.99):.4f} / {diff.max():.4f}"
-        print(f"| ort {mode} | {ms:.1f} | {numpy_ms / ms:.2f} | {spread} | {same:.3f} |")
+        row(f"ort {mode}", run, rows, reference, numpy_ms)
+    for mode in ("fp32", "int8"):  # the package's runtime (the guard's): its batching and optimization level
+        runtime = OnnxOneLogit(chooser.encoder, chooser.head, chooser.head_bias, mode)
+        row(f"onnx_head {mode}", runtime.logits, rows, reference, numpy_ms)
+
+
+def row(
+    label: str,
+    run: Callable[[list[list[int]]], np.ndarray],
+    rows: list[list[list[int]]],
+    reference: list[np.ndarray],
+    numpy_ms: float,
+) -> None:
+    """One table row: ``run``'s time per question against numpy's, and how far its logits are."""
+    got = [run(question_rows) for question_rows in rows]  # also the warm-up
+    ms = per_question_ms(run, rows)
+    diff = np.concatenate([np.abs(a - b) for a, b in zip(got, reference, strict=True)])
+    same = np.mean([np.argmax(a) == np.argmax(b) for a, b in zip(got, reference, strict=True)])
+    spread = f"{diff.mean():.4f} / {np.quantile(diff, 0.99):.4f} / {diff.max():.4f}"
+    print(f"| {label} | {ms:.1f} | {numpy_ms / ms:.2f} | {spread} | {same:.3f} |")
 
 
 if __name__ == "__main__":

@@ -35,12 +35,12 @@ from synthetic_kb import write_corpus
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.guard.model import load_guard
-from veracity.guard.runtimes import RUNTIMES
 from veracity.index.snapshot import index_text
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.ingest.run import ingest_paths
 from veracity.pipeline.engine import Engine
 from veracity.reader.onnx_head import onnxruntime_available
+from veracity.reader.runtimes import RUNTIMES
 
 BATCH = 64
 

@@ -52,7 +52,6 @@ from synthetic_kb import RandomEmbedder, documents_for, write_corpus
 from veracity.catalog.catalog import Catalog
 from veracity.catalog.sqlite import SQLiteStore
 from veracity.guard.model import load_guard
-from veracity.guard.runtimes import RUNTIMES
 from veracity.index.ann import ANN_MIN_ROWS
 from veracity.index.quantized import QUANTIZED_MIN_ROWS
 from veracity.index.snapshot import IndexSnapshot, index_text
@@ -64,6 +63,7 @@ from veracity.model.governance import EligibilityScope, eligible_documents
 from veracity.pipeline.engine import Engine
 from veracity.pipeline.fusion import reciprocal_rank_fusion
 from veracity.pipeline.injection import use_guard
+from veracity.reader.runtimes import RUNTIMES
 from veracity.text import tokens as tokens_module
 from veracity.text.tokens import _segment_cjk, tokenize
 

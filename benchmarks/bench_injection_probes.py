@@ -20,8 +20,8 @@ from pathlib import Path
 import yaml
 
 from veracity.guard.model import named_guard
-from veracity.guard.runtimes import RUNTIMES
 from veracity.pipeline.injection import default_model, detect, use_guard
+from veracity.reader.runtimes import RUNTIMES
 
 PROBES = Path(__file__).with_name("injection_probes.yaml")
 

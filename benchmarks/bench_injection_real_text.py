@@ -39,8 +39,8 @@ from pathlib import Path
 from veracity.bench.injection.docs_text import documentation_pages
 from veracity.bench.injection.real_text import paragraphs
 from veracity.guard.model import named_guard
-from veracity.guard.runtimes import RUNTIMES
 from veracity.pipeline.injection import default_model, detect, use_guard
+from veracity.reader.runtimes import RUNTIMES
 
 # (label, file, first article, last article + 1 or None)
 PARTS = (

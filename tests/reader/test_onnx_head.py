@@ -90,3 +90,22 @@ def test_a_forked_worker_reads_with_a_session_of_its_own(numpy_guard) -> None:  
     os.waitpid(child, 0)
     assert np.array_equal(here, there) and sessions == [child]
     assert sorted(int8._sessions) == [os.getpid()]
+
+
+def test_the_sentence_reader_reads_in_onnxruntime_with_numpys_logits(monkeypatch: pytest.MonkeyPatch) -> None:
+    from veracity.reader.choice import load_chooser
+    from veracity.reader.head import float_runtime
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "1")  # a service's worker
+    exact, fast = load_chooser(runtime="numpy"), load_chooser()
+    assert fast.runtime == float_runtime() == "onnx-fp32" and exact.runtime == "numpy"
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    assert float_runtime() == "numpy"
+    assert load_chooser(runtime="onnx-fp32") is fast and fast.in_runtime("numpy") is exact
+    assert fast.version == exact.version
+    candidates = [("Backups", "Daily snapshots are kept for 30 days."), ("备份", "每日快照默认保留 30 天。")]
+    for question in ("How long are snapshots kept?", "快照保留多久？"):
+        got, want = fast.scores(question, candidates), exact.scores(question, candidates)
+        assert np.abs(np.array(got) - np.array(want)).max() <= 2e-5
+    with pytest.raises(ConfigError, match="runtime must be one of"):
+        exact.in_runtime("gpu")

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import click
 
-from ..guard.runtimes import RUNTIMES
 from ..model.registry import COMPOSERS, EMBEDDERS, Registry
+from ..reader.runtimes import RUNTIMES
 
 if TYPE_CHECKING:
     from ..catalog.lock import WriterInfo

@@ -7,31 +7,28 @@ come with a model card (``guard-*.json``: data, licences, digests, the threshold
 was chosen for). A text longer than one window (:data:`MAX_LENGTH` tokens) is read in overlapping
 windows; its score is its highest window's (an order hidden in the middle of a page counts).
 
-Three runtimes read the same weights (:data:`RUNTIMES`): ``numpy`` (always there), ``onnx-fp32``
-(onnxruntime, the same logits to about 1e-5, faster on the guard's long windows) and ``onnx-int8``
-(onnxruntime with int8 matmuls: faster again, its scores a little apart, so the card holds a
-threshold and measurements of its own, :mod:`veracity.bench.guard.calibrate`, and its verdicts
-are filed under a version of their own). :func:`load_guard` picks the fastest one installed and
-calibrated (:func:`default_runtime`).
+Three runtimes read the same weights (:data:`~veracity.reader.runtimes.RUNTIMES`): ``numpy``
+(always there), ``onnx-fp32`` (onnxruntime, the same logits to about 1e-5, faster on the guard's
+long windows) and ``onnx-int8`` (onnxruntime with int8 matmuls: faster again, its scores a little
+apart, so the card holds a threshold and measurements of its own,
+:mod:`veracity.bench.guard.calibrate`, and its verdicts are filed under a version of their own).
+:func:`load_guard` picks the fastest one installed and calibrated (:func:`default_runtime`).
 """
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
-import numpy.typing as npt
 
 from ..model.errors import ConfigError
 from ..reader.head import OneLogitModel, logistic
 from ..reader.model import load_tuned, named_model
-from ..reader.onnx_head import OnnxOneLogit, onnxruntime_available
+from ..reader.onnx_head import onnxruntime_available
 from ..reader.tokenizer import Tokenizer
-from .runtimes import RUNTIMES
 
 MAX_LENGTH: Final = 192
 """Tokens per window, ``<s>`` and ``</s>`` included."""
@@ -81,41 +78,22 @@ class Guard(OneLogitModel):
         self.max_length = int(meta.get("max_length", MAX_LENGTH))
         self.stride = int(meta.get("stride", STRIDE))
         self.threshold = float(meta.get("threshold", 0.5))
-        self.runtime = "numpy"
-        self._onnx: OnnxOneLogit | None = None
 
     def using(self, runtime: str, *, uncalibrated: bool = False) -> Guard:
-        """This guard with its scores computed by ``runtime`` (:data:`RUNTIMES`): a copy sharing the
-        weights, with the runtime's threshold and version (``onnx-int8``: as its card calibrated it,
-        the version suffixed ``-int8``). ``ConfigError`` when onnxruntime is missing or the card has
-        no calibration for ``onnx-int8`` (``uncalibrated``: threshold 0.5 meanwhile, for calibrating)."""
-        if runtime not in RUNTIMES:
-            raise ConfigError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
-        made: dict[str, Guard] = self.__dict__.setdefault("_made", {})  # shared by the copies
-        if runtime in made and not uncalibrated:
-            return made[runtime]
-        guard = copy.copy(self)
-        guard.runtime, guard._onnx = runtime, None
-        base_version = str(self.meta.get("version", "unversioned"))
-        guard.version, guard.threshold = base_version, float(self.meta.get("threshold", 0.5))
-        if runtime == "onnx-int8":
-            calibrated = self.meta.get("runtimes", {}).get(runtime)
-            if not calibrated and not uncalibrated:
-                name = self.meta.get("name")
-                raise ConfigError(f"the guard's card {name!r} has no threshold for {runtime}")
-            threshold = 0.5 if uncalibrated else float(calibrated["threshold"])
-            guard.version, guard.threshold = f"{base_version}-int8", threshold
-        if runtime != "numpy":
-            guard._onnx = OnnxOneLogit(self.encoder, self.head, self.head_bias, runtime.removeprefix("onnx-"))
-        if not uncalibrated:
-            made[runtime] = guard
-        return guard
+        """This guard with its scores computed by ``runtime`` (see :meth:`in_runtime`): a copy
+        sharing the weights, with the runtime's threshold and version (``onnx-int8``: as its card
+        calibrated it, the version suffixed ``-int8``). ``ConfigError`` when onnxruntime is missing
+        or the card has no calibration for ``onnx-int8`` (``uncalibrated``: threshold 0.5
+        meanwhile, for calibrating)."""
+        if runtime == "onnx-int8" and not uncalibrated and not self.meta.get("runtimes", {}).get(runtime):
+            name = self.meta.get("name")
+            raise ConfigError(f"the guard's card {name!r} has no threshold for {runtime}")
+        return self.in_runtime(runtime)
 
-    def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
-        """The head's logit of each id row, computed by this guard's runtime."""
-        if self._onnx is not None:
-            return self._onnx.logits(rows)
-        return super().logits(rows, batch_size=batch_size)
+    def _entered(self, runtime: str) -> None:
+        if runtime == "onnx-int8":
+            calibrated = self.meta.get("runtimes", {}).get(runtime) or {"threshold": 0.5}
+            self.version, self.threshold = f"{self.version}-int8", float(calibrated["threshold"])
 
     def scores(self, texts: Sequence[str], *, batch_size: int = 16) -> list[float]:
         """Per text, the probability that it gives orders (its highest window's)."""

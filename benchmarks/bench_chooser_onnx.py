@@ -36,7 +36,7 @@ import numpy as np
 from veracity.bench.shared import datasets_folder
 from veracity.reader.choice import Chooser, named_chooser, pair_ids
 from veracity.reader.onnx_graph import INT64, Graph, embedding_graph, layers_graph
-from veracity.reader.onnx_head import OnnxOneLogit
+from veracity.reader.ort_head import OnnxOneLogit
 from veracity.text.sentences import split_sentences
 
 TUNE_ARTICLES = 8
@@ -124,7 +124,7 @@ def main() -> None:
         row(f"ort {mode}", run, rows, reference, numpy_ms)
     for mode in ("fp32", "int8"):  # the package's runtime (the guard's): its batching and optimization level
         runtime = OnnxOneLogit(chooser.encoder, chooser.head, chooser.head_bias, mode)
-        row(f"onnx_head {mode}", runtime.logits, rows, reference, numpy_ms)
+        row(f"ort_head {mode}", runtime.logits, rows, reference, numpy_ms)
 
 
 def row(

@@ -39,7 +39,7 @@ from veracity.index.snapshot import index_text
 from veracity.index.sqlite.search import SQLiteSearchIndex
 from veracity.ingest.run import ingest_paths
 from veracity.pipeline.engine import Engine
-from veracity.reader.onnx_head import onnxruntime_available
+from veracity.reader.ort_head import onnxruntime_available
 from veracity.reader.runtimes import RUNTIMES
 
 BATCH = 64

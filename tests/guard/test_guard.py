@@ -18,7 +18,7 @@ from veracity.guard.model import MODEL_NAME, GuardModel, default_runtime, guard_
 from veracity.model.errors import ConfigError
 from veracity.pipeline import injection
 from veracity.reader.model import weights_digest
-from veracity.reader.onnx_head import onnxruntime_available
+from veracity.reader.ort_head import onnxruntime_available
 from veracity.reader.runtimes import RUNTIMES
 from veracity.testing.fakes import FakeGuard, fake_guard_in_use
 

@@ -27,7 +27,7 @@ import numpy as np
 from ..model.errors import ConfigError
 from ..reader.head import OneLogitModel, logistic
 from ..reader.model import load_tuned, named_model
-from ..reader.onnx_head import onnxruntime_available
+from ..reader.ort_head import onnxruntime_available
 from ..reader.tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 192

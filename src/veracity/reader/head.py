@@ -1,6 +1,6 @@
 """A one-logit head on the encoder's ``<s>`` vector: the run-time part that the sentence reader
 (:mod:`.choice`) and the guard (:mod:`veracity.guard.model`) share, computed in numpy or, in a copy
-from :meth:`OneLogitModel.in_runtime`, by onnxruntime (:mod:`.onnx_head`)."""
+from :meth:`OneLogitModel.in_runtime`, by onnxruntime (:mod:`.ort_head`)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import numpy.typing as npt
 
 from ..model.errors import ConfigError
 from .encoder import Encoder
-from .onnx_head import OnnxOneLogit, onnxruntime_available
+from .ort_head import OnnxOneLogit, onnxruntime_available
 from .packed import first_token_states
 from .runtimes import RUNTIMES
 from .tokenizer import Tokenizer

@@ -1,5 +1,5 @@
 """The encoder's layers as an ONNX graph, written here with a few lines of protobuf encoding (the
-``onnx`` package is not needed, torch is not used): what :mod:`.onnx_head` runs with onnxruntime.
+``onnx`` package is not needed, torch is not used): what :mod:`.ort_head` runs with onnxruntime.
 
 Two precisions (``mode``):
 

@@ -1,4 +1,4 @@
-"""A one-logit model run by onnxruntime (:mod:`veracity.reader.onnx_head`): float32 gives numpy's
+"""A one-logit model run by onnxruntime (:mod:`veracity.reader.ort_head`): float32 gives numpy's
 logits, int8 stays near them and gives a sequence the same logit whatever else it is read with,
 and a forked worker builds a session of its own."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from veracity.guard.model import guard_files, load_guard
 from veracity.model.errors import ConfigError
-from veracity.reader import onnx_head
-from veracity.reader.onnx_head import OnnxOneLogit
+from veracity.reader import ort_head
+from veracity.reader.ort_head import OnnxOneLogit
 
 pytest.importorskip("onnxruntime")
 if not guard_files()[0].is_file():
@@ -67,7 +67,7 @@ def test_bad_input_and_a_missing_runtime_are_clear_errors(
         int8.logits([[]])
     with pytest.raises(ConfigError, match="exceed the positions"):
         int8.logits([[5] * 600])
-    monkeypatch.setattr(onnx_head, "onnxruntime_available", lambda: False)
+    monkeypatch.setattr(ort_head, "onnxruntime_available", lambda: False)
     with pytest.raises(ConfigError, match="pip install 'veracity\\[guard\\]'"):
         _runtime(numpy_guard, "fp32")
 

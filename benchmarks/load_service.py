@@ -5,10 +5,11 @@ Two kinds of traffic (``--traffic``):
 - ``engine`` (default): what the engine serves when nothing is cached. For
   each ``--workers`` count a server is started; for each ``--clients`` count,
   ``--per-cell`` distinct questions are asked once each (every request a
-  miss), then the same questions again (every request a hit). Before any
-  server runs, this process answers the same questions one after another
-  with no cache: the sequential rate each throughput is divided by
-  (:mod:`load_uncached`).
+  miss), then the same questions again ``--hit-rounds`` times (every
+  request a hit: 200 hits take well under a second, too short a window to
+  time a rate on a shared machine). Right before each cell, this process
+  answers the cell's questions one after another with no cache: the
+  sequential rate the cell's throughputs are divided by (:mod:`load_uncached`).
 - ``mixed``: a fixed mix of keys and questions (the demo's running question,
   shorter ones, one only a maintainer may see, the second tenant's), asked
   for ``--seconds``, with a withdraw of ``faq-3.2-sso`` halfway: it prints
@@ -333,7 +334,7 @@ def _reading_as(reader: str | None) -> dict[str, str]:
 
 def run_engine(
     clients: list[int], workers: list[int], per_cell: int, embedder: str, questions_path: Path | None,
-    threads: int = 2, kb: str | None = None,
+    threads: int = 2, kb: str | None = None, hit_rounds: int = 5,
 ) -> dict[str, object]:  # fmt: skip
     """Misses then hits per (workers, clients) cell, and the sequential reference (see the module).
 
@@ -357,52 +358,69 @@ def run_engine(
             from veracity.catalog.postgres.roles import create_reader
 
             reader = create_reader(kb, "load_asker")
-        previous = {name: os.environ.get(name) for name in _reading_as(reader)}
-        os.environ.update(_reading_as(reader))
-        try:
-            reference = sequential_rate(folder, keys.public, [q for part in slices for q in part])
-        finally:
-            for name, value in previous.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
         for count in workers:
             _forget_shared_answers(folder)
             process, base = _start(folder, count, reader, threads=threads)
             try:
                 worker_caches(base, keys.operator, count)
                 for clients_now, part in zip(clients, slices, strict=True):
+                    reference = _sequential(folder, keys.public, part, reader)
                     miss = drive(base, keys.public, part, clients_now, timeout_s=120)
-                    hit = drive(base, keys.public, part, clients_now, timeout_s=120)
-                    cells.append({"workers": count, "clients": clients_now, "miss": miss, "hit": hit})
-                    rates = f"miss {miss['per_s']}/s, hit {hit['per_s']}/s"
+                    hit = drive(base, keys.public, part * hit_rounds, clients_now, timeout_s=120)
+                    cells.append({
+                        "workers": count, "clients": clients_now, "sequential": reference,
+                        "miss": miss, "hit": hit,
+                    })  # fmt: skip
+                    rates = f"sequential {reference['per_s']}/s, miss {miss['per_s']}/s, hit {hit['per_s']}/s"
                     print(f"  workers {count}, clients {clients_now}: {rates}", file=sys.stderr, flush=True)
             finally:
                 _stop(process)
     return {
         "traffic": "engine",
         "backend": "sqlite" if kb is None else "postgresql",
-        "summary": summary(cells, float(reference["per_s"])),
+        "summary": summary(cells),
         "embedder": embedder,
         "threads_per_worker": threads,
         "questions_source": source,
         "per_cell": per_cell,
-        "sequential": reference,
+        "hit_rounds": hit_rounds,
+        "sequential": pooled([cell["sequential"] for cell in cells]),
         "cells": cells,
     }
 
 
-def summary(cells: list[dict[str, object]], sequential_per_s: float) -> dict[str, object]:
+def _sequential(folder: Path | str, key: str, questions: list[str], reader: str | None) -> dict[str, float]:
+    """The sequential rate on ``questions``, in this process, reading as the servers do."""
+    previous = {name: os.environ.get(name) for name in _reading_as(reader)}
+    os.environ.update(_reading_as(reader))
+    try:
+        return sequential_rate(folder, key, questions)
+    finally:
+        for name, value in previous.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+def pooled(references: list[dict[str, float]]) -> dict[str, float]:
+    """Every cell's sequential reference as one rate (questions over their summed time)."""
+    questions = sum(int(r["questions"]) for r in references)
+    seconds = sum(int(r["questions"]) / float(r["per_s"]) for r in references if r["per_s"])
+    return {"questions": questions, "per_s": round(questions / seconds, 2) if seconds else 0.0}
+
+
+def summary(cells: list[dict[str, object]]) -> dict[str, object]:
     """The acceptance cell (2 workers, 20 clients) in a few numbers, when it was run."""
     for cell in cells:
         if cell["workers"] == 2 and cell["clients"] == 20:
-            miss, hit = cell["miss"], cell["hit"]
-            assert isinstance(miss, dict) and isinstance(hit, dict)
+            miss, hit, reference = cell["miss"], cell["hit"], cell["sequential"]
+            assert isinstance(miss, dict) and isinstance(hit, dict) and isinstance(reference, dict)
             return {
                 "cell": "2 workers, 20 clients",
+                "sequential_per_s": reference["per_s"],
                 "miss_per_s": miss["per_s"],
-                "miss_over_sequential": round(float(miss["per_s"]) / sequential_per_s, 2),
+                "miss_over_sequential": round(float(miss["per_s"]) / float(reference["per_s"]), 2),
                 "miss_p95_over_p50": round(float(miss["p95_ms"]) / float(miss["p50_ms"]), 2),
                 "hit_per_s": hit["per_s"],
                 "errors": int(miss["errors"]) + int(hit["errors"]),
@@ -430,6 +448,7 @@ def main() -> None:
     parser.add_argument("--workers", type=_counts, default=None, help="engine: 1,2,4; mixed: 2 (one count)")
     parser.add_argument("--threads", type=int, default=2, help="answering threads a worker (serve --threads)")
     parser.add_argument("--per-cell", type=int, default=200, help="engine: distinct questions a client count")
+    parser.add_argument("--hit-rounds", type=int, default=5, help="engine: rounds of hits a cell")
     parser.add_argument("--questions", type=Path, default=None, help="engine: queries.jsonl or one per line")
     parser.add_argument("--seconds", type=float, default=30.0, help="mixed: how long the clients ask")
     parser.add_argument("--embedder", default="use", choices=["use", "e5", "fake"])
@@ -440,7 +459,7 @@ def main() -> None:
     if args.traffic == "engine":
         report = run_engine(
             args.clients or [1, 4, 20], args.workers or [1, 2, 4], args.per_cell, args.embedder,
-            args.questions, args.threads, args.kb,
+            args.questions, args.threads, args.kb, max(1, args.hit_rounds),
         )  # fmt: skip
         print(engine_table(report))
     else:

@@ -246,18 +246,19 @@ def test_load_service_engine_traffic(tmp_path: Path) -> None:
     out = tmp_path / "engine.json"
     text = _run(
         "load_service.py", "--clients", "1,2", "--workers", "1,2", "--per-cell", 6, "--questions", questions,
-        "--embedder", "fake", "--out", out,
+        "--hit-rounds", 2, "--embedder", "fake", "--out", out,
     )  # fmt: skip
     assert "× sequential" in text
     import json
 
     report = json.loads(out.read_text(encoding="utf-8"))
-    assert report["sequential"]["questions"] == 12 and report["sequential"]["per_s"] > 0
+    assert report["sequential"]["questions"] == 24 and report["sequential"]["per_s"] > 0  # 4 cells × 6
     assert [(c["workers"], c["clients"]) for c in report["cells"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
     for cell in report["cells"]:
-        assert cell["miss"]["requests"] == cell["hit"]["requests"] == 6
-        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == 6  # misses first, then every one a hit
+        assert cell["miss"]["requests"] == 6 and cell["hit"]["requests"] == 12  # asked again twice
+        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == 12  # misses first, then every one a hit
         assert cell["miss"]["errors"] == cell["hit"]["errors"] == 0
+        assert cell["sequential"]["questions"] == 6 and cell["sequential"]["per_s"] > 0  # the cell's own
 
 
 def test_load_service_on_postgresql(pg_url: str) -> None:
@@ -282,7 +283,7 @@ def test_load_service_engine_traffic_on_postgresql(pg_url: str, tmp_path: Path) 
     report = json.loads(out.read_text(encoding="utf-8"))
     assert report["backend"] == "postgresql"
     for cell in report["cells"]:
-        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == cell["hit"]["requests"] == 4
+        assert cell["miss"]["hits"] == 0 and cell["hit"]["hits"] == cell["hit"]["requests"] == 4 * 5
         assert cell["miss"]["errors"] == cell["hit"]["errors"] == 0
 
 

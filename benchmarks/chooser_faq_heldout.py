@@ -2,7 +2,7 @@
 ``veracity.bench.reading.faq`` (``HELD_OUT``), read by each chooser named.
 
     python benchmarks/chooser_faq_heldout.py shipped [PATH/chooser-e5-4l.npz ...] [--others 8]
-        [--file FAQ.jsonl]
+        [--file FAQ.jsonl] [--runtime onnx-int8]
 
 Per question: its answer sentences (positives) and up to ``--others`` other sentences of its page
 (half sharing the most question words, half at random; seeded, the same for every chooser); and
@@ -33,6 +33,7 @@ from veracity.bench.reading.train import held_out, reading_examples
 from veracity.reader.choice import load_chooser, package_chooser
 from veracity.reader.e5_file import read_e5_file
 from veracity.reader.features import hard_negatives
+from veracity.reader.runtimes import RUNTIMES
 from veracity.reader.tokenizer import Tokenizer
 
 
@@ -47,6 +48,9 @@ def main() -> int:
         "--file", type=Path, help="FAQ pairs (JSON lines) to read instead of the recorded file"
     )
     parser.add_argument("--set", choices=("faq", "validation"), default="faq")
+    parser.add_argument(
+        "--runtime", choices=RUNTIMES, default=None, help="what computes the logits (default: numpy's)"
+    )
     parser.add_argument("--validation-share", type=float, default=0.04, help="as the choosers were trained")
     args = parser.parse_args()
     try:
@@ -73,6 +77,8 @@ def main() -> int:
         else:
             path = Path(name)
             chooser = load_chooser(path.stem, path.parent)
+        if args.runtime is not None:
+            chooser = chooser.in_runtime(args.runtime)
         rng = random.Random(args.seed)  # the same groups for every chooser, read as it reads them
         groups = [
             group
@@ -83,7 +89,11 @@ def main() -> int:
         ]
         scores = {lang: validate(chooser, [g for g in groups if g.language == lang]) for lang in ("en", "zh")}
         print(
-            json.dumps({"chooser": name, "set": args.set, "questions": len(held), **scores}, sort_keys=True)
+            json.dumps(
+                {"chooser": name, "runtime": chooser.runtime, "set": args.set, "questions": len(held)}
+                | scores,
+                sort_keys=True,
+            )
         )
     return 0
 

@@ -8,6 +8,7 @@ They carry the ``bench_smoke`` marker and run with the normal test run;
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -415,6 +416,9 @@ def test_chooser_faq_heldout(tmp_path: Path) -> None:
     assert scores["questions"] == 2 and scores["chooser"] == "shipped" and scores["set"] == "faq"
     assert scores["en"]["groups_with_answer"] == 1 and scores["zh"]["groups_with_answer"] == 1
     assert 0 <= scores["en"]["best_sentence_correct"] <= 1
+    if importlib.util.find_spec("onnxruntime") is not None:
+        int8 = _run("chooser_faq_heldout.py", "shipped", "--file", faq, "--runtime", "onnx-int8")
+        assert json.loads(int8)["runtime"] == "onnx-int8"
 
 
 def _guard_data_here() -> bool:

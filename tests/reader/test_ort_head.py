@@ -109,3 +109,22 @@ def test_the_sentence_reader_reads_in_onnxruntime_with_numpys_logits(monkeypatch
         assert np.abs(np.array(got) - np.array(want)).max() <= 2e-5
     with pytest.raises(ConfigError, match="runtime must be one of"):
         exact.in_runtime("gpu")
+
+
+def test_an_answer_model_fitted_on_int8_logits_reads_in_int8(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The logits a choice stage was fitted on are the ones an ask reads: a model whose fit recorded
+    ``onnx-int8`` gets the int8 reader; one that recorded nothing, or a float runtime, the float one."""
+    from dataclasses import replace
+
+    from veracity.pipeline.decision import chooser_of, shipped_model
+    from veracity.reader.head import float_runtime
+
+    monkeypatch.setenv("OMP_NUM_THREADS", "2")
+    shipped = shipped_model()
+    fitted = dict(shipped.meta.get("chooser", {}))
+    if not fitted:
+        pytest.skip("the shipped answer model has no choice stage")
+    assert chooser_of(shipped).runtime == float_runtime() == "numpy"
+    for recorded, expected in (("onnx-int8", "onnx-int8"), ("onnx-fp32", "numpy"), ("numpy", "numpy")):
+        model = replace(shipped, meta={**shipped.meta, "chooser": {**fitted, "runtime": recorded}})
+        assert chooser_of(model).runtime == expected

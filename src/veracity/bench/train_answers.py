@@ -66,6 +66,7 @@ from ..pipeline.decision import (
     decision_features,
 )
 from ..reader.choice import ChoiceModel, named_chooser
+from ..reader.runtimes import RUNTIMES
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import coverage_tokens
 from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
@@ -128,8 +129,12 @@ def fit(
     chooser: ChoiceModel | None = None,
     fold_readers: tuple[Path, Sequence[ChoiceModel]] | None = None,
     without: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
+    chooser_runtime: str | None = None,
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
+
+    ``chooser_runtime``: the runtime ``chooser`` reads in, recorded in the model when it moves
+    the logits (``onnx-int8``): an ask then reads in it (:func:`~veracity.pipeline.decision.chooser_of`).
 
     ``without`` (sentence features, decision features) leaves features out of the fit: what a
     feature adds is measured by fitting without it (``benchmarks/answer_feature_ablation.py``).
@@ -287,6 +292,8 @@ def fit(
     }
     if chooser is not None:
         meta["chooser"] = {"name": chooser.name, "version": chooser.version}
+        if chooser_runtime == "onnx-int8":  # the float runtimes give numpy's logits: nothing to record
+            meta["chooser"]["runtime"] = chooser_runtime
         if fold_readers is not None:
             meta["chooser"]["cross_fitted_by"] = [reader.version for reader in fold_readers[1]]
         meta["choice_model_selection"] = choice_selection
@@ -456,6 +463,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="readers trained with `chooser --tuning-fold 0` and `1`: each tuning question's reader "
         "logit comes from the one that never saw its paragraph (--chooser: the one trained on both)",
     )
+    parser.add_argument(
+        "--chooser-runtime",
+        choices=RUNTIMES,
+        default=None,
+        help="what computes the reader's logits the models are fitted on (default: the float runtime, "
+        "numpy's logits); onnx-int8 moves them, so the model records it and asks read in it too",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if args.chooser_folds and args.chooser == "none":
@@ -487,7 +501,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             return
     fold_readers = None
     if args.chooser_folds:
-        readers = [named_chooser(path) for path in args.chooser_folds]
+        readers = [named_chooser(path, args.chooser_runtime) for path in args.chooser_folds]
         if None in readers:
             parser.error("--chooser-folds names two readers (.npz files), not none")
         fold_readers = (args.datasets, [r for r in readers if r is not None])
@@ -496,8 +510,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         budget=args.budget,
         docs_weight=args.docs_weight,
         embedder=args.embedder,
-        chooser=named_chooser(args.chooser),
+        chooser=named_chooser(args.chooser, args.chooser_runtime),
         fold_readers=fold_readers,
+        chooser_runtime=args.chooser_runtime,
     )
     out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))

@@ -406,10 +406,14 @@ def decide(
 
 def chooser_of(model: AnswerModel) -> ChoiceModel:
     """The sentence reader ``model``'s choice stage was fitted with (``meta["chooser"]``: the
-    shipped one's name); ``ConfigError`` when it is not this package's."""
+    shipped one's name), in the runtime whose logits it was fitted on (``runtime``, when the fit
+    recorded one that moves the logits: ``onnx-int8``; else the float runtime, numpy's logits);
+    ``ConfigError`` when it is not this package's."""
     from ..reader.choice import MODEL_NAME, package_chooser
 
-    return package_chooser(str(model.meta.get("chooser", {}).get("name", MODEL_NAME)))
+    fitted = model.meta.get("chooser", {})
+    runtime = fitted.get("runtime")
+    return package_chooser(str(fitted.get("name", MODEL_NAME)), runtime if runtime == "onnx-int8" else None)
 
 
 def reported_model_turn(claim: str) -> bool:

@@ -139,11 +139,12 @@ def load_chooser(
     return chooser.in_runtime(runtime or float_runtime())
 
 
-@lru_cache(maxsize=2)
-def package_chooser(name: str = MODEL_NAME) -> Chooser:
-    """:func:`load_chooser` of this package's chooser ``name``, loaded (and its digest checked)
-    once a process: an answer step or a reranker asks for it on every question."""
-    return load_chooser(name)
+@lru_cache(maxsize=4)
+def package_chooser(name: str = MODEL_NAME, runtime: str | None = None) -> Chooser:
+    """:func:`load_chooser` of this package's chooser ``name`` in ``runtime`` (default: the float
+    one, :func:`~.head.float_runtime`), loaded (and its digest checked) once a process: an answer
+    step or a reranker asks for it on every question."""
+    return load_chooser(name, runtime=runtime)
 
 
 def named_chooser(name: str, runtime: str | None = None) -> Chooser | None:

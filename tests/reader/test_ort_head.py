@@ -128,3 +128,5 @@ def test_an_answer_model_fitted_on_int8_logits_reads_in_int8(monkeypatch: pytest
     for recorded, expected in (("onnx-int8", "onnx-int8"), ("onnx-fp32", "numpy"), ("numpy", "numpy")):
         model = replace(shipped, meta={**shipped.meta, "chooser": {**fitted, "runtime": recorded}})
         assert chooser_of(model).runtime == expected
+    int8 = chooser_of(replace(shipped, meta={**shipped.meta, "chooser": {**fitted, "runtime": "onnx-int8"}}))
+    assert int8.version == f"{chooser_of(shipped).version}-int8"  # its logits are kept apart

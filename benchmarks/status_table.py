@@ -243,6 +243,12 @@ def _injection_row(split: str, what: str, data: str, note: str) -> Row:
     )
 
 
+_READER_NOTE = (
+    "which sentence answers is chosen by hand-built features with a small sentence reader trained here "
+    "(4 layers); deeper readers and other data measured so far did not pass their tuning-side rules "
+    "(docs/reader.md)"
+)
+
 ROWS: tuple[Row, ...] = (
     Row(
         "Governed answers with citations: answer, partial or abstain",
@@ -355,7 +361,7 @@ ROWS: tuple[Row, ...] = (
                 "gold answer contained",
                 "answers-cmrc2018-dev.json",
                 ("summary", "answer_contained"),
-                target=(">=", 0.85),
+                target=(">=", 0.90),
             ),
             Metric(
                 "false abstain",
@@ -364,6 +370,7 @@ ROWS: tuple[Row, ...] = (
                 target=("<=", 0.05),
             ),
         ),
+        _READER_NOTE,
     ),
     Row(
         "Answers on traditional Chinese",
@@ -373,9 +380,10 @@ ROWS: tuple[Row, ...] = (
                 "gold answer contained",
                 "answers-drcd-dev.json",
                 ("summary", "answer_contained"),
-                target=(">=", 0.80),
+                target=(">=", 0.90),
             ),
         ),
+        _READER_NOTE,
     ),
     Row(
         "Answers on documentation nobody here wrote, to questions users type",
@@ -386,26 +394,31 @@ ROWS: tuple[Row, ...] = (
                 "docs-questions-httpx-heldout.json",
                 count=("outcome", ("correct",)),
                 of=("outcome", ANSWERABLE),
+                target=(">=", 0.75),
             ),
             Metric(
                 "HTTPX unanswerable abstained",
                 "docs-questions-httpx-heldout.json",
                 count=("outcome", ("abstained",)),
                 of=("outcome", ("abstained", "false answer")),
+                target=(">=", 0.75),
             ),
             Metric(
                 "Vite correct",
                 "docs-questions-vite-heldout.json",
                 count=("outcome", ("correct",)),
                 of=("outcome", ANSWERABLE),
+                target=(">=", 0.75),
             ),
             Metric(
                 "Vite unanswerable abstained",
                 "docs-questions-vite-heldout.json",
                 count=("outcome", ("abstained",)),
                 of=("outcome", ("abstained", "false answer")),
+                target=(">=", 0.75),
             ),
         ),
+        _READER_NOTE,
     ),
     _injection_row(
         "test",

@@ -138,6 +138,10 @@ def test_each_runtime_has_its_threshold_and_version(monkeypatch: pytest.MonkeyPa
         assert fast.version == card["version"] + "-int8"
         assert fast.threshold == card["runtimes"]["onnx-int8"]["threshold"]
         assert load_guard(runtime="onnx-fp32").version == card["version"]
+        solo = copy.copy(exact)
+        solo.__dict__.pop("_made", None)  # its copies made here, the first one in int8
+        fp32 = solo.using("onnx-int8").in_runtime("onnx-fp32")  # made from the numpy guard, not the int8 one
+        assert (fp32.version, fp32.threshold) == (card["version"], card["threshold"])
         assert load_guard().runtime == default_runtime(exact.meta) == "onnx-int8"
         bare = {key: value for key, value in exact.meta.items() if key != "runtimes"}
         assert default_runtime(bare) == "onnx-fp32"

@@ -116,7 +116,7 @@ def test_an_answer_model_fitted_on_int8_logits_reads_in_int8(monkeypatch: pytest
     ``onnx-int8`` gets the int8 reader; one that recorded nothing, or a float runtime, the float one."""
     from dataclasses import replace
 
-    from veracity.pipeline.decision import chooser_of, shipped_model
+    from veracity.pipeline.decision import AnswerModel, chooser_of, shipped_model
     from veracity.reader.head import float_runtime
 
     monkeypatch.setenv("OMP_NUM_THREADS", "2")
@@ -125,8 +125,12 @@ def test_an_answer_model_fitted_on_int8_logits_reads_in_int8(monkeypatch: pytest
     if not fitted:
         pytest.skip("the shipped answer model has no choice stage")
     assert chooser_of(shipped).runtime == float_runtime() == "numpy"
-    for recorded, expected in (("onnx-int8", "onnx-int8"), ("onnx-fp32", "numpy"), ("numpy", "numpy")):
-        model = replace(shipped, meta={**shipped.meta, "chooser": {**fitted, "runtime": recorded}})
-        assert chooser_of(model).runtime == expected
-    int8 = chooser_of(replace(shipped, meta={**shipped.meta, "chooser": {**fitted, "runtime": "onnx-int8"}}))
-    assert int8.version == f"{chooser_of(shipped).version}-int8"  # its logits are kept apart
+
+    def fitted_on(runtime: str) -> AnswerModel:
+        return replace(shipped, meta={**shipped.meta, "chooser": fitted | {"runtime": runtime}})
+
+    read = {recorded: chooser_of(fitted_on(recorded)) for recorded in ("onnx-int8", "onnx-fp32", "numpy")}
+    assert {recorded: chooser.runtime for recorded, chooser in read.items()} == {
+        "onnx-int8": "onnx-int8", "onnx-fp32": "numpy", "numpy": "numpy"
+    }  # fmt: skip
+    assert read["onnx-int8"].version == f"{chooser_of(shipped).version}-int8"  # its logits are kept apart

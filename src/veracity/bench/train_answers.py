@@ -66,7 +66,7 @@ from ..pipeline.decision import (
     decision_features,
 )
 from ..reader.choice import ChoiceModel, named_chooser
-from ..reader.runtimes import RUNTIMES
+from ..reader.runtimes import MOVED_LOGITS, RUNTIMES
 from ..text.questions import SubQuestion, split_subquestions
 from ..text.tokens import coverage_tokens
 from .answer_rows import DOCS_SOURCE, TUNING_SETS, collect
@@ -129,12 +129,11 @@ def fit(
     chooser: ChoiceModel | None = None,
     fold_readers: tuple[Path, Sequence[ChoiceModel]] | None = None,
     without: tuple[frozenset[str], frozenset[str]] = (frozenset(), frozenset()),
-    chooser_runtime: str | None = None,
 ) -> AnswerModel:
     """Stage 2: fit the sentence model, then the answerability model and its threshold.
 
-    ``chooser_runtime``: the runtime ``chooser`` reads in, recorded in the model when it moves
-    the logits (``onnx-int8``): an ask then reads in it (:func:`~veracity.pipeline.decision.chooser_of`).
+    A ``chooser`` read in a runtime whose logits are not numpy's (``onnx-int8``) is recorded with
+    it: an ask then reads in it (:func:`~veracity.pipeline.decision.chooser_of`).
 
     ``without`` (sentence features, decision features) leaves features out of the fit: what a
     feature adds is measured by fitting without it (``benchmarks/answer_feature_ablation.py``).
@@ -292,8 +291,9 @@ def fit(
     }
     if chooser is not None:
         meta["chooser"] = {"name": chooser.name, "version": chooser.version}
-        if chooser_runtime == "onnx-int8":  # the float runtimes give numpy's logits: nothing to record
-            meta["chooser"]["runtime"] = chooser_runtime
+        runtime = getattr(chooser, "runtime", "numpy")  # a fake in tests has none: numpy's logits
+        if runtime in MOVED_LOGITS:  # the float runtimes give numpy's logits: nothing to record
+            meta["chooser"]["runtime"] = runtime
         if fold_readers is not None:
             meta["chooser"]["cross_fitted_by"] = [reader.version for reader in fold_readers[1]]
         meta["choice_model_selection"] = choice_selection
@@ -512,7 +512,6 @@ def main(argv: Sequence[str] | None = None) -> None:
         embedder=args.embedder,
         chooser=named_chooser(args.chooser, args.chooser_runtime),
         fold_readers=fold_readers,
-        chooser_runtime=args.chooser_runtime,
     )
     out.write_text(json.dumps(model.to_dict(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(json.dumps({k: v for k, v in model.to_dict().items() if not k.endswith("_model")}, indent=1))

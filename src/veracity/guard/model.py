@@ -28,6 +28,7 @@ from ..model.errors import ConfigError
 from ..reader.head import OneLogitModel, logistic
 from ..reader.model import load_tuned, named_model
 from ..reader.ort_head import onnxruntime_available
+from ..reader.runtimes import MOVED_LOGITS
 from ..reader.tokenizer import Tokenizer
 
 MAX_LENGTH: Final = 192
@@ -91,9 +92,9 @@ class Guard(OneLogitModel):
         return self.in_runtime(runtime)
 
     def _entered(self, runtime: str) -> None:
-        if runtime == "onnx-int8":
+        if runtime in MOVED_LOGITS:  # its scores move: the threshold its card calibrated for them
             calibrated = self.meta.get("runtimes", {}).get(runtime) or {"threshold": 0.5}
-            self.version, self.threshold = f"{self.version}-int8", float(calibrated["threshold"])
+            self.threshold = float(calibrated["threshold"])
 
     def scores(self, texts: Sequence[str], *, batch_size: int = 16) -> list[float]:
         """Per text, the probability that it gives orders (its highest window's)."""

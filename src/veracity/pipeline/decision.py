@@ -410,10 +410,11 @@ def chooser_of(model: AnswerModel) -> ChoiceModel:
     recorded one that moves the logits: ``onnx-int8``; else the float runtime, numpy's logits);
     ``ConfigError`` when it is not this package's."""
     from ..reader.choice import MODEL_NAME, package_chooser
+    from ..reader.runtimes import MOVED_LOGITS
 
     fitted = model.meta.get("chooser", {})
     runtime = fitted.get("runtime")
-    return package_chooser(str(fitted.get("name", MODEL_NAME)), runtime if runtime == "onnx-int8" else None)
+    return package_chooser(str(fitted.get("name", MODEL_NAME)), runtime if runtime in MOVED_LOGITS else None)
 
 
 def reported_model_turn(claim: str) -> bool:

@@ -110,10 +110,6 @@ class Chooser(OneLogitModel):
         # of one service: a sentence is tokenized once (pure, so the cache changes no id).
         self._passage_ids = lru_cache(maxsize=PASSAGE_CACHE)(partial(passage_part, tokenizer))
 
-    def _entered(self, runtime: str) -> None:
-        if runtime == "onnx-int8":  # its logits move: what is kept of them is kept apart (choice_fit)
-            self.version = f"{self.version}-int8"
-
     def scores(self, question: str, candidates: Sequence[tuple[str, ...]]) -> list[float]:
         asked = question_part(self.tokenizer, question)
         # the sentence before only when this reader reads it: else it would only split the cache

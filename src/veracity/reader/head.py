@@ -17,7 +17,7 @@ from ..model.errors import ConfigError
 from .encoder import Encoder
 from .ort_head import OnnxOneLogit, onnxruntime_available
 from .packed import first_token_states
-from .runtimes import RUNTIMES
+from .runtimes import MOVED_LOGITS, RUNTIMES
 from .tokenizer import Tokenizer
 
 Model = TypeVar("Model", bound="OneLogitModel")
@@ -45,24 +45,27 @@ class OneLogitModel:
         self._onnx: OnnxOneLogit | None = None
 
     def in_runtime(self: Model, runtime: str) -> Model:
-        """This model with its logits computed by ``runtime`` (:data:`RUNTIMES`): a copy sharing the
-        weights, made once per runtime (``ConfigError`` for another name, or without onnxruntime)."""
+        """This model with its logits computed by ``runtime`` (:data:`RUNTIMES`): a copy of the numpy
+        model sharing its weights, made once per runtime, its version suffixed where the logits move
+        (:data:`MOVED_LOGITS`: ``<version>-int8``); ``ConfigError`` for another name, or without
+        onnxruntime."""
         if runtime not in RUNTIMES:
             raise ConfigError(f"runtime must be one of {', '.join(RUNTIMES)}, got {runtime!r}")
         made: dict[str, Model] = self.__dict__.setdefault("_made", {"numpy": self})  # shared by the copies
         if runtime not in made:
-            model = copy.copy(self)
+            base = made["numpy"]  # never another runtime's copy: its version and settings are its own
+            model = copy.copy(base)
             model.runtime = runtime
-            model._onnx = None
-            if runtime != "numpy":
-                mode = runtime.removeprefix("onnx-")
-                model._onnx = OnnxOneLogit(self.encoder, self.head, self.head_bias, mode)
+            mode = runtime.removeprefix("onnx-")
+            model._onnx = OnnxOneLogit(base.encoder, base.head, base.head_bias, mode)
+            if runtime in MOVED_LOGITS:
+                model.version = f"{base.version}-{mode}"
             model._entered(runtime)
             made[runtime] = model
         return made[runtime]
 
     def _entered(self, runtime: str) -> None:
-        """What a copy made for ``runtime`` changes of itself (a subclass's threshold, its version)."""
+        """What a copy made for ``runtime`` changes of itself beyond its version (a subclass's threshold)."""
 
     def logits(self, rows: Sequence[Sequence[int]], *, batch_size: int = 16) -> npt.NDArray[np.float32]:
         """The head's logit of each id row: by onnxruntime in an onnx runtime, else in numpy

@@ -96,6 +96,17 @@ PC=3d96678f28793e6f23ac6c0127799489f2c9022b
 pages $PEG $PC 'pages/.+\.[a-z]{2}\.mdx' | gz docs_wide/promptguide_docs.jsonl.gz
 show $PEG $PC LICENSE.md > docs_wide/promptguide-LICENSE
 
+# --- pages about LLM security and about configuring one's own assistant (benign: they describe and
+#     quote attacks, or show one's own bot's prompts): OWASP Top 10 for LLM Applications, NeMo Guardrails
+OWASP=${OWASP:-/work/.mirror/OWASP+www-project-top-10-for-large-language-model-applications/repo}
+NEMO=${NEMO:-/work/.mirror/NVIDIA+NeMo-Guardrails/repo}
+OC=020595761a4b7b0c3f9cf01a0457b78f9f1e7f9c
+NC=e7c23d117f04805fc0eb3e4a8fd35a5e3c5b105f
+pages $OWASP $OC '(2_0_vulns|initiatives)/.+\.md' | gz docs_wide/owasp_llm_docs.jsonl.gz
+pages $NEMO $NC 'docs/.+\.md' | gz docs_wide/nemoguardrails_docs.jsonl.gz
+show $OWASP $OC LICENSE.md > docs_wide/owasp_llm-LICENSE
+show $NEMO $NC LICENSE.md > docs_wide/nemoguardrails-LICENSE
+
 # --- check every digest of the Files table (sha256 of the uncompressed bytes for .gz)
 python3 - "$DEST" <<'PY'
 import gzip, hashlib, re, sys, pathlib

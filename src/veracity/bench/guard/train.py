@@ -32,7 +32,14 @@ from ..reading.data import docs_trees_manifest
 from ..shared import PROJECT_ROOT, training_parser
 from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
 from . import data
-from .calibrate import BUDGET, PROMPTING_BUDGET, calibration, documentation_pages, prompting_pages
+from .calibrate import (
+    BUDGET,
+    PROMPTING_BUDGET,
+    calibration,
+    documentation_pages,
+    prompting_pages,
+    security_pages,
+)
 
 SHIPPED = PROJECT_ROOT / "src" / "veracity" / "guard"
 
@@ -133,6 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         budget=args.budget,
         prompting=prompting_pages(args.seed) if prompting else None,
         prompting_budget=args.prompting_budget if prompting else None,
+        security=security_pages(args.seed) if "docs_security" in added else None,
     )
     card = {
         **card_head(

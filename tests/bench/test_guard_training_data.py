@@ -50,6 +50,8 @@ MINIMUM = {
     "real_text": 1500,
     "docs": 800,
     "docs_wide": 2300,
+    "docs_prompting": 1200,
+    "docs_security": 1000,
     "embedded": 1000,
 }
 """Examples a source keeps at least (``real_text`` and most of ``embedded`` need the shared sets)."""
@@ -95,11 +97,12 @@ def test_counts_per_source(training: tuple[list[GuardExample], Counter[str]]) ->
             continue
         assert counts[source] >= (least if DATASETS is not None or source != "embedded" else 100), source
     languages = {"en", "zh", "zht", "de", "es", "fr", "it", "ja", "ko", "nl", "pt", "ru", "hi", "tr", "uk"}
+    languages |= {"ar", "ca", "el", "fi"}  # the pages about prompts and about LLM security
     assert {e.language for e in found} <= languages
     assert tally["bipia/task_only_embedded"] == 20  # BIPIA task categories are never standalone
 
 
-def test_the_optional_pages_about_prompts_are_benign_documentation_and_not_trained_on_by_default(
+def test_the_pages_about_prompts_are_benign_documentation_split_by_page(
     training: tuple[list[GuardExample], Counter[str]],
 ) -> None:
     found = examples(["docs_prompting"])
@@ -110,11 +113,11 @@ def test_the_optional_pages_about_prompts_are_benign_documentation_and_not_train
     assert {e.example_id.split(":", 1)[1].split("#")[0].rsplit(".", 2)[0] for e in found} <= pages["train"]
     assert {(e.label, e.kind) for e in found} == {("benign", "documentation")}
     assert {"en", "zh", "de", "ja", "ko", "fi", "ca"} <= {e.language for e in found}
-    assert not any(e.source == "docs_prompting" for e in training[0])
+    assert any(e.source == "docs_prompting" for e in training[0])  # default data since 2026-12-07
 
 
 @pytest.mark.skipif(not (DATA / "docs_wide/owasp_llm_docs.jsonl.gz").is_file(), reason="not collected")
-def test_the_optional_pages_about_llm_security_are_benign_and_split_by_entry(
+def test_the_pages_about_llm_security_are_benign_and_split_by_entry(
     training: tuple[list[GuardExample], Counter[str]],
 ) -> None:
     found = examples(["docs_security"])
@@ -130,7 +133,7 @@ def test_the_optional_pages_about_llm_security_are_benign_and_split_by_entry(
     assert {e.example_id.split(":", 1)[1].split("#")[0] for e in found} <= paths["train"]
     assert {(e.label, e.kind) for e in found} == {("benign", "documentation")}
     assert {"en", "zh", "zht", "ja", "de"} <= {e.language for e in found}
-    assert not any(e.source == "docs_security" for e in training[0])
+    assert any(e.source == "docs_security" for e in training[0])
 
 
 def test_labels_are_balanced(training: tuple[list[GuardExample], Counter[str]]) -> None:

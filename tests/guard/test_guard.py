@@ -142,9 +142,14 @@ def test_each_runtime_has_its_threshold_and_version(monkeypatch: pytest.MonkeyPa
         solo.__dict__.pop("_made", None)  # its copies made here, the first one in int8
         fp32 = solo.using("onnx-int8").in_runtime("onnx-fp32")  # made from the numpy guard, not the int8 one
         assert (fp32.version, fp32.threshold) == (card["version"], card["threshold"])
-        assert load_guard().runtime == default_runtime(exact.meta) == "onnx-int8"
+        expected = "onnx-int8" if card["runtimes"]["onnx-int8"].get("adopted", True) else "onnx-fp32"
+        assert load_guard().runtime == default_runtime(exact.meta) == expected
         bare = {key: value for key, value in exact.meta.items() if key != "runtimes"}
         assert default_runtime(bare) == "onnx-fp32"
+        int8 = {"threshold": 0.6}
+        assert default_runtime({"runtimes": {"onnx-int8": int8}}) == "onnx-int8"
+        assert default_runtime({"runtimes": {"onnx-int8": {**int8, "adopted": True}}}) == "onnx-int8"
+        assert default_runtime({"runtimes": {"onnx-int8": {**int8, "adopted": False}}}) == "onnx-fp32"
         uncalibrated = copy.copy(exact)
         uncalibrated.meta = bare
         uncalibrated.__dict__.pop("_made", None)  # not the loaded guard's runtimes

@@ -111,12 +111,14 @@ class Guard(OneLogitModel):
 
 
 def default_runtime(meta: dict[str, Any]) -> str:
-    """The fastest runtime installed that the card ``meta`` has a threshold for: ``onnx-int8`` where
-    onnxruntime is installed and the card calibrated it, else ``onnx-fp32`` with onnxruntime, else
-    ``numpy``."""
+    """The fastest runtime installed that the card ``meta`` has a threshold for and adopted:
+    ``onnx-int8`` where onnxruntime is installed and the card calibrated it without refusing it
+    (``"adopted": false``: its scores failed the rule the card names), else ``onnx-fp32`` with
+    onnxruntime, else ``numpy``."""
     if not onnxruntime_available():
         return "numpy"
-    return "onnx-int8" if meta.get("runtimes", {}).get("onnx-int8") else "onnx-fp32"
+    int8 = meta.get("runtimes", {}).get("onnx-int8")
+    return "onnx-int8" if int8 and int8.get("adopted", True) else "onnx-fp32"
 
 
 def guard_files(name: str = MODEL_NAME, folder: str | Path | None = None) -> tuple[Path, Path]:

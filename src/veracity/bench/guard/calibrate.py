@@ -8,7 +8,9 @@ held-out attack sets (BIPIA and deepset test, attacks put into held-out pages) a
 and so is the calibration half of the pages about prompts. Training calibrates the weights in the
 ``numpy`` runtime; a runtime whose scores differ (``onnx-int8``) is calibrated here, and its entry
 goes into the card's ``runtimes`` (``--ship``: the shipped card; else ``--card``), which
-:meth:`veracity.guard.model.Guard.using` reads. Needs no PyTorch.
+:meth:`veracity.guard.model.Guard.using` reads. The entry says whether the runtime is ``adopted``:
+it keeps the held-out recall floor and benign ceiling (``--recall-floor``, ``--benign-ceiling``);
+:func:`veracity.guard.model.default_runtime` picks only an adopted one. Needs no PyTorch.
 """
 
 from __future__ import annotations
@@ -29,6 +31,11 @@ from . import data
 
 BUDGET = 0.01
 PROMPTING_BUDGET = 0.03
+RECALL_FLOOR = 0.867
+"""Held-out attack recall a runtime must keep to be adopted (``default_runtime`` picks it): the rule
+written for int8 before its first calibration (the first guard's 0.897 less 0.03)."""
+BENIGN_CEILING = 0.018
+"""Held-out benign texts a runtime may quarantine and still be adopted (the same rule)."""
 PROMPTING_CALIBRATION = 800
 """Sections of the calibration half of the pages about prompts scored for the card."""
 
@@ -121,6 +128,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runtime", choices=[r for r in RUNTIMES if r != "numpy"], default="onnx-int8")
     parser.add_argument("--budget", type=float, default=BUDGET, help="false quarantine on documentation")
     parser.add_argument("--seed", type=int, default=0, help="the seed the guard was trained with")
+    parser.add_argument(
+        "--recall-floor",
+        type=float,
+        default=RECALL_FLOOR,
+        help="held-out attack recall the runtime must keep to be the default one",
+    )
+    parser.add_argument(
+        "--benign-ceiling",
+        type=float,
+        default=BENIGN_CEILING,
+        help="held-out benign texts it may quarantine to be the default one",
+    )
     parser.add_argument("--name", default=MODEL_NAME)
     where = parser.add_mutually_exclusive_group(required=True)
     where.add_argument("--ship", action="store_true", help="write into the shipped guard's card")
@@ -143,8 +162,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         prompting_budget=prompting_budget, security=security_pages(args.seed) if "security_pages"
         in guard.meta["calibration"] else None,
     )  # fmt: skip
+    held = measured["heldout"]
+    adopted = held["recall"] >= args.recall_floor and held["false_quarantine"] <= args.benign_ceiling
     entry = {
         **measured,
+        "adopted": adopted,
+        "why": f"held-out attacks caught {held['recall']} (floor {args.recall_floor}), benign quarantined "
+        f"{held['false_quarantine']} (ceiling {args.benign_ceiling}): "
+        + (
+            "the default runtime where onnxruntime is installed"
+            if adopted
+            else "not the default runtime; asked for by name it runs at this threshold"
+        ),
         "command": "python -m veracity.bench.guard.calibrate "
         + " ".join(argv if argv is not None else sys.argv[1:]),
         "seconds": round(time.perf_counter() - started),

@@ -49,17 +49,19 @@ def documentation_pages() -> list[str]:
 def prompting_pages(seed: int) -> list[str]:
     """The calibration half of the pages about prompts: :data:`PROMPTING_CALIBRATION` sections,
     seeded (none when their file is not collected)."""
-    found = data.prompting_sections("calibrate")
-    kept = random.Random(f"{seed}:calibrate").sample(found, min(PROMPTING_CALIBRATION, len(found)))
-    return [data.clip(section) for _, _, section in sorted(kept)]
+    return _calibration_sample(data.prompting_sections("calibrate"), f"{seed}:calibrate")
 
 
 def security_pages(seed: int) -> list[str]:
     """The calibration half of the pages about LLM security and one's own assistant
     (:func:`veracity.bench.guard.data.security_sections`): :data:`PROMPTING_CALIBRATION` sections,
     seeded; measured, never budgeted."""
-    found = data.security_sections("calibrate")
-    kept = random.Random(f"{seed}:calibrate-security").sample(found, min(PROMPTING_CALIBRATION, len(found)))
+    return _calibration_sample(data.security_sections("calibrate"), f"{seed}:calibrate-security")
+
+
+def _calibration_sample(found: list[tuple[str, str, str]], seed_key: str) -> list[str]:
+    """:data:`PROMPTING_CALIBRATION` sections of ``found``, sampled with ``seed_key``, in id order."""
+    kept = random.Random(seed_key).sample(found, min(PROMPTING_CALIBRATION, len(found)))
     return [data.clip(section) for _, _, section in sorted(kept)]
 
 

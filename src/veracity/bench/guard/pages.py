@@ -72,9 +72,17 @@ def docs_wide(seed: int = 0) -> Iterator[GuardExample]:
             if docs_half(tree, twin) == "calibrate" and (READER_DATA / "docs" / tree / twin).is_file():
                 continue
             found += [(f"{row['path']}#{i}", language, t) for i, t in enumerate(markdown_chunks(row["text"]))]
-        kept = random.Random(f"{seed}:{rel}").sample(found, min(keep, len(found)))
-        for key, language, section in sorted(kept):
-            yield guard_example("docs_wide", key, language, clip(section), "benign", "documentation")
+        yield from _benign_sample("docs_wide", found, keep, f"{seed}:{rel}")
+
+
+def _benign_sample(
+    source: str, found: list[tuple[str, str, str]], count: int, seed_key: str
+) -> Iterator[GuardExample]:
+    """``count`` of the ``(id, language, section)`` in ``found``, sampled with ``seed_key``, as benign
+    documentation examples of ``source`` in id order."""
+    kept = random.Random(seed_key).sample(found, min(count, len(found)))
+    for key, language, section in sorted(kept):
+        yield guard_example(source, key, language, clip(section), "benign", "documentation")
 
 
 PROMPTING_DOCS: Final = "docs_wide/promptguide_docs.jsonl.gz"
@@ -106,10 +114,9 @@ def docs_prompting(seed: int = 0) -> Iterator[GuardExample]:
     prompts, assistants and prompt attacks (DAIR.AI's Prompt Engineering Guide, 13 languages),
     benign: they explain and quote example prompts and attacks without addressing the model that
     reads them, the kind of page the guard quarantined falsely. The other half calibrates."""
-    found = prompting_sections("train")
-    kept = random.Random(f"{seed}:{PROMPTING_DOCS}").sample(found, min(PROMPTING_SECTIONS, len(found)))
-    for key, language, section in sorted(kept):
-        yield guard_example("docs_prompting", key, language, clip(section), "benign", "documentation")
+    yield from _benign_sample(
+        "docs_prompting", prompting_sections("train"), PROMPTING_SECTIONS, f"{seed}:{PROMPTING_DOCS}"
+    )
 
 
 SECURITY_DOCS: Final = ("docs_wide/owasp_llm_docs.jsonl.gz", "docs_wide/nemoguardrails_docs.jsonl.gz")
@@ -145,7 +152,6 @@ def docs_security(seed: int = 0) -> Iterator[GuardExample]:
     security (OWASP's Top 10 for LLM applications, 11 languages: they describe and quote attacks)
     and about configuring one's own assistant (NeMo Guardrails' documentation: prompts and rails
     of one's own bot), benign. The other half calibrates."""
-    found = security_sections("train")
-    kept = random.Random(f"{seed}:{SECURITY_DOCS[0]}").sample(found, min(SECURITY_SECTIONS, len(found)))
-    for key, language, section in sorted(kept):
-        yield guard_example("docs_security", key, language, clip(section), "benign", "documentation")
+    yield from _benign_sample(
+        "docs_security", security_sections("train"), SECURITY_SECTIONS, f"{seed}:{SECURITY_DOCS[0]}"
+    )

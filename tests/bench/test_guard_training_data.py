@@ -116,7 +116,10 @@ def test_the_pages_about_prompts_are_benign_documentation_split_by_page(
     assert any(e.source == "docs_prompting" for e in training[0])  # default data since 2026-12-07
 
 
-@pytest.mark.skipif(not (DATA / "docs_wide/owasp_llm_docs.jsonl.gz").is_file(), reason="not collected")
+@pytest.mark.skipif(
+    not (DATA / "docs_wide/owasp_llm_docs.jsonl.gz").is_file(),
+    reason="the pages about LLM security are not collected (benchmarks/guard_data/collect.sh)",
+)
 def test_the_pages_about_llm_security_are_benign_and_split_by_entry(
     training: tuple[list[GuardExample], Counter[str]],
 ) -> None:

@@ -48,7 +48,8 @@ def documentation_pages() -> list[str]:
 
 def prompting_pages(seed: int) -> list[str]:
     """The calibration half of the pages about prompts: :data:`PROMPTING_CALIBRATION` sections,
-    seeded (none when their file is not collected)."""
+    seeded (:func:`veracity.bench.guard.data.prompting_sections`: it raises when the file is not
+    collected)."""
     return _calibration_sample(data.prompting_sections("calibrate"), f"{seed}:calibrate")
 
 

@@ -40,7 +40,11 @@ def guard_example(
 
 
 def data_bytes(rel: str) -> bytes:
-    raw = (DATA / rel).read_bytes()
+    """A guard data file's bytes (gunzipped); a missing one says how to collect it."""
+    path = DATA / rel
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: not collected (benchmarks/guard_data/collect.sh, SOURCES.md)")
+    raw = path.read_bytes()
     return gzip.decompress(raw) if rel.endswith(".gz") else raw
 
 

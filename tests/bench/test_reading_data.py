@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 
 from veracity.bench.docs_questions import load_docs_questions
+from veracity.bench.reading import chooser
 from veracity.bench.reading.data import (
+    DEFAULT_SOURCES,
     DOCS_SETS,
+    OPTIONAL_SOURCES,
     SOURCES,
     ReadingExample,
     available_sources,
@@ -47,6 +50,7 @@ EXPECTED = {
     ("xquad_zh", "zh"): (999, 0),
     ("cmrc2018_trial", "zh"): (1000, 0),
     ("cmrc2018_train_head", "zh"): (122, 0),
+    ("cmrc2018_train", "zh"): (10020, 0),  # its first 122 questions are the head's
     ("drcd_test", "zh"): (3493, 0),
     ("docs_tune", "en"): (80, 20),
     ("docs_tune", "zh"): (80, 20),
@@ -118,13 +122,23 @@ def test_the_shared_tuning_splits_are_always_available() -> None:
     assert {"squad2_dev_tune", "cmrc2018_trial", "drcd_test"} <= set(AVAILABLE)
 
 
+def test_optional_sources_are_read_only_when_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
+    # the shipped readers' card lists the default sources: an optional one must not slip into them
+    assert set(OPTIONAL_SOURCES) < set(SOURCES)
+    assert not set(OPTIONAL_SOURCES) & set(DEFAULT_SOURCES)
+    assert set(DEFAULT_SOURCES) | set(OPTIONAL_SOURCES) == set(SOURCES)
+    with pytest.raises(SystemExit):  # docs_faq is asked for by --faq-repeat, not --add-sources
+        chooser.main(["--add-sources", "docs_faq", "--out", "unused"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
 @needs_every_source
 def test_each_source_yields_the_expected_counts(loaded: tuple[list[ReadingExample], Counter[str]]) -> None:
     examples, tally = loaded
     counts = Counter((e.source, e.language, e.impossible) for e in examples)
     got = {key: (counts[(*key, False)], counts[(*key, True)]) for key in EXPECTED}
     assert got == EXPECTED
-    assert sum(counts.values()) == sum(a + b for a, b in EXPECTED.values()) == len(examples) == 16064
+    assert sum(counts.values()) == sum(a + b for a, b in EXPECTED.values()) == len(examples) == 26084
     assert {e.source for e in examples} == set(SOURCES)
     # XQuAD: the 8 SQuAD report articles go, in both languages; the half-dev keeps its tune part
     for source in ("xquad_en", "xquad_zh"):

@@ -42,7 +42,7 @@ from ...reader.tokenizer import Tokenizer
 from ...text.sentences import split_sentences
 from ..shared import PROJECT_ROOT, training_parser
 from ..tuned import card_head, card_tail, save_tuned, train_settings, training_arguments, write_card
-from .data import DEFAULT_SOURCES, faq_records, manifest
+from .data import DEFAULT_SOURCES, OPTIONAL_SOURCES, SOURCES, faq_records, manifest
 from .faq import faq_file_ids
 from .swaps import SWAP_SUFFIX, swapped_questions
 from .train import context_hash, held_out, pairwise_auc, reading_examples
@@ -216,6 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="of the FAQ pairs, only those from files that name an FAQ (question headings on other "
         "pages left out: with them, 5 times measured worse on the held-out FAQ repository, docs/reader.md)",
     )
+    parser.add_argument(
+        "--add-sources",
+        nargs="+",
+        default=[],
+        choices=[s for s in OPTIONAL_SOURCES if s != "docs_faq"],
+        help="optional reading data to train on besides the default sources (cmrc2018_train: the whole "
+        "CMRC 2018 training set, benchmarks/reader_data/SOURCES.md)",
+    )
     parser.add_argument("--validation-share", type=float, default=0.04)
     parser.add_argument(
         "--context-tokens",
@@ -253,7 +261,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.perf_counter()
     tally: Counter[str] = Counter()
-    sources = (*DEFAULT_SOURCES, "docs_faq") if args.faq_repeat else DEFAULT_SOURCES
+    wanted = {*DEFAULT_SOURCES, *args.add_sources, *(["docs_faq"] if args.faq_repeat else [])}
+    sources = tuple(s for s in SOURCES if s in wanted)
     everything = reading_examples(tally, sources)
     tuning_contexts = {e.context for e in everything if e.source in ANSWER_MODEL_TUNING}
     if args.tuning_fold == "both":
@@ -326,6 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "swap_share": args.swap_share,
             "faq_repeat": args.faq_repeat,
             "faq_files_only": args.faq_files_only,
+            "added_sources": args.add_sources,
             "tuning_fold": args.tuning_fold,
             "validation_share": args.validation_share,
             "teacher": taught_by,

@@ -17,11 +17,8 @@ from typing import Any
 import pytest
 
 from veracity.bench.docs_questions import load_docs_questions
-from veracity.bench.reading import chooser
 from veracity.bench.reading.data import (
-    DEFAULT_SOURCES,
     DOCS_SETS,
-    OPTIONAL_SOURCES,
     SOURCES,
     ReadingExample,
     available_sources,
@@ -120,16 +117,6 @@ def test_no_training_question_or_context_is_a_reporting_one(
 
 def test_the_shared_tuning_splits_are_always_available() -> None:
     assert {"squad2_dev_tune", "cmrc2018_trial", "drcd_test"} <= set(AVAILABLE)
-
-
-def test_optional_sources_are_read_only_when_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
-    # the shipped readers' card lists the default sources: an optional one must not slip into them
-    assert set(OPTIONAL_SOURCES) < set(SOURCES)
-    assert not set(OPTIONAL_SOURCES) & set(DEFAULT_SOURCES)
-    assert set(DEFAULT_SOURCES) | set(OPTIONAL_SOURCES) == set(SOURCES)
-    with pytest.raises(SystemExit):  # docs_faq is asked for by --faq-repeat, not --add-sources
-        chooser.main(["--add-sources", "docs_faq", "--out", "unused"])
-    assert "invalid choice" in capsys.readouterr().err
 
 
 @needs_every_source

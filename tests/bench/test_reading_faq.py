@@ -137,6 +137,19 @@ def test_the_training_commands_read_the_faq_pairs_only_when_asked(monkeypatch: p
     assert asked[1][-1] == "docs_faq"
 
 
+def test_optional_sources_are_read_only_when_asked_for(capsys: pytest.CaptureFixture[str]) -> None:
+    from veracity.bench.reading import chooser
+    from veracity.bench.reading.data import DEFAULT_SOURCES, OPTIONAL_SOURCES, SOURCES
+
+    # the shipped readers' card lists the default sources: an optional one must not slip into them
+    assert set(OPTIONAL_SOURCES) < set(SOURCES)
+    assert not set(OPTIONAL_SOURCES) & set(DEFAULT_SOURCES)
+    assert set(DEFAULT_SOURCES) | set(OPTIONAL_SOURCES) == set(SOURCES)
+    with pytest.raises(SystemExit):  # docs_faq is asked for by --faq-repeat, not --add-sources
+        chooser.main(["--add-sources", "docs_faq", "--out", "unused"])
+    assert "invalid choice" in capsys.readouterr().err
+
+
 def test_which_files_of_a_repository_are_read() -> None:
     assert read_path("docs/faq/sql-faq.md", "faq")
     assert not read_path("docs/spatial-indexes.md", "faq")
